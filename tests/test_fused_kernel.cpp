@@ -1,0 +1,117 @@
+// The fused sigmoid-family autograd Function against the composed torch ops it replaces.
+
+#include <catch2/catch.hpp>
+
+#include "g_sigmoid.h"
+#include "head_test_helpers.h"
+#include "sigmoid_family_function.h"
+#include "sigsoftmax.h"
+
+using namespace sb;
+using sb::test::f64;
+
+namespace {
+
+struct Pair {
+  const char* name;
+  torch::Tensor (*fused)(const torch::Tensor&);
+  torch::Tensor (*composed)(const torch::Tensor&);
+};
+const Pair kPairs[] = {
+    {"sigsoftmax", heads::log_sigsoftmax, heads::log_sigsoftmax_composed},
+    {"sigmoid", heads::log_g_sigmoid, heads::log_g_sigmoid_composed},
+};
+
+// forward value and d(sum(w * out))/dz.
+std::pair<torch::Tensor, torch::Tensor> value_and_grad(torch::Tensor (*fn)(const torch::Tensor&),
+                                                       const torch::Tensor& z,
+                                                       const torch::Tensor& w) {
+  auto x = z.detach().clone().requires_grad_(true);
+  const auto out = fn(x);
+  (out * w).sum().backward();
+  return {out.detach(), x.grad()};
+}
+
+}  // namespace
+
+TEST_CASE("fused sigmoid family: float64 forward and backward equal the composed ops") {
+  torch::manual_seed(31);
+  // Column counts around the 8-lane vector width exercise the tails.
+  for (const int64_t m : {1, 7, 8, 9, 33, 1000}) {
+    const auto z = torch::randn({5, m}, f64()) * 5, w = torch::randn({5, m}, f64());
+    for (const auto& p : kPairs) {
+      INFO(p.name << " M = " << m);
+      const auto [out_f, grad_f] = value_and_grad(p.fused, z, w);
+      const auto [out_c, grad_c] = value_and_grad(p.composed, z, w);
+      // Same formulas in float64 with different operation order: 1e-13 absolute.
+      CHECK(test::max_abs(out_f - out_c) < 1e-13);
+      CHECK(test::max_abs(grad_f - grad_c) < 1e-13);
+    }
+  }
+}
+
+TEST_CASE("fused sigmoid family: float32 vector code matches a float64 reference") {
+  torch::manual_seed(32);
+  for (const int64_t m : {3, 8, 13, 10000}) {
+    auto z = torch::randn({6, m}, f64()) * 8;
+    z[0].fill_(-1e4);  // the clamps of the vector exp
+    z[1].slice(0, 0, (m + 1) / 2).fill_(90.0);  // beyond float's exp range
+    const auto w = torch::randn({6, m}, f64());
+    for (const auto& p : kPairs) {
+      INFO(p.name << " M = " << m);
+      const auto [out64, grad64] = value_and_grad(p.composed, z, w);
+      const auto [out32, grad32] = value_and_grad(p.fused, z.to(torch::kFloat32), w.to(torch::kFloat32));
+      // Inputs rounded to float32 (rel. 6e-8 of |z| <= 90 -> 5e-6), ~2-ulp exp/log polynomials
+      // and float64 row sums: 2e-5 absolute on log-outputs of size <= ~200 and on gradients.
+      CHECK(test::max_abs(out32.to(torch::kFloat64) - out64) < 2e-5);
+      CHECK(test::max_abs(grad32.to(torch::kFloat64) - grad64) < 2e-5);
+    }
+  }
+}
+
+TEST_CASE("fused sigmoid family: non-contiguous logits and double backward") {
+  torch::manual_seed(33);
+  const auto z = torch::randn({7, 5}, f64()).t();  // (5, 7), non-contiguous
+  REQUIRE_FALSE(z.is_contiguous());
+  for (const auto& p : kPairs) {
+    INFO(p.name);
+    CHECK(test::max_abs(p.fused(z) - p.composed(z.contiguous())) < 1e-13);
+
+    // Second derivatives through create_graph: grad of (d sum(w out)/dz . v).
+    const auto w = torch::randn({5, 7}, f64()), v = torch::randn({5, 7}, f64());
+    auto second = [&](torch::Tensor (*fn)(const torch::Tensor&)) {
+      auto x = z.detach().clone().requires_grad_(true);
+      const auto g = torch::autograd::grad({(fn(x) * w).sum()}, {x}, {}, true, true)[0];
+      return torch::autograd::grad({(g * v).sum()}, {x})[0];
+    };
+    CHECK(test::max_abs(second(p.fused) - second(p.composed)) < 1e-12);
+  }
+}
+
+TEST_CASE("fused sigmoid family: results are bit-identical for 1 and 2 threads") {
+  torch::manual_seed(34);
+  const auto z = torch::randn({301, 777}) * 4, w = torch::randn({301, 777});
+  const int saved = torch::get_num_threads();
+  for (const auto& p : kPairs) {
+    INFO(p.name);
+    torch::set_num_threads(1);
+    const auto [out1, grad1] = value_and_grad(p.fused, z, w);
+    torch::set_num_threads(2);
+    const auto [out2, grad2] = value_and_grad(p.fused, z, w);
+    CHECK(torch::equal(out1, out2));
+    CHECK(torch::equal(grad1, grad2));
+  }
+  torch::set_num_threads(saved);
+}
+
+TEST_CASE("fused sigmoid family: NaN logits propagate to their whole row only") {
+  auto z = torch::randn({3, 20});
+  z[1][4] = std::numeric_limits<float>::quiet_NaN();
+  for (const auto& p : kPairs) {
+    INFO(p.name);
+    const auto out = p.fused(z);
+    CHECK(out[1].isnan().all().item<bool>());
+    CHECK(out[0].isfinite().all().item<bool>());
+    CHECK(out[2].isfinite().all().item<bool>());
+  }
+}

@@ -1,0 +1,71 @@
+// MoS / MoSS against explicit mixtures computed from the definitions in float64.
+
+#include <catch2/catch.hpp>
+
+#include "head_test_helpers.h"
+#include "mixture.h"
+#include "registry.h"
+
+using namespace sb;
+using sb::test::f64;
+
+namespace {
+
+// P = sum_k pi_k f_k with pi = g-normalised prior logits and f_k = g-normalised expert logits,
+// g = exp (MoS) or exp * sigmoid (MoSS), evaluated naively: no logs at all.
+torch::Tensor explicit_mixture(heads::MixtureImpl& mix, const torch::Tensor& h,
+                               const torch::Tensor& w, const torch::Tensor& b, bool sig) {
+  auto g = [&](const torch::Tensor& x) {
+    const auto e = sig ? x.exp() * x.sigmoid() : x.exp();
+    return e / e.sum(-1, true);
+  };
+  const int64_t n = h.size(0), k = mix.options.experts(), d = mix.options.embedding_size();
+  const auto pi = g(torch::mm(h, mix.prior->weight.t()));  // (N, K)
+  const auto ctx = torch::tanh(torch::addmm(mix.latent->bias, h, mix.latent->weight.t()));
+  const auto f = g(torch::addmm(b, ctx.reshape({n * k, d}), w.t())).reshape({n, k, -1});
+  return (pi.unsqueeze(-1) * f).sum(1);  // (N, M)
+}
+
+}  // namespace
+
+TEST_CASE("MoS and MoSS: log P equals the explicit mixture of their definitions") {
+  torch::manual_seed(41);
+  const auto h = torch::randn({6, 8}, f64()), w = torch::randn({15, 4}, f64()),
+             b = torch::randn({15}, f64());
+  for (const bool sig : {false, true}) {
+    INFO((sig ? "moss" : "mos"));
+    heads::Mixture mix(heads::MixtureOptions(8, 4, 3).sigsoftmax(sig));
+    mix->to(torch::kFloat64);
+    const auto log_p = mix(h, w, b);
+    const auto p = explicit_mixture(*mix, h, w, b, sig);
+    CHECK(test::max_abs(log_p - p.log()) < 1e-12);
+    CHECK(test::max_abs(log_p.exp().sum(-1) - 1) < 1e-12);
+  }
+}
+
+TEST_CASE("MoS: no 1e-8 floor, log-probabilities go below log(1e-8)") {
+  // The reference MoS code takes log(P + 1e-8), flooring log P at -18.42 (and changing the rank).
+  torch::manual_seed(42);
+  heads::Mixture mix(heads::MixtureOptions(8, 4, 2));
+  mix->to(torch::kFloat64);
+  const auto h = torch::randn({4, 8}, f64()), w = torch::randn({50, 4}, f64()) * 30;
+  const auto log_p = mix(h, w, torch::Tensor());
+  CHECK(log_p.min().item<double>() < std::log(1e-8) - 10);
+  CHECK(log_p.isfinite().all().item<bool>());
+}
+
+TEST_CASE("OutputHead: mos and moss own their parameters, and K = 1 MoS is softmax of a context") {
+  const auto spec = HeadSpec::parse("mos:K=1");
+  heads::OutputHead head(heads::OutputHeadOptions(spec, 8, 4));
+  head->to(torch::kFloat64);
+  CHECK(head->parameters().size() == 3);  // latent weight + bias, prior weight
+  torch::manual_seed(43);
+  const auto h = torch::randn({5, 8}, f64()), w = torch::randn({11, 4}, f64()),
+             b = torch::randn({11}, f64());
+  const auto ctx = head->mixture->contexts(h);
+  CHECK(test::max_abs(head(h, w, b) - torch::log_softmax(torch::addmm(b, ctx, w.t()), -1)) < 1e-13);
+  heads::OutputHead moss(heads::OutputHeadOptions(HeadSpec::parse("moss:K=4"), 8, 4));
+  CHECK(moss->mixture->options.sigsoftmax());
+  CHECK(moss->mixture->options.experts() == 4);
+  CHECK_THROWS_WITH(heads::Mixture(heads::MixtureOptions(8, 0, 2)), Catch::Contains(">= 1"));
+}

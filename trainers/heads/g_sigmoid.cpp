@@ -1,0 +1,20 @@
+#include "g_sigmoid.h"
+
+#include "check.h"
+#include "sigmoid_family_function.h"
+
+namespace sb::heads {
+
+torch::Tensor log_g_sigmoid(const torch::Tensor& logits) {
+  check_logits(logits, "log_g_sigmoid");
+  if (fused_sigmoid_family_supports(logits))
+    return fused_log_sigmoid_family(logits, /*sigsoftmax=*/false);
+  return log_g_sigmoid_composed(logits);
+}
+
+torch::Tensor log_g_sigmoid_composed(const torch::Tensor& logits) {
+  check_logits(logits, "log_g_sigmoid_composed");
+  return torch::log_softmax(torch::log_sigmoid(logits), /*dim=*/-1);
+}
+
+}  // namespace sb::heads

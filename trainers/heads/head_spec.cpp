@@ -1,0 +1,151 @@
+#include "head_spec.h"
+
+#include <array>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace sb {
+namespace {
+
+struct Entry {
+  HeadKind kind;
+  const char* name;
+};
+constexpr std::array<Entry, 10> kHeads{{
+    {HeadKind::softmax, "softmax"},
+    {HeadKind::sigsoftmax, "sigsoftmax"},
+    {HeadKind::relu, "relu"},
+    {HeadKind::sigmoid, "sigmoid"},
+    {HeadKind::softmax_abs, "softmax_abs"},
+    {HeadKind::spherical, "spherical"},
+    {HeadKind::taylor, "taylor"},
+    {HeadKind::sparse, "sparse"},
+    {HeadKind::mos, "mos"},
+    {HeadKind::moss, "moss"},
+}};
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+int64_t parse_int(const std::string& text, const std::string& key, const std::string& spec) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty())
+    throw std::invalid_argument("head '" + spec + "': " + key + "='" + text +
+                                "' is not an integer");
+  return value;
+}
+
+double parse_double(const std::string& text, const std::string& key, const std::string& spec) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || !std::isfinite(value))
+    throw std::invalid_argument("head '" + spec + "': " + key + "='" + text +
+                                "' is not a finite number");
+  return value;
+}
+
+}  // namespace
+
+const std::vector<std::string>& head_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& e : kHeads) n.emplace_back(e.name);
+    return n;
+  }();
+  return names;
+}
+
+std::string head_name(HeadKind kind) {
+  for (const auto& e : kHeads)
+    if (e.kind == kind) return e.name;
+  throw std::logic_error("head_name: unregistered HeadKind");
+}
+
+HeadKind head_kind_from_name(const std::string& name) {
+  for (const auto& e : kHeads)
+    if (name == e.name) return e.kind;
+  throw std::invalid_argument("unknown head '" + name + "'; valid heads: " + join(head_names()));
+}
+
+bool theorem2_bounded(HeadKind kind) { return kind == HeadKind::softmax; }
+
+bool may_output_neg_inf(HeadKind kind) { return kind == HeadKind::sparse; }
+
+HeadSpec HeadSpec::of(HeadKind kind) {
+  HeadSpec spec;
+  spec.kind = kind;
+  // spherical: eps must be tuned; 0.0198 is the value of the paper's PTB run (protocol.md).
+  if (kind == HeadKind::spherical) spec.eps = 0.0198;
+  return spec;
+}
+
+std::string HeadSpec::name() const { return head_name(kind); }
+
+HeadSpec HeadSpec::parse(const std::string& text) {
+  const auto colon = text.find(':');
+  HeadSpec spec = of(head_kind_from_name(text.substr(0, colon)));
+  if (colon == std::string::npos) return spec;
+
+  std::stringstream options(text.substr(colon + 1));
+  std::string item;
+  while (std::getline(options, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument("head '" + text + "': option '" + item +
+                                  "' is not key=value");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    const auto kind = spec.kind;
+    if (key == "k" && kind == HeadKind::sparse) {
+      spec.k = parse_int(value, key, text);
+    } else if (key == "K" && (kind == HeadKind::mos || kind == HeadKind::moss)) {
+      spec.experts = parse_int(value, key, text);
+    } else if (key == "eps" && (kind == HeadKind::relu || kind == HeadKind::spherical)) {
+      spec.eps = parse_double(value, key, text);
+    } else if (key == "b" && kind == HeadKind::sigsoftmax) {
+      spec.learnable_bias = parse_int(value, key, text) != 0;
+    } else {
+      throw std::invalid_argument("head '" + text + "': unknown option '" + key +
+                                  "' for " + spec.name() +
+                                  " (valid: sparse k, mos/moss K, relu/spherical eps, "
+                                  "sigsoftmax b=0|1)");
+    }
+  }
+  if (spec.k < 1) throw std::invalid_argument("head '" + text + "': k must be >= 1");
+  if (spec.experts < 1) throw std::invalid_argument("head '" + text + "': K must be >= 1");
+  if (!(spec.eps > 0)) throw std::invalid_argument("head '" + text + "': eps must be > 0");
+  return spec;
+}
+
+std::string HeadSpec::to_string() const {
+  std::ostringstream out;
+  out << name();
+  switch (kind) {
+    case HeadKind::sparse: out << ":k=" << k; break;
+    case HeadKind::mos:
+    case HeadKind::moss: out << ":K=" << experts; break;
+    case HeadKind::relu:
+    case HeadKind::spherical: out.precision(17); out << ":eps=" << eps; break;
+    case HeadKind::sigsoftmax:
+      if (learnable_bias) out << ":b=1";
+      break;
+    default: break;
+  }
+  return out.str();
+}
+
+}  // namespace sb

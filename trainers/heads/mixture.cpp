@@ -1,0 +1,52 @@
+#include "mixture.h"
+
+#include <stdexcept>
+
+#include "sigsoftmax.h"
+
+namespace sb::heads {
+
+MixtureImpl::MixtureImpl(const MixtureOptions& options_) : options(options_) { reset(); }
+
+void MixtureImpl::reset() {
+  const auto& o = options;
+  if (o.input_size() < 1 || o.embedding_size() < 1 || o.experts() < 1)
+    throw std::invalid_argument("Mixture: input_size, embedding_size and experts must be >= 1, got " +
+                                std::to_string(o.input_size()) + ", " +
+                                std::to_string(o.embedding_size()) + ", " +
+                                std::to_string(o.experts()));
+  latent = register_module(
+      "latent", torch::nn::Linear(o.input_size(), o.experts() * o.embedding_size()));
+  prior = register_module(
+      "prior", torch::nn::Linear(torch::nn::LinearOptions(o.input_size(), o.experts()).bias(false)));
+}
+
+torch::Tensor MixtureImpl::contexts(const torch::Tensor& h) { return torch::tanh(latent(h)); }
+
+torch::Tensor MixtureImpl::prior_logits(const torch::Tensor& h) { return prior(h); }
+
+torch::Tensor MixtureImpl::mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
+                               const torch::Tensor& weight, const torch::Tensor& bias) {
+  const int64_t n = contexts.size(0), k = options.experts(), d = options.embedding_size();
+  TORCH_CHECK(contexts.dim() == 2 && contexts.size(1) == k * d, "Mixture::mix: contexts ",
+              contexts.sizes(), " expected (N, ", k * d, ")");
+  TORCH_CHECK(prior_logits.sizes() == at::IntArrayRef({n, k}), "Mixture::mix: prior logits ",
+              prior_logits.sizes(), " expected (", n, ", ", k, ")");
+  TORCH_CHECK(weight.dim() == 2 && weight.size(1) == d, "Mixture::mix: decoder weight ",
+              weight.sizes(), " expected (M, ", d, ")");
+  const int64_t m = weight.size(0);
+  const auto logits = torch::nn::functional::linear(contexts.reshape({n * k, d}), weight, bias);
+  // Every expert and the prior go through the same output function (eq. 19 for MoSS).
+  const auto log_f = options.sigsoftmax() ? log_sigsoftmax(logits)
+                                          : torch::log_softmax(logits, /*dim=*/-1);  // (N*K, M)
+  const auto log_pi = options.sigsoftmax() ? log_sigsoftmax(prior_logits)
+                                           : torch::log_softmax(prior_logits, /*dim=*/-1);  // (N, K)
+  return (log_f.view({n, k, m}) + log_pi.unsqueeze(-1)).logsumexp(/*dim=*/1);  // (N, M)
+}
+
+torch::Tensor MixtureImpl::forward(const torch::Tensor& h, const torch::Tensor& weight,
+                                   const torch::Tensor& bias) {
+  return mix(contexts(h), prior_logits(h), weight, bias);
+}
+
+}  // namespace sb::heads

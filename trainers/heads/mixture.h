@@ -1,0 +1,52 @@
+#pragma once
+// Mixture heads: MoS (Yang et al. 2018) and MoSS (Kanai et al. 2018, eq. 19).
+//   prior    pi = softmax(W_pi h)            (MoSS: sigsoftmax(W_pi h)); W_pi has no bias
+//   contexts h_k = tanh(W_h h + b_h), reshaped to K vectors of size d (the decoder's input size)
+//   experts  f_k = softmax(W h_k + b)        (MoSS: sigsoftmax), W/b the decoder shared with the
+//            other heads (tied to the input embedding in AWD-LSTM)
+//   log P    = logsumexp_k (log pi_k + log f_k)
+// No 1e-8 floor inside the log: the reference MoS code computes log(P + 1e-8), which floors every
+// log-probability at about -18.4 and so changes the numerical rank of the log-output matrix.
+
+#include <torch/torch.h>
+
+namespace sb::heads {
+
+struct MixtureOptions {
+  MixtureOptions(int64_t input_size, int64_t embedding_size, int64_t experts)
+      : input_size_(input_size), embedding_size_(embedding_size), experts_(experts) {}
+  /// Size of the hidden vector h the mixture reads (the last LSTM layer's output).
+  TORCH_ARG(int64_t, input_size);
+  /// d: size of each context vector h_k, equal to the decoder's input size.
+  TORCH_ARG(int64_t, embedding_size);
+  /// K: number of experts (15 in the paper).
+  TORCH_ARG(int64_t, experts);
+  /// false: MoS (softmax experts and prior); true: MoSS (sigsoftmax experts and prior).
+  TORCH_ARG(bool, sigsoftmax) = false;
+};
+
+class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
+ public:
+  explicit MixtureImpl(const MixtureOptions& options);
+  void reset() override;
+
+  /// h (N, input_size) -> tanh(W_h h + b_h), (N, K * d): the context vectors, flat, so that a
+  /// trainer can apply its (locked) latent dropout before mix().
+  torch::Tensor contexts(const torch::Tensor& h);
+  /// h (N, input_size) -> prior logits (N, K).
+  torch::Tensor prior_logits(const torch::Tensor& h);
+  /// contexts (N, K * d), prior logits (N, K), decoder weight (M, d), bias (M) or undefined
+  /// -> log P (N, M).
+  torch::Tensor mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
+                    const torch::Tensor& weight, const torch::Tensor& bias);
+  /// mix(contexts(h), prior_logits(h), weight, bias).
+  torch::Tensor forward(const torch::Tensor& h, const torch::Tensor& weight,
+                        const torch::Tensor& bias);
+
+  MixtureOptions options;
+  torch::nn::Linear latent{nullptr};  ///< W_h, b_h: input_size -> K * d
+  torch::nn::Linear prior{nullptr};   ///< W_pi: input_size -> K, no bias
+};
+TORCH_MODULE(Mixture);
+
+}  // namespace sb::heads

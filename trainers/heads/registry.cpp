@@ -1,0 +1,77 @@
+#include "registry.h"
+
+#include <stdexcept>
+
+#include "check.h"
+#include "g_relu.h"
+#include "g_sigmoid.h"
+#include "softmax.h"
+#include "sparse_softmax.h"
+#include "spherical_family.h"
+
+namespace sb::heads {
+
+torch::Tensor log_output(const HeadSpec& spec, const torch::Tensor& logits) {
+  switch (spec.kind) {
+    case HeadKind::softmax: return log_softmax(logits);
+    case HeadKind::sigsoftmax:
+      if (spec.learnable_bias)
+        throw std::invalid_argument("log_output: sigsoftmax with b=1 owns a parameter; use "
+                                    "OutputHead");
+      return log_sigsoftmax(logits);
+    case HeadKind::relu: return log_g_relu(logits, spec.eps);
+    case HeadKind::sigmoid: return log_g_sigmoid(logits);
+    case HeadKind::softmax_abs: return log_softmax_abs(logits);
+    case HeadKind::spherical: return log_spherical_softmax(logits, spec.eps);
+    case HeadKind::taylor: return log_taylor_softmax(logits);
+    case HeadKind::sparse: return log_sparse_softmax(logits, spec.k);
+    case HeadKind::mos:
+    case HeadKind::moss: break;
+  }
+  throw std::invalid_argument("log_output: head '" + spec.name() +
+                              "' is a mixture with its own parameters; use OutputHead");
+}
+
+OutputHeadImpl::OutputHeadImpl(const OutputHeadOptions& options_) : options(options_) { reset(); }
+
+void OutputHeadImpl::reset() {
+  const auto& spec = options.spec();
+  const bool mixture_head = spec.kind == HeadKind::mos || spec.kind == HeadKind::moss;
+  if (!mixture_head && options.input_size() != options.embedding_size())
+    throw std::invalid_argument("OutputHead '" + spec.to_string() + "': input_size (" +
+                                std::to_string(options.input_size()) +
+                                ") must equal embedding_size (" +
+                                std::to_string(options.embedding_size()) +
+                                ") for a single head");
+  mixture = nullptr;
+  sigsoftmax = nullptr;
+  if (mixture_head) {
+    mixture = register_module(
+        "mixture", Mixture(MixtureOptions(options.input_size(), options.embedding_size(),
+                                          spec.experts)
+                               .sigsoftmax(spec.kind == HeadKind::moss)));
+  } else if (spec.kind == HeadKind::sigsoftmax && spec.learnable_bias) {
+    sigsoftmax =
+        register_module("sigsoftmax", Sigsoftmax(SigsoftmaxOptions().learnable_bias(true)));
+  }
+}
+
+torch::Tensor OutputHeadImpl::forward(const torch::Tensor& hidden, const torch::Tensor& weight,
+                                      const torch::Tensor& bias) {
+  if (mixture) return mixture(hidden, weight, bias);
+  const auto logits = torch::nn::functional::linear(hidden, weight, bias);  // (N, M)
+  if (sigsoftmax) return sigsoftmax(logits);
+  return log_output(options.spec(), logits);
+}
+
+torch::Tensor OutputHeadImpl::loss(const torch::Tensor& hidden, const torch::Tensor& weight,
+                                   const torch::Tensor& bias, const torch::Tensor& targets) {
+  if (options.spec().kind == HeadKind::sparse)
+    return sparse_softmax_loss(torch::nn::functional::linear(hidden, weight, bias), targets,
+                               options.spec().k);
+  const auto log_p = forward(hidden, weight, bias);
+  check_targets(targets, log_p, "OutputHead::loss");
+  return torch::nll_loss(log_p, targets);
+}
+
+}  // namespace sb::heads

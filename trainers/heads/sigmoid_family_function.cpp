@@ -1,0 +1,77 @@
+#include "sigmoid_family_function.h"
+
+#include <ATen/Parallel.h>
+
+#include "sigmoid_family_kernel.h"
+
+namespace sb::heads {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::tensor_list;
+
+// Rows per parallel task: enough elements (~64k) to amortise the scheduling.
+int64_t grain_rows(int64_t cols) { return std::max<int64_t>(1, (int64_t{1} << 16) / cols); }
+
+class SigmoidFamilyFn : public torch::autograd::Function<SigmoidFamilyFn> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits,
+                               bool sigsoftmax) {
+    const auto z = logits.contiguous();  // (N, M)
+    auto out = torch::empty_like(z);     // (N, M)
+    const int64_t cols = z.size(1);
+    AT_DISPATCH_FLOATING_TYPES(z.scalar_type(), "fused_log_sigmoid_family", [&] {
+      const scalar_t* zp = z.data_ptr<scalar_t>();
+      scalar_t* op = out.data_ptr<scalar_t>();
+      at::parallel_for(0, z.size(0), grain_rows(cols), [&](int64_t begin, int64_t end) {
+        kernels::sigmoid_family_forward(zp + begin * cols, op + begin * cols, end - begin, cols,
+                                        sigsoftmax);
+      });
+    });
+    ctx->save_for_backward({z, out});
+    ctx->saved_data["sigsoftmax"] = sigsoftmax;
+    return out;
+  }
+
+  static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& z = saved[0];    // (N, M)
+    const auto& out = saved[1];  // (N, M)
+    const bool sigsoftmax = ctx->saved_data["sigsoftmax"].toBool();
+    const double a = sigsoftmax ? 1.0 : 0.0;
+    const auto g = grad_outputs[0].contiguous();  // (N, M)
+
+    if (torch::GradMode::is_enabled()) {
+      // create_graph: the same closed form, differentiable (Theorem 5).
+      const auto s = g.sum(/*dim=*/-1, /*keepdim=*/true);
+      return {(g - out.exp() * s) * ((a + 1.0) - torch::sigmoid(z)), torch::Tensor()};
+    }
+    auto grad_z = torch::empty_like(z);
+    const int64_t cols = z.size(1);
+    AT_DISPATCH_FLOATING_TYPES(z.scalar_type(), "fused_log_sigmoid_family_backward", [&] {
+      const scalar_t* gp = g.data_ptr<scalar_t>();
+      const scalar_t* op = out.data_ptr<scalar_t>();
+      const scalar_t* zp = z.data_ptr<scalar_t>();
+      scalar_t* gzp = grad_z.data_ptr<scalar_t>();
+      at::parallel_for(0, z.size(0), grain_rows(cols), [&](int64_t begin, int64_t end) {
+        const int64_t o = begin * cols;
+        kernels::sigmoid_family_backward(gp + o, op + o, zp + o, gzp + o, end - begin, cols,
+                                         sigsoftmax);
+      });
+    });
+    return {grad_z, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+bool fused_sigmoid_family_supports(const torch::Tensor& logits) {
+  return logits.device().is_cpu() && (logits.scalar_type() == torch::kFloat ||
+                                      logits.scalar_type() == torch::kDouble);
+}
+
+torch::Tensor fused_log_sigmoid_family(const torch::Tensor& logits, bool sigsoftmax) {
+  return SigmoidFamilyFn::apply(logits, sigsoftmax);
+}
+
+}  // namespace sb::heads

@@ -1,0 +1,18 @@
+#pragma once
+// The fused sigsoftmax / g:sigmoid as a torch::autograd::Function over the kernels of
+// sigmoid_family_kernel.h, with the closed-form backward of Theorem 5 (supplementary B.2 for
+// g:sigmoid). Pays because the composed ops cost ~4.5x log_softmax (README, bench_heads).
+
+#include <torch/torch.h>
+
+namespace sb::heads {
+
+/// log f(z) for (N, M) CPU float32/float64 logits; `sigsoftmax` false gives g:sigmoid.
+/// First derivatives come from the fused kernel; under create_graph (double backward) the backward
+/// is evaluated with differentiable torch ops of the same closed form instead.
+torch::Tensor fused_log_sigmoid_family(const torch::Tensor& logits, bool sigsoftmax);
+
+/// Whether the fused path can take these logits (CPU, float32/float64); else callers compose.
+bool fused_sigmoid_family_supports(const torch::Tensor& logits);
+
+}  // namespace sb::heads
