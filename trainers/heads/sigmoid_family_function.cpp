@@ -28,14 +28,16 @@ class SigmoidFamilyFn : public torch::autograd::Function<SigmoidFamilyFn> {
                                         sigsoftmax);
       });
     });
-    ctx->save_for_backward({z, out});
+    // Save the input itself, not the contiguous copy: only the input carries the autograd history
+    // that a double backward differentiates through.
+    ctx->save_for_backward({logits, out});
     ctx->saved_data["sigsoftmax"] = sigsoftmax;
     return out;
   }
 
   static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
-    const auto& z = saved[0];    // (N, M)
+    const auto z = saved[0].contiguous();  // (N, M)
     const auto& out = saved[1];  // (N, M)
     const bool sigsoftmax = ctx->saved_data["sigsoftmax"].toBool();
     const double a = sigsoftmax ? 1.0 : 0.0;

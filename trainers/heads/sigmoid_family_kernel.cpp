@@ -151,9 +151,11 @@ SB_INLINE void forward_rows_f32(const float* z, float* out, int64_t rows, int64_
       store(outr + j, w, cols - j);
       acc += __builtin_convertvector(vexp(w - m), vd);  // padding lanes add exp(-inf) = 0
     }
-    const float lse = static_cast<float>(static_cast<double>(m[0]) + std::log(hsum(acc)));
+    // (w - m) - log(sum) rather than w - (m + log(sum)): m + log(sum) rounded to float loses
+    // up to 1e-3 when |m| ~ 1e4, while w - m is exact near the maximum (Sterbenz).
+    const vf log_sum = splat(static_cast<float>(std::log(hsum(acc))));
     for (int64_t j = 0; j < cols; j += kLanes)
-      store(outr + j, load(outr + j, cols - j, 0.0f) - splat(lse), cols - j);
+      store(outr + j, (load(outr + j, cols - j, 0.0f) - m) - log_sum, cols - j);
   }
 }
 
@@ -195,8 +197,8 @@ void forward_rows_f64(const double* z, double* out, int64_t rows, int64_t cols) 
       outr[j] = w64<A>(zr[j]);
       sum += std::exp(outr[j] - m);
     }
-    const double lse = m + std::log(sum);
-    for (int64_t j = 0; j < cols; ++j) outr[j] -= lse;
+    const double log_sum = std::log(sum);
+    for (int64_t j = 0; j < cols; ++j) outr[j] = (outr[j] - m) - log_sum;
   }
 }
 
