@@ -5,6 +5,7 @@
 #include "g_sigmoid.h"
 #include "head_test_helpers.h"
 #include "sigmoid_family_function.h"
+#include "sigmoid_family_kernel.h"
 #include "sigsoftmax.h"
 
 using namespace sb;
@@ -51,24 +52,37 @@ TEST_CASE("fused sigmoid family: float64 forward and backward equal the composed
 }
 
 TEST_CASE("fused sigmoid family: float32 vector code matches a float64 reference") {
+  // Both code paths of the dispatcher: AVX2 + FMA (when the CPU has it) and the baseline.
+  const std::string isa = GENERATE(as<std::string>{}, "auto", "baseline");
+  kernels::set_sigmoid_family_isa(isa.c_str());
   torch::manual_seed(32);
   for (const int64_t m : {3, 8, 13, 10000}) {
-    auto z = torch::randn({6, m}, f64()) * 8;
-    z[0].fill_(-1e4);  // the clamps of the vector exp
-    z[1].slice(0, 0, (m + 1) / 2).fill_(90.0);  // beyond float's exp range
-    const auto w = torch::randn({6, m}, f64());
+    auto z = torch::randn({8, m}, f64()) * 8;
+    z[0].fill_(-1e4);                           // general rows (max z < 0) and the exp clamps
+    z[1].slice(0, 0, (m + 1) / 2).fill_(90.0);  // general rows (max z > 80), beyond exp's range
+    z[2] = z[2] - z[2].max();                   // max z = 0: the fast path's lower edge
+    z[3] = z[3] - z[3].max() + 80.0;            // max z = 80: its upper edge
+    z[4] = z[4] * 10;                           // E down to e^-300: the denormal flush
+    const auto w = torch::randn({8, m}, f64());
     for (const auto& p : kPairs) {
-      INFO(p.name << " M = " << m);
+      INFO(p.name << " M = " << m << " isa " << kernels::sigmoid_family_isa());
       const auto [out64, grad64] = value_and_grad(p.composed, z, w);
       const auto [out32, grad32] = value_and_grad(p.fused, z.to(torch::kFloat32), w.to(torch::kFloat32));
-      // Inputs rounded to float32 (rel. 6e-8 of |z| <= 90 -> 5e-6), ~2-ulp exp/log polynomials
-      // and float64 row sums: 2e-5 absolute on log-outputs of size <= ~200. Gradients hold
-      // f_j * sum(g), as large as sum(g) (~100 for M = 10000), so their bound is relative to it.
-      CHECK(test::max_abs(out32.to(torch::kFloat64) - out64) < 2e-5);
+      // Per element: the input's float32 rounding (6e-8 relative, times slope <= 2) plus ~2-ulp
+      // exp/log polynomials on values as large as |z| and |out| (up to ~200 here): 5e-7 of that
+      // magnitude, plus 2e-6 for the row sum. The float64 row sums add nothing measurable.
+      const auto bound = 2e-6 + 5e-7 * (z.abs() + out64.abs());
+      CHECK(((out32.to(torch::kFloat64) - out64).abs() <= bound).all().item<bool>());
+      // Gradients hold f_j * sum(g), as large as sum(g) (~100 for M = 10000): relative to that.
       const double scale = std::max(1.0, test::max_abs(grad64));
       CHECK(test::max_abs(grad32.to(torch::kFloat64) - grad64) < 2e-5 * scale);
     }
   }
+  kernels::set_sigmoid_family_isa("auto");
+}
+
+TEST_CASE("fused sigmoid family: an unknown ISA name is refused") {
+  CHECK_THROWS_WITH(kernels::set_sigmoid_family_isa("sse9"), Catch::Contains("auto, baseline, avx2"));
 }
 
 TEST_CASE("fused sigmoid family: non-contiguous logits and double backward") {

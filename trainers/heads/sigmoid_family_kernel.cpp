@@ -4,14 +4,21 @@
 #include <cstring>
 #include <limits>
 
-// Runtime dispatch: GCC/Clang emit an AVX2 and a baseline body and pick one through an ifunc at
-// load time. Elsewhere (other architectures, other compilers) the generic vector code compiles to
-// whatever the target has.
+// Runtime dispatch: on x86-64 each float32 entry point is compiled twice, once for AVX2 + FMA and
+// once for the baseline ISA, and the CPU's features pick one (checked once). Not target_clones:
+// its "arch=haswell" clone is chosen by CPU *model*, so newer non-Haswell CPUs got the baseline.
+// Elsewhere the generic vector code compiles to whatever the target has.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SB_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#define SB_X86_DISPATCH 1
+#define SB_AVX2 __attribute__((target("avx2,fma")))
 #else
-#define SB_CLONES
+#define SB_X86_DISPATCH 0
+#define SB_AVX2
 #endif
+#include <atomic>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 #define SB_INLINE inline __attribute__((always_inline))
 
 namespace sb::kernels {
@@ -38,14 +45,16 @@ SB_INLINE vi as_int(vf x) {
 }
 
 // exp(x): x = n ln2 + r, |r| <= ln2/2, degree-6 minimax polynomial (Cephes expf coefficients),
-// then scale by 2^n through the exponent bits. Max rel. error ~2 ulp; 0 below -87.3; NaN propagates.
+// then scale by 2^n through the exponent bits. Max rel. error ~2 ulp; 0 below -87.3. NaN inputs
+// are the callers' business (the forward makes NaN rows all-NaN up front).
 SB_INLINE vf vexp(vf x) {
   const vf lo = splat(-87.33654f), hi = splat(88.0f);
   const vf xc = vmin(vmax(x, lo), hi);
-  const vf t = xc * splat(1.44269504088896341f) + splat(0.5f);
-  vi n = __builtin_convertvector(t, vi);  // truncation toward zero ...
-  n += (__builtin_convertvector(n, vf) > t);  // ... corrected to floor (mask is -1 where true)
-  const vf nf = __builtin_convertvector(n, vf);
+  // n = round(x log2 e) by the 1.5 * 2^23 trick: the sum's low mantissa bits hold n.
+  const vf magic = splat(12582912.0f);
+  const vf shifted = xc * splat(1.44269504088896341f) + magic;
+  const vi n = as_int(shifted) - as_int(magic);
+  const vf nf = shifted - magic;
   const vf r = xc - nf * splat(0.693359375f) - nf * splat(-2.12194440e-4f);
   vf p = splat(1.9875691500e-4f);
   p = p * r + splat(1.3981999507e-3f);
@@ -55,7 +64,7 @@ SB_INLINE vf vexp(vf x) {
   p = p * r + splat(5.0000001201e-1f);
   p = p * r * r + r + splat(1.0f);
   const vf y = p * as_float((n + 127) << 23);
-  return select(x < lo, splat(0.0f), select(x != x, x, y));
+  return select(x < lo, splat(0.0f), y);
 }
 
 // log(x) for x > 0 (Cephes logf): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(1 + (m - 1)) by a
@@ -96,13 +105,6 @@ SB_INLINE vf vlogsigmoid(vf z) {
   return vmin(z, splat(0.0f)) - vlog1p(t);
 }
 
-// sigmoid(z) from t = exp(-|z|) without overflow.
-SB_INLINE vf vsigmoid(vf z) {
-  const vf t = vexp(-vmax(z, -z));
-  const vf r = splat(1.0f) / (splat(1.0f) + t);
-  return select(z >= splat(0.0f), r, t * r);
-}
-
 template <int A>
 SB_INLINE vf vw(vf z) {
   if constexpr (A == 1) return z + vlogsigmoid(z);
@@ -134,33 +136,93 @@ SB_INLINE void store(float* p, vf v, int64_t n) {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// Scans a row: its max and whether it holds a NaN (NaN rows come out all-NaN).
+SB_INLINE float row_max(const float* zr, int64_t cols, bool* has_nan) {
+  vf zmax = splat(kNegInf);
+  vi nan = {};
+  for (int64_t j = 0; j < cols; j += kLanes) {
+    const vf z = load(zr + j, cols - j, kNegInf);
+    zmax = vmax(zmax, z);
+    nan |= (z != z);
+  }
+  float zm = zmax[0];
+  bool any_nan = false;
+  for (int i = 0; i < kLanes; ++i) {
+    zm = zmax[i] > zm ? zmax[i] : zm;
+    any_nan |= nan[i] != 0;
+  }
+  *has_nan = any_nan;
+  return zm;
+}
+
+// General row: w = A z + logsigmoid(z) with t = exp(-|z|), then exp(w - m) for the sum.
+// Stores w in out and dw = A + 1 - sigmoid(z) (the backward's factor); returns sum exp(w - m).
 template <int A>
-SB_INLINE void forward_rows_f32(const float* z, float* out, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* zr = z + r * cols;
-    float* outr = out + r * cols;
-    // w is increasing in z (dw/dz = A + 1 - sigmoid(z) > 0), so max w = w(max z).
-    vf zmax = splat(kNegInf);
-    for (int64_t j = 0; j < cols; j += kLanes) zmax = vmax(zmax, load(zr + j, cols - j, kNegInf));
-    float zm = zmax[0];
-    for (int i = 1; i < kLanes; ++i) zm = zmax[i] > zm ? zmax[i] : zm;
-    const vf m = splat(vw<A>(splat(zm))[0]);
-    vd acc = {};
-    for (int64_t j = 0; j < cols; j += kLanes) {
-      const vf w = vw<A>(load(zr + j, cols - j, kNegInf));
-      store(outr + j, w, cols - j);
-      acc += __builtin_convertvector(vexp(w - m), vd);  // padding lanes add exp(-inf) = 0
+SB_INLINE double general_row(const float* zr, float* outr, float* dwr, int64_t cols, vf m) {
+  vd acc = {};
+  for (int64_t j = 0; j < cols; j += kLanes) {
+    const vf z = load(zr + j, cols - j, kNegInf);
+    const vf t = vexp(-vmax(z, -z));
+    const vf u = splat(1.0f) + t, r = splat(1.0f) / u;
+    const vf ls = vmin(z, splat(0.0f)) - (vlog(u) + (t - (u - splat(1.0f))) * r);  // logsigmoid
+    const vf w = A == 1 ? z + ls : ls;
+    store(outr + j, w, cols - j);
+    store(dwr + j, splat(A + 1.0f) - select(z >= splat(0.0f), r, t * r), cols - j);
+    acc += __builtin_convertvector(vexp(w - m), vd);  // padding lanes add exp(-inf) = 0
+  }
+  return hsum(acc);
+}
+
+// Fast row, for 0 <= max z <= 80 (every row of a trained LM in practice). With c = e^{zmax},
+// E = e^{z - zmax} <= 1 and p = E c = e^z:  w = (A + 1) z - log(1 + p), and
+// e^{w - m} = E^A (E + p) / (1 + p), where m = w(zmax) is the row's max of w (w increases with z).
+// One exp, one log, one division per element; no overflow (p <= e^80) and no denormals (E >= 1e-18
+// or flushed: those terms are < 1e-18 of the max term).
+template <int A>
+SB_INLINE double fast_row(const float* zr, float* outr, float* dwr, int64_t cols, float zm) {
+  const vf c = splat(static_cast<float>(std::exp(static_cast<double>(zm))));
+  const vf zmax = splat(zm);
+  vd acc = {};
+  for (int64_t j = 0; j < cols; j += kLanes) {
+    const vf z = load(zr + j, cols - j, kNegInf);
+    const vf e = vexp(z - zmax);
+    const vf p = e * c, u = splat(1.0f) + p, r = splat(1.0f) / u;
+    store(outr + j, splat(A + 1.0f) * z - vlog(u), cols - j);
+    store(dwr + j, splat(A + 1.0f) - p * r, cols - j);  // A + 1 - sigmoid(z)
+    const vf ef = select(e < splat(1e-18f), splat(0.0f), e);
+    const vf term = A == 1 ? ef * ((ef + p) * r) : (e + p) * r;
+    acc += __builtin_convertvector(term, vd);
+  }
+  return hsum(acc);
+}
+
+template <int A>
+SB_INLINE void forward_rows_f32(const float* z, float* out, float* dw, int64_t rows,
+                                int64_t cols) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* zr = z + row * cols;
+    float* outr = out + row * cols;
+    float* dwr = dw + row * cols;
+    bool has_nan = false;
+    const float zm = row_max(zr, cols, &has_nan);
+    if (has_nan) {
+      for (int64_t j = 0; j < cols; ++j) outr[j] = dwr[j] = std::numeric_limits<float>::quiet_NaN();
+      continue;
     }
+    // w is increasing in z (dw/dz = A + 1 - sigmoid(z) > 0), so max w = w(max z).
+    const vf m = splat(vw<A>(splat(zm))[0]);
+    const double sum = (zm >= 0.0f && zm <= 80.0f) ? fast_row<A>(zr, outr, dwr, cols, zm)
+                                                   : general_row<A>(zr, outr, dwr, cols, m);
     // (w - m) - log(sum) rather than w - (m + log(sum)): m + log(sum) rounded to float loses
     // up to 1e-3 when |m| ~ 1e4, while w - m is exact near the maximum (Sterbenz).
-    const vf log_sum = splat(static_cast<float>(std::log(hsum(acc))));
+    const vf log_sum = splat(static_cast<float>(std::log(sum)));
     for (int64_t j = 0; j < cols; j += kLanes)
       store(outr + j, (load(outr + j, cols - j, 0.0f) - m) - log_sum, cols - j);
   }
 }
 
-template <int A>
-SB_INLINE void backward_rows_f32(const float* g, const float* out, const float* z, float* gz,
+// grad_z = (g - e^{out} sum(g)) * dw, with dw = A + 1 - sigmoid(z) stored by the forward.
+SB_INLINE void backward_rows_f32(const float* g, const float* out, const float* dw, float* gz,
                                  int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t o = r * cols;
@@ -171,8 +233,7 @@ SB_INLINE void backward_rows_f32(const float* g, const float* out, const float* 
     for (int64_t j = 0; j < cols; j += kLanes) {
       const int64_t n = cols - j;
       const vf f = vexp(load(out + o + j, n, kNegInf));
-      const vf dw = splat(static_cast<float>(A + 1)) - vsigmoid(load(z + o + j, n, 0.0f));
-      store(gz + o + j, (load(g + o + j, n, 0.0f) - f * s) * dw, n);
+      store(gz + o + j, (load(g + o + j, n, 0.0f) - f * s) * load(dw + o + j, n, 0.0f), n);
     }
   }
 }
@@ -185,16 +246,19 @@ double w64(double z) {
 }
 
 template <int A>
-void forward_rows_f64(const double* z, double* out, int64_t rows, int64_t cols) {
+void forward_rows_f64(const double* z, double* out, double* dw, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const double* zr = z + r * cols;
     double* outr = out + r * cols;
+    double* dwr = dw + r * cols;
     double zm = -std::numeric_limits<double>::infinity();
-    for (int64_t j = 0; j < cols; ++j) zm = zr[j] > zm ? zr[j] : zm;
+    for (int64_t j = 0; j < cols; ++j) zm = std::fmax(zm, zr[j]);  // fmax: NaN-free max
     const double m = w64<A>(zm);
     double sum = 0;
     for (int64_t j = 0; j < cols; ++j) {
-      outr[j] = w64<A>(zr[j]);
+      const double zj = zr[j], t = std::exp(-std::fabs(zj));
+      outr[j] = w64<A>(zj);
+      dwr[j] = A + 1 - (zj >= 0 ? 1 / (1 + t) : t / (1 + t));
       sum += std::exp(outr[j] - m);
     }
     const double log_sum = std::log(sum);
@@ -202,67 +266,102 @@ void forward_rows_f64(const double* z, double* out, int64_t rows, int64_t cols) 
   }
 }
 
-template <int A>
-void backward_rows_f64(const double* g, const double* out, const double* z, double* gz,
+void backward_rows_f64(const double* g, const double* out, const double* dw, double* gz,
                        int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t o = r * cols;
     double s = 0;
     for (int64_t j = 0; j < cols; ++j) s += g[o + j];
-    for (int64_t j = 0; j < cols; ++j) {
-      const double zj = z[o + j], t = std::exp(-std::fabs(zj));
-      const double sig = zj >= 0 ? 1 / (1 + t) : t / (1 + t);
-      gz[o + j] = (g[o + j] - std::exp(out[o + j]) * s) * (A + 1 - sig);
-    }
+    for (int64_t j = 0; j < cols; ++j) gz[o + j] = (g[o + j] - std::exp(out[o + j]) * s) * dw[o + j];
   }
 }
 
-SB_CLONES void forward_f32_a1(const float* z, float* out, int64_t rows, int64_t cols) {
-  forward_rows_f32<1>(z, out, rows, cols);
+// The entry points, per ISA. Identical bodies; only the compiler's target differs.
+#define SB_ENTRY_POINTS(SUFFIX, ATTR)                                                          \
+  ATTR void forward_a1_##SUFFIX(const float* z, float* out, float* dw, int64_t rows,          \
+                                int64_t cols) {                                               \
+    forward_rows_f32<1>(z, out, dw, rows, cols);                                               \
+  }                                                                                            \
+  ATTR void forward_a0_##SUFFIX(const float* z, float* out, float* dw, int64_t rows,          \
+                                int64_t cols) {                                               \
+    forward_rows_f32<0>(z, out, dw, rows, cols);                                               \
+  }                                                                                            \
+  ATTR void backward_##SUFFIX(const float* g, const float* out, const float* dw, float* gz,   \
+                              int64_t rows, int64_t cols) {                                   \
+    backward_rows_f32(g, out, dw, gz, rows, cols);                                             \
+  }
+SB_ENTRY_POINTS(baseline, )
+#if SB_X86_DISPATCH
+SB_ENTRY_POINTS(avx2, SB_AVX2)
+#endif
+
+bool cpu_has_avx2() {
+#if SB_X86_DISPATCH
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
 }
-SB_CLONES void forward_f32_a0(const float* z, float* out, int64_t rows, int64_t cols) {
-  forward_rows_f32<0>(z, out, rows, cols);
-}
-SB_CLONES void backward_f32_a1(const float* g, const float* out, const float* z, float* gz,
-                               int64_t rows, int64_t cols) {
-  backward_rows_f32<1>(g, out, z, gz, rows, cols);
-}
-SB_CLONES void backward_f32_a0(const float* g, const float* out, const float* z, float* gz,
-                               int64_t rows, int64_t cols) {
-  backward_rows_f32<0>(g, out, z, gz, rows, cols);
+
+// 1: AVX2 + FMA, 0: baseline. Initialised from the CPU, overridable for tests and benchmarks.
+std::atomic<int>& use_avx2() {
+  static std::atomic<int> flag{cpu_has_avx2() ? 1 : 0};
+  return flag;
 }
 
 }  // namespace
 
-void sigmoid_family_forward(const float* z, float* out, int64_t rows, int64_t cols,
+void sigmoid_family_forward(const float* z, float* out, float* dw, int64_t rows, int64_t cols,
                             bool sigsoftmax) {
-  sigsoftmax ? forward_f32_a1(z, out, rows, cols) : forward_f32_a0(z, out, rows, cols);
-}
-
-void sigmoid_family_forward(const double* z, double* out, int64_t rows, int64_t cols,
-                            bool sigsoftmax) {
-  sigsoftmax ? forward_rows_f64<1>(z, out, rows, cols) : forward_rows_f64<0>(z, out, rows, cols);
-}
-
-void sigmoid_family_backward(const float* grad, const float* out, const float* z, float* grad_z,
-                             int64_t rows, int64_t cols, bool sigsoftmax) {
-  sigsoftmax ? backward_f32_a1(grad, out, z, grad_z, rows, cols)
-             : backward_f32_a0(grad, out, z, grad_z, rows, cols);
-}
-
-void sigmoid_family_backward(const double* grad, const double* out, const double* z,
-                             double* grad_z, int64_t rows, int64_t cols, bool sigsoftmax) {
-  sigsoftmax ? backward_rows_f64<1>(grad, out, z, grad_z, rows, cols)
-             : backward_rows_f64<0>(grad, out, z, grad_z, rows, cols);
-}
-
-const char* sigmoid_family_isa() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") ? "avx2" : "baseline";
-#else
-  return "baseline";
+#if SB_X86_DISPATCH
+  if (use_avx2().load(std::memory_order_relaxed)) {
+    sigsoftmax ? forward_a1_avx2(z, out, dw, rows, cols) : forward_a0_avx2(z, out, dw, rows, cols);
+    return;
+  }
 #endif
+  sigsoftmax ? forward_a1_baseline(z, out, dw, rows, cols)
+             : forward_a0_baseline(z, out, dw, rows, cols);
+}
+
+void sigmoid_family_forward(const double* z, double* out, double* dw, int64_t rows, int64_t cols,
+                            bool sigsoftmax) {
+  sigsoftmax ? forward_rows_f64<1>(z, out, dw, rows, cols)
+             : forward_rows_f64<0>(z, out, dw, rows, cols);
+}
+
+void sigmoid_family_backward(const float* grad, const float* out, const float* dw, float* grad_z,
+                             int64_t rows, int64_t cols) {
+#if SB_X86_DISPATCH
+  if (use_avx2().load(std::memory_order_relaxed)) {
+    backward_avx2(grad, out, dw, grad_z, rows, cols);
+    return;
+  }
+#endif
+  backward_baseline(grad, out, dw, grad_z, rows, cols);
+}
+
+void sigmoid_family_backward(const double* grad, const double* out, const double* dw,
+                             double* grad_z, int64_t rows, int64_t cols) {
+  backward_rows_f64(grad, out, dw, grad_z, rows, cols);
+}
+
+const char* sigmoid_family_isa() { return use_avx2().load() ? "avx2" : "baseline"; }
+
+void set_sigmoid_family_isa(const char* isa) {
+  const std::string want = isa;
+  if (want == "auto") {
+    use_avx2().store(cpu_has_avx2() ? 1 : 0);
+  } else if (want == "baseline") {
+    use_avx2().store(0);
+  } else if (want == "avx2") {
+    if (!cpu_has_avx2())
+      throw std::invalid_argument("set_sigmoid_family_isa: this CPU lacks AVX2/FMA");
+    use_avx2().store(1);
+  } else {
+    throw std::invalid_argument("set_sigmoid_family_isa: '" + want +
+                                "' is not one of auto, baseline, avx2");
+  }
 }
 
 }  // namespace sb::kernels

@@ -1,0 +1,81 @@
+# Thin driver over CMake/CTest. On a fresh Debian 12 machine `make test` and `make reproduce`
+# install what is missing, build and run; nothing else needs typing.
+
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+JOBS ?= $(shell nproc)
+CMAKE_ARGS ?=
+
+# Every Debian package the project needs, and nothing else.
+DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config \
+  libtorch-dev libopenblas-dev libopenblas0-openmp liblapacke-dev \
+  libhdf5-dev hdf5-tools \
+  catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev \
+  python3-numpy python3-h5py python3-matplotlib
+
+# ccache, when present; the precompiled header needs these sloppiness settings to be cached.
+CCACHE := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+  CMAKE_ARGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)
+  export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
+endif
+
+.PHONY: all deps configure build test bench reproduce format clean help
+
+all: build
+
+help:
+	@echo "make deps       install the missing Debian packages ($(words $(DEBIAN_PACKAGES)) in all)"
+	@echo "make build      configure ($(BUILD_TYPE), ninja) and build into $(BUILD_DIR)/"
+	@echo "make test       deps + build + ctest"
+	@echo "make bench      run the benchmarks and print their ratio tables"
+	@echo "make reproduce  deps + build + the default profile (for now: the head benchmarks)"
+	@echo "make format     clang-format every C++ source"
+	@echo "make clean      remove $(BUILD_DIR)/"
+
+deps:
+	@missing=""; \
+	for p in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEBIAN_PACKAGES)) Debian packages present"; exit 0; fi; \
+	echo "deps: installing:$$missing"; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+	  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else \
+	    echo "deps: missing packages:$$missing; run 'make deps' as root (or install them with apt-get)" >&2; exit 1; fi; \
+	fi; \
+	if [ -z "$$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -print -quit 2>/dev/null)" ] || \
+	   ! apt-cache show $$missing >/dev/null 2>&1; then \
+	  $$SUDO apt-get update -qq || exit 1; \
+	fi; \
+	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+configure: $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: deps
+	@$(MAKE) --no-print-directory build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD_DIR)/bench/bench_heads
+	bench/blas_threads.sh $(BUILD_DIR)
+
+# Until the end-to-end pipeline lands (issue 4/4), the default profile is the head benchmark.
+reproduce: deps
+	@$(MAKE) --no-print-directory build
+	@mkdir -p results/bench
+	$(BUILD_DIR)/bench/bench_heads --benchmark_out=results/bench/bench_heads.json --benchmark_out_format=json | tee results/bench/bench_heads.txt.tmp
+	@mv results/bench/bench_heads.txt.tmp results/bench/bench_heads.txt
+	@echo "reproduce: wrote results/bench/bench_heads.txt"
+
+format:
+	git ls-files '*.cpp' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR)
