@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #define SB_INLINE inline __attribute__((always_inline))
+#define SB_LAMBDA_INLINE __attribute__((always_inline))
 
 namespace sb::kernels {
 namespace {
@@ -134,17 +135,26 @@ SB_INLINE void store(float* p, vf v, int64_t n) {
   }
 }
 
+// Calls f(j, n) over a row in 8-lane steps: full vectors with n == kLanes (a compile-time constant
+// once inlined, so load/store become plain vector moves), then one padded tail with n < kLanes.
+template <class F>
+SB_INLINE void for_each_vector(int64_t cols, F&& f) {
+  int64_t j = 0;
+  for (; j + kLanes <= cols; j += kLanes) f(j, int64_t{kLanes});
+  if (j < cols) f(j, cols - j);
+}
+
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Scans a row: its max and whether it holds a NaN (NaN rows come out all-NaN).
 SB_INLINE float row_max(const float* zr, int64_t cols, bool* has_nan) {
   vf zmax = splat(kNegInf);
   vi nan = {};
-  for (int64_t j = 0; j < cols; j += kLanes) {
-    const vf z = load(zr + j, cols - j, kNegInf);
+  for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+    const vf z = load(zr + j, n, kNegInf);
     zmax = vmax(zmax, z);
     nan |= (z != z);
-  }
+  });
   float zm = zmax[0];
   bool any_nan = false;
   for (int i = 0; i < kLanes; ++i) {
@@ -160,16 +170,16 @@ SB_INLINE float row_max(const float* zr, int64_t cols, bool* has_nan) {
 template <int A>
 SB_INLINE double general_row(const float* zr, float* outr, float* dwr, int64_t cols, vf m) {
   vd acc = {};
-  for (int64_t j = 0; j < cols; j += kLanes) {
-    const vf z = load(zr + j, cols - j, kNegInf);
+  for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+    const vf z = load(zr + j, n, kNegInf);
     const vf t = vexp(-vmax(z, -z));
     const vf u = splat(1.0f) + t, r = splat(1.0f) / u;
     const vf ls = vmin(z, splat(0.0f)) - (vlog(u) + (t - (u - splat(1.0f))) * r);  // logsigmoid
     const vf w = A == 1 ? z + ls : ls;
-    store(outr + j, w, cols - j);
-    store(dwr + j, splat(A + 1.0f) - select(z >= splat(0.0f), r, t * r), cols - j);
+    store(outr + j, w, n);
+    store(dwr + j, splat(A + 1.0f) - select(z >= splat(0.0f), r, t * r), n);
     acc += __builtin_convertvector(vexp(w - m), vd);  // padding lanes add exp(-inf) = 0
-  }
+  });
   return hsum(acc);
 }
 
@@ -183,16 +193,16 @@ SB_INLINE double fast_row(const float* zr, float* outr, float* dwr, int64_t cols
   const vf c = splat(static_cast<float>(std::exp(static_cast<double>(zm))));
   const vf zmax = splat(zm);
   vd acc = {};
-  for (int64_t j = 0; j < cols; j += kLanes) {
-    const vf z = load(zr + j, cols - j, kNegInf);
+  for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+    const vf z = load(zr + j, n, kNegInf);
     const vf e = vexp(z - zmax);
     const vf p = e * c, u = splat(1.0f) + p, r = splat(1.0f) / u;
-    store(outr + j, splat(A + 1.0f) * z - vlog(u), cols - j);
-    store(dwr + j, splat(A + 1.0f) - p * r, cols - j);  // A + 1 - sigmoid(z)
+    store(outr + j, splat(A + 1.0f) * z - vlog(u), n);
+    store(dwr + j, splat(A + 1.0f) - p * r, n);  // A + 1 - sigmoid(z)
     const vf ef = select(e < splat(1e-18f), splat(0.0f), e);
     const vf term = A == 1 ? ef * ((ef + p) * r) : (e + p) * r;
     acc += __builtin_convertvector(term, vd);
-  }
+  });
   return hsum(acc);
 }
 
@@ -216,8 +226,9 @@ SB_INLINE void forward_rows_f32(const float* z, float* out, float* dw, int64_t r
     // (w - m) - log(sum) rather than w - (m + log(sum)): m + log(sum) rounded to float loses
     // up to 1e-3 when |m| ~ 1e4, while w - m is exact near the maximum (Sterbenz).
     const vf log_sum = splat(static_cast<float>(std::log(sum)));
-    for (int64_t j = 0; j < cols; j += kLanes)
-      store(outr + j, (load(outr + j, cols - j, 0.0f) - m) - log_sum, cols - j);
+    for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+      store(outr + j, (load(outr + j, n, 0.0f) - m) - log_sum, n);
+    });
   }
 }
 
@@ -227,14 +238,14 @@ SB_INLINE void backward_rows_f32(const float* g, const float* out, const float* 
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t o = r * cols;
     vd acc = {};
-    for (int64_t j = 0; j < cols; j += kLanes)
-      acc += __builtin_convertvector(load(g + o + j, cols - j, 0.0f), vd);
+    for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+      acc += __builtin_convertvector(load(g + o + j, n, 0.0f), vd);
+    });
     const vf s = splat(static_cast<float>(hsum(acc)));
-    for (int64_t j = 0; j < cols; j += kLanes) {
-      const int64_t n = cols - j;
+    for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
       const vf f = vexp(load(out + o + j, n, kNegInf));
       store(gz + o + j, (load(g + o + j, n, 0.0f) - f * s) * load(dw + o + j, n, 0.0f), n);
-    }
+    });
   }
 }
 
