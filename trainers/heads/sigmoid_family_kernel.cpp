@@ -28,7 +28,8 @@ namespace {
 constexpr int kLanes = 8;
 typedef float vf __attribute__((vector_size(32)));    // 8 x float32
 typedef int32_t vi __attribute__((vector_size(32)));  // 8 x int32 (comparison masks)
-typedef double vd __attribute__((vector_size(64)));   // 8 x float64 (row sums)
+typedef float vf4 __attribute__((vector_size(16)));   // 4 x float32 (half of vf)
+typedef double vd4 __attribute__((vector_size(32)));  // 4 x float64 (row sums)
 
 SB_INLINE vf splat(float x) { return vf{x, x, x, x, x, x, x, x}; }
 SB_INLINE vf select(vi mask, vf a, vf b) { return mask ? a : b; }
@@ -112,11 +113,19 @@ SB_INLINE vf vw(vf z) {
   else return vlogsigmoid(z);
 }
 
-SB_INLINE double hsum(vd v) {
-  double s = 0;
-  for (int i = 0; i < kLanes; ++i) s += v[i];
-  return s;
-}
+// A float64 row sum of float32 vectors, kept in two native 4 x double registers (an 8 x double
+// vector type is lowered through the stack by GCC, which cost more than the exp in the backward).
+struct Sum64 {
+  vd4 lo = {}, hi = {};
+  SB_INLINE void add(vf v) {
+    lo += __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), vd4);
+    hi += __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), vd4);
+  }
+  SB_INLINE double total() const {
+    const vd4 t = lo + hi;
+    return (t[0] + t[1]) + (t[2] + t[3]);
+  }
+};
 
 SB_INLINE vf load(const float* p, int64_t n, float pad) {
   vf v = splat(pad);
@@ -169,7 +178,7 @@ SB_INLINE float row_max(const float* zr, int64_t cols, bool* has_nan) {
 // Stores w in out and dw = A + 1 - sigmoid(z) (the backward's factor); returns sum exp(w - m).
 template <int A>
 SB_INLINE double general_row(const float* zr, float* outr, float* dwr, int64_t cols, vf m) {
-  vd acc = {};
+  Sum64 acc;
   for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
     const vf z = load(zr + j, n, kNegInf);
     const vf t = vexp(-vmax(z, -z));
@@ -178,9 +187,9 @@ SB_INLINE double general_row(const float* zr, float* outr, float* dwr, int64_t c
     const vf w = A == 1 ? z + ls : ls;
     store(outr + j, w, n);
     store(dwr + j, splat(A + 1.0f) - select(z >= splat(0.0f), r, t * r), n);
-    acc += __builtin_convertvector(vexp(w - m), vd);  // padding lanes add exp(-inf) = 0
+    acc.add(vexp(w - m));  // padding lanes add exp(-inf) = 0
   });
-  return hsum(acc);
+  return acc.total();
 }
 
 // Fast row, for 0 <= max z <= 80 (every row of a trained LM in practice). With c = e^{zmax},
@@ -192,7 +201,7 @@ template <int A>
 SB_INLINE double fast_row(const float* zr, float* outr, float* dwr, int64_t cols, float zm) {
   const vf c = splat(static_cast<float>(std::exp(static_cast<double>(zm))));
   const vf zmax = splat(zm);
-  vd acc = {};
+  Sum64 acc;
   for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
     const vf z = load(zr + j, n, kNegInf);
     const vf e = vexp(z - zmax);
@@ -201,9 +210,9 @@ SB_INLINE double fast_row(const float* zr, float* outr, float* dwr, int64_t cols
     store(dwr + j, splat(A + 1.0f) - p * r, n);  // A + 1 - sigmoid(z)
     const vf ef = select(e < splat(1e-18f), splat(0.0f), e);
     const vf term = A == 1 ? ef * ((ef + p) * r) : (e + p) * r;
-    acc += __builtin_convertvector(term, vd);
+    acc.add(term);
   });
-  return hsum(acc);
+  return acc.total();
 }
 
 template <int A>
@@ -237,11 +246,11 @@ SB_INLINE void backward_rows_f32(const float* g, const float* out, const float* 
                                  int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t o = r * cols;
-    vd acc = {};
+    Sum64 acc;
     for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
-      acc += __builtin_convertvector(load(g + o + j, n, 0.0f), vd);
+      acc.add(load(g + o + j, n, 0.0f));
     });
-    const vf s = splat(static_cast<float>(hsum(acc)));
+    const vf s = splat(static_cast<float>(acc.total()));
     for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
       const vf f = vexp(load(out + o + j, n, kNegInf));
       store(gz + o + j, (load(g + o + j, n, 0.0f) - f * s) * load(dw + o + j, n, 0.0f), n);
