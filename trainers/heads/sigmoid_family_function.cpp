@@ -19,20 +19,18 @@ class SigmoidFamilyFn : public torch::autograd::Function<SigmoidFamilyFn> {
                                bool sigsoftmax) {
     const auto z = logits.contiguous();  // (N, M)
     auto out = torch::empty_like(z);     // (N, M)
-    auto dw = torch::empty_like(z);      // (N, M): A + 1 - sigmoid(z), the backward's factor
     const int64_t cols = z.size(1);
     AT_DISPATCH_FLOATING_TYPES(z.scalar_type(), "fused_log_sigmoid_family", [&] {
       const scalar_t* zp = z.data_ptr<scalar_t>();
       scalar_t* op = out.data_ptr<scalar_t>();
-      scalar_t* dp = dw.data_ptr<scalar_t>();
       at::parallel_for(0, z.size(0), grain_rows(cols), [&](int64_t begin, int64_t end) {
         const int64_t o = begin * cols;
-        kernels::sigmoid_family_forward(zp + o, op + o, dp + o, end - begin, cols, sigsoftmax);
+        kernels::sigmoid_family_forward(zp + o, op + o, end - begin, cols, sigsoftmax);
       });
     });
     // Save the input itself, not the contiguous copy: only the input carries the autograd history
     // that a double backward differentiates through.
-    ctx->save_for_backward({logits, out, dw});
+    ctx->save_for_backward({logits, out});
     ctx->saved_data["sigsoftmax"] = sigsoftmax;
     return out;
   }
@@ -40,8 +38,8 @@ class SigmoidFamilyFn : public torch::autograd::Function<SigmoidFamilyFn> {
   static tensor_list backward(AutogradContext* ctx, tensor_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
     const auto& out = saved[1];  // (N, M)
-    const auto& dw = saved[2];   // (N, M)
-    const double a = ctx->saved_data["sigsoftmax"].toBool() ? 1.0 : 0.0;
+    const bool sigsoftmax = ctx->saved_data["sigsoftmax"].toBool();
+    const double a = sigsoftmax ? 1.0 : 0.0;
     const auto g = grad_outputs[0].contiguous();  // (N, M)
 
     if (torch::GradMode::is_enabled()) {
@@ -49,16 +47,18 @@ class SigmoidFamilyFn : public torch::autograd::Function<SigmoidFamilyFn> {
       const auto s = g.sum(/*dim=*/-1, /*keepdim=*/true);
       return {(g - out.exp() * s) * ((a + 1.0) - torch::sigmoid(saved[0])), torch::Tensor()};
     }
+    const auto z = saved[0].contiguous();  // (N, M)
     auto grad_z = torch::empty_like(out);
     const int64_t cols = out.size(1);
     AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "fused_log_sigmoid_family_backward", [&] {
       const scalar_t* gp = g.data_ptr<scalar_t>();
       const scalar_t* op = out.data_ptr<scalar_t>();
-      const scalar_t* dp = dw.data_ptr<scalar_t>();
+      const scalar_t* zp = z.data_ptr<scalar_t>();
       scalar_t* gzp = grad_z.data_ptr<scalar_t>();
       at::parallel_for(0, out.size(0), grain_rows(cols), [&](int64_t begin, int64_t end) {
         const int64_t o = begin * cols;
-        kernels::sigmoid_family_backward(gp + o, op + o, dp + o, gzp + o, end - begin, cols);
+        kernels::sigmoid_family_backward(gp + o, op + o, zp + o, gzp + o, end - begin, cols,
+                                         sigsoftmax);
       });
     });
     return {grad_z, torch::Tensor()};

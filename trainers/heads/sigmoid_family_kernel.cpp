@@ -175,9 +175,9 @@ SB_INLINE float row_max(const float* zr, int64_t cols, bool* has_nan) {
 }
 
 // General row: w = A z + logsigmoid(z) with t = exp(-|z|), then exp(w - m) for the sum.
-// Stores w in out and dw = A + 1 - sigmoid(z) (the backward's factor); returns sum exp(w - m).
+// Stores w in out; returns sum exp(w - m).
 template <int A>
-SB_INLINE double general_row(const float* zr, float* outr, float* dwr, int64_t cols, vf m) {
+SB_INLINE double general_row(const float* zr, float* outr, int64_t cols, vf m) {
   Sum64 acc;
   for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
     const vf z = load(zr + j, n, kNegInf);
@@ -186,7 +186,6 @@ SB_INLINE double general_row(const float* zr, float* outr, float* dwr, int64_t c
     const vf ls = vmin(z, splat(0.0f)) - (vlog(u) + (t - (u - splat(1.0f))) * r);  // logsigmoid
     const vf w = A == 1 ? z + ls : ls;
     store(outr + j, w, n);
-    store(dwr + j, splat(A + 1.0f) - select(z >= splat(0.0f), r, t * r), n);
     acc.add(vexp(w - m));  // padding lanes add exp(-inf) = 0
   });
   return acc.total();
@@ -198,7 +197,7 @@ SB_INLINE double general_row(const float* zr, float* outr, float* dwr, int64_t c
 // One exp, one log, one division per element; no overflow (p <= e^80) and no denormals (E >= 1e-18
 // or flushed: those terms are < 1e-18 of the max term).
 template <int A>
-SB_INLINE double fast_row(const float* zr, float* outr, float* dwr, int64_t cols, float zm) {
+SB_INLINE double fast_row(const float* zr, float* outr, int64_t cols, float zm) {
   const vf c = splat(static_cast<float>(std::exp(static_cast<double>(zm))));
   const vf zmax = splat(zm);
   Sum64 acc;
@@ -207,7 +206,6 @@ SB_INLINE double fast_row(const float* zr, float* outr, float* dwr, int64_t cols
     const vf e = vexp(z - zmax);
     const vf p = e * c, u = splat(1.0f) + p, r = splat(1.0f) / u;
     store(outr + j, splat(A + 1.0f) * z - vlog(u), n);
-    store(dwr + j, splat(A + 1.0f) - p * r, n);  // A + 1 - sigmoid(z)
     const vf ef = select(e < splat(1e-18f), splat(0.0f), e);
     const vf term = A == 1 ? ef * ((ef + p) * r) : (e + p) * r;
     acc.add(term);
@@ -216,22 +214,20 @@ SB_INLINE double fast_row(const float* zr, float* outr, float* dwr, int64_t cols
 }
 
 template <int A>
-SB_INLINE void forward_rows_f32(const float* z, float* out, float* dw, int64_t rows,
-                                int64_t cols) {
+SB_INLINE void forward_rows_f32(const float* z, float* out, int64_t rows, int64_t cols) {
   for (int64_t row = 0; row < rows; ++row) {
     const float* zr = z + row * cols;
     float* outr = out + row * cols;
-    float* dwr = dw + row * cols;
     bool has_nan = false;
     const float zm = row_max(zr, cols, &has_nan);
     if (has_nan) {
-      for (int64_t j = 0; j < cols; ++j) outr[j] = dwr[j] = std::numeric_limits<float>::quiet_NaN();
+      for (int64_t j = 0; j < cols; ++j) outr[j] = std::numeric_limits<float>::quiet_NaN();
       continue;
     }
     // w is increasing in z (dw/dz = A + 1 - sigmoid(z) > 0), so max w = w(max z).
     const vf m = splat(vw<A>(splat(zm))[0]);
-    const double sum = (zm >= 0.0f && zm <= 80.0f) ? fast_row<A>(zr, outr, dwr, cols, zm)
-                                                   : general_row<A>(zr, outr, dwr, cols, m);
+    const double sum = (zm >= 0.0f && zm <= 80.0f) ? fast_row<A>(zr, outr, cols, zm)
+                                                   : general_row<A>(zr, outr, cols, m);
     // (w - m) - log(sum) rather than w - (m + log(sum)): m + log(sum) rounded to float loses
     // up to 1e-3 when |m| ~ 1e4, while w - m is exact near the maximum (Sterbenz).
     const vf log_sum = splat(static_cast<float>(std::log(sum)));
@@ -241,8 +237,10 @@ SB_INLINE void forward_rows_f32(const float* z, float* out, float* dw, int64_t r
   }
 }
 
-// grad_z = (g - e^{out} sum(g)) * dw, with dw = A + 1 - sigmoid(z) stored by the forward.
-SB_INLINE void backward_rows_f32(const float* g, const float* out, const float* dw, float* gz,
+// grad_z = (g - e^{out} sum(g)) * (A + 1 - sigmoid(z)), sigmoid recomputed from z: cheaper than
+// storing it in the forward (one more (N, M) buffer to allocate, write and read back).
+template <int A>
+SB_INLINE void backward_rows_f32(const float* g, const float* out, const float* z, float* gz,
                                  int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t o = r * cols;
@@ -253,7 +251,9 @@ SB_INLINE void backward_rows_f32(const float* g, const float* out, const float* 
     const vf s = splat(static_cast<float>(acc.total()));
     for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
       const vf f = vexp(load(out + o + j, n, kNegInf));
-      store(gz + o + j, (load(g + o + j, n, 0.0f) - f * s) * load(dw + o + j, n, 0.0f), n);
+      // sigmoid(z) = 1 / (1 + e^{-z}); e^{-z} saturates at e^88 for z < -88, giving ~0.
+      const vf sig = splat(1.0f) / (splat(1.0f) + vexp(-load(z + o + j, n, 0.0f)));
+      store(gz + o + j, (load(g + o + j, n, 0.0f) - f * s) * (splat(A + 1.0f) - sig), n);
     });
   }
 }
@@ -266,19 +266,16 @@ double w64(double z) {
 }
 
 template <int A>
-void forward_rows_f64(const double* z, double* out, double* dw, int64_t rows, int64_t cols) {
+void forward_rows_f64(const double* z, double* out, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const double* zr = z + r * cols;
     double* outr = out + r * cols;
-    double* dwr = dw + r * cols;
     double zm = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < cols; ++j) zm = std::fmax(zm, zr[j]);  // fmax: NaN-free max
     const double m = w64<A>(zm);
     double sum = 0;
     for (int64_t j = 0; j < cols; ++j) {
-      const double zj = zr[j], t = std::exp(-std::fabs(zj));
-      outr[j] = w64<A>(zj);
-      dwr[j] = A + 1 - (zj >= 0 ? 1 / (1 + t) : t / (1 + t));
+      outr[j] = w64<A>(zr[j]);
       sum += std::exp(outr[j] - m);
     }
     const double log_sum = std::log(sum);
@@ -286,29 +283,36 @@ void forward_rows_f64(const double* z, double* out, double* dw, int64_t rows, in
   }
 }
 
-void backward_rows_f64(const double* g, const double* out, const double* dw, double* gz,
+template <int A>
+void backward_rows_f64(const double* g, const double* out, const double* z, double* gz,
                        int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t o = r * cols;
     double s = 0;
     for (int64_t j = 0; j < cols; ++j) s += g[o + j];
-    for (int64_t j = 0; j < cols; ++j) gz[o + j] = (g[o + j] - std::exp(out[o + j]) * s) * dw[o + j];
+    for (int64_t j = 0; j < cols; ++j) {
+      const double zj = z[o + j], t = std::exp(-std::fabs(zj));
+      const double sig = zj >= 0 ? 1 / (1 + t) : t / (1 + t);
+      gz[o + j] = (g[o + j] - std::exp(out[o + j]) * s) * (A + 1 - sig);
+    }
   }
 }
 
 // The entry points, per ISA. Identical bodies; only the compiler's target differs.
 #define SB_ENTRY_POINTS(SUFFIX, ATTR)                                                          \
-  ATTR void forward_a1_##SUFFIX(const float* z, float* out, float* dw, int64_t rows,          \
-                                int64_t cols) {                                               \
-    forward_rows_f32<1>(z, out, dw, rows, cols);                                               \
+  ATTR void forward_a1_##SUFFIX(const float* z, float* out, int64_t rows, int64_t cols) {     \
+    forward_rows_f32<1>(z, out, rows, cols);                                                   \
   }                                                                                            \
-  ATTR void forward_a0_##SUFFIX(const float* z, float* out, float* dw, int64_t rows,          \
-                                int64_t cols) {                                               \
-    forward_rows_f32<0>(z, out, dw, rows, cols);                                               \
+  ATTR void forward_a0_##SUFFIX(const float* z, float* out, int64_t rows, int64_t cols) {     \
+    forward_rows_f32<0>(z, out, rows, cols);                                                   \
   }                                                                                            \
-  ATTR void backward_##SUFFIX(const float* g, const float* out, const float* dw, float* gz,   \
-                              int64_t rows, int64_t cols) {                                   \
-    backward_rows_f32(g, out, dw, gz, rows, cols);                                             \
+  ATTR void backward_a1_##SUFFIX(const float* g, const float* out, const float* z, float* gz, \
+                                 int64_t rows, int64_t cols) {                                \
+    backward_rows_f32<1>(g, out, z, gz, rows, cols);                                           \
+  }                                                                                            \
+  ATTR void backward_a0_##SUFFIX(const float* g, const float* out, const float* z, float* gz, \
+                                 int64_t rows, int64_t cols) {                                \
+    backward_rows_f32<0>(g, out, z, gz, rows, cols);                                           \
   }
 SB_ENTRY_POINTS(baseline, )
 #if SB_X86_DISPATCH
@@ -332,38 +336,39 @@ std::atomic<int>& use_avx2() {
 
 }  // namespace
 
-void sigmoid_family_forward(const float* z, float* out, float* dw, int64_t rows, int64_t cols,
+void sigmoid_family_forward(const float* z, float* out, int64_t rows, int64_t cols,
                             bool sigsoftmax) {
 #if SB_X86_DISPATCH
   if (use_avx2().load(std::memory_order_relaxed)) {
-    sigsoftmax ? forward_a1_avx2(z, out, dw, rows, cols) : forward_a0_avx2(z, out, dw, rows, cols);
+    sigsoftmax ? forward_a1_avx2(z, out, rows, cols) : forward_a0_avx2(z, out, rows, cols);
     return;
   }
 #endif
-  sigsoftmax ? forward_a1_baseline(z, out, dw, rows, cols)
-             : forward_a0_baseline(z, out, dw, rows, cols);
+  sigsoftmax ? forward_a1_baseline(z, out, rows, cols) : forward_a0_baseline(z, out, rows, cols);
 }
 
-void sigmoid_family_forward(const double* z, double* out, double* dw, int64_t rows, int64_t cols,
+void sigmoid_family_forward(const double* z, double* out, int64_t rows, int64_t cols,
                             bool sigsoftmax) {
-  sigsoftmax ? forward_rows_f64<1>(z, out, dw, rows, cols)
-             : forward_rows_f64<0>(z, out, dw, rows, cols);
+  sigsoftmax ? forward_rows_f64<1>(z, out, rows, cols) : forward_rows_f64<0>(z, out, rows, cols);
 }
 
-void sigmoid_family_backward(const float* grad, const float* out, const float* dw, float* grad_z,
-                             int64_t rows, int64_t cols) {
+void sigmoid_family_backward(const float* grad, const float* out, const float* z, float* grad_z,
+                             int64_t rows, int64_t cols, bool sigsoftmax) {
 #if SB_X86_DISPATCH
   if (use_avx2().load(std::memory_order_relaxed)) {
-    backward_avx2(grad, out, dw, grad_z, rows, cols);
+    sigsoftmax ? backward_a1_avx2(grad, out, z, grad_z, rows, cols)
+               : backward_a0_avx2(grad, out, z, grad_z, rows, cols);
     return;
   }
 #endif
-  backward_baseline(grad, out, dw, grad_z, rows, cols);
+  sigsoftmax ? backward_a1_baseline(grad, out, z, grad_z, rows, cols)
+             : backward_a0_baseline(grad, out, z, grad_z, rows, cols);
 }
 
-void sigmoid_family_backward(const double* grad, const double* out, const double* dw,
-                             double* grad_z, int64_t rows, int64_t cols) {
-  backward_rows_f64(grad, out, dw, grad_z, rows, cols);
+void sigmoid_family_backward(const double* grad, const double* out, const double* z,
+                             double* grad_z, int64_t rows, int64_t cols, bool sigsoftmax) {
+  sigsoftmax ? backward_rows_f64<1>(grad, out, z, grad_z, rows, cols)
+             : backward_rows_f64<0>(grad, out, z, grad_z, rows, cols);
 }
 
 const char* sigmoid_family_isa() { return use_avx2().load() ? "avx2" : "baseline"; }

@@ -5,7 +5,7 @@
 //   log f = w - logsumexp(w)
 // Backward (Theorem 5 / supplementary B.2): dlog f_i/dz_j = (delta_ij - f_j)(A + 1 - sigmoid(z_j)), so
 //   grad_z_j = (g_j - f_j * sum_i g_i) * (A + 1 - sigmoid(z_j)).
-// One pass over z forward and one over (g, out, dw) backward, each row staying in cache.
+// One pass over z forward and one over (g, out, z) backward, each row staying in cache.
 // float32 uses 8-lane vector code compiled twice (AVX2 + FMA, and baseline x86-64) and chosen at
 // run time from the CPU's features, so the build never executes instructions the CPU lacks.
 
@@ -14,18 +14,16 @@
 namespace sb::kernels {
 
 /// rows x cols, row-major, contiguous. `sigsoftmax` selects A = 1 (else g:sigmoid, A = 0).
-/// Writes out = log f and dw = A + 1 - sigmoid(z), the factor the backward multiplies by.
 /// A row holding a NaN comes out all-NaN.
-void sigmoid_family_forward(const float* z, float* out, float* dw, int64_t rows, int64_t cols,
-                            bool sigsoftmax);
-void sigmoid_family_forward(const double* z, double* out, double* dw, int64_t rows, int64_t cols,
+void sigmoid_family_forward(const float* z, float* out, int64_t rows, int64_t cols, bool sigsoftmax);
+void sigmoid_family_forward(const double* z, double* out, int64_t rows, int64_t cols,
                             bool sigsoftmax);
 
-/// grad: dL/dlog f; out, dw: from the forward; grad_z: dL/dz = (grad - e^out sum(grad)) * dw.
-void sigmoid_family_backward(const float* grad, const float* out, const float* dw, float* grad_z,
-                             int64_t rows, int64_t cols);
-void sigmoid_family_backward(const double* grad, const double* out, const double* dw,
-                             double* grad_z, int64_t rows, int64_t cols);
+/// grad: dL/dlog f; out: the forward's log f; z: the logits; grad_z: dL/dz.
+void sigmoid_family_backward(const float* grad, const float* out, const float* z, float* grad_z,
+                             int64_t rows, int64_t cols, bool sigsoftmax);
+void sigmoid_family_backward(const double* grad, const double* out, const double* z,
+                             double* grad_z, int64_t rows, int64_t cols, bool sigsoftmax);
 
 /// "avx2" or "baseline": the float32 code path in use (by default the best this CPU has).
 const char* sigmoid_family_isa();
