@@ -131,3 +131,87 @@ TEST_CASE("fused sigmoid family: NaN logits propagate to their whole row only") 
     CHECK(out[2].isfinite().all().item<bool>());
   }
 }
+
+namespace {
+
+struct LossPair {
+  const char* name;
+  torch::Tensor (*fused)(const torch::Tensor&, const torch::Tensor&);
+  torch::Tensor (*composed_log)(const torch::Tensor&);
+};
+const LossPair kLossPairs[] = {
+    {"sigsoftmax", heads::sigsoftmax_nll_loss, heads::log_sigsoftmax_composed},
+    {"sigmoid", heads::g_sigmoid_nll_loss, heads::log_g_sigmoid_composed},
+};
+
+std::pair<double, torch::Tensor> loss_and_grad(
+    const std::function<torch::Tensor(const torch::Tensor&)>& loss_fn, const torch::Tensor& z) {
+  auto x = z.detach().clone().requires_grad_(true);
+  const auto loss = loss_fn(x);
+  loss.backward();
+  return {loss.item<double>(), x.grad()};
+}
+
+}  // namespace
+
+TEST_CASE("fused head + NLL: loss and gradient equal nll_loss of the log-probabilities") {
+  const std::string isa = GENERATE(as<std::string>{}, "auto", "baseline");
+  kernels::set_sigmoid_family_isa(isa.c_str());
+  torch::manual_seed(35);
+  for (const int64_t m : {1, 7, 9, 1000}) {
+    auto z = torch::randn({8, m}, f64()) * 6;
+    z[0].fill_(-1e4);                           // general rows (max z < 0)
+    z[1].slice(0, 0, (m + 1) / 2).fill_(90.0);  // general rows (max z > 80)
+    z[2] = z[2] - z[2].max();                   // max z = 0
+    z[3] = z[3] - z[3].max() + 80.0;            // max z = 80
+    z[4] = z[4] * 10;                           // the denormal flush
+    const auto targets = torch::randint(m, {8}, torch::kLong);
+    for (const auto& p : kLossPairs) {
+      INFO(p.name << " M = " << m << " isa " << kernels::sigmoid_family_isa());
+      auto reference = [&](const torch::Tensor& x) {
+        return torch::nll_loss(p.composed_log(x), targets);
+      };
+      auto fused = [&](const torch::Tensor& x) { return p.fused(x, targets); };
+      const auto [ref_loss, ref_grad] = loss_and_grad(reference, z);
+      const auto [loss64, grad64] = loss_and_grad(fused, z);
+      // float64: the same formulas, reordered (1e-12 on losses of size <= ~1e4).
+      CHECK(loss64 == Approx(ref_loss).epsilon(1e-12));
+      CHECK(test::max_abs(grad64 - ref_grad) < 1e-13);
+      // float32: per-row losses of size up to ~200 carry ~4 ulps (5e-7 relative) from rounded
+      // inputs and the exp polynomial; gradients are bounded by 2/N, so 2e-6 absolute.
+      const auto [loss32, grad32] = loss_and_grad(fused, z.to(torch::kFloat32));
+      CHECK(loss32 == Approx(ref_loss).epsilon(5e-6).margin(1e-5));
+      CHECK(test::max_abs(grad32.to(torch::kFloat64) - ref_grad) < 2e-6);
+    }
+  }
+  kernels::set_sigmoid_family_isa("auto");
+}
+
+TEST_CASE("fused head + NLL: double backward and NaN rows") {
+  torch::manual_seed(36);
+  const auto z = torch::randn({4, 6}, f64()), v = torch::randn({4, 6}, f64());
+  const auto targets = torch::tensor({0, 5, 2, 2}, torch::kLong);
+  for (const auto& p : kLossPairs) {
+    INFO(p.name);
+    auto second = [&](const std::function<torch::Tensor(const torch::Tensor&)>& fn) {
+      auto x = z.detach().clone().requires_grad_(true);
+      const auto g = torch::autograd::grad({fn(x)}, {x}, {}, true, true)[0];
+      return torch::autograd::grad({(g * v).sum()}, {x})[0];
+    };
+    const auto fused = second([&](const torch::Tensor& x) { return p.fused(x, targets); });
+    const auto ref = second(
+        [&](const torch::Tensor& x) { return torch::nll_loss(p.composed_log(x), targets); });
+    CHECK(test::max_abs(fused - ref) < 1e-12);
+
+    auto bad = torch::randn({3, 10});
+    bad[1][7] = std::numeric_limits<float>::quiet_NaN();
+    auto x = bad.clone().requires_grad_(true);
+    const auto loss = p.fused(x, torch::tensor({1, 2, 3}, torch::kLong));
+    CHECK(std::isnan(loss.item<float>()));
+    loss.backward();
+    CHECK(x.grad()[1].isnan().all().item<bool>());
+    CHECK(x.grad()[0].isfinite().all().item<bool>());
+  }
+  CHECK_THROWS_WITH(heads::sigsoftmax_nll_loss(torch::randn({2, 5}), torch::tensor({0, 5})),
+                    Catch::Contains("[0, 5)"));
+}

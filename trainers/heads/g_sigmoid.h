@@ -9,6 +9,9 @@ namespace sb::heads {
 /// (N, M) -> (N, M); fused kernel on CPU float32/float64, composed ops elsewhere.
 torch::Tensor log_g_sigmoid(const torch::Tensor& logits);
 
+/// The training loss, mean over rows of -log f(z)[target], fused on CPU (see sigsoftmax_nll_loss).
+torch::Tensor g_sigmoid_nll_loss(const torch::Tensor& logits, const torch::Tensor& targets);
+
 /// Plain torch ops; the reference for the fused path.
 torch::Tensor log_g_sigmoid_composed(const torch::Tensor& logits);
 

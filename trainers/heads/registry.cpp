@@ -66,9 +66,15 @@ torch::Tensor OutputHeadImpl::forward(const torch::Tensor& hidden, const torch::
 
 torch::Tensor OutputHeadImpl::loss(const torch::Tensor& hidden, const torch::Tensor& weight,
                                    const torch::Tensor& bias, const torch::Tensor& targets) {
-  if (options.spec().kind == HeadKind::sparse)
+  const auto& spec = options.spec();
+  if (spec.kind == HeadKind::sparse)
     return sparse_softmax_loss(torch::nn::functional::linear(hidden, weight, bias), targets,
-                               options.spec().k);
+                               spec.k);
+  // The fused head + NLL kernels: no (N, M) log-probabilities during training.
+  if (spec.kind == HeadKind::sigmoid)
+    return g_sigmoid_nll_loss(torch::nn::functional::linear(hidden, weight, bias), targets);
+  if (spec.kind == HeadKind::sigsoftmax && !sigsoftmax)
+    return sigsoftmax_nll_loss(torch::nn::functional::linear(hidden, weight, bias), targets);
   const auto log_p = forward(hidden, weight, bias);
   check_targets(targets, log_p, "OutputHead::loss");
   return torch::nll_loss(log_p, targets);

@@ -35,7 +35,8 @@ class OutputHeadImpl : public torch::nn::Cloneable<OutputHeadImpl> {
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& weight,
                         const torch::Tensor& bias);
   /// The training loss (mean over N): NLL of forward(), except sparse, which trains with its own
-  /// eq. 5 (the NLL would be infinite for a target outside the top k).
+  /// eq. 5 (the NLL would be infinite for a target outside the top k). sigsoftmax and g:sigmoid
+  /// use their fused head + NLL kernels (same value, no (N, M) log-probabilities).
   torch::Tensor loss(const torch::Tensor& hidden, const torch::Tensor& weight,
                      const torch::Tensor& bias, const torch::Tensor& targets);
 

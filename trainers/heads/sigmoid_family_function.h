@@ -12,6 +12,12 @@ namespace sb::heads {
 /// is evaluated with differentiable torch ops of the same closed form instead.
 torch::Tensor fused_log_sigmoid_family(const torch::Tensor& logits, bool sigsoftmax);
 
+/// Mean over rows of -log f(z)[target] for (N, M) CPU float32/float64 logits and (N,) targets,
+/// without materialising the log-probabilities: the fused training loss (head + NLL). Same
+/// create_graph behaviour as above.
+torch::Tensor fused_sigmoid_family_nll(const torch::Tensor& logits, const torch::Tensor& targets,
+                                       bool sigsoftmax);
+
 /// Whether the fused path can take these logits (CPU, float32/float64); else callers compose.
 bool fused_sigmoid_family_supports(const torch::Tensor& logits);
 

@@ -25,6 +25,23 @@ void sigmoid_family_backward(const float* grad, const float* out, const float* z
 void sigmoid_family_backward(const double* grad, const double* out, const double* z,
                              double* grad_z, int64_t rows, int64_t cols, bool sigsoftmax);
 
+/// Fused head + NLL (the training loss without the (N, M) log-probabilities). targets: (rows,)
+/// in [0, cols). Writes loss[r] = -log f(z_r)[targets[r]] and stats[2r], stats[2r+1] (row max and
+/// log-normaliser) for the backward. A row holding a NaN gets a NaN loss and a NaN gradient.
+void sigmoid_family_nll_forward(const float* z, const int64_t* targets, double* loss,
+                                double* stats, int64_t rows, int64_t cols, bool sigsoftmax);
+void sigmoid_family_nll_forward(const double* z, const int64_t* targets, double* loss,
+                                double* stats, int64_t rows, int64_t cols, bool sigsoftmax);
+
+/// grad_z[r, j] = scale * (f_rj - [j = targets[r]]) * (A + 1 - sigmoid(z_rj)), with `scale` the
+/// upstream gradient of each row's loss (1/N for a mean).
+void sigmoid_family_nll_backward(const float* z, const int64_t* targets, const double* stats,
+                                 double scale, float* grad_z, int64_t rows, int64_t cols,
+                                 bool sigsoftmax);
+void sigmoid_family_nll_backward(const double* z, const int64_t* targets, const double* stats,
+                                 double scale, double* grad_z, int64_t rows, int64_t cols,
+                                 bool sigsoftmax);
+
 /// "avx2" or "baseline": the float32 code path in use (by default the best this CPU has).
 const char* sigmoid_family_isa();
 

@@ -12,6 +12,14 @@ torch::Tensor log_sigsoftmax(const torch::Tensor& logits) {
   return log_sigsoftmax_composed(logits);
 }
 
+torch::Tensor sigsoftmax_nll_loss(const torch::Tensor& logits, const torch::Tensor& targets) {
+  check_logits(logits, "sigsoftmax_nll_loss");
+  check_targets(targets, logits, "sigsoftmax_nll_loss");
+  if (fused_sigmoid_family_supports(logits))
+    return fused_sigmoid_family_nll(logits, targets, /*sigsoftmax=*/true);
+  return torch::nll_loss(log_sigsoftmax_composed(logits), targets);
+}
+
 torch::Tensor log_sigsoftmax_composed(const torch::Tensor& logits) {
   check_logits(logits, "log_sigsoftmax_composed");
   const auto w = logits + torch::log_sigmoid(logits);  // (N, M)

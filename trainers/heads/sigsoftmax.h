@@ -14,6 +14,11 @@ torch::Tensor log_sigsoftmax(const torch::Tensor& logits);
 /// The same from plain torch ops (autograd derives the backward). Reference for the fused path.
 torch::Tensor log_sigsoftmax_composed(const torch::Tensor& logits);
 
+/// The training loss, mean over rows of -log sigsoftmax(z)[target]: logits (N, M), targets (N,).
+/// Equals nll_loss(log_sigsoftmax(z), targets); on CPU float32/float64 a fused kernel computes it
+/// without the (N, M) log-probabilities (no log per element), else composed ops.
+torch::Tensor sigsoftmax_nll_loss(const torch::Tensor& logits, const torch::Tensor& targets);
+
 /// Theorem 4's variant g(z) = exp(z) sigmoid(z + b) with a scalar b (a 0-dim tensor, may require
 /// grad). As b -> +inf it tends to softmax; b = 0 is sigsoftmax.
 torch::Tensor log_sigsoftmax_shifted(const torch::Tensor& logits, const torch::Tensor& b);

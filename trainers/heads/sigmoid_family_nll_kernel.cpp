@@ -1,0 +1,209 @@
+// Fused head + NLL for sigsoftmax (A = 1) and g:sigmoid (A = 0): the training loss without the
+// (N, M) log-probabilities. Per row, with m = w(max z) and S = sum_j e^{w_j - m}:
+//   loss = -log f_target = m + log S - w_target
+//   dloss/dz_j = (f_j - [j = target]) (A + 1 - sigmoid(z_j)),   f_j = e^{w_j - m} / S   (Theorem 5)
+// On fast rows (0 <= max z <= 80) e^{w_j - m} = E^A (E + p) / (1 + p) with E = e^{z_j - max z},
+// p = E e^{max z} (see fast_row in sigmoid_family_kernel.cpp), so neither pass evaluates a log:
+// one exp and one division per element, forward and backward, and nothing (N, M) is written
+// but the gradient.
+
+#include <cmath>
+#include <limits>
+
+#include "sigmoid_family_kernel.h"
+#include "vector_math.h"
+
+namespace sb::kernels {
+namespace {
+
+template <int A>
+double w64(double z) {  // w(z) = A z + logsigmoid(z), in float64
+  const double ls = std::fmin(z, 0.0) - std::log1p(std::exp(-std::fabs(z)));
+  return A == 1 ? z + ls : ls;
+}
+
+bool fast(float zm) { return zm >= 0.0f && zm <= 80.0f; }
+
+// e^{w - m} for one vector of z on a fast row; c = e^{max z}.
+template <int A>
+SB_INLINE vf fast_term(vf z, vf zmax, vf c, vf* sigmoid) {
+  const vf e = vexp(z - zmax);
+  const vf p = e * c, r = splat(1.0f) / (splat(1.0f) + p);
+  *sigmoid = p * r;
+  if constexpr (A == 1) {
+    const vf ef = select(e < splat(1e-18f), splat(0.0f), e);  // no denormals; < 1e-18 of the max
+    return ef * ((ef + p) * r);
+  } else {
+    return (e + p) * r;
+  }
+}
+
+// stats per row: {max z, log-normaliser lse = m + log S}.
+template <int A>
+SB_INLINE void nll_forward_rows_f32(const float* z, const int64_t* targets, double* loss,
+                                    double* stats, int64_t rows, int64_t cols) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* zr = z + row * cols;
+    bool has_nan = false;
+    const float zm = row_max(zr, cols, &has_nan);
+    if (has_nan) {
+      loss[row] = stats[2 * row] = stats[2 * row + 1] = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
+    const double m = w64<A>(zm);
+    Sum64 acc;
+    if (fast(zm)) {
+      const vf c = splat(static_cast<float>(std::exp(static_cast<double>(zm)))), zmax = splat(zm);
+      for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+        vf sig;
+        acc.add(fast_term<A>(load(zr + j, n, kNegInf), zmax, c, &sig));
+      });
+    } else {
+      const vf mv = splat(static_cast<float>(m));
+      for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+        acc.add(vexp(vw<A>(load(zr + j, n, kNegInf)) - mv));
+      });
+    }
+    const double lse = m + std::log(acc.total());
+    stats[2 * row] = zm;
+    stats[2 * row + 1] = lse;
+    loss[row] = lse - w64<A>(zr[targets[row]]);
+  }
+}
+
+template <int A>
+SB_INLINE void nll_backward_rows_f32(const float* z, const int64_t* targets, const double* stats,
+                                     float scale, float* gz, int64_t rows, int64_t cols) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* zr = z + row * cols;
+    float* gr = gz + row * cols;
+    const double zm = stats[2 * row], lse = stats[2 * row + 1];
+    if (std::isnan(zm)) {
+      for (int64_t j = 0; j < cols; ++j) gr[j] = std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
+    const double m = w64<A>(zm);
+    const vf dw0 = splat(A + 1.0f), sv = splat(scale);
+    if (fast(static_cast<float>(zm))) {
+      const vf c = splat(static_cast<float>(std::exp(zm))), zmax = splat(static_cast<float>(zm));
+      const vf inv_sum = splat(static_cast<float>(std::exp(m - lse)));
+      for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+        vf sig;
+        const vf f = fast_term<A>(load(zr + j, n, 0.0f), zmax, c, &sig) * inv_sum;
+        store(gr + j, sv * f * (dw0 - sig), n);
+      });
+    } else {
+      // (w - m) - log S, not w - lse: lse rounded to float loses ~1e-3 when |lse| ~ 1e4.
+      const vf mv = splat(static_cast<float>(m)), log_sum = splat(static_cast<float>(lse - m));
+      for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+        const vf zv = load(zr + j, n, 0.0f);
+        const vf f = vexp((vw<A>(zv) - mv) - log_sum);
+        const vf sig = splat(1.0f) / (splat(1.0f) + vexp(-zv));
+        store(gr + j, sv * f * (dw0 - sig), n);
+      });
+    }
+    // The target's -1, in float64: f_t - 1 loses nothing when f_t is close to 1.
+    const int64_t t = targets[row];
+    const double zt = zr[t], sig_t = 1 / (1 + std::exp(-zt));
+    gr[t] = static_cast<float>(static_cast<double>(scale) * std::expm1(w64<A>(zt) - lse) * (A + 1 - sig_t));
+  }
+}
+
+template <int A>
+void nll_forward_rows_f64(const double* z, const int64_t* targets, double* loss, double* stats,
+                          int64_t rows, int64_t cols) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const double* zr = z + row * cols;
+    double zm = -std::numeric_limits<double>::infinity();
+    bool has_nan = false;
+    for (int64_t j = 0; j < cols; ++j) {
+      zm = std::fmax(zm, zr[j]);
+      has_nan |= std::isnan(zr[j]);
+    }
+    const double m = w64<A>(zm);
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) sum += std::exp(w64<A>(zr[j]) - m);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    stats[2 * row] = has_nan ? nan : zm;
+    stats[2 * row + 1] = m + std::log(sum);
+    loss[row] = has_nan ? nan : stats[2 * row + 1] - w64<A>(zr[targets[row]]);
+  }
+}
+
+template <int A>
+void nll_backward_rows_f64(const double* z, const int64_t* targets, const double* stats,
+                           double scale, double* gz, int64_t rows, int64_t cols) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const double* zr = z + row * cols;
+    const double lse = stats[2 * row + 1];
+    for (int64_t j = 0; j < cols; ++j) {
+      const double f = std::exp(w64<A>(zr[j]) - lse), sig = 1 / (1 + std::exp(-zr[j]));
+      gz[row * cols + j] = scale * f * (A + 1 - sig);
+    }
+    const int64_t t = targets[row];
+    gz[row * cols + t] = scale * std::expm1(w64<A>(zr[t]) - lse) * (A + 1 - 1 / (1 + std::exp(-zr[t])));
+    if (std::isnan(stats[2 * row]))
+      for (int64_t j = 0; j < cols; ++j) gz[row * cols + j] = std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+#define SB_NLL_ENTRY_POINTS(SUFFIX, ATTR)                                                      \
+  template <int A>                                                                           \
+  ATTR void nll_forward_##SUFFIX(const float* z, const int64_t* t, double* loss, double* st,  \
+                                 int64_t rows, int64_t cols) {                               \
+    nll_forward_rows_f32<A>(z, t, loss, st, rows, cols);                                      \
+  }                                                                                          \
+  template <int A>                                                                           \
+  ATTR void nll_backward_##SUFFIX(const float* z, const int64_t* t, const double* st,         \
+                                  float scale, float* gz, int64_t rows, int64_t cols) {      \
+    nll_backward_rows_f32<A>(z, t, st, scale, gz, rows, cols);                                \
+  }
+SB_NLL_ENTRY_POINTS(baseline, )
+#if SB_X86_DISPATCH
+SB_NLL_ENTRY_POINTS(avx2, SB_AVX2)
+#endif
+
+}  // namespace
+
+void sigmoid_family_nll_forward(const float* z, const int64_t* targets, double* loss,
+                                double* stats, int64_t rows, int64_t cols, bool sigsoftmax) {
+#if SB_X86_DISPATCH
+  if (use_avx2_flag().load(std::memory_order_relaxed)) {
+    sigsoftmax ? nll_forward_avx2<1>(z, targets, loss, stats, rows, cols)
+               : nll_forward_avx2<0>(z, targets, loss, stats, rows, cols);
+    return;
+  }
+#endif
+  sigsoftmax ? nll_forward_baseline<1>(z, targets, loss, stats, rows, cols)
+             : nll_forward_baseline<0>(z, targets, loss, stats, rows, cols);
+}
+
+void sigmoid_family_nll_forward(const double* z, const int64_t* targets, double* loss,
+                                double* stats, int64_t rows, int64_t cols, bool sigsoftmax) {
+  sigsoftmax ? nll_forward_rows_f64<1>(z, targets, loss, stats, rows, cols)
+             : nll_forward_rows_f64<0>(z, targets, loss, stats, rows, cols);
+}
+
+void sigmoid_family_nll_backward(const float* z, const int64_t* targets, const double* stats,
+                                 double scale, float* grad_z, int64_t rows, int64_t cols,
+                                 bool sigsoftmax) {
+  const auto s = static_cast<float>(scale);
+#if SB_X86_DISPATCH
+  if (use_avx2_flag().load(std::memory_order_relaxed)) {
+    sigsoftmax ? nll_backward_avx2<1>(z, targets, stats, s, grad_z, rows, cols)
+               : nll_backward_avx2<0>(z, targets, stats, s, grad_z, rows, cols);
+    return;
+  }
+#endif
+  sigsoftmax ? nll_backward_baseline<1>(z, targets, stats, s, grad_z, rows, cols)
+             : nll_backward_baseline<0>(z, targets, stats, s, grad_z, rows, cols);
+}
+
+void sigmoid_family_nll_backward(const double* z, const int64_t* targets, const double* stats,
+                                 double scale, double* grad_z, int64_t rows, int64_t cols,
+                                 bool sigsoftmax) {
+  sigsoftmax ? nll_backward_rows_f64<1>(z, targets, stats, scale, grad_z, rows, cols)
+             : nll_backward_rows_f64<0>(z, targets, stats, scale, grad_z, rows, cols);
+}
+
+}  // namespace sb::kernels
