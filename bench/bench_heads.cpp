@@ -6,6 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <malloc.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -39,9 +40,8 @@ std::vector<Variant> variants() {
     });
   };
   auto nll_of_fn = [](torch::Tensor (*fn)(const torch::Tensor&)) {
-    return Loss([fn](const torch::Tensor& z, const torch::Tensor& t) {
-      return torch::nll_loss(fn(z), t);
-    });
+    return Loss(
+        [fn](const torch::Tensor& z, const torch::Tensor& t) { return torch::nll_loss(fn(z), t); });
   };
   return {
       {"softmax", nll_of("softmax")},
@@ -129,15 +129,32 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
   int threads = 2;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--threads") threads = std::stoi(argv[i + 1]);
+  bool keep_heap = false;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
-    if (std::string(argv[i]) == "--threads") {
-      ++i;
-      continue;
+    const std::string arg = argv[i];
+    if (arg == "--threads" && i + 1 < argc) {
+      threads = std::stoi(argv[++i]);
+    } else if (arg == "--keep-heap") {
+      keep_heap = true;
+    } else if (arg == "--help") {
+      std::printf(
+          "bench_heads [--threads N] [--keep-heap] [google-benchmark flags]\n"
+          "  --threads N   torch threads (default 2)\n"
+          "  --keep-heap   keep freed memory in glibc's heap (mallopt), so buffers of up to 32 "
+          "MiB\n"
+          "                are reused without page faults; shows the kernels' cost without the\n"
+          "                page-fault cost of fresh (N, M) tensors (M = 10000 only: M = 33278\n"
+          "                buffers are larger than mallopt's 32 MiB cap)\n");
+      benchmark::PrintDefaultHelp();
+      return 0;
+    } else {
+      args.push_back(argv[i]);
     }
-    args.push_back(argv[i]);
+  }
+  if (keep_heap) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
   }
   int nargs = static_cast<int>(args.size());
   torch::set_num_threads(threads);
@@ -156,11 +173,12 @@ int main(int argc, char** argv) {
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
-  std::printf("\nForward + backward of head + NLL, float32, %d threads, fused kernel ISA: %s\n",
-              threads, sb::kernels::sigmoid_family_isa());
-  std::printf("Ratio: median over pairs of iterations of (head time / log_softmax + NLL time); in\n"
-              "each iteration both steps run back to back on the same logits, in alternating\n"
-              "order, and a pair sums one iteration of each order. In brackets: median head ms.\n\n");
+  std::printf("\nForward + backward of head + NLL, float32, %d threads, fused kernel ISA: %s%s\n",
+              threads, sb::kernels::sigmoid_family_isa(), keep_heap ? ", --keep-heap" : "");
+  std::printf(
+      "Ratio: median over pairs of iterations of (head time / log_softmax + NLL time); in\n"
+      "each iteration both steps run back to back on the same logits, in alternating\n"
+      "order, and a pair sums one iteration of each order. In brackets: median head ms.\n\n");
   std::printf("| head | N=700, M=10000 | N=700, M=33278 |\n|---|---|---|\n");
   for (const auto& v : vs) {
     std::printf("| %s |", v.name.c_str());

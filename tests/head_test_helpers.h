@@ -36,19 +36,34 @@ inline bool monotone(HeadKind kind) {
 inline torch::Tensor naive_probabilities(const HeadSpec& spec, const torch::Tensor& z) {
   torch::Tensor g;
   switch (spec.kind) {
-    case HeadKind::softmax: g = z.exp(); break;
-    case HeadKind::sigsoftmax: g = z.exp() * z.sigmoid(); break;
-    case HeadKind::relu: g = z.clamp_min(0) + spec.eps; break;
-    case HeadKind::sigmoid: g = z.sigmoid(); break;
-    case HeadKind::softmax_abs: g = z.abs().exp(); break;
-    case HeadKind::spherical: g = z * z + spec.eps; break;
-    case HeadKind::taylor: g = 1 + z + z * z / 2; break;
+    case HeadKind::softmax:
+      g = z.exp();
+      break;
+    case HeadKind::sigsoftmax:
+      g = z.exp() * z.sigmoid();
+      break;
+    case HeadKind::relu:
+      g = z.clamp_min(0) + spec.eps;
+      break;
+    case HeadKind::sigmoid:
+      g = z.sigmoid();
+      break;
+    case HeadKind::softmax_abs:
+      g = z.abs().exp();
+      break;
+    case HeadKind::spherical:
+      g = z * z + spec.eps;
+      break;
+    case HeadKind::taylor:
+      g = 1 + z + z * z / 2;
+      break;
     case HeadKind::sparse: {
       const auto kth = std::get<0>(z.topk(spec.k, -1)).select(-1, spec.k - 1).unsqueeze(-1);
       g = z.exp() * (z >= kth).to(z.dtype());
       break;
     }
-    default: throw std::logic_error("naive_probabilities: mixture heads need a module");
+    default:
+      throw std::logic_error("naive_probabilities: mixture heads need a module");
   }
   return g / g.sum(-1, true);
 }

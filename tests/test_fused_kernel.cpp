@@ -67,7 +67,8 @@ TEST_CASE("fused sigmoid family: float32 vector code matches a float64 reference
     for (const auto& p : kPairs) {
       INFO(p.name << " M = " << m << " isa " << kernels::sigmoid_family_isa());
       const auto [out64, grad64] = value_and_grad(p.composed, z, w);
-      const auto [out32, grad32] = value_and_grad(p.fused, z.to(torch::kFloat32), w.to(torch::kFloat32));
+      const auto [out32, grad32] =
+          value_and_grad(p.fused, z.to(torch::kFloat32), w.to(torch::kFloat32));
       // Per element: the input's float32 rounding (6e-8 relative, times slope <= 2) plus ~2-ulp
       // exp/log polynomials on values as large as |z| and |out| (up to ~200 here): 5e-7 of that
       // magnitude, plus 2e-6 for the row sum. The float64 row sums add nothing measurable.
@@ -82,7 +83,8 @@ TEST_CASE("fused sigmoid family: float32 vector code matches a float64 reference
 }
 
 TEST_CASE("fused sigmoid family: an unknown ISA name is refused") {
-  CHECK_THROWS_WITH(kernels::set_sigmoid_family_isa("sse9"), Catch::Contains("auto, baseline, avx2"));
+  CHECK_THROWS_WITH(kernels::set_sigmoid_family_isa("sse9"),
+                    Catch::Contains("auto, baseline, avx2"));
 }
 
 TEST_CASE("fused sigmoid family: non-contiguous logits and double backward") {
@@ -199,8 +201,8 @@ TEST_CASE("fused head + NLL: double backward and NaN rows") {
       return torch::autograd::grad({(g * v).sum()}, {x})[0];
     };
     const auto fused = second([&](const torch::Tensor& x) { return p.fused(x, targets); });
-    const auto ref = second(
-        [&](const torch::Tensor& x) { return torch::nll_loss(p.composed_log(x), targets); });
+    const auto ref =
+        second([&](const torch::Tensor& x) { return torch::nll_loss(p.composed_log(x), targets); });
     CHECK(test::max_abs(fused - ref) < 1e-12);
 
     auto bad = torch::randn({3, 10});

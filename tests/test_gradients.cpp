@@ -27,7 +27,8 @@ torch::Tensor jacobian(const std::function<torch::Tensor(const torch::Tensor&)>&
   return jac;
 }
 
-// Closed form (delta_ij - f_j)(c - sigmoid(z_j)): c = 2 for sigsoftmax (Theorem 5), 1 for g:sigmoid.
+// Closed form (delta_ij - f_j)(c - sigmoid(z_j)): c = 2 for sigsoftmax (Theorem 5), 1 for
+// g:sigmoid.
 torch::Tensor closed_form(const torch::Tensor& log_f_row, const torch::Tensor& z_row, double c) {
   const auto f = log_f_row.exp();
   const int64_t m = z_row.size(0);
@@ -79,8 +80,8 @@ TEST_CASE("every head: gradient matches central finite differences in float64") 
     };
     auto zz = z.clone().requires_grad_(true);
     loss(zz).backward();
-    const auto numeric =
-        test::finite_difference_grad([&](const torch::Tensor& x) { return loss(x).item<double>(); }, z);
+    const auto numeric = test::finite_difference_grad(
+        [&](const torch::Tensor& x) { return loss(x).item<double>(); }, z);
     CHECK(test::max_abs(zz.grad() - numeric) < tol);
   }
 

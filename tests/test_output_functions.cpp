@@ -65,11 +65,10 @@ TEST_CASE("sparse softmax: -inf off the top k, softmax over the top k, loss is e
   // eq. 5 for a target inside and one outside the top k: finite in both cases.
   const auto targets = torch::stack({std::get<1>(top)[0][0], z[1].argmin()}).to(torch::kLong);
   const auto rows = z.slice(0, 0, 2);
-  const double expected =
-      ((std::get<0>(rows.topk(k, -1)).logsumexp(-1) -
-        rows.gather(-1, targets.unsqueeze(-1)).squeeze(-1))
-           .mean())
-          .item<double>();
+  const double expected = ((std::get<0>(rows.topk(k, -1)).logsumexp(-1) -
+                            rows.gather(-1, targets.unsqueeze(-1)).squeeze(-1))
+                               .mean())
+                              .item<double>();
   const double got = heads::sparse_softmax_loss(rows, targets, k).item<double>();
   CHECK(std::isfinite(got));
   CHECK(got == Approx(expected).epsilon(1e-14));
@@ -110,12 +109,13 @@ TEST_CASE("OutputHead: single heads apply their function to the decoder's logits
     REQUIRE(torch::equal(got.isfinite(), want.isfinite()));  // sparse: -inf off the top k
     CHECK(test::max_abs(torch::where(want.isfinite(), got - want, torch::zeros_like(got))) < 1e-13);
     const double loss = head->loss(h, w, b, targets).item<double>();
-    const double expected = spec.kind == HeadKind::sparse
-                                ? heads::sparse_softmax_loss(logits, targets, spec.k).item<double>()
-                                : torch::nll_loss(heads::log_output(spec, logits), targets)
-                                      .item<double>();
+    const double expected =
+        spec.kind == HeadKind::sparse
+            ? heads::sparse_softmax_loss(logits, targets, spec.k).item<double>()
+            : torch::nll_loss(heads::log_output(spec, logits), targets).item<double>();
     CHECK(loss == Approx(expected).epsilon(1e-13));
   }
-  CHECK_THROWS_WITH(heads::OutputHead(heads::OutputHeadOptions(HeadSpec::of(HeadKind::softmax), 7, 6)),
-                    Catch::Contains("must equal embedding_size"));
+  CHECK_THROWS_WITH(
+      heads::OutputHead(heads::OutputHeadOptions(HeadSpec::of(HeadKind::softmax), 7, 6)),
+      Catch::Contains("must equal embedding_size"));
 }

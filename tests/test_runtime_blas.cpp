@@ -4,8 +4,8 @@
 #include <fstream>
 #include <string>
 
-#include <catch2/catch.hpp>
 #include <torch/torch.h>
+#include <catch2/catch.hpp>
 
 TEST_CASE("runtime: the OpenBLAS loaded into a test binary is the OpenMP build") {
 #ifndef SB_OPENBLAS_OPENMP_DIR
@@ -16,7 +16,8 @@ TEST_CASE("runtime: the OpenBLAS loaded into a test binary is the OpenMP build")
   std::ifstream maps("/proc/self/maps");
   std::string line, blas;
   while (std::getline(maps, line))
-    if (line.find("libopenblas") != std::string::npos || line.find("libblas.so") != std::string::npos)
+    if (line.find("libopenblas") != std::string::npos ||
+        line.find("libblas.so") != std::string::npos)
       blas += line.substr(line.find('/')) + "\n";
   INFO("loaded BLAS objects:\n" << blas);
   REQUIRE_FALSE(blas.empty());

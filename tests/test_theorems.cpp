@@ -37,7 +37,7 @@ TEST_CASE("sigsoftmax: Theorem 3 counterexample (supplementary A) is rank 3, sof
   CHECK(test::max_abs(ls[1] - expected2) < 1e-14);
 
   const auto s_sig = torch::linalg_svdvals(ls), s_soft = torch::linalg_svdvals(lsm);
-  CHECK(numerical_rank(ls) == 3);  // linearly independent: more than d + 1 = 2
+  CHECK(numerical_rank(ls) == 3);   // linearly independent: more than d + 1 = 2
   CHECK(numerical_rank(lsm) == 2);  // Theorem 2: at most d + 1 = 2
   CHECK(s_sig[2].item<double>() > 1e-3 * s_sig[0].item<double>());  // far from the threshold
   CHECK(s_soft[2].item<double>() < 1e-14 * s_soft[0].item<double>());
@@ -61,7 +61,8 @@ TEST_CASE("sigsoftmax: Theorem 4, exp(z) sigmoid(z + b) tends to softmax as b gr
   const auto soft = heads::log_softmax(z);
   double previous = std::numeric_limits<double>::infinity();
   for (const double b : {0.0, 2.0, 4.0, 8.0, 16.0, 24.0}) {
-    const double gap = test::max_abs(heads::log_sigsoftmax_shifted(z, torch::tensor(b, f64())) - soft);
+    const double gap =
+        test::max_abs(heads::log_sigsoftmax_shifted(z, torch::tensor(b, f64())) - soft);
     INFO("b = " << b << ": max |log f - log softmax| = " << gap);
     CHECK(gap < previous);  // monotone approach
     previous = gap;

@@ -11,8 +11,7 @@ void check_logits(const torch::Tensor& logits, const char* fn) {
   where << fn << ": logits of shape " << logits.sizes() << " and dtype " << logits.dtype();
   if (!at::isFloatingType(logits.scalar_type()))
     throw std::invalid_argument(where.str() + ": expected a floating-point dtype");
-  if (logits.dim() != 2)
-    throw std::invalid_argument(where.str() + ": expected rank 2, (N, M)");
+  if (logits.dim() != 2) throw std::invalid_argument(where.str() + ": expected rank 2, (N, M)");
   if (logits.size(1) < 1) throw std::invalid_argument(where.str() + ": expected M >= 1");
 }
 
@@ -27,8 +26,8 @@ void check_targets(const torch::Tensor& targets, const torch::Tensor& logits, co
     const auto lo = targets.min().item<int64_t>(), hi = targets.max().item<int64_t>();
     if (lo < 0 || hi >= logits.size(1))
       throw std::invalid_argument(where.str() + ": values must lie in [0, " +
-                                  std::to_string(logits.size(1)) + "), got [" +
-                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
+                                  std::to_string(logits.size(1)) + "), got [" + std::to_string(lo) +
+                                  ", " + std::to_string(hi) + "]");
   }
 }
 

@@ -106,8 +106,7 @@ HeadSpec HeadSpec::parse(const std::string& text) {
   while (std::getline(options, item, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos)
-      throw std::invalid_argument("head '" + text + "': option '" + item +
-                                  "' is not key=value");
+      throw std::invalid_argument("head '" + text + "': option '" + item + "' is not key=value");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     const auto kind = spec.kind;
     if (key == "k" && kind == HeadKind::sparse) {
@@ -119,8 +118,8 @@ HeadSpec HeadSpec::parse(const std::string& text) {
     } else if (key == "b" && kind == HeadKind::sigsoftmax) {
       spec.learnable_bias = parse_int(value, key, text) != 0;
     } else {
-      throw std::invalid_argument("head '" + text + "': unknown option '" + key +
-                                  "' for " + spec.name() +
+      throw std::invalid_argument("head '" + text + "': unknown option '" + key + "' for " +
+                                  spec.name() +
                                   " (valid: sparse k, mos/moss K, relu/spherical eps, "
                                   "sigsoftmax b=0|1)");
     }
@@ -135,15 +134,23 @@ std::string HeadSpec::to_string() const {
   std::ostringstream out;
   out << name();
   switch (kind) {
-    case HeadKind::sparse: out << ":k=" << k; break;
+    case HeadKind::sparse:
+      out << ":k=" << k;
+      break;
     case HeadKind::mos:
-    case HeadKind::moss: out << ":K=" << experts; break;
+    case HeadKind::moss:
+      out << ":K=" << experts;
+      break;
     case HeadKind::relu:
-    case HeadKind::spherical: out.precision(17); out << ":eps=" << eps; break;
+    case HeadKind::spherical:
+      out.precision(17);
+      out << ":eps=" << eps;
+      break;
     case HeadKind::sigsoftmax:
       if (learnable_bias) out << ":b=1";
       break;
-    default: break;
+    default:
+      break;
   }
   return out.str();
 }

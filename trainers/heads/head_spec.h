@@ -27,9 +27,9 @@ enum class HeadKind {
 /// configs, CLIs, HDF5 attributes, tables and plots.
 struct HeadSpec {
   HeadKind kind = HeadKind::softmax;
-  int64_t k = 20;             ///< sparse: how many logits keep mass; 1 <= k <= M
-  int64_t experts = 15;       ///< mos/moss: number of mixture components K (paper: 15)
-  double eps = 1e-8;          ///< relu: additive floor (eq. 15); spherical: eps (> 0)
+  int64_t k = 20;               ///< sparse: how many logits keep mass; 1 <= k <= M
+  int64_t experts = 15;         ///< mos/moss: number of mixture components K (paper: 15)
+  double eps = 1e-8;            ///< relu: additive floor (eq. 15); spherical: eps (> 0)
   bool learnable_bias = false;  ///< sigsoftmax: learnable scalar b of Theorem 4 (paper: off)
 
   /// Parses `name[:key=value,...]`; throws std::invalid_argument naming the valid names/keys.

@@ -11,14 +11,15 @@ MixtureImpl::MixtureImpl(const MixtureOptions& options_) : options(options_) { r
 void MixtureImpl::reset() {
   const auto& o = options;
   if (o.input_size() < 1 || o.embedding_size() < 1 || o.experts() < 1)
-    throw std::invalid_argument("Mixture: input_size, embedding_size and experts must be >= 1, got " +
-                                std::to_string(o.input_size()) + ", " +
-                                std::to_string(o.embedding_size()) + ", " +
-                                std::to_string(o.experts()));
-  latent = register_module(
-      "latent", torch::nn::Linear(o.input_size(), o.experts() * o.embedding_size()));
+    throw std::invalid_argument(
+        "Mixture: input_size, embedding_size and experts must be >= 1, got " +
+        std::to_string(o.input_size()) + ", " + std::to_string(o.embedding_size()) + ", " +
+        std::to_string(o.experts()));
+  latent = register_module("latent",
+                           torch::nn::Linear(o.input_size(), o.experts() * o.embedding_size()));
   prior = register_module(
-      "prior", torch::nn::Linear(torch::nn::LinearOptions(o.input_size(), o.experts()).bias(false)));
+      "prior",
+      torch::nn::Linear(torch::nn::LinearOptions(o.input_size(), o.experts()).bias(false)));
 }
 
 torch::Tensor MixtureImpl::contexts(const torch::Tensor& h) { return torch::tanh(latent(h)); }
@@ -39,8 +40,9 @@ torch::Tensor MixtureImpl::mix(const torch::Tensor& contexts, const torch::Tenso
   // Every expert and the prior go through the same output function (eq. 19 for MoSS).
   const auto log_f = options.sigsoftmax() ? log_sigsoftmax(logits)
                                           : torch::log_softmax(logits, /*dim=*/-1);  // (N*K, M)
-  const auto log_pi = options.sigsoftmax() ? log_sigsoftmax(prior_logits)
-                                           : torch::log_softmax(prior_logits, /*dim=*/-1);  // (N, K)
+  const auto log_pi = options.sigsoftmax()
+                          ? log_sigsoftmax(prior_logits)
+                          : torch::log_softmax(prior_logits, /*dim=*/-1);      // (N, K)
   return (log_f.view({n, k, m}) + log_pi.unsqueeze(-1)).logsumexp(/*dim=*/1);  // (N, M)
 }
 

@@ -13,20 +13,29 @@ namespace sb::heads {
 
 torch::Tensor log_output(const HeadSpec& spec, const torch::Tensor& logits) {
   switch (spec.kind) {
-    case HeadKind::softmax: return log_softmax(logits);
+    case HeadKind::softmax:
+      return log_softmax(logits);
     case HeadKind::sigsoftmax:
       if (spec.learnable_bias)
-        throw std::invalid_argument("log_output: sigsoftmax with b=1 owns a parameter; use "
-                                    "OutputHead");
+        throw std::invalid_argument(
+            "log_output: sigsoftmax with b=1 owns a parameter; use "
+            "OutputHead");
       return log_sigsoftmax(logits);
-    case HeadKind::relu: return log_g_relu(logits, spec.eps);
-    case HeadKind::sigmoid: return log_g_sigmoid(logits);
-    case HeadKind::softmax_abs: return log_softmax_abs(logits);
-    case HeadKind::spherical: return log_spherical_softmax(logits, spec.eps);
-    case HeadKind::taylor: return log_taylor_softmax(logits);
-    case HeadKind::sparse: return log_sparse_softmax(logits, spec.k);
+    case HeadKind::relu:
+      return log_g_relu(logits, spec.eps);
+    case HeadKind::sigmoid:
+      return log_g_sigmoid(logits);
+    case HeadKind::softmax_abs:
+      return log_softmax_abs(logits);
+    case HeadKind::spherical:
+      return log_spherical_softmax(logits, spec.eps);
+    case HeadKind::taylor:
+      return log_taylor_softmax(logits);
+    case HeadKind::sparse:
+      return log_sparse_softmax(logits, spec.k);
     case HeadKind::mos:
-    case HeadKind::moss: break;
+    case HeadKind::moss:
+      break;
   }
   throw std::invalid_argument("log_output: head '" + spec.name() +
                               "' is a mixture with its own parameters; use OutputHead");
@@ -41,15 +50,14 @@ void OutputHeadImpl::reset() {
     throw std::invalid_argument("OutputHead '" + spec.to_string() + "': input_size (" +
                                 std::to_string(options.input_size()) +
                                 ") must equal embedding_size (" +
-                                std::to_string(options.embedding_size()) +
-                                ") for a single head");
+                                std::to_string(options.embedding_size()) + ") for a single head");
   mixture = nullptr;
   sigsoftmax = nullptr;
   if (mixture_head) {
     mixture = register_module(
-        "mixture", Mixture(MixtureOptions(options.input_size(), options.embedding_size(),
-                                          spec.experts)
-                               .sigsoftmax(spec.kind == HeadKind::moss)));
+        "mixture",
+        Mixture(MixtureOptions(options.input_size(), options.embedding_size(), spec.experts)
+                    .sigsoftmax(spec.kind == HeadKind::moss)));
   } else if (spec.kind == HeadKind::sigsoftmax && spec.learnable_bias) {
     sigsoftmax =
         register_module("sigsoftmax", Sigsoftmax(SigsoftmaxOptions().learnable_bias(true)));

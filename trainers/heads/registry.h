@@ -41,7 +41,7 @@ class OutputHeadImpl : public torch::nn::Cloneable<OutputHeadImpl> {
                      const torch::Tensor& bias, const torch::Tensor& targets);
 
   OutputHeadOptions options;
-  Mixture mixture{nullptr};      ///< mos/moss only
+  Mixture mixture{nullptr};        ///< mos/moss only
   Sigsoftmax sigsoftmax{nullptr};  ///< sigsoftmax only
 };
 TORCH_MODULE(OutputHead);

@@ -15,8 +15,7 @@ int64_t grain_rows(int64_t cols) { return std::max<int64_t>(1, (int64_t{1} << 16
 
 class SigmoidFamilyFn : public torch::autograd::Function<SigmoidFamilyFn> {
  public:
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits,
-                               bool sigsoftmax) {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits, bool sigsoftmax) {
     const auto z = logits.contiguous();  // (N, M)
     auto out = torch::empty_like(z);     // (N, M)
     const int64_t cols = z.size(1);
@@ -69,12 +68,12 @@ class SigmoidFamilyNllFn : public torch::autograd::Function<SigmoidFamilyNllFn> 
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits,
                                const torch::Tensor& targets, bool sigsoftmax) {
-    const auto z = logits.contiguous();                       // (N, M)
-    const auto t = targets.to(torch::kLong).contiguous();     // (N,)
+    const auto z = logits.contiguous();                    // (N, M)
+    const auto t = targets.to(torch::kLong).contiguous();  // (N,)
     const int64_t rows = z.size(0), cols = z.size(1);
     const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
-    auto loss = torch::empty({rows}, f64);       // (N,)
-    auto stats = torch::empty({rows, 2}, f64);   // (N, 2): row max, log-normaliser
+    auto loss = torch::empty({rows}, f64);      // (N,)
+    auto stats = torch::empty({rows, 2}, f64);  // (N, 2): row max, log-normaliser
     AT_DISPATCH_FLOATING_TYPES(z.scalar_type(), "fused_sigmoid_family_nll", [&] {
       const scalar_t* zp = z.data_ptr<scalar_t>();
       const int64_t* tp = t.data_ptr<int64_t>();
@@ -132,8 +131,8 @@ torch::Tensor fused_sigmoid_family_nll(const torch::Tensor& logits, const torch:
 }
 
 bool fused_sigmoid_family_supports(const torch::Tensor& logits) {
-  return logits.device().is_cpu() && (logits.scalar_type() == torch::kFloat ||
-                                      logits.scalar_type() == torch::kDouble);
+  return logits.device().is_cpu() &&
+         (logits.scalar_type() == torch::kFloat || logits.scalar_type() == torch::kDouble);
 }
 
 torch::Tensor fused_log_sigmoid_family(const torch::Tensor& logits, bool sigsoftmax) {

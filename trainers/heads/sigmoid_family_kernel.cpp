@@ -1,8 +1,8 @@
 #include "sigmoid_family_kernel.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
-#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +28,10 @@ SB_INLINE double general_row(const float* zr, float* outr, int64_t cols, vf m) {
   return acc.total();
 }
 
+// Cost (perf, AVX2, 700 x 10000): the forward is bound by the log polynomial's FMA chain, about
+// 5 cycles per element; the backward is at the memory floor (it streams g, out, z and writes the
+// gradient). Storing sigmoid(z) for the backward was measured slower (one more (N, M) buffer).
+//
 // Fast row, for 0 <= max z <= 80 (every row of a trained LM in practice). With c = e^{zmax},
 // E = e^{z - zmax} <= 1 and p = E c = e^z:  w = (A + 1) z - log(1 + p), and
 // e^{w - m} = E^A (E + p) / (1 + p), where m = w(zmax) is the row's max of w (w increases with z).
@@ -82,9 +86,8 @@ SB_INLINE void backward_rows_f32(const float* g, const float* out, const float* 
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t o = r * cols;
     Sum64 acc;
-    for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
-      acc.add(load(g + o + j, n, 0.0f));
-    });
+    for_each_vector(
+        cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE { acc.add(load(g + o + j, n, 0.0f)); });
     const vf s = splat(static_cast<float>(acc.total()));
     for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
       const vf f = vexp(load(out + o + j, n, kNegInf));
@@ -136,20 +139,20 @@ void backward_rows_f64(const double* g, const double* out, const double* z, doub
 }
 
 // The entry points, per ISA. Identical bodies; only the compiler's target differs.
-#define SB_ENTRY_POINTS(SUFFIX, ATTR)                                                          \
+#define SB_ENTRY_POINTS(SUFFIX, ATTR)                                                         \
   ATTR void forward_a1_##SUFFIX(const float* z, float* out, int64_t rows, int64_t cols) {     \
-    forward_rows_f32<1>(z, out, rows, cols);                                                   \
-  }                                                                                            \
+    forward_rows_f32<1>(z, out, rows, cols);                                                  \
+  }                                                                                           \
   ATTR void forward_a0_##SUFFIX(const float* z, float* out, int64_t rows, int64_t cols) {     \
-    forward_rows_f32<0>(z, out, rows, cols);                                                   \
-  }                                                                                            \
+    forward_rows_f32<0>(z, out, rows, cols);                                                  \
+  }                                                                                           \
   ATTR void backward_a1_##SUFFIX(const float* g, const float* out, const float* z, float* gz, \
                                  int64_t rows, int64_t cols) {                                \
-    backward_rows_f32<1>(g, out, z, gz, rows, cols);                                           \
-  }                                                                                            \
+    backward_rows_f32<1>(g, out, z, gz, rows, cols);                                          \
+  }                                                                                           \
   ATTR void backward_a0_##SUFFIX(const float* g, const float* out, const float* z, float* gz, \
                                  int64_t rows, int64_t cols) {                                \
-    backward_rows_f32<0>(g, out, z, gz, rows, cols);                                           \
+    backward_rows_f32<0>(g, out, z, gz, rows, cols);                                          \
   }
 SB_ENTRY_POINTS(baseline, )
 #if SB_X86_DISPATCH
@@ -203,8 +206,8 @@ void sigmoid_family_backward(const float* grad, const float* out, const float* z
              : backward_a0_baseline(grad, out, z, grad_z, rows, cols);
 }
 
-void sigmoid_family_backward(const double* grad, const double* out, const double* z,
-                             double* grad_z, int64_t rows, int64_t cols, bool sigsoftmax) {
+void sigmoid_family_backward(const double* grad, const double* out, const double* z, double* grad_z,
+                             int64_t rows, int64_t cols, bool sigsoftmax) {
   sigsoftmax ? backward_rows_f64<1>(grad, out, z, grad_z, rows, cols)
              : backward_rows_f64<0>(grad, out, z, grad_z, rows, cols);
 }

@@ -105,7 +105,8 @@ SB_INLINE void nll_backward_rows_f32(const float* z, const int64_t* targets, con
     // The target's -1, in float64: f_t - 1 loses nothing when f_t is close to 1.
     const int64_t t = targets[row];
     const double zt = zr[t], sig_t = 1 / (1 + std::exp(-zt));
-    gr[t] = static_cast<float>(static_cast<double>(scale) * std::expm1(w64<A>(zt) - lse) * (A + 1 - sig_t));
+    gr[t] = static_cast<float>(static_cast<double>(scale) * std::expm1(w64<A>(zt) - lse) *
+                               (A + 1 - sig_t));
   }
 }
 
@@ -141,22 +142,24 @@ void nll_backward_rows_f64(const double* z, const int64_t* targets, const double
       gz[row * cols + j] = scale * f * (A + 1 - sig);
     }
     const int64_t t = targets[row];
-    gz[row * cols + t] = scale * std::expm1(w64<A>(zr[t]) - lse) * (A + 1 - 1 / (1 + std::exp(-zr[t])));
+    gz[row * cols + t] =
+        scale * std::expm1(w64<A>(zr[t]) - lse) * (A + 1 - 1 / (1 + std::exp(-zr[t])));
     if (std::isnan(stats[2 * row]))
-      for (int64_t j = 0; j < cols; ++j) gz[row * cols + j] = std::numeric_limits<double>::quiet_NaN();
+      for (int64_t j = 0; j < cols; ++j)
+        gz[row * cols + j] = std::numeric_limits<double>::quiet_NaN();
   }
 }
 
-#define SB_NLL_ENTRY_POINTS(SUFFIX, ATTR)                                                      \
-  template <int A>                                                                           \
-  ATTR void nll_forward_##SUFFIX(const float* z, const int64_t* t, double* loss, double* st,  \
-                                 int64_t rows, int64_t cols) {                               \
-    nll_forward_rows_f32<A>(z, t, loss, st, rows, cols);                                      \
-  }                                                                                          \
-  template <int A>                                                                           \
-  ATTR void nll_backward_##SUFFIX(const float* z, const int64_t* t, const double* st,         \
-                                  float scale, float* gz, int64_t rows, int64_t cols) {      \
-    nll_backward_rows_f32<A>(z, t, st, scale, gz, rows, cols);                                \
+#define SB_NLL_ENTRY_POINTS(SUFFIX, ATTR)                                                          \
+  template <int A>                                                                                 \
+  ATTR void nll_forward_##SUFFIX(const float* z, const int64_t* t, double* loss, double* st,       \
+                                 int64_t rows, int64_t cols) {                                     \
+    nll_forward_rows_f32<A>(z, t, loss, st, rows, cols);                                           \
+  }                                                                                                \
+  template <int A>                                                                                 \
+  ATTR void nll_backward_##SUFFIX(const float* z, const int64_t* t, const double* st, float scale, \
+                                  float* gz, int64_t rows, int64_t cols) {                         \
+    nll_backward_rows_f32<A>(z, t, st, scale, gz, rows, cols);                                     \
   }
 SB_NLL_ENTRY_POINTS(baseline, )
 #if SB_X86_DISPATCH
@@ -165,8 +168,8 @@ SB_NLL_ENTRY_POINTS(avx2, SB_AVX2)
 
 }  // namespace
 
-void sigmoid_family_nll_forward(const float* z, const int64_t* targets, double* loss,
-                                double* stats, int64_t rows, int64_t cols, bool sigsoftmax) {
+void sigmoid_family_nll_forward(const float* z, const int64_t* targets, double* loss, double* stats,
+                                int64_t rows, int64_t cols, bool sigsoftmax) {
 #if SB_X86_DISPATCH
   if (use_avx2_flag().load(std::memory_order_relaxed)) {
     sigsoftmax ? nll_forward_avx2<1>(z, targets, loss, stats, rows, cols)

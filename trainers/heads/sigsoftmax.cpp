@@ -34,14 +34,11 @@ torch::Tensor log_sigsoftmax_shifted(const torch::Tensor& logits, const torch::T
   return torch::log_softmax(w, /*dim=*/-1);
 }
 
-SigsoftmaxImpl::SigsoftmaxImpl(const SigsoftmaxOptions& options_) : options(options_) {
-  reset();
-}
+SigsoftmaxImpl::SigsoftmaxImpl(const SigsoftmaxOptions& options_) : options(options_) { reset(); }
 
 void SigsoftmaxImpl::reset() {
-  b = options.learnable_bias()
-          ? register_parameter("b", torch::full({}, options.initial_bias()))
-          : torch::Tensor();
+  b = options.learnable_bias() ? register_parameter("b", torch::full({}, options.initial_bias()))
+                               : torch::Tensor();
 }
 
 torch::Tensor SigsoftmaxImpl::forward(const torch::Tensor& logits) {

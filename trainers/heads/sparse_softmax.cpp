@@ -11,8 +11,7 @@ namespace {
 void check_k(int64_t k, const torch::Tensor& logits, const char* fn) {
   if (k < 1 || k > logits.size(1))
     throw std::invalid_argument(std::string(fn) + ": k must satisfy 1 <= k <= M = " +
-                                std::to_string(logits.size(1)) + ", got k = " +
-                                std::to_string(k));
+                                std::to_string(logits.size(1)) + ", got k = " + std::to_string(k));
 }
 
 }  // namespace
@@ -31,7 +30,7 @@ torch::Tensor sparse_softmax_loss(const torch::Tensor& logits, const torch::Tens
   check_logits(logits, "sparse_softmax_loss");
   check_k(k, logits, "sparse_softmax_loss");
   check_targets(targets, logits, "sparse_softmax_loss");
-  const auto top = std::get<0>(logits.topk(k, /*dim=*/-1));                     // (N, k)
+  const auto top = std::get<0>(logits.topk(k, /*dim=*/-1));                       // (N, k)
   const auto z_t = logits.gather(/*dim=*/-1, targets.unsqueeze(-1)).squeeze(-1);  // (N,)
   return (top.logsumexp(/*dim=*/-1) - z_t).mean();
 }

@@ -10,7 +10,7 @@ namespace {
 // log((x_i^2 + c) / sum_m (x_m^2 + c)) with the row scale s divided out of numerator and sum.
 torch::Tensor log_normalised_square(const torch::Tensor& x, double c) {
   const auto s = x.detach().abs().amax(/*dim=*/-1, /*keepdim=*/true).clamp_min(1.0);  // (N, 1)
-  const auto a = (x / s).square() + c / s.square();                                  // (N, M)
+  const auto a = (x / s).square() + c / s.square();                                   // (N, M)
   return a.log() - a.sum(/*dim=*/-1, /*keepdim=*/true).log();
 }
 

@@ -116,8 +116,10 @@ SB_INLINE vf vlogsigmoid(vf z) {
 
 template <int A>
 SB_INLINE vf vw(vf z) {
-  if constexpr (A == 1) return z + vlogsigmoid(z);
-  else return vlogsigmoid(z);
+  if constexpr (A == 1)
+    return z + vlogsigmoid(z);
+  else
+    return vlogsigmoid(z);
 }
 
 // A float64 row sum of float32 vectors, kept in two native 4 x double registers (an 8 x double
