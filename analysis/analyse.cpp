@@ -1,0 +1,81 @@
+#include "analyse.h"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "head_spec.h"
+
+namespace sb::analysis {
+namespace {
+
+// Relative resolution of each method: gram squares the spectrum, so float64 round-off in G
+// (eps64 lambda_max) hides sigma below sqrt(eps64) sigma_max; a backward-stable SVD resolves
+// down to about its precision's eps times sigma_max.
+double resolution_rel(SvdMethod method, bool float64) {
+  if (method == SvdMethod::gram) return std::sqrt(kFloat64Eps);
+  return float64 ? kFloat64Eps : kFloat32Eps;
+}
+
+}  // namespace
+
+SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& o) {
+  if (o.method == "exact") return SvdMethod::exact;
+  if (o.method == "gram") return SvdMethod::gram;
+  if (o.method != "auto")
+    throw std::invalid_argument("--method: expected exact, gram or auto, got '" + o.method + "'");
+  const double tol_rel = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * eps;
+  const bool gram_resolves = tol_rel > 10 * std::sqrt(kFloat64Eps);
+  const bool exact_fits = exact_bytes(rows, cols, o.precision == "float64") <= o.budget_bytes;
+  if (rows >= cols && gram_resolves && gram_bytes(cols, o.block_rows) <= o.budget_bytes)
+    return SvdMethod::gram;
+  return exact_fits ? SvdMethod::exact : SvdMethod::gram;
+}
+
+RankResult analyse_file(const std::string& path, const AnalyseOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  LogProbReader reader(path);
+  const auto& h = reader.header();
+  const double eps = parse_eps(options.eps.empty() ? h.compute_dtype : options.eps);
+  const std::string precision = options.precision.empty() ? h.compute_dtype : options.precision;
+  if (precision != "float32" && precision != "float64")
+    throw std::invalid_argument("--precision: expected float32 or float64, got '" + precision + "'");
+  if (options.block_rows < 1)
+    throw std::invalid_argument("--block-rows: expected >= 1, got " + std::to_string(options.block_rows));
+  AnalyseOptions o = options;
+  o.precision = precision;
+  const SvdMethod method = choose_method(reader.rows(), reader.cols(), eps, o);
+
+  const RowReader read = [&](int64_t begin, int64_t count, float* out) {
+    reader.read_rows(begin, count, out);
+  };
+  FiniteScan scan;
+  const bool f64 = precision == "float64";
+  auto sigma = method == SvdMethod::exact
+                   ? singular_values_exact(read, reader.rows(), reader.cols(), f64, &scan)
+                   : singular_values_gram(read, reader.rows(), reader.cols(), options.block_rows, &scan);
+  if (!scan.clean()) {
+    std::string why = path + ": /log_probs holds " + scan.describe();
+    if (scan.neg_inf > 0 && may_output_neg_inf(head_kind_from_name(h.head)))
+      why += " (head '" + h.head + "' outputs -inf off its support, so the numerical rank of the "
+             "log-output matrix is undefined)";
+    else if (scan.neg_inf > 0)
+      why += " (-inf log-probabilities make the rank undefined)";
+    throw std::runtime_error(why);
+  }
+
+  RankResult res;
+  res.source = path;
+  res.header = h;
+  res.method = method_name(method);
+  res.precision = method == SvdMethod::gram ? "float64" : precision;
+  const auto kind = head_kind_from_name(h.head);
+  res.report = numerical_rank(sigma, reader.rows(), reader.cols(), eps,
+                              theorem2_rank_bound(h.d, h.bias), theorem2_bounded(kind),
+                              resolution_rel(method, f64));
+  res.singular_values = std::move(sigma);
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return res;
+}
+
+}  // namespace sb::analysis

@@ -1,0 +1,29 @@
+#pragma once
+// One log-output file in, one RankResult out: open and validate, choose the method, stream the
+// matrix, refuse non-finite entries, compute the spectrum and the rank report.
+
+#include <string>
+
+#include "rank_result.h"
+#include "spectrum.h"
+
+namespace sb::analysis {
+
+struct AnalyseOptions {
+  std::string method = "auto";  ///< exact | gram | auto
+  std::string eps;              ///< float32 | float64 | number; empty: the file's compute_dtype
+  std::string precision;        ///< exact path: float32 | float64; empty: the file's compute_dtype
+  int64_t block_rows = 4096;    ///< gram: rows per block
+  double budget_bytes = 8.0 * (1ull << 30);  ///< auto: memory the chosen method may use
+};
+
+/// Which method `auto` picks: gram when the matrix is at least as tall as wide, its resolution
+/// (sqrt(eps64) sigma_max) lies well below the NR tolerance and G fits the budget; else exact
+/// when the matrix fits the budget; else gram (reported as not resolving the tolerance).
+SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& options);
+
+/// Throws std::runtime_error "<file>: ..." for invalid files and for non-finite entries (with
+/// counts and the first position; -inf from a head that outputs it makes the rank undefined).
+RankResult analyse_file(const std::string& path, const AnalyseOptions& options);
+
+}  // namespace sb::analysis

@@ -1,0 +1,168 @@
+#include "hdf5_handles.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace sb::analysis::h5 {
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    reset();
+    id_ = o.id_;
+    close_ = o.close_;
+    o.id_ = H5I_INVALID_HID;
+  }
+  return *this;
+}
+
+void Handle::reset() {
+  if (id_ >= 0 && close_) close_(id_);
+  id_ = H5I_INVALID_HID;
+}
+
+void quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+Handle open_file(const std::string& path, bool write) {
+  quiet();
+  if (access(path.c_str(), F_OK) != 0)
+    throw std::runtime_error(path + ": no such file");
+  const hid_t id = H5Fopen(path.c_str(), write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0)
+    throw std::runtime_error(path + ": not a readable HDF5 file (truncated or corrupt?)");
+  return Handle(id, H5Fclose);
+}
+
+Handle create_file(const std::string& path) {
+  quiet();
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (id < 0) throw std::runtime_error(path + ": cannot create HDF5 file");
+  return Handle(id, H5Fclose);
+}
+
+bool has_dataset(hid_t file, const std::string& name) {
+  return H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0;
+}
+
+Handle open_dataset(hid_t file, const std::string& name, const std::string& path) {
+  if (!has_dataset(file, name)) throw std::runtime_error(path + ": dataset '" + name + "' is missing");
+  const hid_t id = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
+  if (id < 0) throw std::runtime_error(path + ": cannot open dataset '" + name + "'");
+  return Handle(id, H5Dclose);
+}
+
+bool has_attribute(hid_t obj, const std::string& name) { return H5Aexists(obj, name.c_str()) > 0; }
+
+namespace {
+
+void write_scalar(hid_t obj, const std::string& name, hid_t type, const void* value) {
+  if (has_attribute(obj, name)) H5Adelete(obj, name.c_str());
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(obj, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attr.valid() || H5Awrite(attr.get(), type, value) < 0)
+    throw std::runtime_error("cannot write attribute '" + name + "'");
+}
+
+Handle open_attribute(hid_t obj, const std::string& name, const std::string& path) {
+  if (!has_attribute(obj, name))
+    throw std::runtime_error(path + ": attribute '" + name + "' is missing");
+  return Handle(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+}
+
+H5T_class_t attribute_class(hid_t attr) {
+  Handle type(H5Aget_type(attr), H5Tclose);
+  return H5Tget_class(type.get());
+}
+
+}  // namespace
+
+void write_attribute(hid_t obj, const std::string& name, int64_t value) {
+  write_scalar(obj, name, H5T_NATIVE_INT64, &value);
+}
+
+void write_attribute(hid_t obj, const std::string& name, double value) {
+  write_scalar(obj, name, H5T_NATIVE_DOUBLE, &value);
+}
+
+void write_attribute(hid_t obj, const std::string& name, const std::string& value) {
+  // Variable-length UTF-8 strings: what h5py reads back as str.
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  const char* data = value.c_str();
+  write_scalar(obj, name, type.get(), &data);
+}
+
+int64_t read_int_attribute(hid_t obj, const std::string& name, const std::string& path) {
+  Handle attr = open_attribute(obj, name, path);
+  if (attribute_class(attr.get()) != H5T_INTEGER)
+    throw std::runtime_error(path + ": attribute '" + name + "' must be an integer");
+  int64_t value = 0;
+  H5Aread(attr.get(), H5T_NATIVE_INT64, &value);
+  return value;
+}
+
+double read_double_attribute(hid_t obj, const std::string& name, const std::string& path) {
+  Handle attr = open_attribute(obj, name, path);
+  const auto cls = attribute_class(attr.get());
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+    throw std::runtime_error(path + ": attribute '" + name + "' must be a number");
+  double value = 0;
+  H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value);
+  return value;
+}
+
+std::string read_string_attribute(hid_t obj, const std::string& name, const std::string& path) {
+  Handle attr = open_attribute(obj, name, path);
+  Handle type(H5Aget_type(attr.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING)
+    throw std::runtime_error(path + ": attribute '" + name + "' must be a string");
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    char* data = nullptr;
+    H5Aread(attr.get(), mem.get(), &data);
+    std::string out = data ? data : "";
+    H5free_memory(data);
+    return out;
+  }
+  const size_t size = H5Tget_size(type.get());
+  std::string out(size, '\0');
+  H5Aread(attr.get(), type.get(), out.data());
+  out.resize(std::strlen(out.c_str()));
+  return out;
+}
+
+std::vector<hsize_t> dims(hid_t dataset) {
+  Handle space(H5Dget_space(dataset), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> d(static_cast<size_t>(rank > 0 ? rank : 0));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), d.data(), nullptr);
+  return d;
+}
+
+void write_vector(hid_t file, const std::string& name, const std::vector<double>& values) {
+  const hsize_t n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle ds(H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                       H5P_DEFAULT),
+            H5Dclose);
+  if (!ds.valid() ||
+      H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+    throw std::runtime_error("cannot write dataset '" + name + "'");
+}
+
+std::string temporary_path(const std::string& path) {
+  return path + ".tmp." + std::to_string(getpid());
+}
+
+void commit_file(const std::string& tmp, const std::string& path) {
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace sb::analysis::h5

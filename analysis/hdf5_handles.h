@@ -1,0 +1,62 @@
+#pragma once
+// Thin RAII over the HDF5 C API (hid_t handles) plus typed attribute helpers, for the two file
+// formats of this folder (logprob_file.h, rank_result.h). Errors throw std::runtime_error naming
+// the file and the object; HDF5's own error stack printing is switched off.
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sb::analysis::h5 {
+
+/// Owns one hid_t and closes it with the right H5?close.
+class Handle {
+ public:
+  Handle() = default;
+  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = H5I_INVALID_HID; }
+  Handle& operator=(Handle&& o) noexcept;
+  ~Handle() { reset(); }
+  void reset();
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+/// Silences HDF5's automatic error printing for the process (we report errors ourselves).
+void quiet();
+
+Handle open_file(const std::string& path, bool write);
+Handle create_file(const std::string& path);  // truncates
+bool has_dataset(hid_t file, const std::string& name);
+Handle open_dataset(hid_t file, const std::string& name, const std::string& path_for_errors);
+
+bool has_attribute(hid_t obj, const std::string& name);
+void write_attribute(hid_t obj, const std::string& name, int64_t value);
+void write_attribute(hid_t obj, const std::string& name, double value);
+void write_attribute(hid_t obj, const std::string& name, const std::string& value);
+/// Readers throw "<path>: attribute '<name>' ..." when missing or of the wrong class.
+int64_t read_int_attribute(hid_t obj, const std::string& name, const std::string& path);
+double read_double_attribute(hid_t obj, const std::string& name, const std::string& path);
+std::string read_string_attribute(hid_t obj, const std::string& name, const std::string& path);
+
+/// Dimensions of a dataset's dataspace.
+std::vector<hsize_t> dims(hid_t dataset);
+
+/// Writes a whole 1-D float64 dataset.
+void write_vector(hid_t file, const std::string& name, const std::vector<double>& values);
+
+/// "path.tmp.<pid>": where outputs are written before the atomic rename into `path`.
+std::string temporary_path(const std::string& path);
+/// rename(2) tmp -> path, throwing with both names on failure.
+void commit_file(const std::string& tmp, const std::string& path);
+
+}  // namespace sb::analysis::h5

@@ -1,0 +1,225 @@
+#include "logprob_file.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "head_spec.h"
+
+namespace sb::analysis {
+namespace {
+
+std::string shape_string(const std::vector<hsize_t>& d) {
+  std::string s = "(";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + (d.size() == 1 ? ",)" : ")");
+}
+
+void require(bool ok, const std::string& path, const std::string& field,
+             const std::string& expected, const std::string& got) {
+  if (!ok) throw std::runtime_error(path + ": " + field + ": expected " + expected + ", got " + got);
+}
+
+}  // namespace
+
+int64_t chunk_rows_for(int64_t vocab_size, int64_t num_tokens) {
+  const int64_t rows = std::max<int64_t>(1, (int64_t{1} << 20) / (4 * std::max<int64_t>(1, vocab_size)));
+  return std::min(rows, std::max<int64_t>(1, num_tokens));
+}
+
+// ---------------------------------------------------------------- writer
+
+LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
+    : path_(std::move(path)), tmp_(h5::temporary_path(path_)), header_(std::move(header)) {
+  const auto& h = header_;
+  if (h.vocab_size < 1 || h.num_tokens < 1)
+    throw std::invalid_argument(path_ + ": vocab_size and num_tokens must be >= 1, got " +
+                                std::to_string(h.vocab_size) + ", " + std::to_string(h.num_tokens));
+  head_kind_from_name(h.head);  // throws, listing the valid names
+  if (h.compute_dtype != "float32" && h.compute_dtype != "float64")
+    throw std::invalid_argument(path_ + ": compute_dtype must be float32 or float64, got '" +
+                                h.compute_dtype + "'");
+  chunk_rows_ = chunk_rows_for(h.vocab_size, h.num_tokens);
+  buffer_.reserve(static_cast<size_t>(chunk_rows_ * h.vocab_size));
+  target_buffer_.reserve(static_cast<size_t>(chunk_rows_));
+
+  file_ = h5::create_file(tmp_);
+  const hsize_t lp_dims[2] = {static_cast<hsize_t>(h.num_tokens), static_cast<hsize_t>(h.vocab_size)};
+  const hsize_t lp_chunk[2] = {static_cast<hsize_t>(chunk_rows_), static_cast<hsize_t>(h.vocab_size)};
+  h5::Handle space(H5Screate_simple(2, lp_dims, nullptr), H5Sclose);
+  h5::Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_chunk(plist.get(), 2, lp_chunk);
+  log_probs_ = h5::Handle(H5Dcreate2(file_.get(), "log_probs", H5T_IEEE_F32LE, space.get(),
+                                     H5P_DEFAULT, plist.get(), H5P_DEFAULT),
+                          H5Dclose);
+  const hsize_t t_dims[1] = {static_cast<hsize_t>(h.num_tokens)};
+  h5::Handle tspace(H5Screate_simple(1, t_dims, nullptr), H5Sclose);
+  targets_ = h5::Handle(H5Dcreate2(file_.get(), "targets", H5T_STD_I64LE, tspace.get(),
+                                   H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        H5Dclose);
+  if (!log_probs_.valid() || !targets_.valid())
+    throw std::runtime_error(tmp_ + ": cannot create datasets");
+
+  const hid_t root = file_.get();
+  h5::write_attribute(root, "format_version", kLogProbFormatVersion);
+  h5::write_attribute(root, "head", h.head);
+  h5::write_attribute(root, "d", h.d);
+  h5::write_attribute(root, "bias", int64_t{h.bias ? 1 : 0});
+  h5::write_attribute(root, "vocab_size", h.vocab_size);
+  h5::write_attribute(root, "num_tokens", h.num_tokens);
+  h5::write_attribute(root, "dataset", h.dataset);
+  h5::write_attribute(root, "split", h.split);
+  h5::write_attribute(root, "seed", h.seed);
+  h5::write_attribute(root, "compute_dtype", h.compute_dtype);
+  if (!h.config.empty()) h5::write_attribute(root, "config", h.config);
+}
+
+LogProbWriter::~LogProbWriter() {
+  if (!finished_) {
+    log_probs_.reset();
+    targets_.reset();
+    file_.reset();
+    std::remove(tmp_.c_str());
+  }
+}
+
+void LogProbWriter::write_rows(const float* rows, const int64_t* targets, int64_t count) {
+  const int64_t m = header_.vocab_size;
+  if (written_ + count > header_.num_tokens)
+    throw std::runtime_error(path_ + ": more rows than num_tokens = " +
+                             std::to_string(header_.num_tokens));
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t t = targets[r];
+    if (t < 0 || t >= m)
+      throw std::runtime_error(path_ + ": target " + std::to_string(t) + " of row " +
+                               std::to_string(written_ + r) + " outside [0, " + std::to_string(m) + ")");
+    const float* row = rows + r * m;
+    sum_log_prob_ += static_cast<double>(row[t]);
+    buffer_.insert(buffer_.end(), row, row + m);
+    target_buffer_.push_back(t);
+    if (static_cast<int64_t>(target_buffer_.size()) == chunk_rows_) flush_chunk();
+  }
+  written_ += count;
+}
+
+void LogProbWriter::flush_chunk() {
+  const hsize_t n = target_buffer_.size();
+  if (n == 0) return;
+  const hsize_t start[2] = {static_cast<hsize_t>(flushed_), 0};
+  const hsize_t count[2] = {n, static_cast<hsize_t>(header_.vocab_size)};
+  h5::Handle fspace(H5Dget_space(log_probs_.get()), H5Sclose);
+  H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+  h5::Handle mspace(H5Screate_simple(2, count, nullptr), H5Sclose);
+  h5::Handle tfspace(H5Dget_space(targets_.get()), H5Sclose);
+  H5Sselect_hyperslab(tfspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+  h5::Handle tmspace(H5Screate_simple(1, count, nullptr), H5Sclose);
+  if (H5Dwrite(log_probs_.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), H5P_DEFAULT,
+               buffer_.data()) < 0 ||
+      H5Dwrite(targets_.get(), H5T_NATIVE_INT64, tmspace.get(), tfspace.get(), H5P_DEFAULT,
+               target_buffer_.data()) < 0)
+    throw std::runtime_error(tmp_ + ": write failed at row " + std::to_string(flushed_));
+  flushed_ += static_cast<int64_t>(n);
+  buffer_.clear();
+  target_buffer_.clear();
+}
+
+double LogProbWriter::finish() {
+  if (written_ != header_.num_tokens)
+    throw std::runtime_error(path_ + ": finish() after " + std::to_string(written_) +
+                             " rows, expected num_tokens = " + std::to_string(header_.num_tokens));
+  flush_chunk();
+  header_.ppl = std::exp(-sum_log_prob_ / static_cast<double>(written_));
+  h5::write_attribute(file_.get(), "ppl", header_.ppl);
+  log_probs_.reset();
+  targets_.reset();
+  if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error(tmp_ + ": flush failed");
+  file_.reset();
+  h5::commit_file(tmp_, path_);
+  finished_ = true;
+  return header_.ppl;
+}
+
+// ---------------------------------------------------------------- reader
+
+LogProbReader::LogProbReader(std::string path) : path_(std::move(path)) {
+  file_ = h5::open_file(path_, /*write=*/false);
+  const hid_t root = file_.get();
+  log_probs_ = h5::open_dataset(root, "log_probs", path_);
+  auto targets = h5::open_dataset(root, "targets", path_);
+
+  auto& h = header_;
+  const int64_t version = h5::read_int_attribute(root, "format_version", path_);
+  require(version == kLogProbFormatVersion, path_, "attribute 'format_version'",
+          std::to_string(kLogProbFormatVersion), std::to_string(version));
+  h.head = h5::read_string_attribute(root, "head", path_);
+  try {
+    head_kind_from_name(h.head);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(path_ + ": attribute 'head': " + e.what());
+  }
+  h.d = h5::read_int_attribute(root, "d", path_);
+  require(h.d >= 1, path_, "attribute 'd'", ">= 1", std::to_string(h.d));
+  const int64_t bias = h5::read_int_attribute(root, "bias", path_);
+  require(bias == 0 || bias == 1, path_, "attribute 'bias'", "0 or 1", std::to_string(bias));
+  h.bias = bias == 1;
+  h.vocab_size = h5::read_int_attribute(root, "vocab_size", path_);
+  h.num_tokens = h5::read_int_attribute(root, "num_tokens", path_);
+  h.dataset = h5::read_string_attribute(root, "dataset", path_);
+  h.split = h5::read_string_attribute(root, "split", path_);
+  h.seed = h5::read_int_attribute(root, "seed", path_);
+  h.ppl = h5::read_double_attribute(root, "ppl", path_);
+  h.compute_dtype = h5::read_string_attribute(root, "compute_dtype", path_);
+  require(h.compute_dtype == "float32" || h.compute_dtype == "float64", path_,
+          "attribute 'compute_dtype'", "\"float32\" or \"float64\"", "\"" + h.compute_dtype + "\"");
+  if (h5::has_attribute(root, "config")) h.config = h5::read_string_attribute(root, "config", path_);
+
+  // /log_probs: float32, rank 2, shape (num_tokens, vocab_size).
+  {
+    h5::Handle type(H5Dget_type(log_probs_.get()), H5Tclose);
+    const bool f32 = H5Tget_class(type.get()) == H5T_FLOAT && H5Tget_size(type.get()) == 4;
+    require(f32, path_, "dataset '/log_probs' dtype", "float32",
+            H5Tget_class(type.get()) == H5T_FLOAT ? "float" + std::to_string(8 * H5Tget_size(type.get()))
+                                                  : "a non-float type");
+    const auto d = h5::dims(log_probs_.get());
+    require(d.size() == 2, path_, "dataset '/log_probs' rank", "2 (T, M)", shape_string(d));
+    const std::vector<hsize_t> want = {static_cast<hsize_t>(h.num_tokens),
+                                       static_cast<hsize_t>(h.vocab_size)};
+    require(d == want, path_, "dataset '/log_probs' shape",
+            shape_string(want) + " from attributes num_tokens, vocab_size", shape_string(d));
+  }
+  // /targets: integer, shape (num_tokens,).
+  {
+    h5::Handle type(H5Dget_type(targets.get()), H5Tclose);
+    require(H5Tget_class(type.get()) == H5T_INTEGER, path_, "dataset '/targets' dtype", "int64",
+            "a non-integer type");
+    const auto d = h5::dims(targets.get());
+    const std::vector<hsize_t> want = {static_cast<hsize_t>(h.num_tokens)};
+    require(d == want, path_, "dataset '/targets' shape", shape_string(want), shape_string(d));
+  }
+}
+
+void LogProbReader::read_rows(int64_t begin, int64_t count, float* out) const {
+  if (begin < 0 || count < 0 || begin + count > rows())
+    throw std::out_of_range(path_ + ": rows [" + std::to_string(begin) + ", " +
+                            std::to_string(begin + count) + ") outside [0, " +
+                            std::to_string(rows()) + ")");
+  const hsize_t start[2] = {static_cast<hsize_t>(begin), 0};
+  const hsize_t n[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(cols())};
+  h5::Handle fspace(H5Dget_space(log_probs_.get()), H5Sclose);
+  H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, n, nullptr);
+  h5::Handle mspace(H5Screate_simple(2, n, nullptr), H5Sclose);
+  if (H5Dread(log_probs_.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), H5P_DEFAULT, out) < 0)
+    throw std::runtime_error(path_ + ": reading /log_probs rows " + std::to_string(begin) + ".." +
+                             std::to_string(begin + count) + " failed (truncated file?)");
+}
+
+std::vector<int64_t> LogProbReader::read_targets() const {
+  auto ds = h5::open_dataset(file_.get(), "targets", path_);
+  std::vector<int64_t> out(static_cast<size_t>(rows()));
+  if (H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    throw std::runtime_error(path_ + ": reading /targets failed (truncated file?)");
+  return out;
+}
+
+}  // namespace sb::analysis

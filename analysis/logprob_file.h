@@ -1,0 +1,91 @@
+#pragma once
+// The HDF5 log-output file: the one contract between the trainers (writers) and the analysis
+// (reader). Nothing else opens these datasets by name.
+//
+//   /log_probs  float32 (T, M)  row t = log P(. | context t) over the vocabulary, token order;
+//                               chunked along T, written and read in row blocks
+//   /targets    int64   (T,)    the observed next token of each row
+//   attributes  format_version (int, 1), head (registry name), d (int), bias (int 0/1),
+//               vocab_size (M), num_tokens (T), dataset, split, seed (int),
+//               ppl (float64: exp of the mean NLL of /targets under /log_probs),
+//               compute_dtype ("float32" | "float64"), optional config (string)
+//   /vocab      optional, strings
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hdf5_handles.h"
+
+namespace sb::analysis {
+
+inline constexpr int64_t kLogProbFormatVersion = 1;
+
+struct LogProbHeader {
+  std::string head;            ///< registry name (head_spec.h)
+  int64_t d = 0;               ///< size of the vector the decoder multiplies
+  bool bias = false;           ///< decoder bias present
+  int64_t vocab_size = 0;      ///< M
+  int64_t num_tokens = 0;      ///< T
+  std::string dataset;         ///< e.g. "ptb"
+  std::string split;           ///< e.g. "test"
+  int64_t seed = 0;
+  double ppl = 0;              ///< set by LogProbWriter::finish, read back by the reader
+  std::string compute_dtype = "float32";
+  std::string config;          ///< optional: the producer's effective config (TOML/JSON)
+};
+
+/// Streams rows into a new file. Written to "<path>.tmp.<pid>" and renamed into place by
+/// finish(); destroyed unfinished, it removes the temporary file (no partial output).
+class LogProbWriter {
+ public:
+  LogProbWriter(std::string path, LogProbHeader header);
+  ~LogProbWriter();
+  LogProbWriter(const LogProbWriter&) = delete;
+  LogProbWriter& operator=(const LogProbWriter&) = delete;
+
+  /// rows: (count, M) row-major float32; targets: (count,). Rows arrive in token order.
+  void write_rows(const float* rows, const int64_t* targets, int64_t count);
+  /// Checks that all T rows came, writes ppl = exp(-mean log_probs[t, target_t]) (accumulated in
+  /// float64 from the float32 values as stored), renames into place; returns the ppl.
+  double finish();
+  int64_t rows_written() const { return written_; }
+
+ private:
+  void flush_chunk();
+
+  std::string path_, tmp_;
+  LogProbHeader header_;
+  h5::Handle file_, log_probs_, targets_;
+  int64_t chunk_rows_ = 0, written_ = 0, flushed_ = 0;
+  std::vector<float> buffer_;  // one chunk of rows, written whole
+  std::vector<int64_t> target_buffer_;
+  double sum_log_prob_ = 0;
+  bool finished_ = false;
+};
+
+/// Opens and validates a file against the contract. Every violation throws std::runtime_error
+/// "<path>: <field>: expected ..., got ..." (missing datasets/attributes, dtype, rank, shape vs
+/// attributes, unknown head, bad compute_dtype, targets out of range).
+class LogProbReader {
+ public:
+  explicit LogProbReader(std::string path);
+  const LogProbHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
+  int64_t rows() const { return header_.num_tokens; }
+  int64_t cols() const { return header_.vocab_size; }
+  /// Rows [begin, begin + count) into out (count x M, row-major float32).
+  void read_rows(int64_t begin, int64_t count, float* out) const;
+  std::vector<int64_t> read_targets() const;
+
+ private:
+  std::string path_;
+  LogProbHeader header_;
+  h5::Handle file_, log_probs_;
+};
+
+/// Rows per chunk for a vocabulary of M: about 1 MiB of float32 per chunk.
+int64_t chunk_rows_for(int64_t vocab_size, int64_t num_tokens);
+
+}  // namespace sb::analysis

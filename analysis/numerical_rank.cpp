@@ -1,0 +1,51 @@
+#include "numerical_rank.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace sb::analysis {
+
+double parse_eps(const std::string& text) {
+  if (text == "float32") return kFloat32Eps;
+  if (text == "float64") return kFloat64Eps;
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(value > 0) || !std::isfinite(value))
+    throw std::invalid_argument("--eps: expected float32, float64 or a positive number, got '" +
+                                text + "'");
+  return value;
+}
+
+RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_t cols,
+                          double eps, int64_t bound, bool theorem2_bounded,
+                          double resolution_rel) {
+  RankReport r;
+  r.sigma_max = sigma.empty() ? 0.0 : sigma.front();
+  r.eps = eps;
+  r.tol = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * r.sigma_max * eps;
+  r.tol_numpy = r.sigma_max * static_cast<double>(std::max(rows, cols)) * eps;
+  auto count_above = [&](double tol) {
+    return static_cast<int64_t>(std::count_if(sigma.begin(), sigma.end(), [&](double s) { return s > tol; }));
+  };
+  r.rank = count_above(r.tol);
+  r.rank_numpy = count_above(r.tol_numpy);
+  r.bound = bound;
+  r.theorem2_bounded = theorem2_bounded;
+  r.within_bound = r.rank <= bound;
+  const auto b = static_cast<size_t>(bound);
+  r.spectral_gap = (bound >= 1 && b < sigma.size() && sigma[b] > 0)
+                       ? sigma[b - 1] / sigma[b]
+                       : std::numeric_limits<double>::quiet_NaN();
+  r.resolution = resolution_rel * r.sigma_max;
+  r.resolvable = r.tol > r.resolution;
+  return r;
+}
+
+}  // namespace sb::analysis

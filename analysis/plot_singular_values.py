@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""Plot normalised singular-value spectra from rank_analysis result files.
+
+Each input is an HDF5 file written by the `rank_analysis` binary, holding a
+descending 1-D dataset `/singular_values` plus root attributes describing the
+run (head, rank, tol, sigma_max, bound, bias, ...).  One curve per file is
+drawn as sigma_i / sigma_max against the 1-based index i on a log y-axis, as
+in Figures 1 and 2 of the Sigsoftmax paper's supplementary material.  The
+Theorem 2 bound of each file is shown as a dashed vertical line and the
+Numerical Recipes rank threshold (tol / sigma_max) as a dotted horizontal line.
+
+Outputs PREFIX.png (dpi 150) and PREFIX.svg, each written atomically.
+Bad input: one-line error on stderr, exit status 2, no output written.
+"""
+import argparse
+import os
+import sys
+import tempfile
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on this machine
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+try:
+    import h5py
+except ImportError:  # wrong interpreter: numpy/matplotlib may exist but not h5py
+    sys.exit("plot_singular_values.py: h5py not available; run with /usr/bin/python3")
+
+REQUIRED_ATTRS = ("head", "rank", "tol", "sigma_max", "bound", "verdict",
+                  "method", "M", "T", "d", "bias", "eps")
+FLOOR = 1e-300  # smallest value ever handed to the log axis
+
+# Fixed colours for known heads; other heads get the next unused cycle colour.
+HEAD_COLOURS = {"softmax": "tab:blue", "sigsoftmax": "tab:red", "mos": "tab:green"}
+SPARE_COLOURS = ["tab:orange", "tab:purple", "tab:brown", "tab:pink",
+                 "tab:olive", "tab:cyan", "tab:gray"]
+
+
+class InputError(Exception):
+    """Problem with one input file; message already names the file."""
+
+
+def as_str(value):
+    """h5py may return string attributes as bytes, str, or 0-d arrays of either."""
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value[()]
+    if isinstance(value, (bytes, np.bytes_)):
+        return value.decode("utf-8")
+    return str(value)
+
+
+def load_result(path):
+    """Read one result file and return a dict; raise InputError on bad input."""
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: no such file")
+    try:
+        with h5py.File(path, "r") as f:
+            if "singular_values" not in f:
+                raise InputError(f"{path}: missing dataset /singular_values")
+            sv = np.asarray(f["singular_values"][()], dtype=np.float64).ravel()
+            missing = [a for a in REQUIRED_ATTRS if a not in f.attrs]
+            if missing:
+                raise InputError(f"{path}: missing attribute(s) {', '.join(missing)}")
+            attrs = {a: f.attrs[a] for a in REQUIRED_ATTRS}
+    except InputError:
+        raise
+    except (OSError, ValueError, TypeError) as exc:  # not HDF5, bad dtype, ...
+        raise InputError(f"{path}: cannot read HDF5 result ({exc})") from None
+
+    if sv.size == 0:
+        raise InputError(f"{path}: /singular_values is empty")
+    sigma_max = float(attrs["sigma_max"])
+    if not np.isfinite(sigma_max) or sigma_max <= 0:
+        raise InputError(f"{path}: sigma_max must be positive, got {sigma_max}")
+    return {
+        "path": path,
+        "sv": sv,
+        "head": as_str(attrs["head"]),
+        "rank": int(attrs["rank"]),
+        "tol": float(attrs["tol"]),
+        "sigma_max": sigma_max,
+        "bound": int(attrs["bound"]),
+        "bias": int(attrs["bias"]),
+    }
+
+
+def head_colour(head, assigned):
+    """Same colour for the same head name across all curves in one plot."""
+    if head not in assigned:
+        if head in HEAD_COLOURS:
+            assigned[head] = HEAD_COLOURS[head]
+        else:
+            used = set(assigned.values())
+            free = [c for c in SPARE_COLOURS if c not in used]
+            assigned[head] = free[0] if free else SPARE_COLOURS[len(assigned) % len(SPARE_COLOURS)]
+    return assigned[head]
+
+
+def make_figure(results, title):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    colours = {}
+    for r in results:
+        x = np.arange(1, r["sv"].size + 1)
+        # Exact zeros (or negative round-off) cannot go on a log axis; dropping
+        # them (NaN = gap) beats clipping to FLOOR, which would stretch the
+        # axis down to 1e-300 and flatten the informative part of the curve.
+        y = r["sv"] / r["sigma_max"]
+        y = np.where(y > 0, y, np.nan)
+        ax.plot(x, y, color=head_colour(r["head"], colours), lw=1.5,
+                label=f"{r['head']} (rank {r['rank']})")
+
+    # One dashed line per distinct (bound, bias) pair; label depends on bias.
+    for bound, bias in sorted({(r["bound"], r["bias"]) for r in results}):
+        name = "d+2" if bias == 1 else "d+1"
+        ax.axvline(bound, color="black", ls="--", lw=1, label=f"{name} = {bound}")
+
+    # One dotted line per distinct normalised tolerance; label only the first
+    # so the legend does not repeat "NR tol".
+    tols = sorted({r["tol"] / r["sigma_max"] for r in results})
+    for k, t in enumerate(tols):
+        ax.axhline(max(t, FLOOR), color="gray", ls=":", lw=1,
+                   label="NR tol" if k == 0 else None)
+
+    ax.set_yscale("log")
+    ax.set_xlabel("index i")
+    ax.set_ylabel(r"$\sigma_i / \sigma_{\max}$")
+    if title:
+        ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def save_atomic(fig, target, **kwargs):
+    """Render to a temp file beside `target`, then rename it into place."""
+    directory = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=os.path.splitext(target)[1],
+                               dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, format=os.path.splitext(target)[1][1:], **kwargs)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description="Overlay normalised singular-value spectra (sigma_i / sigma_max, "
+                    "log scale) from rank_analysis HDF5 result files, marking the "
+                    "Theorem 2 bound and the Numerical Recipes rank threshold.",
+        epilog="Writes PREFIX.png (dpi 150) and PREFIX.svg. Exit status 2 on bad input.")
+    p.add_argument("results", nargs="+", metavar="RESULT.h5",
+                   help="result file(s) written by rank_analysis")
+    p.add_argument("--out", required=True, metavar="PREFIX",
+                   help="output path prefix; '.png' and '.svg' are appended")
+    p.add_argument("--title", default=None, metavar="TEXT", help="optional plot title")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    prog = os.path.basename(sys.argv[0])
+    # Load and validate every input before writing anything.
+    try:
+        results = [load_result(p) for p in args.results]
+    except InputError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(out_dir):
+        print(f"{prog}: error: output directory {out_dir} does not exist", file=sys.stderr)
+        return 2
+
+    # Keep text as <text> elements in the SVG (searchable, smaller file).
+    plt.rcParams["svg.fonttype"] = "none"
+    fig = make_figure(results, args.title)
+    save_atomic(fig, args.out + ".png", dpi=150)
+    save_atomic(fig, args.out + ".svg")
+    plt.close(fig)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

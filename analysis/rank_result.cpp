@@ -1,0 +1,73 @@
+#include "rank_result.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace sb::analysis {
+
+void write_rank_result(const std::string& path, const RankResult& res) {
+  const std::string tmp = h5::temporary_path(path);
+  try {
+    auto file = h5::create_file(tmp);
+    const hid_t root = file.get();
+    h5::write_vector(root, "singular_values", res.singular_values);
+    const auto& h = res.header;
+    const auto& r = res.report;
+    h5::write_attribute(root, "source", res.source);
+    h5::write_attribute(root, "head", h.head);
+    h5::write_attribute(root, "dataset", h.dataset);
+    h5::write_attribute(root, "split", h.split);
+    h5::write_attribute(root, "M", h.vocab_size);
+    h5::write_attribute(root, "T", h.num_tokens);
+    h5::write_attribute(root, "d", h.d);
+    h5::write_attribute(root, "bias", int64_t{h.bias ? 1 : 0});
+    h5::write_attribute(root, "ppl", h.ppl);
+    h5::write_attribute(root, "compute_dtype", h.compute_dtype);
+    h5::write_attribute(root, "method", res.method);
+    h5::write_attribute(root, "precision", res.precision);
+    h5::write_attribute(root, "seconds", res.seconds);
+    h5::write_attribute(root, "rank", r.rank);
+    h5::write_attribute(root, "tol", r.tol);
+    h5::write_attribute(root, "eps", r.eps);
+    h5::write_attribute(root, "sigma_max", r.sigma_max);
+    h5::write_attribute(root, "rank_numpy", r.rank_numpy);
+    h5::write_attribute(root, "tol_numpy", r.tol_numpy);
+    h5::write_attribute(root, "bound", r.bound);
+    h5::write_attribute(root, "spectral_gap", r.spectral_gap);
+    h5::write_attribute(root, "verdict", r.verdict());
+    h5::write_attribute(root, "theorem2_bounded", int64_t{r.theorem2_bounded ? 1 : 0});
+    h5::write_attribute(root, "resolvable", int64_t{r.resolvable ? 1 : 0});
+    h5::write_attribute(root, "resolution", r.resolution);
+    file.reset();
+    h5::commit_file(tmp, path);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+}
+
+std::string rank_result_json(const RankResult& res) {
+  const auto& h = res.header;
+  const auto& r = res.report;
+  auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
+  nlohmann::json j = {
+      {"file", res.source},       {"head", h.head},
+      {"dataset", h.dataset},     {"split", h.split},
+      {"M", h.vocab_size},        {"T", h.num_tokens},
+      {"d", h.d},                 {"bias", h.bias ? 1 : 0},
+      {"ppl", num(h.ppl)},        {"compute_dtype", h.compute_dtype},
+      {"method", res.method},     {"precision", res.precision},
+      {"seconds", res.seconds},   {"rank", r.rank},
+      {"tol", num(r.tol)},        {"eps", r.eps},
+      {"sigma_max", num(r.sigma_max)}, {"rank_numpy", r.rank_numpy},
+      {"tol_numpy", num(r.tol_numpy)}, {"bound", r.bound},
+      {"spectral_gap", num(r.spectral_gap)}, {"verdict", r.verdict()},
+      {"theorem2_bounded", r.theorem2_bounded}, {"resolvable", r.resolvable},
+      {"resolution", num(r.resolution)},
+  };
+  return j.dump();
+}
+
+}  // namespace sb::analysis

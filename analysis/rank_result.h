@@ -1,0 +1,28 @@
+#pragma once
+// The rank-analysis result file (rank.h5) and its JSON twin: /singular_values (float64,
+// descending) plus every field of the report as root attributes. Written atomically.
+
+#include <string>
+#include <vector>
+
+#include "logprob_file.h"
+#include "numerical_rank.h"
+
+namespace sb::analysis {
+
+struct RankResult {
+  std::string source;  ///< the analysed log-output file
+  LogProbHeader header;
+  std::string method;  ///< "exact" | "gram"
+  std::string precision;  ///< of the SVD: "float32" | "float64"
+  double seconds = 0;
+  RankReport report;
+  std::vector<double> singular_values;
+};
+
+void write_rank_result(const std::string& path, const RankResult& result);
+/// One JSON object (no singular values): rank, tol, eps, sigma_max, bound, verdict, method,
+/// seconds, M, T, head, ...
+std::string rank_result_json(const RankResult& result);
+
+}  // namespace sb::analysis

@@ -1,0 +1,117 @@
+#include "spectrum.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace sb::analysis {
+
+void FiniteScan::scan(const float* rows, int64_t begin, int64_t count, int64_t cols) {
+  for (int64_t i = 0; i < count * cols; ++i) {
+    const float v = rows[i];
+    if (std::isfinite(v)) continue;
+    if (std::isnan(v)) ++nan;
+    else if (v > 0) ++pos_inf;
+    else ++neg_inf;
+    if (first_row < 0) {
+      first_row = begin + i / cols;
+      first_col = i % cols;
+    }
+  }
+}
+
+std::string FiniteScan::describe() const {
+  std::ostringstream s;
+  s << nan << " NaN, " << pos_inf << " +inf, " << neg_inf << " -inf entries; the first at row "
+    << first_row << ", column " << first_col;
+  return s.str();
+}
+
+std::string method_name(SvdMethod m) { return m == SvdMethod::exact ? "exact" : "gram"; }
+
+double exact_bytes(int64_t rows, int64_t cols, bool float64) {
+  const double elem = float64 ? 8.0 : 4.0, mn = static_cast<double>(std::min(rows, cols));
+  // The matrix, plus ?gesdd's workspace for jobz = 'N' (about 7 min(M, T) + max(M, T) elements).
+  return elem * (static_cast<double>(rows) * static_cast<double>(cols) + 8 * mn +
+                 static_cast<double>(std::max(rows, cols)));
+}
+
+double gram_bytes(int64_t cols, int64_t block_rows) {
+  const double m = static_cast<double>(cols);
+  return 8.0 * m * m + 12.0 * static_cast<double>(block_rows) * m + 8.0 * 3 * m;
+}
+
+namespace {
+
+template <class T>
+std::vector<double> gesdd(std::vector<T>& a, int64_t rows, int64_t cols) {
+  // The row-major T x M matrix is the column-major M x T matrix A^T: same singular values, no copy.
+  const auto m = static_cast<lapack_int>(cols), n = static_cast<lapack_int>(rows);
+  std::vector<T> s(static_cast<size_t>(std::min(m, n)));
+  lapack_int info = 0;
+  if constexpr (sizeof(T) == 4)
+    info = LAPACKE_sgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, s.data(), nullptr, 1, nullptr, 1);
+  else
+    info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, s.data(), nullptr, 1, nullptr, 1);
+  if (info != 0)
+    throw std::runtime_error(std::string(sizeof(T) == 4 ? "LAPACKE_sgesdd" : "LAPACKE_dgesdd") +
+                             " failed on a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                             " matrix: info = " + std::to_string(info));
+  return std::vector<double>(s.begin(), s.end());  // LAPACK returns them descending
+}
+
+}  // namespace
+
+std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, int64_t cols,
+                                          bool float64, FiniteScan* scan) {
+  const int64_t block = std::max<int64_t>(1, (int64_t{16} << 20) / (4 * cols));
+  std::vector<float> a32(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; r += block) {
+    const int64_t n = std::min(block, rows - r);
+    read(r, n, a32.data() + r * cols);
+    scan->scan(a32.data() + r * cols, r, n, cols);
+  }
+  if (!scan->clean()) return {};
+  if (!float64) return gesdd(a32, rows, cols);
+  std::vector<double> a64(a32.begin(), a32.end());
+  a32 = {};
+  return gesdd(a64, rows, cols);
+}
+
+std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
+                                         int64_t block_rows, FiniteScan* scan) {
+  const int64_t m = cols;
+  std::vector<double> g(static_cast<size_t>(m * m), 0.0);  // upper triangle of A^T A, col-major
+  std::vector<float> block32(static_cast<size_t>(block_rows * m));
+  std::vector<double> block64(block32.size());
+  for (int64_t r = 0; r < rows; r += block_rows) {
+    const int64_t n = std::min(block_rows, rows - r);
+    read(r, n, block32.data());
+    scan->scan(block32.data(), r, n, m);
+    if (!scan->clean()) return {};
+    std::copy(block32.begin(), block32.begin() + n * m, block64.begin());
+    // The row-major n x M block X is the column-major M x n matrix Y = X^T, and X^T X = Y Y^T.
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+                1.0, block64.data(), static_cast<int>(m), 1.0, g.data(), static_cast<int>(m));
+  }
+  block32 = {};
+  block64 = {};
+  std::vector<double> w(static_cast<size_t>(m));
+  const lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', static_cast<lapack_int>(m),
+                                         g.data(), static_cast<lapack_int>(m), w.data());
+  if (info != 0)
+    throw std::runtime_error("LAPACKE_dsyevd failed on the " + std::to_string(m) + " x " +
+                             std::to_string(m) + " Gram matrix: info = " + std::to_string(info));
+  // Eigenvalues come ascending; round-off can make the smallest slightly negative.
+  std::vector<double> s(w.size());
+  std::transform(w.rbegin(), w.rend(), s.begin(), [](double l) { return std::sqrt(std::max(l, 0.0)); });
+  // Only min(T, M) singular values exist; the rest of G's spectrum is round-off around zero.
+  s.resize(static_cast<size_t>(std::min(rows, cols)));
+  return s;
+}
+
+}  // namespace sb::analysis

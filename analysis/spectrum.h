@@ -1,0 +1,44 @@
+#pragma once
+// Singular values of the T x M log-output matrix A (rows = tokens), two ways:
+//   exact: LAPACK ?gesdd (singular values only) on the whole matrix, in float32 or float64;
+//   gram:  stream row blocks, G = A^T A (M x M) accumulated in float64 with dsyrk, eigenvalues by
+//          dsyevd, sigma = sqrt(max(lambda, 0)). Peak memory 8 M^2 bytes + one block, whatever T.
+//          Resolves sigma only down to about sqrt(eps64) sigma_max = 1.5e-8 sigma_max.
+// The singular values of A equal those of the paper's M x T matrix A-hat = A^T.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sb::analysis {
+
+/// Fills out (count x M, row-major) with rows [begin, begin + count).
+using RowReader = std::function<void(int64_t begin, int64_t count, float* out)>;
+
+/// Counts of non-finite entries met while reading, and where the first one was.
+struct FiniteScan {
+  int64_t nan = 0, pos_inf = 0, neg_inf = 0;
+  int64_t first_row = -1, first_col = -1;
+  bool clean() const { return nan + pos_inf + neg_inf == 0; }
+  void scan(const float* rows, int64_t begin, int64_t count, int64_t cols);
+  std::string describe() const;  // "12 NaN, 0 +inf, 3 -inf entries; the first at row 5, column 7"
+};
+
+enum class SvdMethod { exact, gram };
+std::string method_name(SvdMethod m);
+
+/// Descending singular values by ?gesdd on the whole matrix (T x M float32 in memory, or float64:
+/// twice that). `scan` counts non-finite entries; the SVD is skipped (empty result) if any.
+std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, int64_t cols,
+                                          bool float64, FiniteScan* scan);
+
+/// Descending singular values through the float64 Gram matrix, reading `block_rows` at a time.
+std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
+                                         int64_t block_rows, FiniteScan* scan);
+
+/// Bytes each method needs at its peak (the matrix or G, plus workspaces).
+double exact_bytes(int64_t rows, int64_t cols, bool float64);
+double gram_bytes(int64_t cols, int64_t block_rows);
+
+}  // namespace sb::analysis
