@@ -50,10 +50,12 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
     reader.read_rows(begin, count, out);
   };
   FiniteScan scan;
+  SpectrumTiming timing;
   const bool f64 = precision == "float64";
   auto sigma = method == SvdMethod::exact
-                   ? singular_values_exact(read, reader.rows(), reader.cols(), f64, &scan)
-                   : singular_values_gram(read, reader.rows(), reader.cols(), options.block_rows, &scan);
+                   ? singular_values_exact(read, reader.rows(), reader.cols(), f64, &scan, &timing)
+                   : singular_values_gram(read, reader.rows(), reader.cols(), options.block_rows,
+                                          &scan, &timing);
   if (!scan.clean()) {
     std::string why = path + ": /log_probs holds " + scan.describe();
     if (scan.neg_inf > 0 && may_output_neg_inf(head_kind_from_name(h.head)))
@@ -74,6 +76,7 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
                               theorem2_rank_bound(h.d, h.bias), theorem2_bounded(kind),
                               resolution_rel(method, f64));
   res.singular_values = std::move(sigma);
+  res.timing = timing;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
 }

@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
       "log-output file, then analyse it: Theorem 2 in seconds, without training.");
   std::string synth_head = "softmax", synth_out;
   sb::SyntheticOptions so;
-  bool no_bias = false;
+  bool no_bias = false, write_only = false;
   synth->add_option("--head", synth_head, "head spec, e.g. softmax, sparse:k=20, mos:K=3")->capture_default_str();
   synth->add_option("--T", so.tokens, "rows (tokens)")->capture_default_str();
   synth->add_option("--M", so.vocab, "columns (vocabulary)")->capture_default_str();
@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"float32", "float64"}))->capture_default_str();
   synth->add_option("--logit-scale", so.logit_scale, "std of the logits")->capture_default_str();
   synth->add_option("--out", synth_out, "the log-output file to write")->required();
+  synth->add_flag("--write-only", write_only, "write the file, skip the analysis");
   add_analysis_options(synth);
 
   CLI11_PARSE(app, argc, argv);
@@ -122,7 +123,13 @@ int main(int argc, char** argv) {
     if (synth->parsed()) {
       so.spec = sb::HeadSpec::parse(synth_head);
       so.bias = !no_bias;
-      sb::write_synthetic_logprobs(synth_out, so);
+      const double ppl = sb::write_synthetic_logprobs(synth_out, so);
+      if (write_only) {
+        std::printf("wrote %s (T = %lld, M = %lld, head %s, ppl %.4g)\n", synth_out.c_str(),
+                    static_cast<long long>(so.tokens), static_cast<long long>(so.vocab),
+                    so.spec.to_string().c_str(), ppl);
+        return 0;
+      }
       files = {synth_out};
     }
     if (files.empty()) throw std::invalid_argument("no input files (see --help)");

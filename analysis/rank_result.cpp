@@ -66,6 +66,8 @@ std::string rank_result_json(const RankResult& res) {
       {"spectral_gap", num(r.spectral_gap)}, {"verdict", r.verdict()},
       {"theorem2_bounded", r.theorem2_bounded}, {"resolvable", r.resolvable},
       {"resolution", num(r.resolution)},
+      {"seconds_read", res.timing.read},  {"seconds_accumulate", res.timing.accumulate},
+      {"seconds_solve", res.timing.solve},
   };
   return j.dump();
 }

@@ -7,6 +7,7 @@
 
 #include "logprob_file.h"
 #include "numerical_rank.h"
+#include "spectrum.h"
 
 namespace sb::analysis {
 
@@ -16,6 +17,7 @@ struct RankResult {
   std::string method;  ///< "exact" | "gram"
   std::string precision;  ///< of the SVD: "float32" | "float64"
   double seconds = 0;
+  SpectrumTiming timing;  ///< read / accumulate / solve split of `seconds`
   RankReport report;
   std::vector<double> singular_values;
 };

@@ -4,6 +4,7 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -47,6 +48,10 @@ double gram_bytes(int64_t cols, int64_t block_rows) {
 
 namespace {
 
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 template <class T>
 std::vector<double> gesdd(std::vector<T>& a, int64_t rows, int64_t cols) {
   // The row-major T x M matrix is the column-major M x T matrix A^T: same singular values, no copy.
@@ -67,7 +72,10 @@ std::vector<double> gesdd(std::vector<T>& a, int64_t rows, int64_t cols) {
 }  // namespace
 
 std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, int64_t cols,
-                                          bool float64, FiniteScan* scan) {
+                                          bool float64, FiniteScan* scan, SpectrumTiming* timing) {
+  SpectrumTiming local;
+  if (!timing) timing = &local;
+  auto start = std::chrono::steady_clock::now();
   const int64_t block = std::max<int64_t>(1, (int64_t{16} << 20) / (4 * cols));
   std::vector<float> a32(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; r += block) {
@@ -76,36 +84,51 @@ std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, i
     scan->scan(a32.data() + r * cols, r, n, cols);
   }
   if (!scan->clean()) return {};
-  if (!float64) return gesdd(a32, rows, cols);
-  std::vector<double> a64(a32.begin(), a32.end());
-  a32 = {};
-  return gesdd(a64, rows, cols);
+  std::vector<double> a64;
+  if (float64) {
+    a64.assign(a32.begin(), a32.end());
+    a32 = {};
+  }
+  timing->read += since(start);
+  start = std::chrono::steady_clock::now();
+  auto s = float64 ? gesdd(a64, rows, cols) : gesdd(a32, rows, cols);
+  timing->solve += since(start);
+  return s;
 }
 
 std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
-                                         int64_t block_rows, FiniteScan* scan) {
+                                         int64_t block_rows, FiniteScan* scan,
+                                         SpectrumTiming* timing) {
+  SpectrumTiming local;
+  if (!timing) timing = &local;
   const int64_t m = cols;
   std::vector<double> g(static_cast<size_t>(m * m), 0.0);  // upper triangle of A^T A, col-major
   std::vector<float> block32(static_cast<size_t>(block_rows * m));
   std::vector<double> block64(block32.size());
   for (int64_t r = 0; r < rows; r += block_rows) {
     const int64_t n = std::min(block_rows, rows - r);
+    auto start = std::chrono::steady_clock::now();
     read(r, n, block32.data());
     scan->scan(block32.data(), r, n, m);
     if (!scan->clean()) return {};
     std::copy(block32.begin(), block32.begin() + n * m, block64.begin());
+    timing->read += since(start);
+    start = std::chrono::steady_clock::now();
     // The row-major n x M block X is the column-major M x n matrix Y = X^T, and X^T X = Y Y^T.
     cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
                 1.0, block64.data(), static_cast<int>(m), 1.0, g.data(), static_cast<int>(m));
+    timing->accumulate += since(start);
   }
   block32 = {};
   block64 = {};
   std::vector<double> w(static_cast<size_t>(m));
+  const auto start = std::chrono::steady_clock::now();
   const lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', static_cast<lapack_int>(m),
                                          g.data(), static_cast<lapack_int>(m), w.data());
   if (info != 0)
     throw std::runtime_error("LAPACKE_dsyevd failed on the " + std::to_string(m) + " x " +
                              std::to_string(m) + " Gram matrix: info = " + std::to_string(info));
+  timing->solve += since(start);
   // Eigenvalues come ascending; round-off can make the smallest slightly negative.
   std::vector<double> s(w.size());
   std::transform(w.rbegin(), w.rend(), s.begin(), [](double l) { return std::sqrt(std::max(l, 0.0)); });

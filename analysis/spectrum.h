@@ -25,17 +25,25 @@ struct FiniteScan {
   std::string describe() const;  // "12 NaN, 0 +inf, 3 -inf entries; the first at row 5, column 7"
 };
 
+/// Where the time went (seconds): reading + conversion, BLAS accumulation (gram: dsyrk), and the
+/// LAPACK solver (gesdd / syevd).
+struct SpectrumTiming {
+  double read = 0, accumulate = 0, solve = 0;
+};
+
 enum class SvdMethod { exact, gram };
 std::string method_name(SvdMethod m);
 
 /// Descending singular values by ?gesdd on the whole matrix (T x M float32 in memory, or float64:
 /// twice that). `scan` counts non-finite entries; the SVD is skipped (empty result) if any.
 std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, int64_t cols,
-                                          bool float64, FiniteScan* scan);
+                                          bool float64, FiniteScan* scan,
+                                          SpectrumTiming* timing = nullptr);
 
 /// Descending singular values through the float64 Gram matrix, reading `block_rows` at a time.
 std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
-                                         int64_t block_rows, FiniteScan* scan);
+                                         int64_t block_rows, FiniteScan* scan,
+                                         SpectrumTiming* timing = nullptr);
 
 /// Bytes each method needs at its peak (the matrix or G, plus workspaces).
 double exact_bytes(int64_t rows, int64_t cols, bool float64);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Rank-analysis benchmark (issue 2/4), ratios measured in one run: a PTB-size synthetic softmax
+# log-output matrix (M = 10000, T = 82430, d = 400, with bias; 3.3 GB float32) through
+#   gram  (float64 A^T A by dsyrk in row blocks + dsyevd),
+#   exact (LAPACK sgesdd on the whole matrix),
+#   numpy.linalg.svd(compute_uv=False) on the same float32 matrix (Debian's numpy),
+# with each one's wall time, peak RSS and rank, and the gram path against its FLOP model
+# (M^2 T syrk FLOPs / measured dgemm rate + measured eigensolver time).
+#   bench/bench_rank.sh [BUILD_DIR] [WORK_DIR]      (~15 minutes on 2 cores)
+set -euo pipefail
+build=${1:-build}
+work=${2:-${TMPDIR:-/tmp}/sb_bench_rank}
+bin="$build/analysis/rank_analysis"
+py=/usr/bin/python3
+here=$(cd "$(dirname "$0")" && pwd)
+[ -x "$bin" ] || { echo "bench_rank.sh: $bin not built (run make build)" >&2; exit 1; }
+mkdir -p "$work"
+file="$work/ptb_synthetic_softmax.h5"
+
+# Runs a command; prints "<wall seconds> <peak RSS MiB>" on fd 3 and the command's stdout on 1.
+measure() {
+  "$py" - "$@" <<'PY'
+import resource, subprocess, sys, time
+start = time.perf_counter()
+out = subprocess.run(sys.argv[1:], check=True, stdout=subprocess.PIPE, text=True).stdout
+wall = time.perf_counter() - start
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(out.strip().splitlines()[-1])
+print(f"{wall:.2f} {rss:.0f}", file=sys.stderr)
+PY
+}
+
+if [ ! -f "$file" ]; then
+  echo "bench_rank: writing $file ..." >&2
+  "$bin" synthetic --head softmax --T 82430 --M 10000 --d 400 --seed 0 --write-only --out "$file" >&2
+fi
+
+echo "bench_rank: gram ..." >&2
+gram_json=$(measure "$bin" --method gram --json "$file" 2> "$work/gram.time")
+echo "bench_rank: exact (sgesdd) ..." >&2
+exact_json=$(measure "$bin" --method exact --precision float32 --json "$file" 2> "$work/exact.time")
+echo "bench_rank: numpy.linalg.svd ..." >&2
+numpy_json=$(measure "$py" "$here/numpy_svd.py" "$file" 2> "$work/numpy.time")
+echo "bench_rank: dgemm rate ..." >&2
+dgemm=$(LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3 OMP_NUM_THREADS=2 "$py" -c '
+import numpy as np, time
+a = np.random.rand(10000, 4096); b = np.random.rand(4096, 10000)
+a @ b
+t = time.perf_counter(); a @ b; t = time.perf_counter() - t
+print(2 * 10000 * 4096 * 10000 / t / 1e9)')
+
+"$py" - "$gram_json" "$exact_json" "$numpy_json" "$(cat "$work/gram.time")" \
+  "$(cat "$work/exact.time")" "$(cat "$work/numpy.time")" "$dgemm" <<'PY'
+import json, sys
+g, e, n = (json.loads(x) for x in sys.argv[1:4])
+(gw, gr), (ew, er), (nw, nr) = (map(float, x.split()) for x in sys.argv[4:7])
+dgemm = float(sys.argv[7])
+M, T = g["M"], g["T"]
+model = M * M * T / (dgemm * 1e9) + g["seconds_solve"]
+print(f"PTB-size synthetic softmax log-outputs: M = {M}, T = {T}, d = {g['d']}, bias {g['bias']} "
+      f"(bound {g['bound']}), float32, eps = float32")
+print()
+print("| method | wall s (analysis) | numpy / method | peak RSS MiB | rank (NR) | tol |")
+print("|---|---|---|---|---|---|")
+print(f"| gram (dsyrk + dsyevd, float64) | {gw:.1f} ({g['seconds']:.1f}) | {nw / gw:.2f}x | {gr:.0f} | {g['rank']} | {g['tol']:.3e} |")
+print(f"| exact (sgesdd, float32) | {ew:.1f} ({e['seconds']:.1f}) | {nw / ew:.2f}x | {er:.0f} | {e['rank']} | {e['tol']:.3e} |")
+print(f"| numpy.linalg.svd (float32) | {nw:.1f} ({n['seconds']:.1f}) | 1.00x | {nr:.0f} | {n['rank']} | {n['tol']:.3e} |")
+print()
+print(f"gram split: read {g['seconds_read']:.1f} s, dsyrk {g['seconds_accumulate']:.1f} s, "
+      f"dsyevd {g['seconds_solve']:.1f} s")
+print(f"FLOP model: M^2 T = {M * M * T / 1e12:.2f} TFLOP at the measured dgemm rate {dgemm:.1f} "
+      f"GFLOP/s + dsyevd = {model:.1f} s; gram analysis / model = {g['seconds'] / model:.2f}x")
+print(f"identical rank gram vs numpy: {g['rank'] == n['rank']}; exact vs numpy: {e['rank'] == n['rank']}")
+PY

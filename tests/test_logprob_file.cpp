@@ -1,0 +1,138 @@
+// The HDF5 log-output contract: round trip, ppl, atomic writes, and files written by h5py.
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include "logprob_file.h"
+
+namespace fs = std::filesystem;
+using sb::analysis::LogProbHeader;
+using sb::analysis::LogProbReader;
+using sb::analysis::LogProbWriter;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("sb_test_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+LogProbHeader header(int64_t t, int64_t m) {
+  LogProbHeader h;
+  h.head = "sigsoftmax";
+  h.d = 4;
+  h.bias = true;
+  h.vocab_size = m;
+  h.num_tokens = t;
+  h.dataset = "toy";
+  h.split = "test";
+  h.seed = 7;
+  h.config = "lr = 30";
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("log-output file: rows, targets and attributes round-trip, and ppl is exp(-mean NLL)") {
+  const auto dir = temp_dir("roundtrip");
+  const int64_t t = 1000, m = 300;  // several chunks (1 MiB / (4 * 300) = 873 rows each)
+  std::mt19937 gen(1);
+  std::normal_distribution<float> normal;
+  std::vector<float> rows(static_cast<size_t>(t * m));
+  for (auto& v : rows) v = -std::abs(normal(gen)) * 5;
+  std::vector<int64_t> targets(static_cast<size_t>(t));
+  for (int64_t i = 0; i < t; ++i) targets[static_cast<size_t>(i)] = (i * 37) % m;
+
+  const auto path = (dir / "lp.h5").string();
+  LogProbWriter writer(path, header(t, m));
+  for (int64_t r = 0; r < t; r += 7) {  // odd block sizes across chunk boundaries
+    const int64_t n = std::min<int64_t>(7, t - r);
+    writer.write_rows(rows.data() + r * m, targets.data() + r, n);
+  }
+  CHECK_FALSE(fs::exists(path));  // nothing at the final path before finish()
+  const double ppl = writer.finish();
+  REQUIRE(fs::exists(path));
+  CHECK_FALSE(fs::exists(sb::analysis::h5::temporary_path(path)));
+
+  double nll = 0;
+  for (int64_t i = 0; i < t; ++i) nll -= double(rows[size_t(i * m + targets[size_t(i)])]);
+  CHECK(ppl == Approx(std::exp(nll / t)).epsilon(1e-12));
+
+  LogProbReader reader(path);
+  const auto& h = reader.header();
+  CHECK(h.head == "sigsoftmax");
+  CHECK(h.d == 4);
+  CHECK(h.bias);
+  CHECK(h.vocab_size == m);
+  CHECK(h.num_tokens == t);
+  CHECK(h.dataset == "toy");
+  CHECK(h.seed == 7);
+  CHECK(h.config == "lr = 30");
+  CHECK(h.ppl == ppl);
+  std::vector<float> back(rows.size());
+  reader.read_rows(0, 500, back.data());
+  reader.read_rows(500, t - 500, back.data() + 500 * m);
+  CHECK(back == rows);
+  CHECK(reader.read_targets() == targets);
+  CHECK_THROWS_WITH(reader.read_rows(990, 20, back.data()), Catch::Contains("outside [0, 1000)"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("log-output file: an unfinished writer leaves no file behind") {
+  const auto dir = temp_dir("unfinished");
+  const auto path = (dir / "lp.h5").string();
+  {
+    LogProbWriter writer(path, header(10, 5));
+    std::vector<float> row(5, -1.6f);
+    int64_t target = 2;
+    writer.write_rows(row.data(), &target, 1);
+    CHECK_THROWS_WITH(writer.finish(), Catch::Contains("after 1 rows, expected num_tokens = 10"));
+  }
+  CHECK(fs::is_empty(dir));
+  {
+    LogProbWriter writer(path, header(1, 5));
+    std::vector<float> row(10, -1.6f);
+    int64_t bad_target = 5;
+    CHECK_THROWS_WITH(writer.write_rows(row.data(), &bad_target, 1), Catch::Contains("outside [0, 5)"));
+    int64_t targets[2] = {0, 1};
+    CHECK_THROWS_WITH(writer.write_rows(row.data(), targets, 2), Catch::Contains("more rows"));
+  }
+  CHECK(fs::is_empty(dir));
+  CHECK_THROWS_WITH(LogProbWriter(path, [] { auto h = header(3, 3); h.head = "soft"; return h; }()),
+                    Catch::Contains("valid heads"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("log-output file: h5py-written files are read, and each contract violation is named") {
+  const auto dir = temp_dir("h5py");
+  const std::string cmd = "/usr/bin/python3 " SB_SOURCE_DIR "/tests/make_logprob_files.py " +
+                          dir.string() + " > /dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  auto open = [&](const char* name) { return LogProbReader((dir / name).string()); };
+
+  const auto valid = open("valid.h5");
+  CHECK(valid.rows() == 60);
+  CHECK(valid.cols() == 25);
+  CHECK(valid.header().head == "softmax");
+
+  CHECK_THROWS_WITH(open("missing_log_probs.h5"), Catch::Contains("dataset 'log_probs' is missing"));
+  CHECK_THROWS_WITH(open("missing_targets.h5"), Catch::Contains("dataset 'targets' is missing"));
+  CHECK_THROWS_WITH(open("wrong_dtype.h5"),
+                    Catch::Contains("'/log_probs' dtype: expected float32, got float64"));
+  CHECK_THROWS_WITH(open("wrong_rank.h5"), Catch::Contains("rank: expected 2 (T, M), got (60, 25, 1)"));
+  CHECK_THROWS_WITH(open("missing_attribute.h5"), Catch::Contains("attribute 'd' is missing"));
+  CHECK_THROWS_WITH(open("inconsistent_shape.h5"),
+                    Catch::Contains("shape: expected (60, 26) from attributes num_tokens, vocab_size, got (60, 25)"));
+  CHECK_THROWS_WITH(open("unknown_head.h5"), Catch::Contains("unknown head 'softmaxx'"));
+  CHECK_THROWS_WITH(open("truncated.h5"), Catch::Contains("truncated or corrupt"));
+  CHECK_THROWS_WITH(open("no_such_file.h5"), Catch::Contains("no_such_file.h5: no such file"));
+  fs::remove_all(dir);
+}

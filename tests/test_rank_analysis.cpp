@@ -1,0 +1,230 @@
+// Rank analysis: Theorem 2 on synthetic files, gram vs exact on prescribed spectra, numpy as an
+// independent reference, bad input, and the binary's exit codes and outputs.
+
+#include <lapacke.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "analyse.h"
+#include "synthetic_logprobs.h"
+
+namespace fs = std::filesystem;
+using namespace sb::analysis;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("sb_rank_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string run(const std::string& cmd, int* status) {
+  std::array<char, 4096> buf{};
+  std::string out;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  while (fgets(buf.data(), buf.size(), pipe)) out += buf.data();
+  const int rc = pclose(pipe);
+  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return out;
+}
+
+int64_t synthetic_rank(const fs::path& dir, const std::string& head, bool bias,
+                       const std::string& method) {
+  sb::SyntheticOptions o;
+  o.spec = sb::HeadSpec::parse(head);
+  o.tokens = 6000;
+  o.vocab = 2000;
+  o.d = 64;
+  o.bias = bias;
+  const auto path = (dir / (o.spec.name() + (bias ? "" : "_nobias") + ".h5")).string();
+  if (!fs::exists(path)) sb::write_synthetic_logprobs(path, o);
+  AnalyseOptions a;
+  a.method = method;
+  const auto r = analyse_file(path, a);
+  INFO(head << " bias " << bias << " " << method << ": rank " << r.report.rank << ", tol "
+            << r.report.tol << ", sigma_max " << r.report.sigma_max);
+  CHECK(r.method == method);
+  CHECK(r.report.resolvable);
+  return r.report.rank;
+}
+
+// Orthonormal columns: Q of the QR of a Gaussian rows x cols matrix (column-major).
+std::vector<double> orthonormal(int64_t rows, int64_t cols, std::mt19937_64& gen) {
+  std::normal_distribution<double> normal;
+  std::vector<double> a(static_cast<size_t>(rows * cols));
+  for (auto& v : a) v = normal(gen);
+  std::vector<double> tau(static_cast<size_t>(cols));
+  REQUIRE(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, rows, cols, a.data(), rows, tau.data()) == 0);
+  REQUIRE(LAPACKE_dorgqr(LAPACK_COL_MAJOR, rows, cols, cols, a.data(), rows, tau.data()) == 0);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("rank analysis: synthetic softmax has rank d + 2 with a bias and d + 1 without (Theorem 2)") {
+  const auto dir = temp_dir("theorem2");
+  for (const char* method : {"gram", "exact"}) {
+    CHECK(synthetic_rank(dir, "softmax", true, method) == 64 + 2);
+    CHECK(synthetic_rank(dir, "softmax", false, method) == 64 + 1);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank analysis: sigsoftmax, sigmoid, ReLU, MoS and Taylor exceed d + 2") {
+  const auto dir = temp_dir("exceed");
+  for (const char* head : {"sigsoftmax", "sigmoid", "relu", "mos:K=3", "taylor"})
+    CHECK(synthetic_rank(dir, head, true, "gram") > 64 + 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank analysis: gram and exact agree on prescribed spectra down to 1e-7 sigma_max") {
+  const int64_t t = 3000, m = 400;
+  std::mt19937_64 gen(5);
+  const auto u = orthonormal(t, m, gen), v = orthonormal(m, m, gen);  // column-major
+  std::vector<double> s(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) s[size_t(i)] = std::pow(10.0, -7.0 * double(i) / double(m - 1));
+  // A = U diag(s) V^T, stored row-major T x M in float32 (entry rounding ~5e-9 sigma_max in norm).
+  std::vector<float> a(static_cast<size_t>(t * m));
+  for (int64_t r = 0; r < t; ++r)
+    for (int64_t c = 0; c < m; ++c) {
+      double acc = 0;
+      for (int64_t k = 0; k < m; ++k) acc += u[size_t(k * t + r)] * s[size_t(k)] * v[size_t(k * m + c)];
+      a[size_t(r * m + c)] = static_cast<float>(acc);
+    }
+  const RowReader read = [&](int64_t begin, int64_t count, float* out) {
+    std::copy(a.begin() + begin * m, a.begin() + (begin + count) * m, out);
+  };
+  FiniteScan scan_e, scan_g;
+  const auto exact = singular_values_exact(read, t, m, /*float64=*/true, &scan_e);
+  const auto gram = singular_values_gram(read, t, m, /*block_rows=*/512, &scan_g);
+  REQUIRE(exact.size() == size_t(m));
+  REQUIRE(gram.size() == size_t(m));
+  // The exact path recovers the prescribed spectrum (float32 storage perturbs sigma by ~5e-9).
+  CHECK(std::abs(exact[0] - 1.0) < 1e-6);
+  // Gram's error in sigma_i is ~ n eps64 sigma_max^2 / sigma_i (eigenvalue round-off): relative
+  // 1e-7 for sigma >= 1e-3 sigma_max, 2e-2 for sigma >= 1e-6 sigma_max.
+  for (int64_t i = 0; i < m; ++i) {
+    const double rel = std::abs(gram[size_t(i)] - exact[size_t(i)]) / exact[size_t(i)];
+    if (exact[size_t(i)] >= 1e-3 * exact[0]) {
+      INFO("i = " << i);
+      CHECK(rel < 1e-7);
+    } else if (exact[size_t(i)] >= 1e-6 * exact[0]) {
+      INFO("i = " << i << " sigma " << exact[size_t(i)]);
+      CHECK(rel < 2e-2);
+    }
+  }
+  const auto re = numerical_rank(exact, t, m, kFloat32Eps, 10, false, kFloat64Eps);
+  const auto rg = numerical_rank(gram, t, m, kFloat32Eps, 10, false, std::sqrt(kFloat64Eps));
+  CHECK(re.rank == rg.rank);
+  CHECK(re.rank_numpy == rg.rank_numpy);
+  CHECK(rg.resolvable);
+  // The float64 threshold (~1e-14 sigma_max) is below what gram resolves, and it says so.
+  CHECK_FALSE(numerical_rank(gram, t, m, kFloat64Eps, 10, false, std::sqrt(kFloat64Eps)).resolvable);
+}
+
+TEST_CASE("rank analysis: singular values and both ranks match numpy on a small matrix") {
+  const auto dir = temp_dir("numpy");
+  int status = 0;
+  const auto out = run("/usr/bin/python3 " SB_SOURCE_DIR "/tests/make_logprob_files.py " + dir.string(), &status);
+  REQUIRE(status == 0);
+  std::istringstream lines(out);
+  std::string key, line;
+  std::vector<double> sigma;
+  int64_t rank_nr = -1, rank_np = -1;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    fields >> key;
+    if (key == "sigma") for (double x; fields >> x;) sigma.push_back(x);
+    if (key == "rank_nr") fields >> rank_nr;
+    if (key == "rank_numpy") fields >> rank_np;
+  }
+  REQUIRE(sigma.size() == 25);
+  AnalyseOptions o;
+  o.method = "exact";
+  o.precision = "float64";
+  const auto r = analyse_file((dir / "valid.h5").string(), o);
+  REQUIRE(r.singular_values.size() == 25);
+  // Both are LAPACK float64 SVDs of the same float32 matrix: agreement to ~1e-12 of sigma_max.
+  for (size_t i = 0; i < sigma.size(); ++i) CHECK(std::abs(r.singular_values[i] - sigma[i]) < 1e-12 * sigma[0]);
+  CHECK(r.report.rank == rank_nr);
+  CHECK(r.report.rank_numpy == rank_np);
+  CHECK(r.report.rank == 5);  // d + 2 with d = 3: the file is log-softmax of rank-3 logits + bias
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank analysis: NaN/Inf entries are refused with counts and the first position") {
+  const auto dir = temp_dir("nonfinite");
+  int status = 0;
+  run("/usr/bin/python3 " SB_SOURCE_DIR "/tests/make_logprob_files.py " + dir.string(), &status);
+  REQUIRE(status == 0);
+  for (const char* method : {"exact", "gram"}) {
+    AnalyseOptions o;
+    o.method = method;
+    CHECK_THROWS_WITH(analyse_file((dir / "nan_inf.h5").string(), o),
+                      Catch::Contains("2 NaN, 1 +inf, 0 -inf entries; the first at row 7, column 3"));
+    CHECK_THROWS_WITH(analyse_file((dir / "sparse_neg_inf.h5").string(), o),
+                      Catch::Contains("2 -inf") && Catch::Contains("head 'sparse'") &&
+                          Catch::Contains("rank of the log-output matrix is undefined"));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and no output file") {
+  const auto dir = temp_dir("cli");
+  int status = 0;
+  run("/usr/bin/python3 " SB_SOURCE_DIR "/tests/make_logprob_files.py " + dir.string(), &status);
+  REQUIRE(status == 0);
+  const std::string bin = SB_RANK_ANALYSIS;
+  for (const char* name : {"missing_log_probs.h5", "wrong_dtype.h5", "wrong_rank.h5",
+                           "missing_attribute.h5", "inconsistent_shape.h5", "nan_inf.h5",
+                           "sparse_neg_inf.h5", "truncated.h5"}) {
+    INFO(name);
+    const auto result = dir / (std::string(name) + ".rank.h5");
+    const auto err = run(bin + " --out " + result.string() + " " + (dir / name).string() + " 2>&1", &status);
+    CHECK(status == 2);
+    CHECK(err.find(std::string("rank_analysis: ") + (dir / name).string()) != std::string::npos);
+    CHECK_FALSE(fs::exists(result));
+  }
+  run(bin + " " + (dir / "absent.h5").string() + " 2>&1", &status);
+  CHECK(status != 0);
+
+  // --check: a Theorem-2-bounded head above its bound is a bug, exit 3; valid files exit 0.
+  run(bin + " --check " + (dir / "violates_theorem2.h5").string() + " 2>/dev/null", &status);
+  CHECK(status == 3);
+  run(bin + " " + (dir / "violates_theorem2.h5").string() + " 2>/dev/null", &status);
+  CHECK(status == 0);
+
+  // --json and --out on a valid file.
+  const auto result = dir / "valid.rank.h5";
+  const auto json = run(bin + " --check --json --out " + result.string() + " " + (dir / "valid.h5").string(), &status);
+  CHECK(status == 0);
+  const auto j = nlohmann::json::parse(json);
+  CHECK(j["rank"] == 5);
+  CHECK(j["bound"] == 5);
+  CHECK(j["verdict"] == "within_bound");
+  CHECK(j["head"] == "softmax");
+  CHECK(j["M"] == 25);
+  CHECK(j["T"] == 60);
+  CHECK(j["eps"].get<double>() == kFloat32Eps);
+  REQUIRE(fs::exists(result));
+  const auto check = run("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + result.string() +
+                             "'); print(f.attrs['rank'], f.attrs['verdict'], f['singular_values'].shape[0])\"",
+                         &status);
+  CHECK(status == 0);
+  CHECK(check == "5 within_bound 25\n");
+  fs::remove_all(dir);
+}
