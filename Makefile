@@ -20,7 +20,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps configure build test bench reproduce format clean help
+.PHONY: all deps configure build test bench bench-rank plots reproduce format clean help
 
 all: build
 
@@ -28,7 +28,9 @@ help:
 	@echo "make deps       install the missing Debian packages ($(words $(DEBIAN_PACKAGES)) in all)"
 	@echo "make build      configure ($(BUILD_TYPE), ninja) and build into $(BUILD_DIR)/"
 	@echo "make test       deps + build + ctest"
-	@echo "make bench      run the benchmarks and print their ratio tables"
+	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
+	@echo "make bench-rank rank-analysis benchmark on a PTB-size matrix (~15 min)"
+	@echo "make plots      synthetic rank analysis of every head: results/synthetic/"
 	@echo "make reproduce  deps + build + the default profile (for now: the head benchmarks)"
 	@echo "make format     clang-format every C++ source"
 	@echo "make clean      remove $(BUILD_DIR)/"
@@ -65,6 +67,12 @@ test: deps
 bench: build
 	$(BUILD_DIR)/bench/bench_heads
 	bench/blas_threads.sh $(BUILD_DIR)
+
+bench-rank: build
+	bench/bench_rank.sh $(BUILD_DIR)
+
+plots: build
+	analysis/synthetic_demo.sh $(BUILD_DIR) results/synthetic
 
 # Until the end-to-end pipeline lands (issue 4/4), the default profile is the head benchmark.
 reproduce: deps

@@ -98,7 +98,7 @@ std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, i
 
 std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
                                          int64_t block_rows, FiniteScan* scan,
-                                         SpectrumTiming* timing) {
+                                         SpectrumTiming* timing, EigenSolver solver) {
   SpectrumTiming local;
   if (!timing) timing = &local;
   const int64_t m = cols;
@@ -123,10 +123,15 @@ std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, in
   block64 = {};
   std::vector<double> w(static_cast<size_t>(m));
   const auto start = std::chrono::steady_clock::now();
-  const lapack_int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', static_cast<lapack_int>(m),
-                                         g.data(), static_cast<lapack_int>(m), w.data());
+  const bool two_stage = solver == EigenSolver::dsyevd_2stage ||
+                         (solver == EigenSolver::automatic && m >= 6000);
+  const auto lm = static_cast<lapack_int>(m);
+  const lapack_int info =
+      two_stage ? LAPACKE_dsyevd_2stage(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data())
+                : LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data());
   if (info != 0)
-    throw std::runtime_error("LAPACKE_dsyevd failed on the " + std::to_string(m) + " x " +
+    throw std::runtime_error(std::string(two_stage ? "LAPACKE_dsyevd_2stage" : "LAPACKE_dsyevd") +
+                             " failed on the " + std::to_string(m) + " x " +
                              std::to_string(m) + " Gram matrix: info = " + std::to_string(info));
   timing->solve += since(start);
   // Eigenvalues come ascending; round-off can make the smallest slightly negative.

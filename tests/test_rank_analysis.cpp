@@ -127,6 +127,12 @@ TEST_CASE("rank analysis: gram and exact agree on prescribed spectra down to 1e-
       CHECK(rel < 2e-2);
     }
   }
+  // The two-stage eigensolver (taken automatically from M = 6000) gives the same spectrum.
+  FiniteScan scan_2;
+  const auto gram2 = singular_values_gram(read, t, m, 512, &scan_2, nullptr, EigenSolver::dsyevd_2stage);
+  REQUIRE(gram2.size() == size_t(m));
+  for (int64_t i = 0; i < m; ++i)  // both from the same G: eigenvalue round-off only, 1e-12 sigma_max
+    CHECK(std::abs(gram2[size_t(i)] * gram2[size_t(i)] - gram[size_t(i)] * gram[size_t(i)]) < 1e-12);
   const auto re = numerical_rank(exact, t, m, kFloat32Eps, 10, false, kFloat64Eps);
   const auto rg = numerical_rank(gram, t, m, kFloat32Eps, 10, false, std::sqrt(kFloat64Eps));
   CHECK(re.rank == rg.rank);
