@@ -142,6 +142,9 @@ def save_atomic(fig, target, **kwargs):
     try:
         with os.fdopen(fd, "wb") as fh:
             fig.savefig(fh, format=os.path.splitext(target)[1][1:], **kwargs)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; outputs get the usual mode
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):

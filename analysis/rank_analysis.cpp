@@ -87,13 +87,13 @@ int main(int argc, char** argv) {
     a->add_flag("--check", check,
                 "exit with status 3 when a head bounded by Theorem 2 exceeds its bound (a bug)");
     a->add_option("--threads", threads, "BLAS / LibTorch threads (default: cores)")->capture_default_str();
+    a->add_option("--out-dir", out_dir, "write DIR/<input name>.rank.h5 for every input");
   };
 
   app.add_option("files", files, "log-output files (HDF5)")->check(CLI::ExistingFile);
   add_analysis_options(&app);
   app.add_option("--out", out, "write RESULT.h5 (/singular_values + the report as attributes); "
                                "one input file only");
-  app.add_option("--out-dir", out_dir, "write DIR/<input name>.rank.h5 for every input");
 
   auto* synth = app.add_subcommand(
       "synthetic",

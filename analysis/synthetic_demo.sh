@@ -34,7 +34,8 @@ for r in rows:
     print(f"| {r['head']} | {r['rank']} | {r['rank_numpy']} | {r['bound']} | {r['verdict']} | "
           f"{'yes' if r['theorem2_bounded'] else 'no'} | {r['tol']:.3e} | {r['method']} |")
 PY
+chmod 644 "$tmp"
 mv "$tmp" "$out/summary.md"
 /usr/bin/python3 analysis/plot_singular_values.py "$out"/*.rank.h5 --out "$out/singular_values" \
-  --title "Synthetic log-outputs (T = $T, M = $M, d = $D, bias): singular values per head"
+  --title "Synthetic log-outputs: T = $T, M = $M, d = $D, with bias"
 echo "synthetic_demo: wrote $out/summary.md and $out/singular_values.{png,svg}" >&2
