@@ -39,9 +39,11 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
   const double eps = parse_eps(options.eps.empty() ? h.compute_dtype : options.eps);
   const std::string precision = options.precision.empty() ? h.compute_dtype : options.precision;
   if (precision != "float32" && precision != "float64")
-    throw std::invalid_argument("--precision: expected float32 or float64, got '" + precision + "'");
+    throw std::invalid_argument("--precision: expected float32 or float64, got '" + precision +
+                                "'");
   if (options.block_rows < 1)
-    throw std::invalid_argument("--block-rows: expected >= 1, got " + std::to_string(options.block_rows));
+    throw std::invalid_argument("--block-rows: expected >= 1, got " +
+                                std::to_string(options.block_rows));
   AnalyseOptions o = options;
   o.precision = precision;
   const SvdMethod method = choose_method(reader.rows(), reader.cols(), eps, o);
@@ -59,7 +61,8 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
   if (!scan.clean()) {
     std::string why = path + ": /log_probs holds " + scan.describe();
     if (scan.neg_inf > 0 && may_output_neg_inf(head_kind_from_name(h.head)))
-      why += " (head '" + h.head + "' outputs -inf off its support, so the numerical rank of the "
+      why += " (head '" + h.head +
+             "' outputs -inf off its support, so the numerical rank of the "
              "log-output matrix is undefined)";
     else if (scan.neg_inf > 0)
       why += " (-inf log-probabilities make the rank undefined)";
@@ -72,9 +75,9 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
   res.method = method_name(method);
   res.precision = method == SvdMethod::gram ? "float64" : precision;
   const auto kind = head_kind_from_name(h.head);
-  res.report = numerical_rank(sigma, reader.rows(), reader.cols(), eps,
-                              theorem2_rank_bound(h.d, h.bias), theorem2_bounded(kind),
-                              resolution_rel(method, f64));
+  res.report =
+      numerical_rank(sigma, reader.rows(), reader.cols(), eps, theorem2_rank_bound(h.d, h.bias),
+                     theorem2_bounded(kind), resolution_rel(method, f64));
   res.singular_values = std::move(sigma);
   res.timing = timing;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -28,11 +28,9 @@ void quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 Handle open_file(const std::string& path, bool write) {
   quiet();
-  if (access(path.c_str(), F_OK) != 0)
-    throw std::runtime_error(path + ": no such file");
+  if (access(path.c_str(), F_OK) != 0) throw std::runtime_error(path + ": no such file");
   const hid_t id = H5Fopen(path.c_str(), write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0)
-    throw std::runtime_error(path + ": not a readable HDF5 file (truncated or corrupt?)");
+  if (id < 0) throw std::runtime_error(path + ": not a readable HDF5 file (truncated or corrupt?)");
   return Handle(id, H5Fclose);
 }
 
@@ -48,7 +46,8 @@ bool has_dataset(hid_t file, const std::string& name) {
 }
 
 Handle open_dataset(hid_t file, const std::string& name, const std::string& path) {
-  if (!has_dataset(file, name)) throw std::runtime_error(path + ": dataset '" + name + "' is missing");
+  if (!has_dataset(file, name))
+    throw std::runtime_error(path + ": dataset '" + name + "' is missing");
   const hid_t id = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
   if (id < 0) throw std::runtime_error(path + ": cannot open dataset '" + name + "'");
   return Handle(id, H5Dclose);

@@ -18,13 +18,15 @@ std::string shape_string(const std::vector<hsize_t>& d) {
 
 void require(bool ok, const std::string& path, const std::string& field,
              const std::string& expected, const std::string& got) {
-  if (!ok) throw std::runtime_error(path + ": " + field + ": expected " + expected + ", got " + got);
+  if (!ok)
+    throw std::runtime_error(path + ": " + field + ": expected " + expected + ", got " + got);
 }
 
 }  // namespace
 
 int64_t chunk_rows_for(int64_t vocab_size, int64_t num_tokens) {
-  const int64_t rows = std::max<int64_t>(1, (int64_t{1} << 20) / (4 * std::max<int64_t>(1, vocab_size)));
+  const int64_t rows =
+      std::max<int64_t>(1, (int64_t{1} << 20) / (4 * std::max<int64_t>(1, vocab_size)));
   return std::min(rows, std::max<int64_t>(1, num_tokens));
 }
 
@@ -45,8 +47,10 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   target_buffer_.reserve(static_cast<size_t>(chunk_rows_));
 
   file_ = h5::create_file(tmp_);
-  const hsize_t lp_dims[2] = {static_cast<hsize_t>(h.num_tokens), static_cast<hsize_t>(h.vocab_size)};
-  const hsize_t lp_chunk[2] = {static_cast<hsize_t>(chunk_rows_), static_cast<hsize_t>(h.vocab_size)};
+  const hsize_t lp_dims[2] = {static_cast<hsize_t>(h.num_tokens),
+                              static_cast<hsize_t>(h.vocab_size)};
+  const hsize_t lp_chunk[2] = {static_cast<hsize_t>(chunk_rows_),
+                               static_cast<hsize_t>(h.vocab_size)};
   h5::Handle space(H5Screate_simple(2, lp_dims, nullptr), H5Sclose);
   h5::Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_chunk(plist.get(), 2, lp_chunk);
@@ -55,8 +59,8 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
                           H5Dclose);
   const hsize_t t_dims[1] = {static_cast<hsize_t>(h.num_tokens)};
   h5::Handle tspace(H5Screate_simple(1, t_dims, nullptr), H5Sclose);
-  targets_ = h5::Handle(H5Dcreate2(file_.get(), "targets", H5T_STD_I64LE, tspace.get(),
-                                   H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+  targets_ = h5::Handle(H5Dcreate2(file_.get(), "targets", H5T_STD_I64LE, tspace.get(), H5P_DEFAULT,
+                                   H5P_DEFAULT, H5P_DEFAULT),
                         H5Dclose);
   if (!log_probs_.valid() || !targets_.valid())
     throw std::runtime_error(tmp_ + ": cannot create datasets");
@@ -87,13 +91,14 @@ LogProbWriter::~LogProbWriter() {
 void LogProbWriter::write_rows(const float* rows, const int64_t* targets, int64_t count) {
   const int64_t m = header_.vocab_size;
   if (written_ + count > header_.num_tokens)
-    throw std::runtime_error(path_ + ": more rows than num_tokens = " +
-                             std::to_string(header_.num_tokens));
+    throw std::runtime_error(path_ +
+                             ": more rows than num_tokens = " + std::to_string(header_.num_tokens));
   for (int64_t r = 0; r < count; ++r) {
     const int64_t t = targets[r];
     if (t < 0 || t >= m)
       throw std::runtime_error(path_ + ": target " + std::to_string(t) + " of row " +
-                               std::to_string(written_ + r) + " outside [0, " + std::to_string(m) + ")");
+                               std::to_string(written_ + r) + " outside [0, " + std::to_string(m) +
+                               ")");
     const float* row = rows + r * m;
     sum_log_prob_ += static_cast<double>(row[t]);
     buffer_.insert(buffer_.end(), row, row + m);
@@ -133,7 +138,8 @@ double LogProbWriter::finish() {
   h5::write_attribute(file_.get(), "ppl", header_.ppl);
   log_probs_.reset();
   targets_.reset();
-  if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error(tmp_ + ": flush failed");
+  if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0)
+    throw std::runtime_error(tmp_ + ": flush failed");
   file_.reset();
   h5::commit_file(tmp_, path_);
   finished_ = true;
@@ -172,15 +178,17 @@ LogProbReader::LogProbReader(std::string path) : path_(std::move(path)) {
   h.compute_dtype = h5::read_string_attribute(root, "compute_dtype", path_);
   require(h.compute_dtype == "float32" || h.compute_dtype == "float64", path_,
           "attribute 'compute_dtype'", "\"float32\" or \"float64\"", "\"" + h.compute_dtype + "\"");
-  if (h5::has_attribute(root, "config")) h.config = h5::read_string_attribute(root, "config", path_);
+  if (h5::has_attribute(root, "config"))
+    h.config = h5::read_string_attribute(root, "config", path_);
 
   // /log_probs: float32, rank 2, shape (num_tokens, vocab_size).
   {
     h5::Handle type(H5Dget_type(log_probs_.get()), H5Tclose);
     const bool f32 = H5Tget_class(type.get()) == H5T_FLOAT && H5Tget_size(type.get()) == 4;
     require(f32, path_, "dataset '/log_probs' dtype", "float32",
-            H5Tget_class(type.get()) == H5T_FLOAT ? "float" + std::to_string(8 * H5Tget_size(type.get()))
-                                                  : "a non-float type");
+            H5Tget_class(type.get()) == H5T_FLOAT
+                ? "float" + std::to_string(8 * H5Tget_size(type.get()))
+                : "a non-float type");
     const auto d = h5::dims(log_probs_.get());
     require(d.size() == 2, path_, "dataset '/log_probs' rank", "2 (T, M)", shape_string(d));
     const std::vector<hsize_t> want = {static_cast<hsize_t>(h.num_tokens),

@@ -23,17 +23,17 @@ namespace sb::analysis {
 inline constexpr int64_t kLogProbFormatVersion = 1;
 
 struct LogProbHeader {
-  std::string head;            ///< registry name (head_spec.h)
-  int64_t d = 0;               ///< size of the vector the decoder multiplies
-  bool bias = false;           ///< decoder bias present
-  int64_t vocab_size = 0;      ///< M
-  int64_t num_tokens = 0;      ///< T
-  std::string dataset;         ///< e.g. "ptb"
-  std::string split;           ///< e.g. "test"
+  std::string head;        ///< registry name (head_spec.h)
+  int64_t d = 0;           ///< size of the vector the decoder multiplies
+  bool bias = false;       ///< decoder bias present
+  int64_t vocab_size = 0;  ///< M
+  int64_t num_tokens = 0;  ///< T
+  std::string dataset;     ///< e.g. "ptb"
+  std::string split;       ///< e.g. "test"
   int64_t seed = 0;
-  double ppl = 0;              ///< set by LogProbWriter::finish, read back by the reader
+  double ppl = 0;  ///< set by LogProbWriter::finish, read back by the reader
   std::string compute_dtype = "float32";
-  std::string config;          ///< optional: the producer's effective config (TOML/JSON)
+  std::string config;  ///< optional: the producer's effective config (TOML/JSON)
 };
 
 /// Streams rows into a new file. Written to "<path>.tmp.<pid>" and renamed into place by

@@ -23,16 +23,16 @@ double parse_eps(const std::string& text) {
   return value;
 }
 
-RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_t cols,
-                          double eps, int64_t bound, bool theorem2_bounded,
-                          double resolution_rel) {
+RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_t cols, double eps,
+                          int64_t bound, bool theorem2_bounded, double resolution_rel) {
   RankReport r;
   r.sigma_max = sigma.empty() ? 0.0 : sigma.front();
   r.eps = eps;
   r.tol = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * r.sigma_max * eps;
   r.tol_numpy = r.sigma_max * static_cast<double>(std::max(rows, cols)) * eps;
   auto count_above = [&](double tol) {
-    return static_cast<int64_t>(std::count_if(sigma.begin(), sigma.end(), [&](double s) { return s > tol; }));
+    return static_cast<int64_t>(
+        std::count_if(sigma.begin(), sigma.end(), [&](double s) { return s > tol; }));
   };
   r.rank = count_above(r.tol);
   r.rank_numpy = count_above(r.tol_numpy);

@@ -21,19 +21,18 @@ struct RankReport {
   int64_t rank = 0;      ///< #{sigma > tol}
   double tol_numpy = 0;  ///< numpy.linalg.matrix_rank: sigma_max max(M, T) eps
   int64_t rank_numpy = 0;
-  int64_t bound = 0;     ///< Theorem 2: d + 1 + bias
+  int64_t bound = 0;        ///< Theorem 2: d + 1 + bias
   double spectral_gap = 0;  ///< sigma_b / sigma_(b+1) at the bound (NaN if out of range)
   bool theorem2_bounded = false;
   bool within_bound = false;
-  bool resolvable = true;   ///< the method resolves singular values down to tol
-  double resolution = 0;    ///< smallest sigma the method resolves, absolute
+  bool resolvable = true;  ///< the method resolves singular values down to tol
+  double resolution = 0;   ///< smallest sigma the method resolves, absolute
   std::string verdict() const { return within_bound ? "within_bound" : "exceeds_bound"; }
 };
 
 /// sigma: descending. resolution_rel: the method's relative resolution (gram: sqrt(eps64);
 /// exact: a few eps of its precision).
-RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_t cols,
-                          double eps, int64_t bound, bool theorem2_bounded,
-                          double resolution_rel);
+RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_t cols, double eps,
+                          int64_t bound, bool theorem2_bounded, double resolution_rel);
 
 }  // namespace sb::analysis

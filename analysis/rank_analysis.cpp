@@ -29,12 +29,14 @@ void print_table(const std::vector<RankResult>& results) {
     const auto& p = r.report;
     std::string file = std::filesystem::path(r.source).filename().string();
     if (file.size() > 28) file = "..." + file.substr(file.size() - 25);
-    std::printf("%-28s %-11s %6lld %7lld %5lld %4d %6lld %8lld %8lld %10.3e %9.3e %10.4e %9.3g %-13s %-6s %8.2f\n",
-                file.c_str(), h.head.c_str(), static_cast<long long>(h.vocab_size),
-                static_cast<long long>(h.num_tokens), static_cast<long long>(h.d), h.bias ? 1 : 0,
-                static_cast<long long>(p.bound), static_cast<long long>(p.rank),
-                static_cast<long long>(p.rank_numpy), p.tol, p.eps, p.sigma_max, p.spectral_gap,
-                p.verdict().c_str(), r.method.c_str(), r.seconds);
+    std::printf(
+        "%-28s %-11s %6lld %7lld %5lld %4d %6lld %8lld %8lld %10.3e %9.3e %10.4e %9.3g %-13s %-6s "
+        "%8.2f\n",
+        file.c_str(), h.head.c_str(), static_cast<long long>(h.vocab_size),
+        static_cast<long long>(h.num_tokens), static_cast<long long>(h.d), h.bias ? 1 : 0,
+        static_cast<long long>(p.bound), static_cast<long long>(p.rank),
+        static_cast<long long>(p.rank_numpy), p.tol, p.eps, p.sigma_max, p.spectral_gap,
+        p.verdict().c_str(), r.method.c_str(), r.seconds);
   }
   for (const auto& r : results) {
     const auto& p = r.report;
@@ -43,10 +45,11 @@ void print_table(const std::vector<RankResult>& results) {
                   r.source.c_str(), r.header.head.c_str(), static_cast<long long>(p.bound),
                   static_cast<long long>(p.rank));
     if (!p.resolvable)
-      std::printf("! %s: method '%s' resolves singular values only down to %.3e (%.1e sigma_max), "
-                  "above the tolerance %.3e: the rank may be underestimated; use --method exact "
-                  "--precision float64\n",
-                  r.source.c_str(), r.method.c_str(), p.resolution, p.resolution / p.sigma_max, p.tol);
+      std::printf(
+          "! %s: method '%s' resolves singular values only down to %.3e (%.1e sigma_max), "
+          "above the tolerance %.3e: the rank may be underestimated; use --method exact "
+          "--precision float64\n",
+          r.source.c_str(), r.method.c_str(), p.resolution, p.resolution / p.sigma_max, p.tol);
   }
 }
 
@@ -78,22 +81,26 @@ int main(int argc, char** argv) {
     a->add_option("--eps", opt.eps,
                   "machine epsilon of the threshold: float32, float64 or a number (default: the "
                   "file's compute_dtype)");
-    a->add_option("--precision", opt.precision,
-                  "precision of the exact SVD: float32 or float64 (default: the file's compute_dtype)")
+    a->add_option(
+         "--precision", opt.precision,
+         "precision of the exact SVD: float32 or float64 (default: the file's compute_dtype)")
         ->check(CLI::IsMember({"float32", "float64"}));
-    a->add_option("--block-rows", opt.block_rows, "gram: rows read per block")->capture_default_str();
+    a->add_option("--block-rows", opt.block_rows, "gram: rows read per block")
+        ->capture_default_str();
     a->add_option("--budget-gb", budget_gb, "auto: memory budget in GiB")->capture_default_str();
     a->add_flag("--json", json, "print one JSON object per line instead of the table");
     a->add_flag("--check", check,
                 "exit with status 3 when a head bounded by Theorem 2 exceeds its bound (a bug)");
-    a->add_option("--threads", threads, "BLAS / LibTorch threads (default: cores)")->capture_default_str();
+    a->add_option("--threads", threads, "BLAS / LibTorch threads (default: cores)")
+        ->capture_default_str();
     a->add_option("--out-dir", out_dir, "write DIR/<input name>.rank.h5 for every input");
   };
 
   app.add_option("files", files, "log-output files (HDF5)")->check(CLI::ExistingFile);
   add_analysis_options(&app);
-  app.add_option("--out", out, "write RESULT.h5 (/singular_values + the report as attributes); "
-                               "one input file only");
+  app.add_option("--out", out,
+                 "write RESULT.h5 (/singular_values + the report as attributes); "
+                 "one input file only");
 
   auto* synth = app.add_subcommand(
       "synthetic",
@@ -102,14 +109,16 @@ int main(int argc, char** argv) {
   std::string synth_head = "softmax", synth_out;
   sb::SyntheticOptions so;
   bool no_bias = false, write_only = false;
-  synth->add_option("--head", synth_head, "head spec, e.g. softmax, sparse:k=20, mos:K=3")->capture_default_str();
+  synth->add_option("--head", synth_head, "head spec, e.g. softmax, sparse:k=20, mos:K=3")
+      ->capture_default_str();
   synth->add_option("--T", so.tokens, "rows (tokens)")->capture_default_str();
   synth->add_option("--M", so.vocab, "columns (vocabulary)")->capture_default_str();
   synth->add_option("--d", so.d, "decoder input size")->capture_default_str();
   synth->add_flag("--no-bias", no_bias, "no decoder bias (bound d + 1 instead of d + 2)");
   synth->add_option("--seed", so.seed, "seed")->capture_default_str();
   synth->add_option("--dtype", so.dtype, "compute dtype of the log-probabilities")
-      ->check(CLI::IsMember({"float32", "float64"}))->capture_default_str();
+      ->check(CLI::IsMember({"float32", "float64"}))
+      ->capture_default_str();
   synth->add_option("--logit-scale", so.logit_scale, "std of the logits")->capture_default_str();
   synth->add_option("--out", synth_out, "the log-output file to write")->required();
   synth->add_flag("--write-only", write_only, "write the file, skip the analysis");

@@ -51,22 +51,37 @@ void write_rank_result(const std::string& path, const RankResult& res) {
 std::string rank_result_json(const RankResult& res) {
   const auto& h = res.header;
   const auto& r = res.report;
-  auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
+  auto num = [](double x) {
+    return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+  };
   nlohmann::json j = {
-      {"file", res.source},       {"head", h.head},
-      {"dataset", h.dataset},     {"split", h.split},
-      {"M", h.vocab_size},        {"T", h.num_tokens},
-      {"d", h.d},                 {"bias", h.bias ? 1 : 0},
-      {"ppl", num(h.ppl)},        {"compute_dtype", h.compute_dtype},
-      {"method", res.method},     {"precision", res.precision},
-      {"seconds", res.seconds},   {"rank", r.rank},
-      {"tol", num(r.tol)},        {"eps", r.eps},
-      {"sigma_max", num(r.sigma_max)}, {"rank_numpy", r.rank_numpy},
-      {"tol_numpy", num(r.tol_numpy)}, {"bound", r.bound},
-      {"spectral_gap", num(r.spectral_gap)}, {"verdict", r.verdict()},
-      {"theorem2_bounded", r.theorem2_bounded}, {"resolvable", r.resolvable},
+      {"file", res.source},
+      {"head", h.head},
+      {"dataset", h.dataset},
+      {"split", h.split},
+      {"M", h.vocab_size},
+      {"T", h.num_tokens},
+      {"d", h.d},
+      {"bias", h.bias ? 1 : 0},
+      {"ppl", num(h.ppl)},
+      {"compute_dtype", h.compute_dtype},
+      {"method", res.method},
+      {"precision", res.precision},
+      {"seconds", res.seconds},
+      {"rank", r.rank},
+      {"tol", num(r.tol)},
+      {"eps", r.eps},
+      {"sigma_max", num(r.sigma_max)},
+      {"rank_numpy", r.rank_numpy},
+      {"tol_numpy", num(r.tol_numpy)},
+      {"bound", r.bound},
+      {"spectral_gap", num(r.spectral_gap)},
+      {"verdict", r.verdict()},
+      {"theorem2_bounded", r.theorem2_bounded},
+      {"resolvable", r.resolvable},
       {"resolution", num(r.resolution)},
-      {"seconds_read", res.timing.read},  {"seconds_accumulate", res.timing.accumulate},
+      {"seconds_read", res.timing.read},
+      {"seconds_accumulate", res.timing.accumulate},
       {"seconds_solve", res.timing.solve},
   };
   return j.dump();

@@ -14,7 +14,7 @@ namespace sb::analysis {
 struct RankResult {
   std::string source;  ///< the analysed log-output file
   LogProbHeader header;
-  std::string method;  ///< "exact" | "gram"
+  std::string method;     ///< "exact" | "gram"
   std::string precision;  ///< of the SVD: "float32" | "float64"
   double seconds = 0;
   SpectrumTiming timing;  ///< read / accumulate / solve split of `seconds`

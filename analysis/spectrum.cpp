@@ -15,9 +15,12 @@ void FiniteScan::scan(const float* rows, int64_t begin, int64_t count, int64_t c
   for (int64_t i = 0; i < count * cols; ++i) {
     const float v = rows[i];
     if (std::isfinite(v)) continue;
-    if (std::isnan(v)) ++nan;
-    else if (v > 0) ++pos_inf;
-    else ++neg_inf;
+    if (std::isnan(v))
+      ++nan;
+    else if (v > 0)
+      ++pos_inf;
+    else
+      ++neg_inf;
     if (first_row < 0) {
       first_row = begin + i / cols;
       first_col = i % cols;
@@ -59,9 +62,11 @@ std::vector<double> gesdd(std::vector<T>& a, int64_t rows, int64_t cols) {
   std::vector<T> s(static_cast<size_t>(std::min(m, n)));
   lapack_int info = 0;
   if constexpr (sizeof(T) == 4)
-    info = LAPACKE_sgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, s.data(), nullptr, 1, nullptr, 1);
+    info =
+        LAPACKE_sgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, s.data(), nullptr, 1, nullptr, 1);
   else
-    info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, s.data(), nullptr, 1, nullptr, 1);
+    info =
+        LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, s.data(), nullptr, 1, nullptr, 1);
   if (info != 0)
     throw std::runtime_error(std::string(sizeof(T) == 4 ? "LAPACKE_sgesdd" : "LAPACKE_dgesdd") +
                              " failed on a " + std::to_string(rows) + " x " + std::to_string(cols) +
@@ -123,20 +128,21 @@ std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, in
   block64 = {};
   std::vector<double> w(static_cast<size_t>(m));
   const auto start = std::chrono::steady_clock::now();
-  const bool two_stage = solver == EigenSolver::dsyevd_2stage ||
-                         (solver == EigenSolver::automatic && m >= 6000);
+  const bool two_stage =
+      solver == EigenSolver::dsyevd_2stage || (solver == EigenSolver::automatic && m >= 6000);
   const auto lm = static_cast<lapack_int>(m);
   const lapack_int info =
       two_stage ? LAPACKE_dsyevd_2stage(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data())
                 : LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data());
   if (info != 0)
     throw std::runtime_error(std::string(two_stage ? "LAPACKE_dsyevd_2stage" : "LAPACKE_dsyevd") +
-                             " failed on the " + std::to_string(m) + " x " +
-                             std::to_string(m) + " Gram matrix: info = " + std::to_string(info));
+                             " failed on the " + std::to_string(m) + " x " + std::to_string(m) +
+                             " Gram matrix: info = " + std::to_string(info));
   timing->solve += since(start);
   // Eigenvalues come ascending; round-off can make the smallest slightly negative.
   std::vector<double> s(w.size());
-  std::transform(w.rbegin(), w.rend(), s.begin(), [](double l) { return std::sqrt(std::max(l, 0.0)); });
+  std::transform(w.rbegin(), w.rend(), s.begin(),
+                 [](double l) { return std::sqrt(std::max(l, 0.0)); });
   // Only min(T, M) singular values exist; the rest of G's spectrum is round-off around zero.
   s.resize(static_cast<size_t>(std::min(rows, cols)));
   return s;

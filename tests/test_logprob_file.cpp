@@ -10,20 +10,15 @@
 #include <catch2/catch.hpp>
 
 #include "logprob_file.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using sb::analysis::LogProbHeader;
 using sb::analysis::LogProbReader;
 using sb::analysis::LogProbWriter;
+using sb::test::temp_dir;
 
 namespace {
-
-fs::path temp_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("sb_test_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 LogProbHeader header(int64_t t, int64_t m) {
   LogProbHeader h;
@@ -101,12 +96,18 @@ TEST_CASE("log-output file: an unfinished writer leaves no file behind") {
     LogProbWriter writer(path, header(1, 5));
     std::vector<float> row(10, -1.6f);
     int64_t bad_target = 5;
-    CHECK_THROWS_WITH(writer.write_rows(row.data(), &bad_target, 1), Catch::Contains("outside [0, 5)"));
+    CHECK_THROWS_WITH(writer.write_rows(row.data(), &bad_target, 1),
+                      Catch::Contains("outside [0, 5)"));
     int64_t targets[2] = {0, 1};
     CHECK_THROWS_WITH(writer.write_rows(row.data(), targets, 2), Catch::Contains("more rows"));
   }
   CHECK(fs::is_empty(dir));
-  CHECK_THROWS_WITH(LogProbWriter(path, [] { auto h = header(3, 3); h.head = "soft"; return h; }()),
+  CHECK_THROWS_WITH(LogProbWriter(path,
+                                  [] {
+                                    auto h = header(3, 3);
+                                    h.head = "soft";
+                                    return h;
+                                  }()),
                     Catch::Contains("valid heads"));
   fs::remove_all(dir);
 }
@@ -123,14 +124,18 @@ TEST_CASE("log-output file: h5py-written files are read, and each contract viola
   CHECK(valid.cols() == 25);
   CHECK(valid.header().head == "softmax");
 
-  CHECK_THROWS_WITH(open("missing_log_probs.h5"), Catch::Contains("dataset 'log_probs' is missing"));
+  CHECK_THROWS_WITH(open("missing_log_probs.h5"),
+                    Catch::Contains("dataset 'log_probs' is missing"));
   CHECK_THROWS_WITH(open("missing_targets.h5"), Catch::Contains("dataset 'targets' is missing"));
   CHECK_THROWS_WITH(open("wrong_dtype.h5"),
                     Catch::Contains("'/log_probs' dtype: expected float32, got float64"));
-  CHECK_THROWS_WITH(open("wrong_rank.h5"), Catch::Contains("rank: expected 2 (T, M), got (60, 25, 1)"));
+  CHECK_THROWS_WITH(open("wrong_rank.h5"),
+                    Catch::Contains("rank: expected 2 (T, M), got (60, 25, 1)"));
   CHECK_THROWS_WITH(open("missing_attribute.h5"), Catch::Contains("attribute 'd' is missing"));
-  CHECK_THROWS_WITH(open("inconsistent_shape.h5"),
-                    Catch::Contains("shape: expected (60, 26) from attributes num_tokens, vocab_size, got (60, 25)"));
+  CHECK_THROWS_WITH(
+      open("inconsistent_shape.h5"),
+      Catch::Contains(
+          "shape: expected (60, 26) from attributes num_tokens, vocab_size, got (60, 25)"));
   CHECK_THROWS_WITH(open("unknown_head.h5"), Catch::Contains("unknown head 'softmaxx'"));
   CHECK_THROWS_WITH(open("truncated.h5"), Catch::Contains("truncated or corrupt"));
   CHECK_THROWS_WITH(open("no_such_file.h5"), Catch::Contains("no_such_file.h5: no such file"));

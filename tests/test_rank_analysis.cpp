@@ -18,18 +18,14 @@
 
 #include "analyse.h"
 #include "synthetic_logprobs.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace sb::analysis;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("sb_rank_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using sb::test::temp_dir;
 
 std::string run(const std::string& cmd, int* status) {
   std::array<char, 4096> buf{};
@@ -39,6 +35,16 @@ std::string run(const std::string& cmd, int* status) {
   while (fgets(buf.data(), buf.size(), pipe)) out += buf.data();
   const int rc = pclose(pipe);
   *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return out;
+}
+
+// The h5py-written fixtures (valid and broken files); returns the script's stdout (numpy's
+// reference values for valid.h5).
+std::string make_fixture_files(const fs::path& dir) {
+  int status = 0;
+  const auto out = run(
+      "/usr/bin/python3 " SB_SOURCE_DIR "/tests/make_logprob_files.py " + dir.string(), &status);
+  REQUIRE(status == 0);
   return out;
 }
 
@@ -75,7 +81,8 @@ std::vector<double> orthonormal(int64_t rows, int64_t cols, std::mt19937_64& gen
 
 }  // namespace
 
-TEST_CASE("rank analysis: synthetic softmax has rank d + 2 with a bias and d + 1 without (Theorem 2)") {
+TEST_CASE(
+    "rank analysis: synthetic softmax has rank d + 2 with a bias and d + 1 without (Theorem 2)") {
   const auto dir = temp_dir("theorem2");
   for (const char* method : {"gram", "exact"}) {
     CHECK(synthetic_rank(dir, "softmax", true, method) == 64 + 2);
@@ -102,7 +109,8 @@ TEST_CASE("rank analysis: gram and exact agree on prescribed spectra down to 1e-
   for (int64_t r = 0; r < t; ++r)
     for (int64_t c = 0; c < m; ++c) {
       double acc = 0;
-      for (int64_t k = 0; k < m; ++k) acc += u[size_t(k * t + r)] * s[size_t(k)] * v[size_t(k * m + c)];
+      for (int64_t k = 0; k < m; ++k)
+        acc += u[size_t(k * t + r)] * s[size_t(k)] * v[size_t(k * m + c)];
       a[size_t(r * m + c)] = static_cast<float>(acc);
     }
   const RowReader read = [&](int64_t begin, int64_t count, float* out) {
@@ -129,32 +137,34 @@ TEST_CASE("rank analysis: gram and exact agree on prescribed spectra down to 1e-
   }
   // The two-stage eigensolver (taken automatically from M = 6000) gives the same spectrum.
   FiniteScan scan_2;
-  const auto gram2 = singular_values_gram(read, t, m, 512, &scan_2, nullptr, EigenSolver::dsyevd_2stage);
+  const auto gram2 =
+      singular_values_gram(read, t, m, 512, &scan_2, nullptr, EigenSolver::dsyevd_2stage);
   REQUIRE(gram2.size() == size_t(m));
-  for (int64_t i = 0; i < m; ++i)  // both from the same G: eigenvalue round-off only, 1e-12 sigma_max
-    CHECK(std::abs(gram2[size_t(i)] * gram2[size_t(i)] - gram[size_t(i)] * gram[size_t(i)]) < 1e-12);
+  for (int64_t i = 0; i < m;
+       ++i)  // both from the same G: eigenvalue round-off only, 1e-12 sigma_max
+    CHECK(std::abs(gram2[size_t(i)] * gram2[size_t(i)] - gram[size_t(i)] * gram[size_t(i)]) <
+          1e-12);
   const auto re = numerical_rank(exact, t, m, kFloat32Eps, 10, false, kFloat64Eps);
   const auto rg = numerical_rank(gram, t, m, kFloat32Eps, 10, false, std::sqrt(kFloat64Eps));
   CHECK(re.rank == rg.rank);
   CHECK(re.rank_numpy == rg.rank_numpy);
   CHECK(rg.resolvable);
   // The float64 threshold (~1e-14 sigma_max) is below what gram resolves, and it says so.
-  CHECK_FALSE(numerical_rank(gram, t, m, kFloat64Eps, 10, false, std::sqrt(kFloat64Eps)).resolvable);
+  CHECK_FALSE(
+      numerical_rank(gram, t, m, kFloat64Eps, 10, false, std::sqrt(kFloat64Eps)).resolvable);
 }
 
 TEST_CASE("rank analysis: singular values and both ranks match numpy on a small matrix") {
   const auto dir = temp_dir("numpy");
-  int status = 0;
-  const auto out = run("/usr/bin/python3 " SB_SOURCE_DIR "/tests/make_logprob_files.py " + dir.string(), &status);
-  REQUIRE(status == 0);
-  std::istringstream lines(out);
+  std::istringstream lines(make_fixture_files(dir));
   std::string key, line;
   std::vector<double> sigma;
   int64_t rank_nr = -1, rank_np = -1;
   while (std::getline(lines, line)) {
     std::istringstream fields(line);
     fields >> key;
-    if (key == "sigma") for (double x; fields >> x;) sigma.push_back(x);
+    if (key == "sigma")
+      for (double x; fields >> x;) sigma.push_back(x);
     if (key == "rank_nr") fields >> rank_nr;
     if (key == "rank_numpy") fields >> rank_np;
   }
@@ -165,7 +175,8 @@ TEST_CASE("rank analysis: singular values and both ranks match numpy on a small 
   const auto r = analyse_file((dir / "valid.h5").string(), o);
   REQUIRE(r.singular_values.size() == 25);
   // Both are LAPACK float64 SVDs of the same float32 matrix: agreement to ~1e-12 of sigma_max.
-  for (size_t i = 0; i < sigma.size(); ++i) CHECK(std::abs(r.singular_values[i] - sigma[i]) < 1e-12 * sigma[0]);
+  for (size_t i = 0; i < sigma.size(); ++i)
+    CHECK(std::abs(r.singular_values[i] - sigma[i]) < 1e-12 * sigma[0]);
   CHECK(r.report.rank == rank_nr);
   CHECK(r.report.rank_numpy == rank_np);
   CHECK(r.report.rank == 5);  // d + 2 with d = 3: the file is log-softmax of rank-3 logits + bias
@@ -174,14 +185,13 @@ TEST_CASE("rank analysis: singular values and both ranks match numpy on a small 
 
 TEST_CASE("rank analysis: NaN/Inf entries are refused with counts and the first position") {
   const auto dir = temp_dir("nonfinite");
-  int status = 0;
-  run("/usr/bin/python3 " SB_SOURCE_DIR "/tests/make_logprob_files.py " + dir.string(), &status);
-  REQUIRE(status == 0);
+  make_fixture_files(dir);
   for (const char* method : {"exact", "gram"}) {
     AnalyseOptions o;
     o.method = method;
-    CHECK_THROWS_WITH(analyse_file((dir / "nan_inf.h5").string(), o),
-                      Catch::Contains("2 NaN, 1 +inf, 0 -inf entries; the first at row 7, column 3"));
+    CHECK_THROWS_WITH(
+        analyse_file((dir / "nan_inf.h5").string(), o),
+        Catch::Contains("2 NaN, 1 +inf, 0 -inf entries; the first at row 7, column 3"));
     CHECK_THROWS_WITH(analyse_file((dir / "sparse_neg_inf.h5").string(), o),
                       Catch::Contains("2 -inf") && Catch::Contains("head 'sparse'") &&
                           Catch::Contains("rank of the log-output matrix is undefined"));
@@ -191,16 +201,16 @@ TEST_CASE("rank analysis: NaN/Inf entries are refused with counts and the first 
 
 TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and no output file") {
   const auto dir = temp_dir("cli");
+  make_fixture_files(dir);
   int status = 0;
-  run("/usr/bin/python3 " SB_SOURCE_DIR "/tests/make_logprob_files.py " + dir.string(), &status);
-  REQUIRE(status == 0);
   const std::string bin = SB_RANK_ANALYSIS;
-  for (const char* name : {"missing_log_probs.h5", "wrong_dtype.h5", "wrong_rank.h5",
-                           "missing_attribute.h5", "inconsistent_shape.h5", "nan_inf.h5",
-                           "sparse_neg_inf.h5", "truncated.h5"}) {
+  for (const char* name :
+       {"missing_log_probs.h5", "wrong_dtype.h5", "wrong_rank.h5", "missing_attribute.h5",
+        "inconsistent_shape.h5", "nan_inf.h5", "sparse_neg_inf.h5", "truncated.h5"}) {
     INFO(name);
     const auto result = dir / (std::string(name) + ".rank.h5");
-    const auto err = run(bin + " --out " + result.string() + " " + (dir / name).string() + " 2>&1", &status);
+    const auto err =
+        run(bin + " --out " + result.string() + " " + (dir / name).string() + " 2>&1", &status);
     CHECK(status == 2);
     CHECK(err.find(std::string("rank_analysis: ") + (dir / name).string()) != std::string::npos);
     CHECK_FALSE(fs::exists(result));
@@ -216,7 +226,9 @@ TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and n
 
   // --json and --out on a valid file.
   const auto result = dir / "valid.rank.h5";
-  const auto json = run(bin + " --check --json --out " + result.string() + " " + (dir / "valid.h5").string(), &status);
+  const auto json =
+      run(bin + " --check --json --out " + result.string() + " " + (dir / "valid.h5").string(),
+          &status);
   CHECK(status == 0);
   const auto j = nlohmann::json::parse(json);
   CHECK(j["rank"] == 5);
@@ -227,9 +239,10 @@ TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and n
   CHECK(j["T"] == 60);
   CHECK(j["eps"].get<double>() == kFloat32Eps);
   REQUIRE(fs::exists(result));
-  const auto check = run("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + result.string() +
-                             "'); print(f.attrs['rank'], f.attrs['verdict'], f['singular_values'].shape[0])\"",
-                         &status);
+  const auto check =
+      run("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + result.string() +
+              "'); print(f.attrs['rank'], f.attrs['verdict'], f['singular_values'].shape[0])\"",
+          &status);
   CHECK(status == 0);
   CHECK(check == "5 within_bound 25\n");
   fs::remove_all(dir);

@@ -12,14 +12,14 @@ namespace sb {
 
 struct SyntheticOptions {
   HeadSpec spec;
-  int64_t tokens = 6000;      ///< T
-  int64_t vocab = 2000;       ///< M
-  int64_t d = 64;             ///< decoder input size
+  int64_t tokens = 6000;  ///< T
+  int64_t vocab = 2000;   ///< M
+  int64_t d = 64;         ///< decoder input size
   bool bias = true;
   int64_t seed = 0;
   std::string dtype = "float32";  ///< compute dtype of the log-probabilities
-  double logit_scale = 2.0;   ///< std of the logits (before the head)
-  int64_t block_rows = 1024;  ///< rows generated and written at a time
+  double logit_scale = 2.0;       ///< std of the logits (before the head)
+  int64_t block_rows = 1024;      ///< rows generated and written at a time
 };
 
 /// Writes the file (atomically) and returns its perplexity attribute. Targets are each row's
