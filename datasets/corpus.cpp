@@ -1,0 +1,63 @@
+#include "corpus.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace sb::data {
+
+int64_t Vocabulary::add(const std::string& word) {
+  const auto [it, inserted] = ids_.emplace(word, size());
+  if (inserted) words_.push_back(word);
+  return it->second;
+}
+
+int64_t Vocabulary::find(const std::string& word) const {
+  const auto it = ids_.find(word);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+std::vector<int64_t> tokenize_file(const std::string& path, Vocabulary& vocab, bool grow) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  std::vector<int64_t> ids;
+  std::string line, word;
+  int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::istringstream words(line);
+    auto push = [&](const std::string& w) {
+      const int64_t id = grow ? vocab.add(w) : vocab.find(w);
+      if (id < 0)
+        throw std::runtime_error(path + ":" + std::to_string(line_no) + ": word '" + w +
+                                 "' is not in the training vocabulary");
+      ids.push_back(id);
+    };
+    while (words >> word) push(word);
+    push(kEos);
+  }
+  return ids;
+}
+
+std::string split_file(const std::string& dir, const std::string& split) {
+  const std::vector<std::string> names = {"ptb." + split + ".txt", split + ".txt",
+                                          "wiki." + split + ".tokens"};
+  for (const auto& n : names) {
+    const auto p = std::filesystem::path(dir) / n;
+    if (std::filesystem::exists(p)) return p.string();
+  }
+  std::string tried;
+  for (const auto& n : names) tried += (tried.empty() ? "" : ", ") + n;
+  throw std::runtime_error(dir + ": no " + split + " split (looked for " + tried + ")");
+}
+
+Corpus load_corpus(const std::string& dir) {
+  Corpus c;
+  c.train = tokenize_file(split_file(dir, "train"), c.vocab, /*grow=*/true);
+  c.valid = tokenize_file(split_file(dir, "valid"), c.vocab, /*grow=*/false);
+  c.test = tokenize_file(split_file(dir, "test"), c.vocab, /*grow=*/false);
+  return c;
+}
+
+}  // namespace sb::data
