@@ -11,7 +11,7 @@ DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config \
   libtorch-dev libopenblas-dev libopenblas0-openmp liblapacke-dev \
   libhdf5-dev hdf5-tools \
   catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev \
-  python3-numpy python3-h5py python3-matplotlib
+  python3-numpy python3-h5py python3-matplotlib curl unzip
 
 # ccache, when present; the precompiled header needs these sloppiness settings to be cached.
 CCACHE := $(shell command -v ccache 2>/dev/null)
@@ -20,12 +20,13 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps configure build test bench bench-rank plots reproduce format clean help
+.PHONY: all deps data configure build test bench bench-rank plots reproduce format clean help
 
 all: build
 
 help:
 	@echo "make deps       install the missing Debian packages ($(words $(DEBIAN_PACKAGES)) in all)"
+	@echo "make data       find (datasets/, ../shared/datasets) or download PTB and WikiText-2, md5-verified"
 	@echo "make build      configure ($(BUILD_TYPE), ninja) and build into $(BUILD_DIR)/"
 	@echo "make test       deps + build + ctest"
 	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
@@ -51,6 +52,10 @@ deps:
 	  $$SUDO apt-get update -qq || exit 1; \
 	fi; \
 	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing
+
+data:
+	datasets/fetch.sh ptb
+	datasets/fetch.sh wikitext-2
 
 $(BUILD_DIR)/build.ninja:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)

