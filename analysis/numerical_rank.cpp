@@ -5,22 +5,18 @@
 #include <limits>
 #include <stdexcept>
 
+#include "head_spec.h"
+
 namespace sb::analysis {
 
 double parse_eps(const std::string& text) {
   if (text == "float32") return kFloat32Eps;
   if (text == "float64") return kFloat64Eps;
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(value > 0) || !std::isfinite(value))
+  const auto value = parse_finite_number(text);
+  if (!value || !(*value > 0))
     throw std::invalid_argument("--eps: expected float32, float64 or a positive number, got '" +
                                 text + "'");
-  return value;
+  return *value;
 }
 
 RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_t cols, double eps,

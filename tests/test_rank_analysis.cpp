@@ -217,6 +217,10 @@ TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and n
   }
   run(bin + " " + (dir / "absent.h5").string() + " 2>&1", &status);
   CHECK(status != 0);
+  const auto eps_err = run(bin + " --eps 1e-7x " + (dir / "valid.h5").string() + " 2>&1", &status);
+  CHECK(status == 2);
+  CHECK(eps_err.find("--eps: expected float32, float64 or a positive number, got '1e-7x'") !=
+        std::string::npos);
 
   // --check: a Theorem-2-bounded head above its bound is a bug, exit 3; valid files exit 0.
   run(bin + " --check " + (dir / "violates_theorem2.h5").string() + " 2>/dev/null", &status);

@@ -46,17 +46,11 @@ int64_t parse_int(const std::string& text, const std::string& key, const std::st
 }
 
 double parse_double(const std::string& text, const std::string& key, const std::string& spec) {
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || !std::isfinite(value))
+  const auto value = parse_finite_number(text);
+  if (!value)
     throw std::invalid_argument("head '" + spec + "': " + key + "='" + text +
                                 "' is not a finite number");
-  return value;
+  return *value;
 }
 
 }  // namespace
@@ -80,6 +74,18 @@ HeadKind head_kind_from_name(const std::string& name) {
   for (const auto& e : kHeads)
     if (name == e.name) return e.kind;
   throw std::invalid_argument("unknown head '" + name + "'; valid heads: " + join(head_names()));
+}
+
+std::optional<double> parse_finite_number(const std::string& text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
 }
 
 bool theorem2_bounded(HeadKind kind) { return kind == HeadKind::softmax; }

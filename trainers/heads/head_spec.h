@@ -4,6 +4,7 @@
 // must not depend on LibTorch (design.md), yet it needs to know which heads Theorem 2 bounds.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ bool theorem2_bounded(HeadKind kind);
 
 /// The rank bound of Theorem 2 for a decoder input of size d, plus one with a decoder bias.
 inline int64_t theorem2_rank_bound(int64_t d, bool bias) { return d + 1 + (bias ? 1 : 0); }
+
+/// The whole of `text` as a finite number (std::stod over the entire string), else nullopt.
+/// Shared by head options and the analysis' --eps.
+std::optional<double> parse_finite_number(const std::string& text);
 
 /// Heads whose log-output can be -inf (sparse: off the top k), which makes the rank undefined.
 bool may_output_neg_inf(HeadKind kind);
