@@ -44,8 +44,8 @@ TEST_CASE("locked dropout: identity in evaluation and at p = 0; p outside [0, 1)
 TEST_CASE("embedding dropout: a dropped word is zero at every position, kept words are scaled") {
   torch::manual_seed(2);
   const double p = 0.5;
-  const auto weight = (torch::rand({8, 6}) + 0.5).requires_grad_(true);  // (V, E), no zeros
-  const auto ids = torch::randint(8, {40, 5}, torch::kLong);            // (T, B)
+  const auto weight = (torch::rand({8, 6}) + 0.5).requires_grad_(true);   // (V, E), no zeros
+  const auto ids = torch::randint(8, {40, 5}, torch::kLong);              // (T, B)
   const auto out = embedding_dropout(weight, ids, p, /*training=*/true);  // (T, B, E)
   const auto plain = torch::embedding(weight, ids).detach();
   const auto ratio = (out.detach() / plain);
@@ -70,6 +70,7 @@ TEST_CASE("embedding dropout: a dropped word is zero at every position, kept wor
     CHECK(weight.grad()[w].abs().sum().item<double>() == Approx(0.0).margin(dropped ? 0.0 : 1e30));
     if (!dropped) CHECK(weight.grad()[w].abs().sum().item<double>() > 0);
   }
-  CHECK(torch::equal(embedding_dropout(weight, ids, p, /*training=*/false), torch::embedding(weight, ids)));
+  CHECK(torch::equal(embedding_dropout(weight, ids, p, /*training=*/false),
+                     torch::embedding(weight, ids)));
   CHECK_THROWS_WITH(embedding_dropout(weight, ids, 1.5, true), Catch::Contains("0 <= p < 1"));
 }

@@ -32,11 +32,7 @@ SB_INLINE double general_row(const float* zr, float* outr, int64_t cols, vf m) {
 // 5 cycles per element; the backward is at the memory floor (it streams g, out, z and writes the
 // gradient). Storing sigmoid(z) for the backward was measured slower (one more (N, M) buffer).
 //
-// Fast row, for 0 <= max z <= 80 (every row of a trained LM in practice). With c = e^{zmax},
-// E = e^{z - zmax} <= 1 and p = E c = e^z:  w = (A + 1) z - log(1 + p), and
-// e^{w - m} = E^A (E + p) / (1 + p), where m = w(zmax) is the row's max of w (w increases with z).
-// One exp, one log, one division per element; no overflow (p <= e^80) and no denormals (E >= 1e-18
-// or flushed: those terms are < 1e-18 of the max term).
+// Fast row (see fast_terms in vector_math.h): stores w, returns sum e^{w - m}.
 template <int A>
 SB_INLINE double fast_row(const float* zr, float* outr, int64_t cols, float zm) {
   const vf c = splat(static_cast<float>(std::exp(static_cast<double>(zm))));
@@ -44,12 +40,9 @@ SB_INLINE double fast_row(const float* zr, float* outr, int64_t cols, float zm) 
   Sum64 acc;
   for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
     const vf z = load(zr + j, n, kNegInf);
-    const vf e = vexp(z - zmax);
-    const vf p = e * c, u = splat(1.0f) + p, r = splat(1.0f) / u;
-    store(outr + j, splat(A + 1.0f) * z - vlog(u), n);
-    const vf ef = select(e < splat(1e-18f), splat(0.0f), e);
-    const vf term = A == 1 ? ef * ((ef + p) * r) : (e + p) * r;
-    acc.add(term);
+    const FastTerms f = fast_terms<A>(z, zmax, c);
+    store(outr + j, splat(A + 1.0f) * z - vlog(f.u), n);
+    acc.add(f.term);
   });
   return acc.total();
 }
@@ -67,8 +60,8 @@ SB_INLINE void forward_rows_f32(const float* z, float* out, int64_t rows, int64_
     }
     // w is increasing in z (dw/dz = A + 1 - sigmoid(z) > 0), so max w = w(max z).
     const vf m = splat(vw<A>(splat(zm))[0]);
-    const double sum = (zm >= 0.0f && zm <= 80.0f) ? fast_row<A>(zr, outr, cols, zm)
-                                                   : general_row<A>(zr, outr, cols, m);
+    const double sum =
+        is_fast_row(zm) ? fast_row<A>(zr, outr, cols, zm) : general_row<A>(zr, outr, cols, m);
     // (w - m) - log(sum) rather than w - (m + log(sum)): m + log(sum) rounded to float loses
     // up to 1e-3 when |m| ~ 1e4, while w - m is exact near the maximum (Sterbenz).
     const vf log_sum = splat(static_cast<float>(std::log(sum)));
@@ -99,12 +92,6 @@ SB_INLINE void backward_rows_f32(const float* g, const float* out, const float* 
 }
 
 // float64: plain scalar loops over libm (used for reference-precision runs and tests).
-template <int A>
-double w64(double z) {
-  const double ls = std::fmin(z, 0.0) - std::log1p(std::exp(-std::fabs(z)));
-  return A == 1 ? z + ls : ls;
-}
-
 template <int A>
 void forward_rows_f64(const double* z, double* out, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {

@@ -3,7 +3,7 @@
 //   loss = -log f_target = m + log S - w_target
 //   dloss/dz_j = (f_j - [j = target]) (A + 1 - sigmoid(z_j)),   f_j = e^{w_j - m} / S   (Theorem 5)
 // On fast rows (0 <= max z <= 80) e^{w_j - m} = E^A (E + p) / (1 + p) with E = e^{z_j - max z},
-// p = E e^{max z} (see fast_row in sigmoid_family_kernel.cpp), so neither pass evaluates a log:
+// p = E e^{max z} (fast_terms in vector_math.h), so neither pass evaluates a log:
 // one exp and one division per element, forward and backward, and nothing (N, M) is written
 // but the gradient.
 
@@ -15,28 +15,6 @@
 
 namespace sb::kernels {
 namespace {
-
-template <int A>
-double w64(double z) {  // w(z) = A z + logsigmoid(z), in float64
-  const double ls = std::fmin(z, 0.0) - std::log1p(std::exp(-std::fabs(z)));
-  return A == 1 ? z + ls : ls;
-}
-
-bool fast(float zm) { return zm >= 0.0f && zm <= 80.0f; }
-
-// e^{w - m} for one vector of z on a fast row; c = e^{max z}.
-template <int A>
-SB_INLINE vf fast_term(vf z, vf zmax, vf c, vf* sigmoid) {
-  const vf e = vexp(z - zmax);
-  const vf p = e * c, r = splat(1.0f) / (splat(1.0f) + p);
-  *sigmoid = p * r;
-  if constexpr (A == 1) {
-    const vf ef = select(e < splat(1e-18f), splat(0.0f), e);  // no denormals; < 1e-18 of the max
-    return ef * ((ef + p) * r);
-  } else {
-    return (e + p) * r;
-  }
-}
 
 // stats per row: {max z, log-normaliser lse = m + log S}.
 template <int A>
@@ -52,11 +30,10 @@ SB_INLINE void nll_forward_rows_f32(const float* z, const int64_t* targets, doub
     }
     const double m = w64<A>(zm);
     Sum64 acc;
-    if (fast(zm)) {
+    if (is_fast_row(zm)) {
       const vf c = splat(static_cast<float>(std::exp(static_cast<double>(zm)))), zmax = splat(zm);
       for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
-        vf sig;
-        acc.add(fast_term<A>(load(zr + j, n, kNegInf), zmax, c, &sig));
+        acc.add(fast_terms<A>(load(zr + j, n, kNegInf), zmax, c).term);
       });
     } else {
       const vf mv = splat(static_cast<float>(m));
@@ -84,13 +61,12 @@ SB_INLINE void nll_backward_rows_f32(const float* z, const int64_t* targets, con
     }
     const double m = w64<A>(zm);
     const vf dw0 = splat(A + 1.0f), sv = splat(scale);
-    if (fast(static_cast<float>(zm))) {
+    if (is_fast_row(static_cast<float>(zm))) {
       const vf c = splat(static_cast<float>(std::exp(zm))), zmax = splat(static_cast<float>(zm));
       const vf inv_sum = splat(static_cast<float>(std::exp(m - lse)));
       for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
-        vf sig;
-        const vf f = fast_term<A>(load(zr + j, n, 0.0f), zmax, c, &sig) * inv_sum;
-        store(gr + j, sv * f * (dw0 - sig), n);
+        const FastTerms t = fast_terms<A>(load(zr + j, n, 0.0f), zmax, c);
+        store(gr + j, sv * (t.term * inv_sum) * (dw0 - t.sig), n);
       });
     } else {
       // (w - m) - log S, not w - lse: lse rounded to float loses ~1e-3 when |lse| ~ 1e4.

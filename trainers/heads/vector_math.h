@@ -183,5 +183,37 @@ SB_INLINE float row_max(const float* zr, int64_t cols, bool* has_nan) {
   return zm;
 }
 
+// w(z) = A z + logsigmoid(z) in float64 (reference-precision paths and scalar fix-ups).
+template <int A>
+double w64(double z) {
+  const double ls = std::fmin(z, 0.0) - std::log1p(std::exp(-std::fabs(z)));
+  return A == 1 ? z + ls : ls;
+}
+
+// Fast rows: 0 <= max z <= 80 (every row of a trained LM in practice). With c = e^{max z},
+// E = e^{z - max z} <= 1 and p = E c = e^z:  w = (A + 1) z - log(1 + p), and
+// e^{w - m} = E^A (E + p) / (1 + p), where m = w(max z) is the row's max of w (w increases with
+// z). One exp and one division per element (plus a log where w itself is needed); no overflow
+// (p <= e^80) and no denormals (E >= 1e-18 or flushed: those terms are < 1e-18 of the max term).
+inline bool is_fast_row(float zmax) { return zmax >= 0.0f && zmax <= 80.0f; }
+
+struct FastTerms {
+  vf u;     // 1 + e^z
+  vf sig;   // sigmoid(z) = p / (1 + p)
+  vf term;  // e^{w - m}
+};
+
+template <int A>
+SB_INLINE FastTerms fast_terms(vf z, vf zmax, vf c) {
+  const vf e = vexp(z - zmax);
+  const vf p = e * c, u = splat(1.0f) + p, r = splat(1.0f) / u;
+  if constexpr (A == 1) {
+    const vf ef = select(e < splat(1e-18f), splat(0.0f), e);
+    return {u, p * r, ef * ((ef + p) * r)};
+  } else {
+    return {u, p * r, (e + p) * r};
+  }
+}
+
 }  // namespace
 }  // namespace sb::kernels

@@ -13,7 +13,7 @@ torch::Tensor embedding_dropout(const torch::Tensor& weight, const torch::Tensor
   if (!training || p == 0) return torch::embedding(weight, ids);
   const auto mask = torch::empty({weight.size(0), 1}, weight.options())
                         .bernoulli_(1 - p)
-                        .div_(1 - p);  // (V, 1): one draw per word
+                        .div_(1 - p);           // (V, 1): one draw per word
   return torch::embedding(weight * mask, ids);  // (T, B, E)
 }
 

@@ -7,7 +7,8 @@ namespace sb::lm {
 
 torch::Tensor locked_dropout(const torch::Tensor& x, double p, bool training) {
   if (!(p >= 0 && p < 1))
-    throw std::invalid_argument("locked_dropout: p must satisfy 0 <= p < 1, got " + std::to_string(p));
+    throw std::invalid_argument("locked_dropout: p must satisfy 0 <= p < 1, got " +
+                                std::to_string(p));
   if (!training || p == 0) return x;
   TORCH_CHECK(x.dim() == 3, "locked_dropout: expected (T, B, H), got ", x.sizes());
   const auto mask = torch::empty({1, x.size(1), x.size(2)}, x.options())
