@@ -1,0 +1,224 @@
+// The word-LM training loop on a slice of the real PTB: it learns (beats the unigram model),
+// an interrupted and resumed run equals an uninterrupted one bit for bit, the test-set dump
+// matches the HDF5 contract and its ppl attribute, and a non-finite loss stops the run.
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "corpus.h"
+#include "data_location.h"
+#include "logprob_file.h"
+#include "temp_dir.h"
+#include "trainer.h"
+
+using namespace sb;
+using namespace sb::lm;
+namespace fs = std::filesystem;
+using sb::test::temp_dir;
+
+namespace {
+
+WordLmConfig tiny_config(const fs::path& out) {
+  WordLmConfig c;
+  c.emsize = 32;
+  c.nhid = 64;
+  c.nlayers = 2;
+  c.dropout = c.dropouti = c.dropouth = 0.1;
+  c.dropoute = 0.05;
+  c.wdrop = 0.1;
+  c.bptt = 35;
+  c.epochs = 2;
+  c.finetune_epochs = 1;
+  c.nonmono = 1;
+  c.log_interval = 1000;
+  c.seed = 7;
+  c.out = out.string();
+  return c;
+}
+
+data::Corpus ptb_slice(int64_t train, int64_t valid, int64_t test) {
+  auto corpus = data::load_corpus(data::find_corpus_dir("ptb"));
+  corpus.train.resize(static_cast<size_t>(train));
+  corpus.valid.resize(static_cast<size_t>(valid));
+  corpus.test.resize(static_cast<size_t>(test));
+  return corpus;
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::vector<float> all_rows(const analysis::LogProbReader& reader) {
+  std::vector<float> rows(static_cast<size_t>(reader.rows() * reader.cols()));
+  reader.read_rows(0, reader.rows(), rows.data());
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("trainer: random BPTT lengths follow AWD-LSTM's rule") {
+  torch::manual_seed(1);
+  int64_t short_count = 0, n_long = 0, min_len = 1000;
+  double long_sum = 0;
+  const int draws = 20000;
+  for (int i = 0; i < draws; ++i) {
+    const auto len = draw_seq_len(70);
+    min_len = std::min(min_len, len);
+    if (len < 53) {
+      ++short_count;  // from N(35, 5): 53 is 3.6 sigma above 35 and 3.4 below 70
+    } else {
+      long_sum += static_cast<double>(len);
+      ++n_long;
+    }
+  }
+  // 5% short: binomial std over 20000 draws is 0.15%; 0.6% is 4 sigma.
+  CHECK(std::abs(static_cast<double>(short_count) / draws - 0.05) < 0.006);
+  // Mean of N(70, 5) rounded: std of the mean over 19000 draws is 0.036; 0.15 is 4 sigma.
+  CHECK(std::abs(long_sum / static_cast<double>(n_long) - 70) < 0.15);
+  CHECK(min_len >= 5);
+}
+
+TEST_CASE("trainer: a tiny model on 100k PTB tokens beats the unigram model by 25%") {
+  const auto dir = temp_dir("trainer_learns");
+  auto config = tiny_config(dir);
+  config.epochs = 3;  // 3 x 142 = 426 steps
+  config.finetune_epochs = 0;
+  config.dump_test = false;
+  auto corpus = ptb_slice(100000, 8000, 100);
+  // Independent reference: the add-one unigram model of the same training tokens.
+  std::map<int64_t, double> counts;
+  for (auto id : corpus.train) counts[id] += 1;
+  const double total = static_cast<double>(corpus.train.size() + corpus.vocab.size());
+  double nll = 0;
+  for (size_t t = 1; t < corpus.valid.size(); ++t)
+    nll -= std::log((counts[corpus.valid[t]] + 1) / total);
+  const double unigram_ppl = std::exp(nll / static_cast<double>(corpus.valid.size() - 1));
+  WordLmTrainer trainer(config, corpus, dir.string());
+  REQUIRE(trainer.run() == kFinished);
+  const double ppl = std::exp(trainer.result().best_valid_loss);
+  INFO("unigram ppl " << unigram_ppl << ", model ppl " << ppl);
+  CHECK(unigram_ppl > 500);  // sanity of the reference (PTB unigram: ~700)
+  CHECK(ppl < 0.75 * unigram_ppl);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trainer: interrupted mid-epoch and resumed equals uninterrupted, bit for bit") {
+  const auto base = temp_dir("trainer_resume");
+  const auto corpus = ptb_slice(12000, 3000, 400);
+  auto run = [&](const fs::path& out, int64_t stop_after) {
+    WordLmTrainer trainer(tiny_config(out), corpus, out.string());
+    trainer.stop_after_batches = stop_after;
+    return trainer.run();
+  };
+  REQUIRE(run(base / "straight", 0) == kFinished);
+  // 17 batches an epoch: stop inside epoch 1, inside epoch 2 (ASGD may be on), inside finetuning.
+  const auto out = base / "interrupted";
+  CHECK(run(out, 9) == kInterrupted);
+  CHECK_FALSE(fs::exists(out / "logprobs.h5"));
+  int status = kInterrupted, resumes = 0;
+  while (status == kInterrupted) {
+    WordLmTrainer trainer(tiny_config(out), corpus, out.string());
+    trainer.resume();
+    trainer.stop_after_batches = 13;
+    status = trainer.run();
+    ++resumes;
+  }
+  CHECK(status == kFinished);
+  CHECK(resumes >= 3);
+  const auto a = read_json(base / "straight" / "final.json");
+  const auto b = read_json(out / "final.json");
+  const double valid_a = a["valid_loss"], valid_b = b["valid_loss"];
+  const double test_a = a["test_ppl"], test_b = b["test_ppl"];
+  const int64_t steps_a = a["steps"], steps_b = b["steps"];
+  CHECK(valid_a == valid_b);
+  CHECK(test_a == test_b);
+  CHECK(steps_a == steps_b);
+  const analysis::LogProbReader ra((base / "straight" / "logprobs.h5").string());
+  const analysis::LogProbReader rb((out / "logprobs.h5").string());
+  CHECK(all_rows(ra) == all_rows(rb));
+  fs::remove_all(base);
+}
+
+TEST_CASE("trainer: the dump follows the HDF5 contract and its ppl is the printed one") {
+  const auto dir = temp_dir("trainer_dump");
+  const auto corpus = ptb_slice(8000, 2000, 300);
+  auto config = tiny_config(dir);
+  config.head = "sigsoftmax";
+  config.epochs = 1;
+  config.finetune_epochs = 0;
+  WordLmTrainer trainer(config, corpus, dir.string());
+  REQUIRE(trainer.run() == kFinished);
+  const analysis::LogProbReader reader(trainer.result().dump_path);  // validates the schema
+  const auto& h = reader.header();
+  CHECK(h.head == "sigsoftmax");
+  CHECK(h.d == 32);
+  CHECK(h.bias);
+  CHECK(h.vocab_size == 10000);
+  CHECK(h.num_tokens == 300);  // <eos> in front: every test token has a row
+  CHECK(h.dataset == "ptb");
+  CHECK(h.split == "test");
+  CHECK(h.seed == 7);
+  CHECK(h.config.find("head = \"sigsoftmax\"") != std::string::npos);
+  // The targets are the test tokens, in order.
+  CHECK(reader.read_targets() == corpus.test);
+  // ppl recomputed in float64 from the stored float32 rows: the attribute and the number the
+  // trainer printed (result().test_ppl) are the same double, up to summation order (1e-12).
+  const auto rows = all_rows(reader);
+  double nll = 0, worst_norm = 0;
+  for (int64_t t = 0; t < reader.rows(); ++t) {
+    const float* row = rows.data() + t * reader.cols();
+    nll -= static_cast<double>(row[corpus.test[static_cast<size_t>(t)]]);
+    double z = 0;
+    for (int64_t m = 0; m < reader.cols(); ++m) z += std::exp(static_cast<double>(row[m]));
+    worst_norm = std::max(worst_norm, std::abs(z - 1));
+  }
+  const double ppl = std::exp(nll / static_cast<double>(reader.rows()));
+  CHECK(h.ppl == Approx(ppl).epsilon(1e-12));
+  CHECK(trainer.result().test_ppl == h.ppl);
+  // Each row is a distribution: float32 log-probabilities over 10000 words sum to 1 within 1e-4.
+  CHECK(worst_norm < 1e-4);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trainer: a non-finite loss stops the run and keeps the last good checkpoint") {
+  const auto dir = temp_dir("trainer_nan");
+  auto config = tiny_config(dir);
+  config.lr = 1e30;
+  config.clip = 0;
+  const auto corpus = ptb_slice(12000, 2000, 100);
+  WordLmTrainer trainer(config, corpus, dir.string());
+  CHECK(trainer.run() == kNonFinite);
+  CHECK_FALSE(fs::exists(dir / "logprobs.h5"));
+  CHECK_FALSE(fs::exists(dir / "checkpoint.pt"));  // no epoch finished: nothing good to keep
+  std::ifstream metrics(dir / "metrics.jsonl");
+  std::string line, last;
+  while (std::getline(metrics, line)) last = line;
+  CHECK(nlohmann::json::parse(last)["event"] == "non_finite");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trainer: resuming with a different config is refused, naming the key") {
+  const auto dir = temp_dir("trainer_mismatch");
+  const auto corpus = ptb_slice(8000, 2000, 100);
+  {
+    WordLmTrainer trainer(tiny_config(dir), corpus, dir.string());
+    trainer.stop_after_batches = 3;
+    REQUIRE(trainer.run() == kInterrupted);
+  }
+  auto config = tiny_config(dir);
+  config.lr = 20;
+  WordLmTrainer trainer(config, corpus, dir.string());
+  CHECK_THROWS_WITH(trainer.resume(), Catch::Contains("lr = 30 -> lr = 20"));
+  config = tiny_config(dir);
+  config.epochs = 5;  // more epochs continue the same trajectory: allowed
+  WordLmTrainer longer(config, corpus, dir.string());
+  CHECK_NOTHROW(longer.resume());
+  fs::remove_all(dir);
+}

@@ -1,0 +1,106 @@
+#include "awd_lstm.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "embedding_dropout.h"
+#include "locked_dropout.h"
+
+namespace sb::lm {
+
+namespace {
+bool is_mixture(const HeadSpec& spec) {
+  return spec.kind == HeadKind::mos || spec.kind == HeadKind::moss;
+}
+}  // namespace
+
+AwdLstmImpl::AwdLstmImpl(const AwdLstmOptions& options_) : options(options_) { reset(); }
+
+int64_t AwdLstmImpl::last_size() const {
+  return options.nhidlast() > 0 ? options.nhidlast() : options.emsize();
+}
+
+void AwdLstmImpl::reset() {
+  const auto M = options.vocab_size(), E = options.emsize(), L = options.nlayers();
+  if (M < 2 || E < 1 || options.nhid() < 1 || L < 1 || options.nhidlast() < 0)
+    throw std::invalid_argument("AwdLstm: need vocab_size >= 2, emsize, nhid, nlayers >= 1, got " +
+                                std::to_string(M) + ", " + std::to_string(E) + ", " +
+                                std::to_string(options.nhid()) + ", " + std::to_string(L));
+  if (!is_mixture(options.head()) && last_size() != E)
+    throw std::invalid_argument("AwdLstm: head " + options.head().name() +
+                                " reads the last layer directly, so nhidlast must equal emsize " +
+                                std::to_string(E) + ", got " + std::to_string(last_size()));
+  embedding = register_parameter("embedding", torch::empty({M, E}).uniform_(-0.1, 0.1));
+  decoder_bias = register_parameter("decoder_bias", torch::zeros({M}));
+  rnns.clear();
+  for (int64_t l = 0; l < L; ++l) {
+    const int64_t in = l == 0 ? E : options.nhid();
+    const int64_t out = l == L - 1 ? last_size() : options.nhid();
+    rnns.push_back(register_module(
+        "rnn" + std::to_string(l),
+        WeightDropLstm(WeightDropLstmOptions(in, out).weight_drop(options.wdrop()))));
+  }
+  head = register_module("head", heads::OutputHead(heads::OutputHeadOptions(
+                                     options.head(), last_size(), /*embedding_size=*/E)));
+}
+
+std::vector<LstmState> AwdLstmImpl::zero_state(int64_t batch_size) const {
+  std::vector<LstmState> state;
+  for (const auto& rnn : rnns) state.push_back(rnn->zero_state(batch_size));
+  return state;
+}
+
+AwdLstmOutput AwdLstmImpl::forward(const torch::Tensor& ids, const std::vector<LstmState>& state) {
+  if (ids.dim() != 2 || ids.scalar_type() != torch::kLong)
+    throw std::invalid_argument("AwdLstm: ids must be int64 (T, B), got " +
+                                std::string(c10::toString(ids.scalar_type())) + " " +
+                                c10::str(ids.sizes()));
+  if (!state.empty() && state.size() != rnns.size())
+    throw std::invalid_argument("AwdLstm: state has " + std::to_string(state.size()) +
+                                " layers, the model " + std::to_string(rnns.size()));
+  const bool train = is_training();
+  auto x = embedding_dropout(embedding, ids, options.dropoute(), train);  // (T, B, E)
+  x = locked_dropout(x, options.dropouti(), train);
+  AwdLstmOutput out;
+  const auto L = static_cast<int64_t>(rnns.size());
+  for (int64_t l = 0; l < L; ++l) {
+    auto [y, s] = rnns[l]->forward(x, state.empty() ? LstmState{} : state[l]);  // (T, B, H_l)
+    out.state.push_back(s);
+    if (l < L - 1) {
+      x = locked_dropout(y, options.dropouth(), train);
+    } else {
+      out.raw_last = y;
+      out.output = locked_dropout(y, options.dropout(), train);
+    }
+  }
+  return out;
+}
+
+torch::Tensor AwdLstmImpl::mixture_log_probs(const torch::Tensor& output) {
+  const auto T = output.size(0), B = output.size(1);
+  const auto flat = output.reshape({T * B, output.size(2)});  // (N, H_last)
+  auto& mixture = head->mixture;
+  auto contexts = mixture->contexts(flat);  // (N, K d)
+  contexts = locked_dropout(contexts.view({T, B, -1}), options.dropoutl(), is_training())
+                 .view({T * B, -1});
+  return mixture->mix(contexts, mixture->prior_logits(flat), embedding, decoder_bias);
+}
+
+torch::Tensor AwdLstmImpl::loss(const torch::Tensor& output, const torch::Tensor& targets) {
+  if (is_mixture(options.head())) return torch::nll_loss(mixture_log_probs(output), targets);
+  const auto flat = output.reshape({-1, output.size(2)});  // (N, E)
+  return head->loss(flat, embedding, decoder_bias, targets);
+}
+
+torch::Tensor AwdLstmImpl::log_probs(const torch::Tensor& output) {
+  if (is_mixture(options.head())) return mixture_log_probs(output);
+  return head->forward(output.reshape({-1, output.size(2)}), embedding, decoder_bias);
+}
+
+std::vector<LstmState> detach_state(const std::vector<LstmState>& state) {
+  std::vector<LstmState> out;
+  for (const auto& [h, c] : state) out.emplace_back(h.detach(), c.detach());
+  return out;
+}
+
+}  // namespace sb::lm

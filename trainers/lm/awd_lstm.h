@@ -1,0 +1,87 @@
+#pragma once
+// AWD-LSTM (Merity et al. 2018) with any output head from the registry on top of its tied decoder:
+//   ids (T, B) -> embedding dropout (whole words) -> locked dropout (dropouti)
+//     -> LSTM layers with weight drop, locked dropout (dropouth) between them
+//     -> locked dropout (dropout) on the last layer's output -> head(W = embedding, b = bias).
+// The last layer has emsize units (single heads: d = emsize is the decoder input, Theorem 2's d)
+// or nhidlast units for MoS/MoSS, whose latent tanh projection maps it to K contexts of size
+// emsize (Yang et al. 2018); the contexts get their own locked dropout (dropoutl).
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "head_spec.h"
+#include "registry.h"
+#include "weight_drop_lstm.h"
+
+namespace sb::lm {
+
+struct AwdLstmOptions {
+  AwdLstmOptions(int64_t vocab_size, HeadSpec head) : vocab_size_(vocab_size), head_(head) {}
+  /// M: vocabulary size (rows of the tied embedding / decoder).
+  TORCH_ARG(int64_t, vocab_size);
+  /// The output head (registry spelling in head_spec.h).
+  TORCH_ARG(HeadSpec, head);
+  /// Embedding size = d, the decoder's input size.
+  TORCH_ARG(int64_t, emsize) = 400;
+  /// Units of every LSTM layer but the last.
+  TORCH_ARG(int64_t, nhid) = 1150;
+  /// Units of the last layer; 0 = emsize (required for single heads).
+  TORCH_ARG(int64_t, nhidlast) = 0;
+  TORCH_ARG(int64_t, nlayers) = 3;
+  /// Locked dropout on the last layer's output (PTB 0.4).
+  TORCH_ARG(double, dropout) = 0.4;
+  /// Locked dropout between LSTM layers (PTB 0.25).
+  TORCH_ARG(double, dropouth) = 0.25;
+  /// Locked dropout on the word vectors (PTB 0.4).
+  TORCH_ARG(double, dropouti) = 0.4;
+  /// Embedding dropout, whole words (0.1).
+  TORCH_ARG(double, dropoute) = 0.1;
+  /// Weight drop on hidden-to-hidden matrices (0.5).
+  TORCH_ARG(double, wdrop) = 0.5;
+  /// Locked dropout on MoS/MoSS contexts (PTB 0.29); unused by single heads.
+  TORCH_ARG(double, dropoutl) = 0.29;
+};
+
+struct AwdLstmOutput {
+  torch::Tensor output;          ///< (T, B, H_last): the head's input, after output dropout
+  torch::Tensor raw_last;        ///< (T, B, H_last): the last layer before dropout (TAR reads it)
+  std::vector<LstmState> state;  ///< one (h, c) per layer, to carry into the next segment
+};
+
+class AwdLstmImpl : public torch::nn::Cloneable<AwdLstmImpl> {
+ public:
+  explicit AwdLstmImpl(const AwdLstmOptions& options);
+  /// Embedding U(-0.1, 0.1), decoder bias 0, LSTM layers U(-1/sqrt(H), 1/sqrt(H)) (protocol.md).
+  void reset() override;
+
+  /// ids (T, B) int64, state (empty = zeros) -> output, raw last layer, new state.
+  AwdLstmOutput forward(const torch::Tensor& ids, const std::vector<LstmState>& state = {});
+  /// The head's training loss, mean over the T * B targets: output (T, B, H_last), targets
+  /// (T * B) in the same (time-major) order.
+  torch::Tensor loss(const torch::Tensor& output, const torch::Tensor& targets);
+  /// output (T, B, H_last) -> log P (T * B, M), time-major rows.
+  torch::Tensor log_probs(const torch::Tensor& output);
+
+  std::vector<LstmState> zero_state(int64_t batch_size) const;
+  /// d of Theorem 2: the decoder's input size (emsize).
+  int64_t d() const { return options.emsize(); }
+  int64_t last_size() const;
+
+  AwdLstmOptions options;
+  torch::Tensor embedding;     ///< (M, emsize), tied: also the decoder weight
+  torch::Tensor decoder_bias;  ///< (M)
+  std::vector<WeightDropLstm> rnns;
+  heads::OutputHead head{nullptr};
+
+ private:
+  /// Mixture heads: log P with locked dropout on the contexts. output (T, B, H_last).
+  torch::Tensor mixture_log_probs(const torch::Tensor& output);
+};
+TORCH_MODULE(AwdLstm);
+
+/// Detach a carried state from the graph of the previous segment (truncated BPTT).
+std::vector<LstmState> detach_state(const std::vector<LstmState>& state);
+
+}  // namespace sb::lm

@@ -1,0 +1,165 @@
+#include "checkpoint.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+namespace sb::lm {
+
+namespace fs = std::filesystem;
+
+std::string phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::main:
+      return "main";
+    case Phase::finetune:
+      return "finetune";
+    case Phase::done:
+      return "done";
+  }
+  return "?";
+}
+
+Phase phase_from_name(const std::string& name) {
+  if (name == "main") return Phase::main;
+  if (name == "finetune") return Phase::finetune;
+  if (name == "done") return Phase::done;
+  throw std::invalid_argument("phase: expected main, finetune or done, got '" + name + "'");
+}
+
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string&)>& write) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  try {
+    write(tmp);
+    fs::rename(tmp, path);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw;
+  }
+}
+
+namespace {
+
+torch::Tensor rng_state() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void set_rng_state(const torch::Tensor& state) {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+}
+
+c10::IValue read(torch::serialize::InputArchive& archive, const std::string& path,
+                 const std::string& key) {
+  c10::IValue value;
+  if (!archive.try_read(key, value))
+    throw std::runtime_error(path + ": checkpoint field '" + key + "' is missing");
+  return value;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, AwdLstm& model, const ParameterAverager& averager,
+                     const TrainState& s, const std::vector<LstmState>& carried) {
+  torch::serialize::OutputArchive archive, model_archive;
+  model->save(model_archive);
+  archive.write("model", model_archive);
+  archive.write("phase", c10::IValue(phase_name(s.phase)));
+  archive.write("epoch", c10::IValue(s.epoch));
+  archive.write("batch", c10::IValue(s.batch));
+  archive.write("position", c10::IValue(s.position));
+  archive.write("step", c10::IValue(s.step));
+  archive.write("asgd", c10::IValue(s.asgd));
+  archive.write("asgd_epoch", c10::IValue(s.asgd_epoch));
+  archive.write("best_valid", c10::IValue(s.best_valid));
+  archive.write("trigger_history", torch::tensor(s.trigger_history, torch::kDouble).reshape({-1}));
+  archive.write("epoch_loss", c10::IValue(s.epoch_loss));
+  archive.write("epoch_tokens", c10::IValue(s.epoch_tokens));
+  archive.write("config", c10::IValue(s.config));
+  archive.write("rng", rng_state());
+  archive.write("avg_count", c10::IValue(averager.count()));
+  const auto& avg = averager.averages();
+  archive.write("avg_size", c10::IValue(static_cast<int64_t>(avg.size())));
+  for (size_t i = 0; i < avg.size(); ++i) archive.write("avg." + std::to_string(i), avg[i]);
+  archive.write("carried_size", c10::IValue(static_cast<int64_t>(carried.size())));
+  for (size_t l = 0; l < carried.size(); ++l) {
+    archive.write("carried.h." + std::to_string(l), carried[l].first);
+    archive.write("carried.c." + std::to_string(l), carried[l].second);
+  }
+  write_atomically(path, [&](const std::string& tmp) { archive.save_to(tmp); });
+}
+
+LoadedCheckpoint load_checkpoint(const std::string& path, AwdLstm& model,
+                                 ParameterAverager& averager) {
+  if (!fs::exists(path)) throw std::runtime_error(path + ": no checkpoint to resume from");
+  torch::serialize::InputArchive archive, model_archive;
+  archive.load_from(path);
+  if (!archive.try_read("model", model_archive))
+    throw std::runtime_error(path + ": checkpoint field 'model' is missing");
+  try {
+    model->load(model_archive);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(
+        path + ": the model does not match this config: " + e.what_without_backtrace());
+  }
+  LoadedCheckpoint out;
+  auto& s = out.state;
+  s.phase = phase_from_name(read(archive, path, "phase").toStringRef());
+  s.epoch = read(archive, path, "epoch").toInt();
+  s.batch = read(archive, path, "batch").toInt();
+  s.position = read(archive, path, "position").toInt();
+  s.step = read(archive, path, "step").toInt();
+  s.asgd = read(archive, path, "asgd").toBool();
+  s.asgd_epoch = read(archive, path, "asgd_epoch").toInt();
+  s.best_valid = read(archive, path, "best_valid").toDouble();
+  torch::Tensor history;
+  archive.read("trigger_history", history);
+  history = history.contiguous();
+  s.trigger_history.assign(history.data_ptr<double>(),
+                           history.data_ptr<double>() + history.numel());
+  s.epoch_loss = read(archive, path, "epoch_loss").toDouble();
+  s.epoch_tokens = read(archive, path, "epoch_tokens").toInt();
+  s.config = read(archive, path, "config").toStringRef();
+  torch::Tensor rng;
+  archive.read("rng", rng);
+  set_rng_state(rng);
+  const auto avg_count = read(archive, path, "avg_count").toInt();
+  const auto avg_size = read(archive, path, "avg_size").toInt();
+  std::vector<torch::Tensor> avg(static_cast<size_t>(avg_size));
+  for (int64_t i = 0; i < avg_size; ++i) archive.read("avg." + std::to_string(i), avg[i]);
+  averager.restore(std::move(avg), avg_count);
+  const auto carried = read(archive, path, "carried_size").toInt();
+  for (int64_t l = 0; l < carried; ++l) {
+    torch::Tensor h, c;
+    archive.read("carried.h." + std::to_string(l), h);
+    archive.read("carried.c." + std::to_string(l), c);
+    out.carried.emplace_back(h, c);
+  }
+  return out;
+}
+
+void save_weights(const std::string& path, AwdLstm& model) {
+  torch::serialize::OutputArchive archive;
+  model->save(archive);
+  write_atomically(path, [&](const std::string& tmp) { archive.save_to(tmp); });
+}
+
+void load_weights(const std::string& path, AwdLstm& model) {
+  if (!fs::exists(path)) throw std::runtime_error(path + ": no such weights file");
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  try {
+    model->load(archive);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(
+        path + ": the weights do not match this model: " + e.what_without_backtrace());
+  }
+}
+
+}  // namespace sb::lm

@@ -1,0 +1,158 @@
+#pragma once
+// The word-level LM trainer's configuration: one struct, one key table, TOML files and
+// command-line overrides. Precedence: --<key> on the command line > the --config file > the
+// defaults below (the paper's PTB settings). LibTorch-free: plain C++17, toml++ and CLI11.
+//
+// A main does:
+//   CLI::App app{"..."};
+//   sb::lm::ConfigArgs args;
+//   sb::lm::add_config_options(app, args);
+//   CLI11_PARSE(app, argc, argv);
+//   const sb::lm::WordLmConfig cfg = sb::lm::resolve_config(args);  // file, overrides, validate
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace sb::lm {
+
+/// Every setting of a word-level run. The names mirror AWD-LSTM's command-line arguments; the
+/// defaults are the paper's PTB settings (../shared/reference/protocol.md, "AWD-LSTM training").
+/// The key table (config_keys()) carries these comments as descriptions for files and --help.
+struct WordLmConfig {
+  // data
+  std::string dataset = "ptb";  // corpus name: ptb | wikitext-2 (finds the data; names outputs)
+  std::string data = "";        // corpus directory; "" = search datasets/, ../shared/datasets
+  int64_t train_tokens = 0;     // use only the first N training tokens (0 = all)
+  int64_t valid_tokens = 0;     // same for validation (0 = all)
+  int64_t test_tokens = 0;      // same for the test split (0 = all)
+  // model (AWD-LSTM, Merity et al. 2018)
+  std::string head = "softmax";  // output head, registry spelling ("mos:K=15", "sparse:k=20")
+  int64_t emsize = 400;          // embedding size = d (tied decoder input size)
+  int64_t nhid = 1150;           // hidden units of the inner LSTM layers
+  int64_t nhidlast = 0;          // units of the last LSTM layer; 0 = emsize
+  int64_t nlayers = 3;
+  double dropout = 0.4;    // locked dropout on the last layer's output
+  double dropouth = 0.25;  // locked dropout between LSTM layers
+  double dropouti = 0.4;   // locked dropout on the word vectors
+  double dropoute = 0.1;   // embedding dropout (whole words)
+  double wdrop = 0.5;      // DropConnect on hidden-to-hidden weights
+  double dropoutl = 0.29;  // MoS/MoSS latent (context vector) dropout
+  // training
+  int64_t batch_size = 20;
+  int64_t eval_batch_size = 10;
+  // (The test-set dump always runs with batch size 1, as the paper.)
+  int64_t bptt = 70;
+  double lr = 30;
+  double clip = 0.25;
+  double wdecay = 1.2e-6;
+  double alpha = 2;               // activation regularisation
+  double beta = 1;                // temporal activation regularisation
+  int64_t nonmono = 5;            // NT-ASGD non-monotone interval
+  int64_t epochs = 1000;          // max epochs of the main phase
+  int64_t finetune_epochs = 500;  // max epochs of finetuning (0 = skip finetuning)
+  int64_t max_batches = 0;        // stop an epoch after N batches (0 = whole epoch)
+  int64_t seed = 141;
+  int64_t threads = 0;         // 0 = number of cores
+  int64_t log_interval = 200;  // progress line every N batches
+  // outputs
+  std::string out = "";   // run directory; "" = default_run_dir(): results/<dataset>_<head>
+  bool dump_test = true;  // write the test-set log-output HDF5 file after training
+};
+
+/// The field a key reads and writes.
+using ConfigField = std::variant<int64_t WordLmConfig::*, double WordLmConfig::*,
+                                 std::string WordLmConfig::*, bool WordLmConfig::*>;
+
+/// An allowed closed/open interval for a numeric key (validate() checks it; the help shows it).
+struct ConfigRange {
+  double lo;         ///< lower bound (-inf: none)
+  bool lo_open;      ///< true: value > lo, false: value >= lo
+  double hi;         ///< upper bound (+inf: none)
+  bool hi_open;      ///< true: value < hi, false: value <= hi
+  std::string text;  ///< "[0, 1)", ">= 1", "> 0", ...; empty for string/boolean keys
+};
+
+/// One row of the key table.
+struct ConfigKey {
+  std::string name;          ///< TOML key and command-line option (--name)
+  std::string group;         ///< "data" | "model" | "training" | "outputs"
+  std::string type;          ///< "integer" | "number" | "string" | "boolean" (from `field`)
+  std::string default_text;  ///< the default as a TOML value, e.g. 30, 1.2e-06, "ptb", true
+  std::string description;   ///< one line
+  ConfigRange range;         ///< numeric keys: allowed values; string/boolean: unbounded
+  ConfigField field;
+
+  /// The key's value in `cfg` as a TOML value (strings quoted and escaped; doubles in their
+  /// shortest round-trip form, e.g. 30, 0.1, 1.2e-06).
+  std::string value_text(const WordLmConfig& cfg) const;
+};
+
+/// The table of every key, in the order of WordLmConfig. The only list of keys.
+const std::vector<ConfigKey>& config_keys();
+
+/// The row of `name`, or nullptr.
+const ConfigKey* find_config_key(const std::string& name);
+
+/// Comma-separated names of every key, for error messages.
+std::string config_key_list();
+
+/// Reads a flat TOML file (top-level `key = value` lines, comments allowed) over `base`.
+/// Integers are accepted for number keys; a float for an integer key is an error. Throws
+/// std::runtime_error, one line each:
+///   "<path>: cannot read (...)", "<path>:<line>:<col>: <toml++'s description>",
+///   "<path>:<line>:<col>: unknown key 'nhidd' (valid keys: dataset, data, ...)",
+///   "<path>:<line>:<col>: key 'lr': expected a number, got string \"x\"".
+/// Does not validate ranges (see validate()).
+WordLmConfig load_config_file(const std::string& path, WordLmConfig base = {});
+
+/// The same over TOML text already in memory (e.g. the config saved in a checkpoint); `source`
+/// names it in the errors in place of the path.
+WordLmConfig load_config_text(const std::string& text, const std::string& source,
+                              WordLmConfig base = {});
+
+/// Sets `key` from command-line text: integers and numbers must be the whole text (numbers
+/// finite), booleans true/false/1/0, strings taken as-is. Throws std::invalid_argument
+/// "--<key>: expected an integer, got 'abc'" or "unknown option '--<key>' (valid keys: ...)".
+void apply_override(WordLmConfig& cfg, const std::string& key, const std::string& value);
+
+/// Checks every range of the key table and the cross-key rules (dataset non-empty; head parses
+/// with sb::HeadSpec::parse; a single head needs nhidlast == 0 or nhidlast == emsize). Throws
+/// std::invalid_argument naming the key, the allowed range and the actual value.
+void validate(const WordLmConfig& cfg);
+
+/// Every key, one per line, grouped, each with its description as a comment above. Round-trips
+/// exactly through load_config_file.
+std::string to_toml(const WordLmConfig& cfg);
+
+/// The run directory: `out` if set, else "results/<dataset>_<head>" with ':', '=' and ','
+/// of the head spelling replaced by '_' (e.g. results/ptb_mos_K_15).
+std::string default_run_dir(const WordLmConfig& cfg);
+
+/// What the command line says about the configuration; filled by add_config_options.
+struct ConfigArgs {
+  std::string config_path;  ///< --config FILE, "" = none
+  /// --<key> VALUE pairs, one per key given (the last one wins when a key repeats).
+  std::vector<std::pair<std::string, std::string>> overrides;
+};
+
+/// Registers --config FILE and --<key> VALUE for every key of the table. The help lists each key
+/// with its type, default, description and range, grouped (and widens the app's help column).
+/// Values are checked for their type while parsing (CLI::ValidationError) but applied only by
+/// resolve_config, after the file, so the command line beats the file whatever the order of the
+/// options.
+void add_config_options(CLI::App& app, ConfigArgs& args);
+
+/// Defaults, then the file (if `config_path` is not empty), then the overrides in order, then
+/// validate(). Throws what load_config_file, apply_override and validate throw.
+WordLmConfig resolve_config(const std::string& config_path,
+                            const std::vector<std::pair<std::string, std::string>>& overrides);
+WordLmConfig resolve_config(const ConfigArgs& args);
+
+}  // namespace sb::lm

@@ -1,0 +1,67 @@
+#include "evaluate.h"
+
+#include <stdexcept>
+
+#include "batchify.h"
+
+namespace sb::lm {
+
+double evaluate(AwdLstm& model, const torch::Tensor& data, int64_t bptt,
+                const ProgressFn& progress) {
+  if (data.dim() != 2 || data.size(0) < 2)
+    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " +
+                                c10::str(data.sizes()));
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const int64_t n = data.size(0), B = data.size(1);
+  const int64_t segments = (n - 1 + bptt - 1) / bptt;
+  auto state = model->zero_state(B);
+  double total = 0;
+  int64_t tokens = 0, done = 0;
+  for (int64_t i = 0; i < n - 1; i += bptt) {
+    const int64_t len = std::min(bptt, n - 1 - i);
+    const auto input = data.slice(/*dim=*/0, i, i + len);                         // (len, B)
+    const auto target = data.slice(/*dim=*/0, i + 1, i + 1 + len).reshape({-1});  // (len B)
+    auto out = model->forward(input, state);
+    total += model->loss(out.output, target).item<double>() * static_cast<double>(len * B);
+    tokens += len * B;
+    state = std::move(out.state);
+    if (progress) progress(++done, segments, tokens);
+  }
+  return total / static_cast<double>(tokens);
+}
+
+double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t bptt,
+                      const std::string& path, analysis::LogProbHeader header,
+                      const ProgressFn& progress) {
+  if (ids.size() < 2)
+    throw std::invalid_argument("dump_log_probs: need at least 2 tokens, got " +
+                                std::to_string(ids.size()));
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const auto data = data::batchify(ids, /*batch_size=*/1);  // (N, 1)
+  const int64_t n = data.size(0), M = model->options.vocab_size();
+  header.head = model->options.head().name();
+  header.d = model->d();
+  header.bias = true;
+  header.vocab_size = M;
+  header.num_tokens = n - 1;
+  header.compute_dtype = "float32";
+  analysis::LogProbWriter writer(path, header);
+  const int64_t segments = (n - 1 + bptt - 1) / bptt;
+  auto state = model->zero_state(1);
+  int64_t done = 0;
+  for (int64_t i = 0; i < n - 1; i += bptt) {
+    const int64_t len = std::min(bptt, n - 1 - i);
+    const auto input = data.slice(/*dim=*/0, i, i + len);  // (len, 1)
+    const auto target = data.slice(/*dim=*/0, i + 1, i + 1 + len).reshape({-1}).contiguous();
+    auto out = model->forward(input, state);
+    const auto log_p = model->log_probs(out.output).to(torch::kFloat).contiguous();  // (len, M)
+    writer.write_rows(log_p.data_ptr<float>(), target.data_ptr<int64_t>(), len);
+    state = std::move(out.state);
+    if (progress) progress(++done, segments, i + len);
+  }
+  return writer.finish();
+}
+
+}  // namespace sb::lm

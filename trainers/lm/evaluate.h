@@ -1,0 +1,31 @@
+#pragma once
+// Evaluation passes of a trained AWD-LSTM: the mean loss over a batched stream, and the test-set
+// dump of log-probabilities to the HDF5 contract (analysis/logprob_file.h).
+
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "awd_lstm.h"
+#include "logprob_file.h"
+#include "run_log.h"
+
+namespace sb::lm {
+
+/// Mean per-token loss of the head (NLL; eq. 5 for sparse) over data (N, B) from batchify(),
+/// in segments of `bptt` with the LSTM state carried, as AWD-LSTM's evaluate(). Puts the model
+/// in eval mode and leaves it there; no gradients.
+double evaluate(AwdLstm& model, const torch::Tensor& data, int64_t bptt,
+                const ProgressFn& progress = {});
+
+/// Runs the model over `ids` with batch size 1 (segments of `bptt`, state carried) and streams
+/// row t = log P(. | ids[0..t]) for the target ids[t + 1] into `path` (T = ids.size() - 1 rows,
+/// float32, block by block: never the whole matrix in memory). The header's head/d/bias/vocab are
+/// taken from the model; num_tokens from ids. Returns the ppl stored in the file,
+/// exp(-mean log_probs[t, target_t]) over the float32 values as written.
+double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t bptt,
+                      const std::string& path, analysis::LogProbHeader header,
+                      const ProgressFn& progress = {});
+
+}  // namespace sb::lm

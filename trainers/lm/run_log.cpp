@@ -1,0 +1,80 @@
+#include "run_log.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+namespace sb::lm {
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const auto s = static_cast<int64_t>(std::llround(seconds));
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>((s % 3600) / 60));
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
+  return buf;
+}
+
+MetricsLog::MetricsLog(const std::string& path, bool append)
+    : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {
+  if (!out_) throw std::runtime_error(path + ": cannot open the metrics log for writing");
+}
+
+void MetricsLog::write(const nlohmann::json& record) {
+  if (!out_.is_open()) return;
+  out_ << record.dump() << '\n';
+  out_.flush();
+}
+
+std::string format_progress(const TrainProgress& p) {
+  char buf[256];
+  std::snprintf(
+      buf, sizeof buf,
+      "| %-8s epoch %3lld | %5lld/%5lld batches | lr %6.2f | ms/batch %7.1f | tok/s %6.0f "
+      "| loss %6.3f | ppl %9.2f | ETA %s",
+      p.phase.c_str(), static_cast<long long>(p.epoch), static_cast<long long>(p.batch),
+      static_cast<long long>(p.batches), p.lr, p.ms_per_batch, p.tokens_per_s, p.loss,
+      std::exp(p.loss), format_duration(p.eta_seconds).c_str());
+  return buf;
+}
+
+nlohmann::json to_json(const TrainProgress& p) {
+  return {{"event", "train"},
+          {"phase", p.phase},
+          {"epoch", p.epoch},
+          {"batch", p.batch},
+          {"batches", p.batches},
+          {"lr", p.lr},
+          {"ms_per_batch", p.ms_per_batch},
+          {"tokens_per_s", p.tokens_per_s},
+          {"loss", p.loss},
+          {"ppl", std::exp(p.loss)}};
+}
+
+ProgressFn timed_progress(std::string label, double every_seconds) {
+  using clock = std::chrono::steady_clock;
+  auto start = std::make_shared<clock::time_point>(clock::now());
+  auto last = std::make_shared<clock::time_point>(*start);
+  return [=](int64_t done, int64_t total, int64_t tokens) {
+    const auto now = clock::now();
+    if (std::chrono::duration<double>(now - *last).count() < every_seconds || done >= total) return;
+    *last = now;
+    const double elapsed = std::chrono::duration<double>(now - *start).count();
+    const double eta = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+    std::printf("  %s %3.0f%% (%lld/%lld segments, %.0f tok/s, ETA %s)\n", label.c_str(),
+                100.0 * static_cast<double>(done) / static_cast<double>(total),
+                static_cast<long long>(done), static_cast<long long>(total),
+                static_cast<double>(tokens) / elapsed, format_duration(eta).c_str());
+    std::fflush(stdout);
+  };
+}
+
+}  // namespace sb::lm

@@ -1,0 +1,349 @@
+#include "trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "ar_tar.h"
+#include "batchify.h"
+#include "evaluate.h"
+
+namespace sb::lm {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+std::atomic<bool>& stop_requested() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+namespace {
+extern "C" void on_sigint(int) { stop_requested().store(true); }
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+/// Keys whose change does not alter the trajectory of a run: allowed to differ on resume.
+WordLmConfig trajectory_keys(WordLmConfig c) {
+  c.epochs = c.finetune_epochs = 0;
+  c.log_interval = 1;
+  c.out.clear();
+  c.data.clear();
+  c.dump_test = true;
+  return c;
+}
+}  // namespace
+
+void install_interrupt_handler() { std::signal(SIGINT, on_sigint); }
+
+int64_t draw_seq_len(int64_t base) {
+  // Merity et al. 2018 sec. 4.1: bptt with p = 0.95 else bptt / 2, then N(., 5), at least 5.
+  const auto u = torch::rand({3}, torch::kDouble);  // global generator: checkpointed
+  const double u0 = u[0].item<double>(), u1 = u[1].item<double>(), u2 = u[2].item<double>();
+  const double mean = u0 < 0.95 ? static_cast<double>(base) : static_cast<double>(base) / 2;
+  const double z = std::sqrt(-2 * std::log1p(-u1)) * std::cos(2 * M_PI * u2);  // Box-Muller
+  return std::max<int64_t>(5, std::llround(mean + 5 * z));
+}
+
+WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::string run_dir)
+    : config_(std::move(config)), corpus_(std::move(corpus)), run_dir_(std::move(run_dir)) {
+  fs::create_directories(run_dir_);
+  torch::manual_seed(static_cast<uint64_t>(config_.seed));
+  const auto spec = HeadSpec::parse(config_.head);
+  model = AwdLstm(AwdLstmOptions(corpus_.vocab.size(), spec)
+                      .emsize(config_.emsize)
+                      .nhid(config_.nhid)
+                      .nhidlast(config_.nhidlast)
+                      .nlayers(config_.nlayers)
+                      .dropout(config_.dropout)
+                      .dropouth(config_.dropouth)
+                      .dropouti(config_.dropouti)
+                      .dropoute(config_.dropoute)
+                      .wdrop(config_.wdrop)
+                      .dropoutl(config_.dropoutl));
+  train_data_ = data::batchify(corpus_.train, config_.batch_size);
+  valid_data_ = data::batchify(corpus_.valid, config_.eval_batch_size);
+  if (train_data_.size(0) < 3)
+    throw std::invalid_argument("train: " + std::to_string(corpus_.train.size()) +
+                                " training tokens give fewer than 3 rows at batch_size " +
+                                std::to_string(config_.batch_size));
+  state_.config = to_toml(trajectory_keys(config_));
+}
+
+std::string WordLmTrainer::path(const std::string& name) const {
+  return (fs::path(run_dir_) / name).string();
+}
+
+std::vector<torch::Tensor> WordLmTrainer::params() const { return model->parameters(); }
+
+void WordLmTrainer::resume() {
+  auto loaded = load_checkpoint(path("checkpoint.pt"), model, averager_);
+  if (loaded.state.config != state_.config) {
+    // Name the lines (keys) that differ.
+    std::istringstream saved(loaded.state.config), now(state_.config);
+    std::string a, b, differ;
+    while (std::getline(saved, a) && std::getline(now, b))
+      if (a != b) differ += (differ.empty() ? "" : "; ") + a + " -> " + b;
+    throw std::runtime_error(path("checkpoint.pt") + ": written with a different config (" +
+                             differ + "); resume with the same settings or use a new --out");
+  }
+  loaded.state.config = state_.config;
+  state_ = std::move(loaded.state);
+  carried_ = std::move(loaded.carried);
+  std::printf("resuming %s: phase %s, epoch %lld, batch %lld\n", run_dir_.c_str(),
+              phase_name(state_.phase).c_str(), static_cast<long long>(state_.epoch),
+              static_cast<long long>(state_.batch));
+}
+
+void WordLmTrainer::save() {
+  save_checkpoint(path("checkpoint.pt"), model, averager_, state_, carried_);
+}
+
+WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
+  const int64_t n = train_data_.size(0), B = train_data_.size(1);
+  const int64_t full = (n - 2 + config_.bptt - 1) / config_.bptt;
+  const int64_t batches = config_.max_batches > 0 ? std::min(full, config_.max_batches) : full;
+  const auto ps = params();
+  auto hidden = carried_.empty() ? model->zero_state(B) : carried_;
+  carried_.clear();
+  double interval_loss = 0;
+  int64_t interval_batches = 0, interval_tokens = 0;
+  auto interval_start = clock_type::now();
+  auto epoch_start = clock_type::now();
+  const int64_t first_batch = state_.batch;
+  model->train();
+  while (state_.position < n - 2 && (config_.max_batches == 0 || state_.batch < batches)) {
+    const int64_t seq_len = draw_seq_len(config_.bptt);
+    const double lr = config_.lr * static_cast<double>(seq_len) / static_cast<double>(config_.bptt);
+    auto [x, y] = data::get_batch(train_data_, state_.position, seq_len);  // (len, B)
+    hidden = detach_state(hidden);
+    model->zero_grad();
+    auto out = model->forward(x, hidden);
+    const auto raw_loss = model->loss(out.output, y.reshape({-1}));
+    // AR on the dropped last-layer output, TAR on the undropped one (Merity et al. 2018, 4.6).
+    const auto loss = raw_loss + activation_regularisation(out.output, config_.alpha) +
+                      temporal_activation_regularisation(out.raw_last, config_.beta);
+    const double value = raw_loss.item<double>();
+    if (!std::isfinite(value) || !std::isfinite(loss.item<double>())) {
+      std::fprintf(stderr,
+                   "error: %s epoch %lld batch %lld: training loss is %g; stopping. The last good "
+                   "checkpoint is %s (resume with a lower lr or clip)\n",
+                   phase_name(state_.phase).c_str(), static_cast<long long>(state_.epoch),
+                   static_cast<long long>(state_.batch + 1), value, path("checkpoint.pt").c_str());
+      metrics_.write(
+          {{"event", "non_finite"}, {"epoch", state_.epoch}, {"batch", state_.batch + 1}});
+      return EpochEnd::non_finite;
+    }
+    loss.backward();
+    if (config_.clip > 0) torch::nn::utils::clip_grad_norm_(ps, config_.clip);
+    sgd_step(ps, lr, config_.wdecay);
+    if (state_.asgd) averager_.update(ps);
+    hidden = std::move(out.state);
+    const int64_t len = x.size(0);
+    state_.position += len;
+    ++state_.batch;
+    ++state_.step;
+    ++batches_this_process_;
+    state_.epoch_loss += value * static_cast<double>(len * B);
+    state_.epoch_tokens += len * B;
+    interval_loss += value;
+    ++interval_batches;
+    interval_tokens += len * B;
+    if (state_.batch % config_.log_interval == 0) {
+      const double elapsed = seconds_since(interval_start);
+      const double per_batch =
+          seconds_since(epoch_start) / static_cast<double>(state_.batch - first_batch);
+      TrainProgress p{phase_name(state_.phase),
+                      state_.epoch,
+                      state_.batch,
+                      batches,
+                      config_.lr,
+                      1000 * elapsed / static_cast<double>(interval_batches),
+                      static_cast<double>(interval_tokens) / elapsed,
+                      interval_loss / static_cast<double>(interval_batches),
+                      per_batch * static_cast<double>(batches - state_.batch)};
+      std::printf("%s\n", format_progress(p).c_str());
+      std::fflush(stdout);
+      metrics_.write(to_json(p));
+      interval_loss = 0;
+      interval_batches = interval_tokens = 0;
+      interval_start = clock_type::now();
+    }
+    if (stop_after_batches > 0 && batches_this_process_ >= stop_after_batches)
+      stop_requested().store(true);
+    if (stop_requested().load()) {
+      carried_ = detach_state(hidden);
+      return EpochEnd::interrupted;
+    }
+  }
+  return EpochEnd::completed;
+}
+
+double WordLmTrainer::validate() {
+  auto progress = timed_progress("valid");
+  if (!state_.asgd) return evaluate(model, valid_data_, config_.bptt, progress);
+  SwapInGuard averaged(params(), averager_.averages());  // evaluate the averaged weights
+  return evaluate(model, valid_data_, config_.bptt, progress);
+}
+
+void WordLmTrainer::end_epoch(double valid_loss, double seconds) {
+  const double train_loss =
+      state_.epoch_loss / static_cast<double>(std::max<int64_t>(1, state_.epoch_tokens));
+  std::printf(
+      "| end of %s epoch %3lld | time %s | train loss %6.3f | valid loss %6.3f | valid ppl "
+      "%9.2f%s\n",
+      phase_name(state_.phase).c_str(), static_cast<long long>(state_.epoch),
+      format_duration(seconds).c_str(), train_loss, valid_loss, std::exp(valid_loss),
+      state_.asgd ? " | averaged" : "");
+  metrics_.write({{"event", "valid"},
+                  {"phase", phase_name(state_.phase)},
+                  {"epoch", state_.epoch},
+                  {"train_loss", train_loss},
+                  {"valid_loss", valid_loss},
+                  {"valid_ppl", std::exp(valid_loss)},
+                  {"averaged", state_.asgd},
+                  {"seconds", seconds}});
+  const std::string best = path(state_.phase == Phase::main ? "best.pt" : "best_finetune.pt");
+  if (valid_loss < state_.best_valid) {
+    state_.best_valid = valid_loss;
+    if (state_.asgd) {
+      SwapInGuard averaged(params(), averager_.averages());
+      save_weights(best, model);
+    } else {
+      save_weights(best, model);
+    }
+    std::printf("  saved the best model so far to %s\n", best.c_str());
+  }
+  NonMonotoneTrigger trigger(config_.nonmono);
+  trigger.set_history(state_.trigger_history);
+  if (state_.phase == Phase::main && !state_.asgd) {
+    if (trigger.observe(valid_loss)) {
+      // NT-ASGD (Merity et al. 2018, Algorithm 1): average from the next step on.
+      state_.asgd = true;
+      state_.asgd_epoch = state_.epoch;
+      averager_.start(params());
+      std::printf(
+          "  switching to ASGD (validation loss worse than the best before the last %lld)\n",
+          static_cast<long long>(config_.nonmono));
+      metrics_.write({{"event", "asgd"}, {"epoch", state_.epoch}});
+    }
+  } else if (state_.phase == Phase::finetune) {
+    if (trigger.observe(valid_loss)) {
+      std::printf("  finetuning done: the non-monotone criterion fired\n");
+      state_.phase = Phase::done;
+    }
+  }
+  state_.trigger_history = trigger.history();
+  ++state_.epoch;
+  state_.batch = state_.position = 0;
+  state_.epoch_loss = 0;
+  state_.epoch_tokens = 0;
+}
+
+void WordLmTrainer::start_finetune() {
+  // Finetuning (Yang et al. 2018, finetune.py): ASGD restarted from the best model of the main
+  // phase, averaging from the first step, until the non-monotone criterion fires again.
+  load_weights(path("best.pt"), model);
+  state_.phase = Phase::finetune;
+  state_.epoch = 1;
+  state_.asgd = false;
+  state_.trigger_history.clear();
+  state_.best_valid = validate();  // the loaded model itself (finetune.py's first stored_loss)
+  state_.asgd = true;
+  averager_.start(params());
+  std::printf("| finetuning from %s | valid ppl %9.2f\n", path("best.pt").c_str(),
+              std::exp(state_.best_valid));
+  metrics_.write({{"event", "finetune_start"}, {"valid_loss", state_.best_valid}});
+}
+
+void WordLmTrainer::finish() {
+  const std::string best =
+      fs::exists(path("best_finetune.pt")) ? path("best_finetune.pt") : path("best.pt");
+  load_weights(best, model);
+  result_.best_valid_loss = evaluate(model, valid_data_, config_.bptt, timed_progress("valid"));
+  std::printf("| best model %s | valid ppl %9.2f\n", best.c_str(),
+              std::exp(result_.best_valid_loss));
+  if (config_.dump_test) {
+    // Batch size 1 as the paper; <eos> in front so that every test token is predicted (T = the
+    // test tokens, 82430 on PTB, the paper's count).
+    std::vector<int64_t> ids{corpus_.vocab.find(data::kEos)};
+    ids.insert(ids.end(), corpus_.test.begin(), corpus_.test.end());
+    analysis::LogProbHeader header;
+    header.dataset = config_.dataset;
+    header.split = "test";
+    header.seed = config_.seed;
+    header.config = to_toml(config_);
+    result_.dump_path = path("logprobs.h5");
+    result_.test_ppl =
+        dump_log_probs(model, ids, config_.bptt, result_.dump_path, header, timed_progress("test"));
+    std::printf("| test ppl %9.2f | %lld rows written to %s\n", result_.test_ppl,
+                static_cast<long long>(ids.size() - 1), result_.dump_path.c_str());
+  }
+  const nlohmann::json final{{"event", "final"},
+                             {"best_model", best},
+                             {"valid_loss", result_.best_valid_loss},
+                             {"valid_ppl", std::exp(result_.best_valid_loss)},
+                             {"test_ppl", result_.test_ppl},
+                             {"dump", result_.dump_path},
+                             {"asgd_epoch", state_.asgd_epoch},
+                             {"steps", state_.step}};
+  metrics_.write(final);
+  write_atomically(path("final.json"),
+                   [&](const std::string& tmp) { std::ofstream(tmp) << final.dump(2) << '\n'; });
+}
+
+int WordLmTrainer::run() {
+  stop_requested().store(false);
+  const bool resumed = fs::exists(path("metrics.jsonl")) && state_.step > 0;
+  metrics_ = MetricsLog(path("metrics.jsonl"), /*append=*/resumed);
+  write_atomically(path("config.toml"),
+                   [&](const std::string& tmp) { std::ofstream(tmp) << to_toml(config_); });
+  metrics_.write({{"event", resumed ? "resume" : "start"},
+                  {"phase", phase_name(state_.phase)},
+                  {"epoch", state_.epoch},
+                  {"batch", state_.batch},
+                  {"params", [&] {
+                     int64_t n = 0;
+                     for (const auto& p : params()) n += p.numel();
+                     return n;
+                   }()}});
+  while (state_.phase != Phase::done) {
+    if (state_.phase == Phase::main && state_.epoch > config_.epochs) {
+      if (config_.finetune_epochs == 0) {
+        state_.phase = Phase::done;
+        break;
+      }
+      start_finetune();
+      save();
+    }
+    if (state_.phase == Phase::finetune && state_.epoch > config_.finetune_epochs) {
+      state_.phase = Phase::done;
+      break;
+    }
+    const auto start = clock_type::now();
+    const auto end = train_epoch();
+    if (end == EpochEnd::non_finite) return kNonFinite;
+    if (end == EpochEnd::interrupted) {
+      save();
+      std::printf("interrupted: saved %s at %s epoch %lld batch %lld; continue with --resume\n",
+                  path("checkpoint.pt").c_str(), phase_name(state_.phase).c_str(),
+                  static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch));
+      metrics_.write({{"event", "interrupted"}, {"epoch", state_.epoch}, {"batch", state_.batch}});
+      return kInterrupted;
+    }
+    end_epoch(validate(), seconds_since(start));
+    save();
+  }
+  save();
+  finish();
+  return kFinished;
+}
+
+}  // namespace sb::lm

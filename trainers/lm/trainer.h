@@ -1,0 +1,79 @@
+#pragma once
+// The word-level LM training loop of AWD-LSTM (Merity et al. 2018) around any head:
+// SGD with random BPTT lengths -> NT-ASGD -> finetuning (ASGD restarted from the best model until
+// the trigger fires again) -> test-set dump with batch size 1.
+// Run directory: config.toml, metrics.jsonl, checkpoint.pt, best.pt, best_finetune.pt,
+// logprobs.h5 (the HDF5 contract of analysis/logprob_file.h), final.json.
+
+#include <torch/torch.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "awd_lstm.h"
+#include "checkpoint.h"
+#include "config.h"
+#include "corpus.h"
+#include "nt_asgd.h"
+#include "run_log.h"
+
+namespace sb::lm {
+
+/// Exit statuses of a run.
+enum RunStatus : int { kFinished = 0, kNonFinite = 4, kInterrupted = 130 };
+
+/// Set by SIGINT (install_interrupt_handler) or by the trainer's stop_after_batches: the loop saves
+/// a checkpoint at the next batch boundary and returns kInterrupted.
+void install_interrupt_handler();
+std::atomic<bool>& stop_requested();
+
+/// AWD-LSTM's random BPTT length: base with probability 0.95 else base / 2, then
+/// max(5, round(N(that, 5))), drawn from the global torch generator (so checkpoints capture it).
+int64_t draw_seq_len(int64_t base);
+
+struct TrainResult {
+  double best_valid_loss = 0;  ///< of the model the test set is evaluated with
+  double test_ppl = 0;         ///< from the dump (0 when dump_test = false)
+  std::string dump_path;
+};
+
+class WordLmTrainer {
+ public:
+  /// corpus: already truncated to the config's *_tokens. Creates run_dir.
+  WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::string run_dir);
+  /// Continues from run_dir/checkpoint.pt (error if none or if its config differs in a key
+  /// that shapes the run).
+  void resume();
+  /// Trains, finetunes and dumps as configured; returns a RunStatus.
+  int run();
+  const TrainResult& result() const { return result_; }
+
+  /// Testing: behave as if Ctrl-C arrived after this many batches of this process (0 = never).
+  int64_t stop_after_batches = 0;
+  AwdLstm model{nullptr};
+
+ private:
+  enum class EpochEnd { completed, interrupted, non_finite };
+  EpochEnd train_epoch();
+  double validate();
+  void end_epoch(double valid_loss, double seconds);
+  void start_finetune();
+  void finish();
+  std::string path(const std::string& name) const;
+  std::vector<torch::Tensor> params() const;
+  void save();
+
+  WordLmConfig config_;
+  data::Corpus corpus_;
+  std::string run_dir_;
+  torch::Tensor train_data_, valid_data_;  // (N, batch_size), (N, eval_batch_size)
+  ParameterAverager averager_;
+  TrainState state_;
+  std::vector<LstmState> carried_;  // mid-epoch state after a Ctrl-C resume
+  MetricsLog metrics_;
+  TrainResult result_;
+  int64_t batches_this_process_ = 0;
+};
+
+}  // namespace sb::lm
