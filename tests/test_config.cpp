@@ -137,7 +137,7 @@ TEST_CASE("config: the defaults are the paper's PTB settings") {
 
 TEST_CASE("config: the key table covers every field once, in struct order, typed") {
   const auto& keys = sb::lm::config_keys();
-  REQUIRE(keys.size() == 34);
+  REQUIRE(keys.size() == 33);
   CHECK(keys.front().name == "dataset");
   CHECK(keys.back().name == "dump_test");
   std::vector<std::string> names;
