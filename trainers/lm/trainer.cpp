@@ -52,22 +52,35 @@ int64_t draw_seq_len(int64_t base) {
   return std::max<int64_t>(5, std::llround(mean + 5 * z));
 }
 
+AwdLstm make_awd_lstm(const WordLmConfig& c, int64_t vocab_size) {
+  return AwdLstm(AwdLstmOptions(vocab_size, HeadSpec::parse(c.head))
+                     .emsize(c.emsize)
+                     .nhid(c.nhid)
+                     .nhidlast(c.nhidlast)
+                     .nlayers(c.nlayers)
+                     .dropout(c.dropout)
+                     .dropouth(c.dropouth)
+                     .dropouti(c.dropouti)
+                     .dropoute(c.dropoute)
+                     .wdrop(c.wdrop)
+                     .dropoutl(c.dropoutl));
+}
+
+std::vector<int64_t> eos_then(const data::Corpus& corpus, const std::vector<int64_t>& split,
+                              int64_t limit) {
+  const auto eos = corpus.vocab.find(data::kEos);
+  if (eos < 0) throw std::invalid_argument("the vocabulary has no " + std::string(data::kEos));
+  const auto n = limit > 0 ? std::min(split.size(), static_cast<size_t>(limit)) : split.size();
+  std::vector<int64_t> ids{eos};
+  ids.insert(ids.end(), split.begin(), split.begin() + static_cast<std::ptrdiff_t>(n));
+  return ids;
+}
+
 WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::string run_dir)
     : config_(std::move(config)), corpus_(std::move(corpus)), run_dir_(std::move(run_dir)) {
   fs::create_directories(run_dir_);
   torch::manual_seed(static_cast<uint64_t>(config_.seed));
-  const auto spec = HeadSpec::parse(config_.head);
-  model = AwdLstm(AwdLstmOptions(corpus_.vocab.size(), spec)
-                      .emsize(config_.emsize)
-                      .nhid(config_.nhid)
-                      .nhidlast(config_.nhidlast)
-                      .nlayers(config_.nlayers)
-                      .dropout(config_.dropout)
-                      .dropouth(config_.dropouth)
-                      .dropouti(config_.dropouti)
-                      .dropoute(config_.dropoute)
-                      .wdrop(config_.wdrop)
-                      .dropoutl(config_.dropoutl));
+  model = make_awd_lstm(config_, corpus_.vocab.size());
   train_data_ = data::batchify(corpus_.train, config_.batch_size);
   valid_data_ = data::batchify(corpus_.valid, config_.eval_batch_size);
   if (train_data_.size(0) < 3)
@@ -273,8 +286,7 @@ void WordLmTrainer::finish() {
   if (config_.dump_test) {
     // Batch size 1 as the paper; <eos> in front so that every test token is predicted (T = the
     // test tokens, 82430 on PTB, the paper's count).
-    std::vector<int64_t> ids{corpus_.vocab.find(data::kEos)};
-    ids.insert(ids.end(), corpus_.test.begin(), corpus_.test.end());
+    const auto ids = eos_then(corpus_, corpus_.test);
     analysis::LogProbHeader header;
     header.dataset = config_.dataset;
     header.split = "test";

@@ -32,6 +32,14 @@ std::atomic<bool>& stop_requested();
 /// max(5, round(N(that, 5))), drawn from the global torch generator (so checkpoints capture it).
 int64_t draw_seq_len(int64_t base);
 
+/// The AWD-LSTM a config describes (train_wordlm, dyneval and the tests build it this way).
+AwdLstm make_awd_lstm(const WordLmConfig& config, int64_t vocab_size);
+
+/// <eos> followed by the first `limit` tokens of `split` (0 = all): the stream of a test-set pass
+/// in which every token of the split is predicted (the line before it ended with <eos>).
+std::vector<int64_t> eos_then(const data::Corpus& corpus, const std::vector<int64_t>& split,
+                              int64_t limit = 0);
+
 struct TrainResult {
   double best_valid_loss = 0;  ///< of the model the test set is evaluated with
   double test_ppl = 0;         ///< from the dump (0 when dump_test = false)

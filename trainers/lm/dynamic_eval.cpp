@@ -1,0 +1,208 @@
+#include "dynamic_eval.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "batchify.h"
+#include "evaluate.h"
+
+namespace sb::lm {
+
+namespace {
+
+void require(bool ok, const std::string& name, double value, const std::string& rule) {
+  if (!ok || !std::isfinite(value))
+    throw std::invalid_argument("dynamic evaluation: " + name + " must be " + rule +
+                                " and finite, got " + c10::str(value));
+}
+
+/// Keeps a copy of the weights W0 and puts it back, bit for bit, when it goes out of scope.
+class RestoreWeights {
+ public:
+  RestoreWeights(AwdLstm& model, const std::vector<torch::Tensor>& params)
+      : model_(model), params_(params) {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : params_) saved_.push_back(p.detach().clone());
+  }
+  ~RestoreWeights() {
+    torch::NoGradGuard no_grad;
+    for (size_t k = 0; k < params_.size(); ++k) params_[k].copy_(saved_[k]);
+    model_->zero_grad(/*set_to_none=*/true);
+  }
+  RestoreWeights(const RestoreWeights&) = delete;
+  RestoreWeights& operator=(const RestoreWeights&) = delete;
+  const std::vector<torch::Tensor>& w0() const { return saved_; }
+
+ private:
+  AwdLstm& model_;
+  std::vector<torch::Tensor> params_, saved_;
+};
+
+}  // namespace
+
+void validate(const DynamicEvalOptions& o) {
+  require(o.lr() >= 0, "lr", o.lr(), ">= 0");
+  require(o.lambda() >= 0, "lambda", o.lambda(), ">= 0");
+  require(o.eps() > 0, "eps", o.eps(), "> 0");
+  require(o.bptt() >= 1, "bptt", static_cast<double>(o.bptt()), ">= 1");
+  require(o.stats_batch_size() >= 1, "stats_batch_size", static_cast<double>(o.stats_batch_size()),
+          ">= 1");
+  require(o.stats_bptt() >= 1, "stats_bptt", static_cast<double>(o.stats_bptt()), ">= 1");
+  require(o.stats_tokens() >= 0, "stats_tokens", static_cast<double>(o.stats_tokens()), ">= 0");
+}
+
+GradientStats gradient_statistics(AwdLstm& model, const std::vector<int64_t>& train_ids,
+                                  const DynamicEvalOptions& options, const ProgressFn& progress) {
+  validate(options);
+  const int64_t B = options.stats_batch_size(), bptt = options.stats_bptt();
+  if (static_cast<int64_t>(train_ids.size()) < 2 * B)
+    throw std::invalid_argument("gradient statistics: " + std::to_string(train_ids.size()) +
+                                " training tokens give fewer than 2 rows at batch size " +
+                                std::to_string(B));
+  const auto data = data::batchify(train_ids, B);  // (N, B)
+  const int64_t n = data.size(0);
+  int64_t segments = (n - 1 + bptt - 1) / bptt;
+  if (options.stats_tokens() > 0)
+    segments = std::min(segments, (options.stats_tokens() + B * bptt - 1) / (B * bptt));
+
+  model->eval();  // no dropout: the statistics of the model that will be evaluated
+  const auto params = model->parameters();
+  std::vector<torch::Tensor> sum_sq;
+  for (const auto& p : params) sum_sq.push_back(torch::zeros(p.sizes(), torch::kDouble));
+  auto state = model->zero_state(B);
+  GradientStats stats;
+  double loss_sum = 0;
+  for (int64_t s = 0; s < segments; ++s) {
+    auto [x, y] = data::get_batch(data, s * bptt, bptt);  // (len, B)
+    model->zero_grad();
+    auto out = model->forward(x, state);
+    const auto loss = model->loss(out.output, y.reshape({-1}));
+    loss.backward();
+    {
+      torch::NoGradGuard no_grad;
+      for (size_t k = 0; k < params.size(); ++k) {
+        const auto& g = params[k].grad();
+        if (!g.defined()) continue;  // a parameter the loss does not reach: g = 0
+        const auto g64 = g.to(torch::kDouble);
+        sum_sq[k].addcmul_(g64, g64);
+      }
+    }
+    const int64_t len = x.size(0);
+    loss_sum += loss.item<double>() * static_cast<double>(len * B);
+    stats.tokens += len * B;
+    ++stats.batches;
+    state = detach_state(out.state);
+    if (progress) progress(s + 1, segments, stats.tokens);
+  }
+  model->zero_grad(/*set_to_none=*/true);
+
+  // MS_p = sqrt(mean_k g_{p,k}^2); decay rates are normalised by the mean of MS over every
+  // element of every parameter (Krause et al. 2017, sec. 5; protocol.md "Dynamic evaluation").
+  double ms_sum = 0;
+  int64_t elements = 0;
+  for (auto& acc : sum_sq) {
+    stats.ms.push_back(acc.div_(static_cast<double>(stats.batches)).sqrt_());
+    ms_sum += stats.ms.back().sum().item<double>();
+    elements += acc.numel();
+  }
+  stats.mean_ms = ms_sum / static_cast<double>(elements);
+  stats.mean_loss = loss_sum / static_cast<double>(stats.tokens);
+  if (!(stats.mean_ms > 0) || !std::isfinite(stats.mean_ms))
+    throw std::invalid_argument("gradient statistics: mean(MS) over " + std::to_string(elements) +
+                                " weights and " + std::to_string(stats.batches) + " batches is " +
+                                c10::str(stats.mean_ms) + " (mean loss " +
+                                c10::str(stats.mean_loss) + "); need a finite value > 0");
+  return stats;
+}
+
+std::vector<torch::Tensor> decay_rates(const GradientStats& stats, double lambda) {
+  if (!(lambda >= 0) || !std::isfinite(lambda))
+    throw std::invalid_argument("decay_rates: lambda must be >= 0 and finite, got " +
+                                c10::str(lambda));
+  std::vector<torch::Tensor> rates;
+  for (const auto& ms : stats.ms) {
+    auto rate = ms / stats.mean_ms;
+    // Clipped at 1 / lambda so that lambda * rate <= 1: the decay step never overshoots W0
+    // (Krause et al. 2017, sec. 5).
+    if (lambda > 0) rate.clamp_max_(1 / lambda);
+    rates.push_back(rate);
+  }
+  return rates;
+}
+
+double static_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, int64_t bptt,
+                       const ProgressFn& progress) {
+  if (ids.size() < 2)
+    throw std::invalid_argument("static evaluation: need at least 2 tokens, got " +
+                                std::to_string(ids.size()));
+  return evaluate(model, data::batchify(ids, /*batch_size=*/1), bptt, progress);
+}
+
+double dynamic_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, const GradientStats& stats,
+                        const DynamicEvalOptions& options, const ProgressFn& progress) {
+  validate(options);
+  if (ids.size() < 2)
+    throw std::invalid_argument("dynamic evaluation: need at least 2 tokens, got " +
+                                std::to_string(ids.size()));
+  const auto params = model->parameters();
+  if (stats.ms.size() != params.size())
+    throw std::invalid_argument("dynamic evaluation: gradient statistics for " +
+                                std::to_string(stats.ms.size()) + " parameters, the model has " +
+                                std::to_string(params.size()));
+  for (size_t k = 0; k < params.size(); ++k)
+    if (stats.ms[k].sizes() != params[k].sizes())
+      throw std::invalid_argument("dynamic evaluation: parameter " + std::to_string(k) +
+                                  " has shape " + c10::str(params[k].sizes()) +
+                                  ", its gradient statistics " + c10::str(stats.ms[k].sizes()));
+  // Per-parameter factors of the update, in the parameter's dtype: lambda * decrate and
+  // lr / (MS + eps).
+  const auto rates = decay_rates(stats, options.lambda());
+  std::vector<torch::Tensor> decay, step_scale;
+  for (size_t k = 0; k < params.size(); ++k) {
+    decay.push_back((rates[k] * options.lambda()).to(params[k].scalar_type()));
+    step_scale.push_back(
+        (options.lr() / (stats.ms[k] + options.eps())).to(params[k].scalar_type()));
+  }
+
+  const RestoreWeights restore(model, params);  // W0, put back on every way out
+  const auto& w0 = restore.w0();
+  model->eval();
+  const auto data = data::batchify(ids, /*batch_size=*/1);  // (N, 1)
+  const int64_t n = data.size(0), bptt = options.bptt();
+  const int64_t segments = (n - 1 + bptt - 1) / bptt;
+  auto state = model->zero_state(1);
+  double total = 0;
+  int64_t tokens = 0, done = 0;
+  for (int64_t i = 0; i < n - 1; i += bptt) {
+    auto [x, y] = data::get_batch(data, i, bptt);  // (len, 1)
+    model->zero_grad();
+    auto out = model->forward(x, state);
+    const auto loss = model->loss(out.output, y.reshape({-1}));
+    // Scored before the update: the segment is predicted from the previous segments only.
+    const double value = loss.item<double>();
+    if (!std::isfinite(value)) return std::numeric_limits<double>::infinity();
+    const int64_t len = x.size(0);
+    total += value * static_cast<double>(len);
+    tokens += len;
+    loss.backward();
+    {
+      // W <- W - lr * g / (MS + eps) + lambda * decrate * (W0 - W)  (Krause et al. 2017, sec. 5:
+      // RMS-normalised step and the global prior pulling back to the trained weights).
+      torch::NoGradGuard no_grad;
+      for (size_t k = 0; k < params.size(); ++k) {
+        auto w = params[k];
+        auto step = (w0[k] - w).mul_(decay[k]);
+        const auto& g = w.grad();
+        if (g.defined()) step.addcmul_(g, step_scale[k], /*value=*/-1);
+        w.add_(step);
+      }
+    }
+    state = detach_state(out.state);
+    if (progress) progress(++done, segments, tokens);
+  }
+  return total / static_cast<double>(tokens);
+}
+
+}  // namespace sb::lm
