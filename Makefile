@@ -20,7 +20,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps data configure build test bench bench-rank plots reproduce format clean help
+.PHONY: all deps data configure build test bench bench-rank bench-train plots reproduce format clean help
 
 all: build
 
@@ -31,6 +31,7 @@ help:
 	@echo "make test       deps + build + ctest"
 	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
 	@echo "make bench-rank rank-analysis benchmark on a PTB-size matrix (~15 min)"
+	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~30 min)"
 	@echo "make plots      synthetic rank analysis of every head: results/synthetic/"
 	@echo "make reproduce  deps + build + the default profile (for now: the head benchmarks)"
 	@echo "make format     clang-format every C++ source"
@@ -75,6 +76,21 @@ bench: build
 
 bench-rank: build
 	bench/bench_rank.sh $(BUILD_DIR)
+
+# Builds only bench_wordlm (and what it links), then times it against bench/wordlm_reference.py.
+bench-train: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target bench_wordlm
+	@mkdir -p results/bench
+	@{ echo "# Training speed: C++ (bench_wordlm) vs a PyTorch reference (wordlm_reference.py)"; \
+	  echo; \
+	  echo "Measured $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') with:"; \
+	  echo; echo '```'; echo "bench/bench_train_speed.sh $(BUILD_DIR)"; echo '```'; echo; \
+	  echo "Every number compared is a ratio of tokens/s measured within this one run, in alternating"; \
+	  echo "order, on a shared 2-core machine (other jobs running): compare ratios, not absolute"; \
+	  echo "tokens/s across runs."; echo; \
+	  bench/bench_train_speed.sh $(BUILD_DIR); } > results/bench/train_speed.md.tmp
+	@mv results/bench/train_speed.md.tmp results/bench/train_speed.md
+	@cat results/bench/train_speed.md
 
 plots: build
 	analysis/synthetic_demo.sh $(BUILD_DIR) results/synthetic
