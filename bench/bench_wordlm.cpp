@@ -1,0 +1,201 @@
+// Training and evaluation speed of our word-level LM (issue 3/4), paired with the PyTorch
+// reference bench/wordlm_reference.py: the same model, data, settings and output, so that
+// bench/bench_train_speed.sh can time both in one run and report ratios.
+//   build/bench/bench_wordlm --head softmax|sigsoftmax|mos [--mode train|eval|both]
+//                            [--batches 60] [--warmup 10] [--threads 2] [--experts 3]
+// Model: AWD-LSTM (trainers/lm/awd_lstm.h), PTB (M = 10000), tied 200-dim embedding / decoder
+// with bias, 2 LSTM layers of 200 units; locked dropout 0.2 on the word vectors, between the layers
+// and on the output (and on MoS contexts), no embedding dropout, no weight drop. Training step as
+// in trainer.cpp: zero_grad, forward, head loss + AR (2) + TAR (1), backward, clip 0.25, SGD
+// (lr 20, weight decay 1.2e-6). Batch 20, BPTT 35 fixed, the state carried across batches.
+// Evaluation: eval mode, no grad, forward + head loss on the validation split (batch 20).
+// Prints one JSON line per mode: {"impl":"cpp","head":...,"mode":...,"tokens_per_s":...,...}.
+
+#include <torch/torch.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ar_tar.h"
+#include "awd_lstm.h"
+#include "batchify.h"
+#include "corpus.h"
+#include "data_location.h"
+#include "nt_asgd.h"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// The settings shared with wordlm_reference.py (keep the two in step).
+constexpr int64_t kEmsize = 200, kNhid = 200, kLayers = 2;
+constexpr double kDropout = 0.2, kLr = 20, kWdecay = 1.2e-6, kClip = 0.25;
+constexpr double kAlpha = 2, kBeta = 1;
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+// The OpenBLAS this process loaded (through our rpath, or LD_PRELOAD / LD_LIBRARY_PATH).
+std::string loaded_blas() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libopenblas") != std::string::npos) return line.substr(line.find('/'));
+  return "(none)";
+}
+
+struct Settings {
+  std::string head = "softmax", mode = "both", data;
+  int64_t batches = 60, warmup = 10, experts = 3, batch_size = 20, bptt = 35;
+  int threads = 2;
+};
+
+// Seconds spent in each phase over the timed batches, and their summed head loss.
+struct Split {
+  double forward = 0, backward = 0, optimizer = 0, loss = 0;
+};
+
+sb::lm::AwdLstm make_model(const Settings& s, int64_t vocab_size) {
+  const auto spec =
+      sb::HeadSpec::parse(s.head == "mos" ? "mos:K=" + std::to_string(s.experts) : s.head);
+  return sb::lm::AwdLstm(sb::lm::AwdLstmOptions(vocab_size, spec)
+                             .emsize(kEmsize)
+                             .nhid(kNhid)
+                             .nhidlast(kEmsize)
+                             .nlayers(kLayers)
+                             .dropout(kDropout)
+                             .dropouth(kDropout)
+                             .dropouti(kDropout)
+                             .dropoute(0)
+                             .wdrop(0)
+                             .dropoutl(kDropout));
+}
+
+// Runs warmup + batches training steps from row 0 of data (rows, B); returns the timed seconds.
+double train(sb::lm::AwdLstm& model, const torch::Tensor& data, const Settings& s, Split& split) {
+  model->train();
+  const auto params = model->parameters();
+  auto state = model->zero_state(data.size(1));
+  int64_t row = 0;
+  double total = 0;
+  for (int64_t b = 0; b < s.warmup + s.batches; ++b) {
+    if (row + s.bptt + 1 > data.size(0)) row = 0;
+    auto [x, y] = sb::data::get_batch(data, row, s.bptt);  // (T, B)
+    row += s.bptt;
+    const bool timed = b >= s.warmup;
+    const auto start = clock_type::now();
+    state = sb::lm::detach_state(state);
+    model->zero_grad();
+    auto out = model->forward(x, state);
+    const auto raw_loss = model->loss(out.output, y.reshape({-1}));
+    const auto loss = raw_loss + sb::lm::activation_regularisation(out.output, kAlpha) +
+                      sb::lm::temporal_activation_regularisation(out.raw_last, kBeta);
+    const double value = raw_loss.item<double>();  // the trainer reads it every batch too
+    const auto after_forward = clock_type::now();
+    loss.backward();
+    const auto after_backward = clock_type::now();
+    torch::nn::utils::clip_grad_norm_(params, kClip);
+    sb::lm::sgd_step(params, kLr, kWdecay);
+    state = std::move(out.state);
+    if (timed) {
+      const auto end = clock_type::now();
+      split.forward += std::chrono::duration<double>(after_forward - start).count();
+      split.backward += std::chrono::duration<double>(after_backward - after_forward).count();
+      split.optimizer += std::chrono::duration<double>(end - after_backward).count();
+      total += std::chrono::duration<double>(end - start).count();
+      split.loss += value;
+    }
+  }
+  return total;
+}
+
+// warmup + batches evaluation segments (no grad, eval mode); returns the timed seconds.
+double evaluate(sb::lm::AwdLstm& model, const torch::Tensor& data, const Settings& s,
+                Split& split) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  auto state = model->zero_state(data.size(1));
+  int64_t row = 0;
+  double total = 0;
+  for (int64_t b = 0; b < s.warmup + s.batches; ++b) {
+    if (row + s.bptt + 1 > data.size(0)) row = 0;
+    auto [x, y] = sb::data::get_batch(data, row, s.bptt);  // (T, B)
+    row += s.bptt;
+    const auto start = clock_type::now();
+    auto out = model->forward(x, state);
+    const double value = model->loss(out.output, y.reshape({-1})).item<double>();
+    state = std::move(out.state);
+    if (b >= s.warmup) {
+      total += seconds_since(start);
+      split.loss += value;
+    }
+  }
+  split.forward = total;
+  return total;
+}
+
+void report(const Settings& s, const std::string& mode, double seconds, const Split& split) {
+  const double tokens = static_cast<double>(s.batches * s.bptt * s.batch_size);
+  const double per_batch_ms = 1e3 / static_cast<double>(s.batches);
+  const nlohmann::json line = {{"impl", "cpp"},
+                               {"head", s.head},
+                               {"mode", mode},
+                               {"tokens_per_s", tokens / seconds},
+                               {"batches", s.batches},
+                               {"forward_ms", split.forward * per_batch_ms},
+                               {"backward_ms", split.backward * per_batch_ms},
+                               {"optimizer_ms", split.optimizer * per_batch_ms},
+                               {"mean_loss", split.loss / static_cast<double>(s.batches)},
+                               {"threads", torch::get_num_threads()},
+                               {"experts", s.head == "mos" ? s.experts : 0},
+                               {"blas", loaded_blas()}};
+  std::printf("%s\n", line.dump().c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Training / evaluation tokens/s of the AWD-LSTM LM, paired with "
+      "bench/wordlm_reference.py (bench/bench_train_speed.sh runs both)."};
+  Settings s;
+  app.add_option("--head", s.head, "output head")
+      ->check(CLI::IsMember({"softmax", "sigsoftmax", "mos"}));
+  app.add_option("--mode", s.mode, "what to time")->check(CLI::IsMember({"train", "eval", "both"}));
+  app.add_option("--batches", s.batches, "timed batches per mode")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", s.warmup, "untimed batches before them")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", s.threads, "torch threads")->check(CLI::PositiveNumber);
+  app.add_option("--experts", s.experts, "K of the mos head")->check(CLI::PositiveNumber);
+  app.add_option("--data", s.data, "PTB directory (default: found as the trainer finds it)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    torch::set_num_threads(s.threads);
+    torch::manual_seed(0);
+    const auto corpus = sb::data::load_corpus(sb::data::find_corpus_dir("ptb", s.data));
+    auto model = make_model(s, corpus.vocab.size());
+    if (s.mode != "eval") {
+      const auto data = sb::data::batchify(corpus.train, s.batch_size);  // (rows, B)
+      Split split;
+      const double seconds = train(model, data, s, split);
+      report(s, "train", seconds, split);
+    }
+    if (s.mode != "train") {
+      const auto data = sb::data::batchify(corpus.valid, s.batch_size);  // (rows, B)
+      Split split;
+      const double seconds = evaluate(model, data, s, split);
+      report(s, "eval", seconds, split);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_wordlm: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
