@@ -11,7 +11,7 @@ DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config \
   libtorch-dev libopenblas-dev libopenblas0-openmp liblapacke-dev \
   libhdf5-dev hdf5-tools \
   catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev \
-  python3-numpy python3-h5py python3-matplotlib curl unzip
+  python3-numpy python3-scipy python3-h5py python3-matplotlib curl unzip
 
 # ccache, when present; the precompiled header needs these sloppiness settings to be cached.
 CCACHE := $(shell command -v ccache 2>/dev/null)
@@ -33,7 +33,7 @@ help:
 	@echo "make bench-rank rank-analysis benchmark on a PTB-size matrix (~15 min)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~30 min)"
 	@echo "make plots      synthetic rank analysis of every head: results/synthetic/"
-	@echo "make reproduce  deps + build + the default profile (for now: the head benchmarks)"
+	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~90 min, smoke, paper = plan only)"
 	@echo "make format     clang-format every C++ source"
 	@echo "make clean      remove $(BUILD_DIR)/"
 
@@ -96,12 +96,13 @@ plots: build
 	analysis/synthetic_demo.sh $(BUILD_DIR) results/synthetic
 
 # Until the end-to-end pipeline lands (issue 4/4), the default profile is the head benchmark.
+# The end-to-end pipeline (analysis/reproduce.py): PROFILE=cpu (default, ~90 min), smoke (a few
+# minutes; also run by make test) or paper (GPU settings: prints the plan). Re-running resumes.
+PROFILE ?= cpu
 reproduce: deps
 	@$(MAKE) --no-print-directory build
-	@mkdir -p results/bench
-	$(BUILD_DIR)/bench/bench_heads --benchmark_out=results/bench/bench_heads.json --benchmark_out_format=json | tee results/bench/bench_heads.txt.tmp
-	@mv results/bench/bench_heads.txt.tmp results/bench/bench_heads.txt
-	@echo "reproduce: wrote results/bench/bench_heads.txt"
+	@$(MAKE) --no-print-directory data
+	/usr/bin/python3 analysis/reproduce.py --profile $(PROFILE) --build $(BUILD_DIR)
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   int64_t bptt = defaults.bptt(), stats_batch_size = defaults.stats_batch_size();
   int64_t stats_bptt = defaults.stats_bptt(), stats_tokens = defaults.stats_tokens();
   int64_t valid_tokens = -1, test_tokens = -1, threads = 0;
-  bool grid = false, json = false;
+  bool grid = false, json = false, static_only = false;
   // The paper's grid for single heads (Kanai et al. 2018, supplementary C.1.1).
   std::vector<double> grid_lr{3e-5, 4e-5, 5e-5, 6e-5, 7e-5, 1e-4};
   std::vector<double> grid_lambda{1e-3, 2e-3, 3e-3, 5e-3};
@@ -133,6 +133,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "threads for LibTorch and OpenBLAS (0 = number of cores)")
       ->capture_default_str();
   app.add_option("--out", out_path, "result file (default: <run>/dyneval.json)");
+  app.add_flag("--static-only", static_only,
+               "only the static perplexities (no gradient statistics, no updates): how "
+               "make reproduce scores best.pt, the model after training, on valid and test");
   app.add_flag("--json", json,
                "print only the result JSON on stdout (progress and the report go to stderr)");
   CLI11_PARSE(app, argc, argv);
@@ -194,6 +197,50 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
 
     auto t = clock_type::now();
+    const double static_valid = sb::lm::static_evaluate(model, valid, options.bptt(),
+                                                        sb::lm::timed_progress("static valid"));
+    const double static_test =
+        sb::lm::static_evaluate(model, test, options.bptt(), sb::lm::timed_progress("static test"));
+    std::printf("| static  | valid ppl %9.2f | test ppl %9.2f | batch 1, bptt %lld | %s\n",
+                std::exp(static_valid), std::exp(static_test),
+                static_cast<long long>(options.bptt()),
+                sb::lm::format_duration(seconds_since(t)).c_str());
+    std::fflush(stdout);
+
+    // The result file and, with --json, stdout: written once, at the end.
+    const auto emit = [&](const nlohmann::json& result) {
+      sb::lm::write_atomically(out_path, [&](const std::string& tmp) {
+        std::ofstream out(tmp);
+        out << result.dump(2) << '\n';
+        if (!out) throw std::runtime_error(tmp + ": cannot write");
+      });
+      std::printf("wrote %s (%s in all)\n", out_path.c_str(),
+                  sb::lm::format_duration(seconds_since(start)).c_str());
+      std::fflush(stdout);
+      if (json_fd >= 0) {
+        const std::string text = result.dump(2) + "\n";
+        if (::write(json_fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+          throw std::runtime_error("cannot write the JSON to stdout");
+      }
+    };
+    const nlohmann::json static_json{{"valid_loss", static_valid},
+                                     {"valid_ppl", std::exp(static_valid)},
+                                     {"test_loss", static_test},
+                                     {"test_ppl", std::exp(static_test)},
+                                     {"bptt", options.bptt()}};
+    if (static_only) {
+      emit({{"run", run_dir},
+            {"weights", weights_file},
+            {"dataset", config.dataset},
+            {"head", config.head},
+            {"valid_tokens", valid.size() - 1},
+            {"test_tokens", test.size() - 1},
+            {"static", static_json},
+            {"seconds", seconds_since(start)}});
+      return 0;
+    }
+
+    t = clock_type::now();
     const auto stats = sb::lm::gradient_statistics(model, corpus.train, options,
                                                    sb::lm::timed_progress("statistics"));
     const double stats_seconds = seconds_since(t);
@@ -204,17 +251,6 @@ int main(int argc, char** argv) {
         static_cast<long long>(options.stats_bptt()), static_cast<long long>(stats.tokens),
         stats.mean_ms, stats.mean_loss, std::exp(stats.mean_loss),
         sb::lm::format_duration(stats_seconds).c_str());
-    std::fflush(stdout);
-
-    t = clock_type::now();
-    const double static_valid = sb::lm::static_evaluate(model, valid, options.bptt(),
-                                                        sb::lm::timed_progress("static valid"));
-    const double static_test =
-        sb::lm::static_evaluate(model, test, options.bptt(), sb::lm::timed_progress("static test"));
-    std::printf("| static  | valid ppl %9.2f | test ppl %9.2f | batch 1, bptt %lld | %s\n",
-                std::exp(static_valid), std::exp(static_test),
-                static_cast<long long>(options.bptt()),
-                sb::lm::format_duration(seconds_since(t)).c_str());
     std::fflush(stdout);
 
     nlohmann::json grid_json = nlohmann::json::array();
@@ -282,11 +318,7 @@ int main(int argc, char** argv) {
                             {"mean_ms", stats.mean_ms},
                             {"train_loss", stats.mean_loss},
                             {"seconds", stats_seconds}}},
-                          {"static",
-                           {{"valid_loss", static_valid},
-                            {"valid_ppl", std::exp(static_valid)},
-                            {"test_loss", static_test},
-                            {"test_ppl", std::exp(static_test)}}},
+                          {"static", static_json},
                           {"dynamic",
                            {{"valid_loss", dynamic_valid},
                             {"valid_ppl", std::exp(dynamic_valid)},
@@ -294,19 +326,7 @@ int main(int argc, char** argv) {
                             {"test_ppl", std::exp(dynamic_test)}}},
                           {"seconds", seconds_since(start)}};
     if (grid) result["grid"] = grid_json;
-    sb::lm::write_atomically(out_path, [&](const std::string& tmp) {
-      std::ofstream out(tmp);
-      out << result.dump(2) << '\n';
-      if (!out) throw std::runtime_error(tmp + ": cannot write");
-    });
-    std::printf("wrote %s (%s in all)\n", out_path.c_str(),
-                sb::lm::format_duration(seconds_since(start)).c_str());
-    std::fflush(stdout);
-    if (json_fd >= 0) {
-      const std::string text = result.dump(2) + "\n";
-      if (::write(json_fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-        throw std::runtime_error("cannot write the JSON to stdout");
-    }
+    emit(result);
     return 0;
   } catch (const std::exception& e) {
     std::fflush(stdout);

@@ -38,6 +38,13 @@ int main(int argc, char** argv) {
   app.add_option("--stop-after-batches", stop_after,
                  "testing: stop as Ctrl-C would after this many batches of this process")
       ->group("Testing");
+  std::string until = "dump";
+  app.add_option("--until", until,
+                 "stop after this stage, checkpoint saved: train (the main SGD/NT-ASGD phase), "
+                 "finetune, or dump (everything: the test-set dump and final.json); a later "
+                 "--resume continues from there")
+      ->check(CLI::IsMember({"train", "finetune", "dump"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     const auto config = sb::lm::resolve_config(config_args);
@@ -64,7 +71,10 @@ int main(int argc, char** argv) {
     if (resume) trainer.resume();
     trainer.stop_after_batches = stop_after;
     sb::lm::install_interrupt_handler();
-    return trainer.run();
+    const auto stop_phase = until == "train"      ? sb::lm::Phase::main
+                            : until == "finetune" ? sb::lm::Phase::finetune
+                                                  : sb::lm::Phase::done;
+    return trainer.run(stop_phase);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

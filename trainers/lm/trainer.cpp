@@ -311,8 +311,9 @@ void WordLmTrainer::finish() {
                    [&](const std::string& tmp) { std::ofstream(tmp) << final.dump(2) << '\n'; });
 }
 
-int WordLmTrainer::run() {
+int WordLmTrainer::run(Phase until) {
   stop_requested().store(false);
+  if (static_cast<int>(state_.phase) > static_cast<int>(until)) return kFinished;
   const bool resumed = fs::exists(path("metrics.jsonl")) && state_.step > 0;
   metrics_ = MetricsLog(path("metrics.jsonl"), /*append=*/resumed);
   write_atomically(path("config.toml"),
@@ -328,6 +329,12 @@ int WordLmTrainer::run() {
                    }()}});
   while (state_.phase != Phase::done) {
     if (state_.phase == Phase::main && state_.epoch > config_.epochs) {
+      if (until == Phase::main) {
+        save();
+        std::printf("| main phase done (%lld epochs): stopping before finetuning as asked\n",
+                    static_cast<long long>(config_.epochs));
+        return kFinished;
+      }
       if (config_.finetune_epochs == 0) {
         state_.phase = Phase::done;
         break;
@@ -354,6 +361,10 @@ int WordLmTrainer::run() {
     save();
   }
   save();
+  if (until != Phase::done) {
+    std::printf("| training and finetuning done: stopping before the test-set dump as asked\n");
+    return kFinished;
+  }
   finish();
   return kFinished;
 }

@@ -53,8 +53,12 @@ class WordLmTrainer {
   /// Continues from run_dir/checkpoint.pt (error if none or if its config differs in a key
   /// that shapes the run).
   void resume();
-  /// Trains, finetunes and dumps as configured; returns a RunStatus.
-  int run();
+  /// Trains, finetunes and dumps as configured; returns a RunStatus. `until` stops early, after
+  /// saving the checkpoint, at a stage boundary (for make reproduce's separate stages):
+  /// Phase::main = once the main phase's epochs are done (before finetuning), Phase::finetune =
+  /// once finetuning is done (before the test-set dump), Phase::done = run everything. A run
+  /// already past `until` returns kFinished at once.
+  int run(Phase until = Phase::done);
   const TrainResult& result() const { return result_; }
 
   /// Testing: behave as if Ctrl-C arrived after this many batches of this process (0 = never).

@@ -1,0 +1,158 @@
+"""A reproduction profile (analysis/profiles/<name>.toml) and the plan it implies.
+
+A profile names the heads, the seeds, the base trainer config (with optional `{name}` for the head's
+registry name), the overrides, whether dynamic evaluation runs, how the analysis runs and a
+sentence saying how the setting is scaled down from the paper. The plan is one Run per (head,
+seed), each with its stages, followed by the profile-wide stages (plot, tables).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+
+# Stages of one run, in order; `score` and `dyneval` only where the profile asks for them.
+RUN_STAGES = ("train", "finetune", "dump", "score", "dyneval", "analyse")
+GLOBAL_STAGES = ("plot", "tables")
+_KEYS = {
+    "name": str, "description": str, "scaled_down": str, "out": str, "config": str,
+    "threads": int, "heads": list, "seeds": list, "seeds_by_head": dict, "overrides": dict,
+    "score_after_training": bool, "dyneval": dict, "analysis": dict, "estimate_seconds": dict,
+    "run_here": bool, "requires": str,
+}
+_REQUIRED = ("name", "scaled_down", "out", "config", "heads", "seeds")
+
+
+class ProfileError(ValueError):
+    """Bad profile: the message names the file and the field."""
+
+
+@dataclasses.dataclass
+class Run:
+    head: str  # registry spec, e.g. "mos:K=3"
+    seed: int
+    config: str  # trainer config file
+    dir: str  # run directory
+    stages: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The head's registry name without options ("mos" for "mos:K=3")."""
+        return self.head.split(":", 1)[0]
+
+    @property
+    def label(self) -> str:
+        return f"{self.head} seed {self.seed}"
+
+
+@dataclasses.dataclass
+class Profile:
+    path: str
+    name: str
+    description: str
+    scaled_down: str
+    out: str
+    config: str
+    threads: int
+    heads: list[str]
+    seeds: list[int]
+    seeds_by_head: dict[str, list[int]]
+    overrides: dict[str, object]
+    score_after_training: bool
+    dyneval: dict[str, object]
+    analysis: dict[str, object]
+    estimate_seconds: dict[str, float]
+    run_here: bool
+    requires: str
+
+    def seeds_of(self, head: str) -> list[int]:
+        return self.seeds_by_head.get(head, self.seeds_by_head.get(head.split(":")[0], self.seeds))
+
+    def runs(self) -> list[Run]:
+        stages = ["train", "finetune", "dump"]
+        if self.score_after_training:
+            stages.append("score")
+        if self.dyneval.get("enabled", False):
+            stages.append("dyneval")
+        stages.append("analyse")
+        runs = []
+        for head in self.heads:
+            name = head.split(":", 1)[0]
+            for seed in self.seeds_of(head):
+                runs.append(Run(head=head, seed=seed, config=self.config.format(name=name),
+                                dir=os.path.join(self.out, f"{name}_s{seed}"),
+                                stages=tuple(stages)))
+        return runs
+
+    def estimate(self, run: Run, stage: str) -> float:
+        """Seconds the profile expects `stage` of `run` to take (before any measurement)."""
+        base = float(self.estimate_seconds.get(stage, 0.0))
+        mixture = run.name in ("mos", "moss")
+        if mixture and stage in ("train", "finetune", "dump", "score", "dyneval"):
+            base *= float(self.estimate_seconds.get("mixture_cost", 1.0))
+        return base
+
+
+def _fail(path: str, field: str, expected: str, got: object) -> ProfileError:
+    return ProfileError(f"{path}: field '{field}': expected {expected}, got {got!r}")
+
+
+def load_profile(path: str) -> Profile:
+    """Reads and checks a profile; raises ProfileError naming the file and the field."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise ProfileError(f"{path}: no such profile (see analysis/profiles/)") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{path}: not valid TOML: {e}") from None
+    for key, value in data.items():
+        if key not in _KEYS:
+            raise _fail(path, key, "one of " + ", ".join(sorted(_KEYS)), key)
+        if not isinstance(value, _KEYS[key]) or (_KEYS[key] is int and isinstance(value, bool)):
+            raise _fail(path, key, f"a {_KEYS[key].__name__}", value)
+    for key in _REQUIRED:
+        if key not in data:
+            raise _fail(path, key, "a value (the field is required)", None)
+    heads = data["heads"]
+    if not heads or not all(isinstance(h, str) and h for h in heads):
+        raise _fail(path, "heads", "a non-empty list of head specs", heads)
+    if len(set(heads)) != len(heads):
+        raise _fail(path, "heads", "distinct heads", heads)
+
+    def seed_list(field: str, value: object) -> list[int]:
+        if (not isinstance(value, list) or not value or
+                not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)
+                or len(set(value)) != len(value)):
+            raise _fail(path, field, "a non-empty list of distinct seeds >= 0", value)
+        return list(value)
+
+    seeds = seed_list("seeds", data["seeds"])
+    by_head = {h: seed_list(f"seeds_by_head.{h}", s)
+               for h, s in data.get("seeds_by_head", {}).items()}
+    threads = data.get("threads", 0)
+    if threads < 0:
+        raise _fail(path, "threads", "an integer >= 0 (0 = number of cores)", threads)
+    analysis = data.get("analysis", {})
+    if analysis.get("method", "auto") not in ("auto", "exact", "gram"):
+        raise _fail(path, "analysis.method", "auto, exact or gram", analysis.get("method"))
+    estimates = data.get("estimate_seconds", {})
+    for key, value in estimates.items():
+        if key not in RUN_STAGES + GLOBAL_STAGES + ("mixture_cost",) or \
+                not isinstance(value, (int, float)) or value < 0:
+            raise _fail(path, f"estimate_seconds.{key}", "a stage name with seconds >= 0", value)
+    for key, value in data.get("overrides", {}).items():
+        if key in ("head", "seed", "out", "threads"):
+            raise _fail(path, f"overrides.{key}", "a key the profile does not set itself", key)
+        if isinstance(value, (dict, list)):
+            raise _fail(path, f"overrides.{key}", "a scalar", value)
+    return Profile(
+        path=path, name=data["name"], description=data.get("description", ""),
+        scaled_down=" ".join(data["scaled_down"].split()), out=data["out"],
+        config=data["config"], threads=threads, heads=list(heads), seeds=seeds,
+        seeds_by_head=by_head, overrides=dict(data.get("overrides", {})),
+        score_after_training=data.get("score_after_training", False),
+        dyneval=dict(data.get("dyneval", {})), analysis=dict(analysis),
+        estimate_seconds={k: float(v) for k, v in estimates.items()},
+        run_here=data.get("run_here", True), requires=data.get("requires", ""))

@@ -1,0 +1,240 @@
+"""results/<profile>/summary.md: our perplexities and ranks beside the paper's, the setting, the
+machine and the wall time of every stage. Reads only what the runs wrote (final.json, score.json,
+dyneval.json, rank.json, stages.json, config.toml) and the paper's figures in results/paper/.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import statistics
+import subprocess
+import time
+import tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAPER_DIR = os.path.join(ROOT, "results", "paper")
+STAGES = [("train", "valid"), ("train", "test"), ("finetune", "valid"), ("finetune", "test"),
+          ("dyneval", "valid"), ("dyneval", "test")]
+
+
+def config_value(path: str, key: str, default=None):
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f).get(key, default)
+    except (OSError, tomllib.TOMLDecodeError):
+        return default
+
+
+def _json(path: str) -> dict:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _paper_csv(name: str) -> list[dict]:
+    path = os.path.join(PAPER_DIR, name)
+    with open(path) as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def run_results(run) -> dict:
+    """Perplexities of one run by (stage, split), its rank result and stage timings."""
+    d = run.dir
+    final, score, dyn = (_json(os.path.join(d, n)) for n in
+                         ("final.json", "score.json", "dyneval.json"))
+    ppl = {}
+    if score.get("static"):
+        ppl[("train", "valid")] = score["static"]["valid_ppl"]
+        ppl[("train", "test")] = score["static"]["test_ppl"]
+    if final:
+        ppl[("finetune", "valid")] = final["valid_ppl"]
+        ppl[("finetune", "test")] = final["test_ppl"]
+    if dyn.get("dynamic"):
+        ppl[("dyneval", "valid")] = dyn["dynamic"]["valid_ppl"]
+        ppl[("dyneval", "test")] = dyn["dynamic"]["test_ppl"]
+    return {"ppl": ppl, "rank": _json(os.path.join(d, "rank.json")),
+            "stages": _json(os.path.join(d, "stages.json"))}
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.0f}" if x >= 1000 else f"{x:.1f}"
+
+
+def _mean_std(xs: list[float]) -> str:
+    if not xs:
+        return "-"
+    if len(xs) == 1:
+        return _fmt(xs[0])
+    return f"{_fmt(statistics.mean(xs))} ± {_fmt(statistics.stdev(xs))}"
+
+
+def paired_t_test(a: list[float], b: list[float]) -> tuple[float, float]:
+    """Two-sided paired t-test (scipy.stats.ttest_rel): (t, p)."""
+    from scipy import stats
+    res = stats.ttest_rel(a, b)
+    return float(res.statistic), float(res.pvalue)
+
+
+def _machine() -> str:
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem = next(int(line.split()[1]) for line in open("/proc/meminfo")
+                   if line.startswith("MemTotal")) / 2**20
+    except (OSError, StopIteration):
+        mem = float("nan")
+
+    def run(*cmd: str) -> str:
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
+                                  check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return "?"
+
+    commit = run("git", "rev-parse", "--short", "HEAD")
+    if run("git", "status", "--porcelain", "--untracked-files=no"):
+        commit += " (with uncommitted changes)"
+    torch = run("dpkg-query", "-W", "-f=${Version}", "libtorch-dev")
+    os_name = "?"
+    try:
+        os_name = next(line.split("=", 1)[1].strip().strip('"') for line in
+                       open("/etc/os-release") if line.startswith("PRETTY_NAME="))
+    except (OSError, StopIteration):
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB RAM, {os_name} "
+            f"({platform.machine()}), LibTorch {torch} (CPU), commit {commit}, "
+            f"tables written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+
+
+def _setting(profile, runs) -> str:
+    c = {}
+    try:
+        with open(os.path.join(runs[0].dir, "config.toml"), "rb") as f:
+            c = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return "(no config.toml yet)"
+    mixtures = sorted({r.head for r in runs if r.name in ("mos", "moss")})
+    return (f"{c.get('dataset', '?')}: {c.get('nlayers')}-layer AWD-LSTM, {c.get('nhid')} hidden "
+            f"units, d = emsize = {c.get('emsize')}, {c.get('epochs')} + "
+            f"{c.get('finetune_epochs')} epochs (train + finetune), batch {c.get('batch_size')}, "
+            f"BPTT {c.get('bptt')}, train tokens {c.get('train_tokens') or 'all'}, test tokens "
+            f"{c.get('test_tokens') or 'all'}, {profile.threads or os.cpu_count()} threads"
+            + (f"; mixtures: {', '.join(mixtures)}" if mixtures else "") + ".")
+
+
+def write_summary(profile, runs, global_timings: dict) -> str:
+    res = {id(r): run_results(r) for r in runs}
+    heads = list(dict.fromkeys(r.head for r in runs))
+    by_head = {h: [r for r in runs if r.head == h] for h in heads}
+    first = next((res[id(r)]["rank"] for r in runs if res[id(r)]["rank"]), {})
+    dataset = first.get("dataset", "ptb")
+    paper_ppl = {(r["head"], r["stage"], r["split"]): (float(r["ppl_mean"]), float(r["ppl_std"]))
+                 for r in _paper_csv("paper_results.csv") if r["dataset"] == dataset}
+    paper_rank = {r["head"]: int(r["rank"]) for r in _paper_csv("paper_ranks.csv")
+                  if r["dataset"] == dataset}
+    out = []
+    w = out.append
+    w(f"# Profile `{profile.name}`: {profile.description}\n")
+    w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 analysis/"
+      f"reproduce.py --profile {profile.name}`), profile `analysis/profiles/{profile.name}.toml`.\n")
+    w(f"**Scaled down:** {profile.scaled_down}\n")
+    w(f"**Our setting:** {_setting(profile, runs)}\n")
+    w(f"**Machine:** {_machine()}.\n")
+
+    w("## Perplexity (Tables 1 and 2 analog)\n")
+    w("train = the best model of the main phase (before finetuning), finetune = after ASGD "
+      "finetuning; valid with the evaluation batch size, test with batch size 1 (score.json, "
+      "final.json); dyneval = after dynamic evaluation. Ours: mean ± std over seeds (sample std) "
+      "where there are several. Paper: mean ± std over 10 seeds (mixtures 5), PTB/WT2 at full "
+      "scale, `results/paper/paper_results.csv`.\n")
+    w("| head | source | seeds | " + " | ".join(f"{s} {sp}" for s, sp in STAGES) + " |")
+    w("|---|---|---|" + "---|" * len(STAGES))
+    for h in heads:
+        rs = by_head[h]
+        cells = [_mean_std([res[id(r)]["ppl"][k] for r in rs if k in res[id(r)]["ppl"]])
+                 for k in STAGES]
+        w(f"| {h} | ours | {len(rs)} | " + " | ".join(cells) + " |")
+        name = rs[0].name
+        if any((name, s, sp) in paper_ppl for s, sp in STAGES):
+            pc = [f"{_fmt(paper_ppl[(name, s, sp)][0])} ± {_fmt(paper_ppl[(name, s, sp)][1])}"
+                  if (name, s, sp) in paper_ppl else "-" for s, sp in STAGES]
+            w(f"| {h} | paper | 10 | " + " | ".join(pc) + " |")
+    w("")
+    soft = {r.seed: res[id(r)]["ppl"] for r in by_head.get("softmax", [])}
+    sig = {r.seed: res[id(r)]["ppl"] for r in by_head.get("sigsoftmax", [])}
+    lines = []
+    for key in STAGES:
+        seeds = [s for s in soft if s in sig and key in soft[s] and key in sig[s]]
+        if len(seeds) >= 2:
+            a = [soft[s][key] for s in seeds]
+            b = [sig[s][key] for s in seeds]
+            t, p = paired_t_test(a, b)
+            diff = statistics.mean(x - y for x, y in zip(a, b))
+            lines.append(f"| {key[0]} {key[1]} | {len(seeds)} | {diff:+.2f} | {t:.3f} | {p:.3g} |")
+    if lines:
+        w("Paired t-test, softmax vs sigsoftmax over the same seeds (the paper's test; "
+          "`scipy.stats.ttest_rel`, two-sided; difference = softmax - sigsoftmax perplexity):\n")
+        w("| stage | seeds | mean difference | t | p |")
+        w("|---|---|---|---|---|")
+        out.extend(lines)
+    else:
+        w("Paired t-test softmax vs sigsoftmax: not computed (needs >= 2 seeds of both).")
+    w("")
+
+    w("## Numerical rank of the test-set log-output matrix (Table 3 analog)\n")
+    w("Rank = #{sigma > tol}, tol = 0.5 sqrt(M + T + 1) sigma_max eps (Numerical Recipes), eps of "
+      "the dump's compute dtype; numpy rank = numpy.linalg.matrix_rank's default tol. Bound = d + 2 "
+      "(decoder bias). Paper: d = 400, bound 402, full PTB/WT2 (`results/paper/paper_ranks.csv`).\n")
+    w("| head | seed | M | T | d | bound | rank | numpy rank | verdict | Theorem 2 bounds it | "
+      "tol | eps | sigma_b / sigma_b+1 | method | paper rank |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for h in heads:
+        for r in by_head[h]:
+            k = res[id(r)]["rank"]
+            if not k:
+                w(f"| {h} | {r.seed} | " + " | ".join(["-"] * 13) + " |")
+                continue
+            w(f"| {h} | {r.seed} | {k['M']} | {k['T']} | {k['d']} | {k['bound']} | "
+              f"**{k['rank']}** | {k['rank_numpy']} | {k['verdict']} | "
+              f"{'yes' if k['theorem2_bounded'] else 'no'} | {k['tol']:.3e} | {k['eps']:.3g} | "
+              f"{k['spectral_gap']:.3g} | {k['method']} | {paper_rank.get(r.name, '-')} |")
+    w("")
+    w(f"![singular values](singular_values.png)\n")
+    w("Singular values of every head's log-output matrix (first seed; supplementary Figure 1 "
+      "analog): `singular_values.png`, `singular_values.svg`.\n")
+
+    w("## Wall time of every stage\n")
+    names = ["train", "finetune", "dump", "score", "dyneval", "analyse"]
+    w("| run | " + " | ".join(names) + " | total |")
+    w("|---|" + "---|" * (len(names) + 1))
+    grand = 0.0
+    for r in runs:
+        st = res[id(r)]["stages"]
+        secs = [st[n]["seconds"] if n in st else None for n in names]
+        total = sum(s for s in secs if s is not None)
+        grand += total
+        w(f"| {r.label} | " + " | ".join("-" if s is None else _dur(s) for s in secs) +
+          f" | {_dur(total)} |")
+    extra = sum(v.get("seconds", 0.0) for v in global_timings.values())
+    grand += extra
+    w(f"\nPlot and tables: {_dur(extra)}. **All stages: {_dur(grand)}** (sum of the recorded "
+      "stage times, interrupted attempts included).\n")
+    path = os.path.join(profile.out, "summary.md")
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def _dur(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"

@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""make reproduce PROFILE=smoke end to end, as make test runs it: every stage, then the checks
+that make it a test of the science and of the driver, not only a run.
+
+  tests/test_reproduce_smoke.py BUILD_DIR OUT_DIR
+
+- Theorem 2 on trained models: the softmax dump's numerical rank equals d + 2 exactly (decoder
+  bias), and every other head's rank exceeds d + 2 (the paper's Table 3 pattern).
+- Every run's dump agrees with its final.json (test ppl) and with an independent numpy
+  recomputation of exp(-mean log p(target)) from the HDF5 file (rel. tol 1e-6: float32 rows
+  summed in float64 by both sides, only the summation order differs).
+- summary.md holds a perplexity row and a rank row per head and the paper's figures; the plot
+  exists in PNG and SVG.
+- A second run skips every stage (outputs checked, nothing recomputed: the dumps' mtimes stay).
+- A profile with a bad field fails with exit status 2 and a message naming the file and field.
+"""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DRIVER = os.path.join(ROOT, "analysis", "reproduce.py")
+failures = []
+
+
+def check(cond: bool, what: str) -> None:
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def run_driver(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["/usr/bin/python3", DRIVER, *args], cwd=ROOT, text=True,
+                          capture_output=True)
+
+
+def main() -> int:
+    build, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    shutil.rmtree(out, ignore_errors=True)  # a fresh pipeline every time
+    first = run_driver("--profile", "smoke", "--build", build, "--out", out)
+    sys.stdout.write(first.stdout[-4000:])
+    sys.stderr.write(first.stderr[-4000:])
+    check(first.returncode == 0, f"reproduce.py --profile smoke exits 0 (got {first.returncode})")
+    if first.returncode != 0:
+        return 1
+
+    runs = sorted(d for d in os.listdir(out) if os.path.isdir(os.path.join(out, d)))
+    ranks = {d: json.load(open(os.path.join(out, d, "rank.json"))) for d in runs}
+    soft = [r for d, r in ranks.items() if r["head"] == "softmax"]
+    check(len(soft) == 1, "one softmax run")
+    s = soft[0]
+    check(s["bound"] == s["d"] + 2, f"softmax bound = d + 2 = {s['d'] + 2} (got {s['bound']})")
+    check(s["rank"] == s["d"] + 2,
+          f"softmax rank equals d + 2 = {s['d'] + 2} exactly (got {s['rank']}, gap "
+          f"sigma_b / sigma_b+1 = {s['spectral_gap']:.3g})")
+    for d, r in ranks.items():
+        if r["head"] != "softmax":
+            check(r["rank"] > r["bound"],
+                  f"{r['head']}: rank {r['rank']} exceeds d + 2 = {r['bound']}")
+
+    for d in runs:
+        final = json.load(open(os.path.join(out, d, "final.json")))
+        with h5py.File(os.path.join(out, d, "logprobs.h5"), "r") as f:
+            lp, tg = f["log_probs"][:], f["targets"][:]
+            attr = float(f.attrs["ppl"])
+        ppl = math.exp(-np.mean(lp[np.arange(len(tg)), tg].astype(np.float64)))
+        check(math.isclose(ppl, final["test_ppl"], rel_tol=1e-6) and
+              math.isclose(attr, final["test_ppl"], rel_tol=1e-12),
+              f"{d}: numpy ppl {ppl:.4f} = ppl attribute {attr:.4f} = final.json "
+              f"{final['test_ppl']:.4f}")
+
+    summary = open(os.path.join(out, "summary.md")).read()
+    for d, r in ranks.items():
+        check(f"| {r['head']} | ours |" in summary and f"| {r['head']} | 141 |" in summary,
+              f"summary.md has the perplexity and rank rows of {r['head']}")
+    check("| softmax | paper | 10 | 61.1 ± 0.4" in summary, "summary.md shows the paper's figures")
+    check("Scaled down:" in summary and "Wall time" in summary,
+          "summary.md says how it is scaled down and the wall times")
+    for ext in ("png", "svg"):
+        p = os.path.join(out, f"singular_values.{ext}")
+        check(os.path.exists(p) and os.path.getsize(p) > 1000, f"plot {p} written")
+
+    mtimes = {d: os.path.getmtime(os.path.join(out, d, "logprobs.h5")) for d in runs}
+    second = run_driver("--profile", "smoke", "--build", build, "--out", out)
+    skipped = second.stdout.count("outputs present, skipped")
+    n_run_stages = sum(1 for line in first.stdout.splitlines()
+                       if line.startswith("[reproduce]") and "| elapsed" in line and
+                       "| profile |" not in line)
+    check(second.returncode == 0 and skipped == n_run_stages,
+          f"a second run skips all {n_run_stages} run stages (skipped {skipped})")
+    check(all(os.path.getmtime(os.path.join(out, d, "logprobs.h5")) == t
+              for d, t in mtimes.items()), "the second run rewrote no dump")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "bad.toml")
+        with open(bad, "w") as f:
+            f.write('name = "bad"\nscaled_down = "x"\nout = "x"\nconfig = "x"\n'
+                    'heads = ["softmax"]\nseeds = [1, 1]\n')
+        r = run_driver("--profile", bad, "--build", build)
+        check(r.returncode == 2 and f"{bad}: field 'seeds'" in r.stderr,
+              f"bad profile: exit 2 naming the file and field (got {r.returncode}: "
+              f"{r.stderr.strip()})")
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
