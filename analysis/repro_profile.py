@@ -18,6 +18,7 @@ GLOBAL_STAGES = ("plot", "tables")
 _KEYS = {
     "name": str, "description": str, "scaled_down": str, "out": str, "config": str,
     "threads": int, "heads": list, "seeds": list, "seeds_by_head": dict, "overrides": dict,
+    "overrides_by_head": dict,
     "score_after_training": bool, "dyneval": dict, "analysis": dict, "estimate_seconds": dict,
     "run_here": bool, "requires": str,
 }
@@ -59,6 +60,7 @@ class Profile:
     seeds: list[int]
     seeds_by_head: dict[str, list[int]]
     overrides: dict[str, object]
+    overrides_by_head: dict[str, dict[str, object]]
     score_after_training: bool
     dyneval: dict[str, object]
     analysis: dict[str, object]
@@ -68,6 +70,13 @@ class Profile:
 
     def seeds_of(self, head: str) -> list[int]:
         return self.seeds_by_head.get(head, self.seeds_by_head.get(head.split(":")[0], self.seeds))
+
+    def overrides_of(self, head: str) -> dict[str, object]:
+        """The trainer keys set for every run, then those of the head (by spec or by name)."""
+        out = dict(self.overrides)
+        out.update(self.overrides_by_head.get(head.split(":", 1)[0], {}))
+        out.update(self.overrides_by_head.get(head, {}))
+        return out
 
     def runs(self) -> list[Run]:
         stages = ["train", "finetune", "dump"]
@@ -142,16 +151,24 @@ def load_profile(path: str) -> Profile:
         if key not in RUN_STAGES + GLOBAL_STAGES + ("mixture_cost",) or \
                 not isinstance(value, (int, float)) or value < 0:
             raise _fail(path, f"estimate_seconds.{key}", "a stage name with seconds >= 0", value)
-    for key, value in data.get("overrides", {}).items():
-        if key in ("head", "seed", "out", "threads"):
-            raise _fail(path, f"overrides.{key}", "a key the profile does not set itself", key)
-        if isinstance(value, (dict, list)):
-            raise _fail(path, f"overrides.{key}", "a scalar", value)
+    def check_overrides(field: str, table: object) -> dict:
+        if not isinstance(table, dict):
+            raise _fail(path, field, "a table of trainer keys", table)
+        for key, value in table.items():
+            if key in ("head", "seed", "out", "threads"):
+                raise _fail(path, f"{field}.{key}", "a key the profile does not set itself", key)
+            if isinstance(value, (dict, list)):
+                raise _fail(path, f"{field}.{key}", "a scalar", value)
+        return dict(table)
+
+    overrides = check_overrides("overrides", data.get("overrides", {}))
+    by_head_overrides = {h: check_overrides(f"overrides_by_head.{h}", t)
+                         for h, t in data.get("overrides_by_head", {}).items()}
     return Profile(
         path=path, name=data["name"], description=data.get("description", ""),
         scaled_down=" ".join(data["scaled_down"].split()), out=data["out"],
         config=data["config"], threads=threads, heads=list(heads), seeds=seeds,
-        seeds_by_head=by_head, overrides=dict(data.get("overrides", {})),
+        seeds_by_head=by_head, overrides=overrides, overrides_by_head=by_head_overrides,
         score_after_training=data.get("score_after_training", False),
         dyneval=dict(data.get("dyneval", {})), analysis=dict(analysis),
         estimate_seconds={k: float(v) for k, v in estimates.items()},

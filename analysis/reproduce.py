@@ -157,7 +157,7 @@ class Driver:
     def trainer_cmd(self, run: Run, until: str) -> list[str]:
         cmd = [self.bins["train_wordlm"], "--config", run.config, "--head", run.head,
                "--seed", str(run.seed), "--out", run.dir, "--threads", str(self.threads)]
-        for key, value in self.p.overrides.items():
+        for key, value in self.p.overrides_of(run.head).items():
             text = str(value).lower() if isinstance(value, bool) else str(value)
             cmd += [f"--{key}", text]
         cmd += ["--until", until]
