@@ -65,12 +65,17 @@ def _fmt(x: float) -> str:
     return f"{x:.0f}" if x >= 1000 else f"{x:.1f}"
 
 
+def _pm(mean: float, std: float) -> str:
+    """mean ± std, both with the mean's precision."""
+    return f"{mean:.0f} ± {std:.0f}" if mean >= 1000 else f"{mean:.1f} ± {std:.1f}"
+
+
 def _mean_std(xs: list[float]) -> str:
     if not xs:
         return "-"
     if len(xs) == 1:
         return _fmt(xs[0])
-    return f"{_fmt(statistics.mean(xs))} ± {_fmt(statistics.stdev(xs))}"
+    return _pm(statistics.mean(xs), statistics.stdev(xs))
 
 
 def paired_t_test(a: list[float], b: list[float]) -> tuple[float, float]:
@@ -164,7 +169,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
         w(f"| {h} | ours | {len(rs)} | " + " | ".join(cells) + " |")
         name = rs[0].name
         if any((name, s, sp) in paper_ppl for s, sp in STAGES):
-            pc = [f"{_fmt(paper_ppl[(name, s, sp)][0])} ± {_fmt(paper_ppl[(name, s, sp)][1])}"
+            pc = [_pm(*paper_ppl[(name, s, sp)])
                   if (name, s, sp) in paper_ppl else "-" for s, sp in STAGES]
             w(f"| {h} | paper | 10 | " + " | ".join(pc) + " |")
     w("")
