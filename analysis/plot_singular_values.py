@@ -124,6 +124,13 @@ def make_figure(results, title):
                    label="NR tol" if k == 0 else None)
 
     ax.set_yscale("log")
+    # Show three decades below the lowest tolerance, no more: further down lie only round-off
+    # values (the Gram path resolves sigma to ~1.5e-8 sigma_max; a collapsed head's tail can
+    # reach 1e-160 and would flatten every other curve).
+    finite = [np.nanmin(np.where(r["sv"] > 0, r["sv"] / r["sigma_max"], np.nan))
+              for r in results if np.any(r["sv"] > 0)]
+    if finite and tols:
+        ax.set_ylim(bottom=max(min(finite), max(tols[0], FLOOR) * 1e-3), top=2)
     ax.set_xlabel("index i")
     ax.set_ylabel(r"$\sigma_i / \sigma_{\max}$")
     if title:
