@@ -155,9 +155,10 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w(f"**Machine:** {_machine()}.\n")
 
     w("## Perplexity (Tables 1 and 2 analog)\n")
-    w("train = the best model of the main phase (before finetuning), finetune = after ASGD "
-      "finetuning; valid with the evaluation batch size, test with batch size 1 (score.json, "
-      "final.json); dyneval = after dynamic evaluation. Ours: mean ± std over seeds (sample std) "
+    w("train = the best model of the main phase (before finetuning), valid and test with batch "
+      "size 1 (score.json); finetune = after ASGD finetuning, valid with the evaluation batch "
+      "size (final.json) and test with batch size 1 (the dump); dyneval = after dynamic "
+      "evaluation. Ours: mean ± std over seeds (sample std) "
       "where there are several. Paper: mean ± std over 10 seeds (mixtures 5), PTB/WT2 at full "
       "scale, `results/paper/paper_results.csv`.\n")
     w("| head | source | seeds | " + " | ".join(f"{s} {sp}" for s, sp in STAGES) + " |")
