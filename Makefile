@@ -12,6 +12,8 @@ DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config \
   libhdf5-dev hdf5-tools \
   catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev \
   python3-numpy python3-scipy python3-h5py python3-matplotlib curl unzip
+# Only the benchmarks need these (bench-train's PyTorch reference); `make deps-bench` adds them.
+BENCH_PACKAGES := python3-torch
 
 # ccache, when present; the precompiled header needs these sloppiness settings to be cached.
 CCACHE := $(shell command -v ccache 2>/dev/null)
@@ -20,12 +22,13 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps data configure build test bench bench-rank bench-train plots reproduce format clean help
+.PHONY: all deps deps-bench data configure build test bench bench-rank bench-train plots reproduce format clean help
 
 all: build
 
 help:
 	@echo "make deps       install the missing Debian packages ($(words $(DEBIAN_PACKAGES)) in all)"
+	@echo "make deps-bench also the benchmarks' packages ($(BENCH_PACKAGES))"
 	@echo "make data       find (datasets/, ../shared/datasets) or download PTB and WikiText-2, md5-verified"
 	@echo "make build      configure ($(BUILD_TYPE), ninja) and build into $(BUILD_DIR)/"
 	@echo "make test       deps + build + ctest"
@@ -37,12 +40,13 @@ help:
 	@echo "make format     clang-format every C++ source"
 	@echo "make clean      remove $(BUILD_DIR)/"
 
-deps:
+# $(call install_missing,PACKAGES): apt-get install the ones not installed yet.
+define install_missing
 	@missing=""; \
-	for p in $(DEBIAN_PACKAGES); do \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
-	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEBIAN_PACKAGES)) Debian packages present"; exit 0; fi; \
+	if [ -z "$$missing" ]; then echo "deps: all $(words $(1)) Debian packages present"; exit 0; fi; \
 	echo "deps: installing:$$missing"; \
 	if [ "$$(id -u)" -ne 0 ]; then \
 	  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else \
@@ -53,6 +57,13 @@ deps:
 	  $$SUDO apt-get update -qq || exit 1; \
 	fi; \
 	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing
+endef
+
+deps:
+	$(call install_missing,$(DEBIAN_PACKAGES))
+
+deps-bench: deps
+	$(call install_missing,$(BENCH_PACKAGES))
 
 data:
 	datasets/fetch.sh ptb
@@ -78,7 +89,8 @@ bench-rank: build
 	bench/bench_rank.sh $(BUILD_DIR)
 
 # Builds only bench_wordlm (and what it links), then times it against bench/wordlm_reference.py.
-bench-train: configure
+bench-train: deps-bench
+	@$(MAKE) --no-print-directory configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target bench_wordlm
 	@mkdir -p results/bench
 	@{ echo "# Training speed: C++ (bench_wordlm) vs a PyTorch reference (wordlm_reference.py)"; \
