@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Training / evaluation speed of our AWD-LSTM LM against a PyTorch reference of the same model
 # (bench/wordlm_reference.py, Debian's torch), as ratios measured in one run. Each round times
-#   python softmax, cpp softmax, cpp sigsoftmax, python sigsoftmax, [cpp-keep-heap sigsoftmax,
-#   cpp-keep-heap softmax,] python mos, cpp mos, [cpp-keep-heap mos,] [python-debian-blas softmax]
+#   python softmax, cpp softmax, cpp sigsoftmax, python sigsoftmax, [cpp-glibc-heap sigsoftmax,
+#   cpp-glibc-heap softmax,] python mos, cpp mos, [cpp-glibc-heap mos,] [python-debian-blas softmax]
 # (each process: warm-up, then timed training batches, then timed evaluation batches), the order
 # reversed every other round so that both sides of every ratio see the same load drift. Prints
 # markdown: the ratios (median over rounds, and each round's), the phase split, the raw tokens/s,
 # which BLAS each side loaded and the load average at start and end.
 #   bench/bench_train_speed.sh [BUILD_DIR]
 # Labels: python = the reference on the same OpenMP OpenBLAS as cpp (equal settings);
-# cpp-keep-heap = our binary with glibc told to keep freed memory (GLIBC_TUNABLES below) instead
-# of returning every large buffer to the kernel and page-faulting it back in on the next step;
+# cpp = bench_wordlm as train_wordlm starts: glibc told to keep freed memory (keep_freed_memory());
+# cpp-glibc-heap = the same binary with --glibc-default-heap: glibc returns every large freed
+# buffer to the kernel and page-faults it back in on the next step (what the trainer did before);
 # python-debian-blas = the reference on the system's default BLAS (training only).
 # Environment: SB_BENCH_THREADS (2), SB_BENCH_ROUNDS (3), SB_BENCH_BATCHES (60 timed per mode),
 # SB_BENCH_WARMUP (10), SB_BENCH_EXPERTS (MoS K, 3 as trainers/configs/ptb_cpu_mos.toml),
-# SB_BENCH_KEEP_HEAP (1: include the cpp-keep-heap runs; 0: skip),
+# SB_BENCH_GLIBC_HEAP (1: include the cpp-glibc-heap runs; 0: skip),
 # SB_BENCH_DEBIAN_BLAS (1: include the python-debian-blas run; 0: skip).
 set -euo pipefail
 build=${1:-build}
@@ -27,10 +28,8 @@ rounds=${SB_BENCH_ROUNDS:-3}
 batches=${SB_BENCH_BATCHES:-60}
 warmup=${SB_BENCH_WARMUP:-10}
 experts=${SB_BENCH_EXPERTS:-3}
-keep_heap=${SB_BENCH_KEEP_HEAP:-1}
+glibc_heap=${SB_BENCH_GLIBC_HEAP:-1}
 debian_blas=${SB_BENCH_DEBIAN_BLAS:-1}
-# No mmap for large blocks and no trimming: a freed (N, M) buffer stays in the heap for reuse.
-keep_heap_tunables=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296
 omp_dir=/usr/lib/x86_64-linux-gnu/openblas-openmp
 [ -x "$bin" ] || { echo "bench_train_speed.sh: $bin not built (ninja -C $build bench_wordlm)" >&2; exit 1; }
 [ -e "$omp_dir/libblas.so.3" ] || { echo "bench_train_speed.sh: $omp_dir missing (libopenblas0-openmp)" >&2; exit 1; }
@@ -47,7 +46,7 @@ run() {
     --threads "$threads" --experts "$experts")
   case $label in
     cpp) cmd=("$bin") ;;
-    cpp-keep-heap) cmd=(env GLIBC_TUNABLES="$keep_heap_tunables" "$bin") ;;
+    cpp-glibc-heap) cmd=("$bin" --glibc-default-heap) ;;
     python) cmd=(env LD_LIBRARY_PATH="$omp_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$py" "$ref") ;;
     python-debian-blas) cmd=("$py" "$ref") ;;
   esac
@@ -59,9 +58,9 @@ run() {
 
 # "label head mode": neighbours in this list are the pairs that the ratios compare.
 order=("python softmax both" "cpp softmax both" "cpp sigsoftmax both" "python sigsoftmax both")
-[ "$keep_heap" = 1 ] && order+=("cpp-keep-heap sigsoftmax both" "cpp-keep-heap softmax both")
+[ "$glibc_heap" = 1 ] && order+=("cpp-glibc-heap sigsoftmax both" "cpp-glibc-heap softmax both")
 order+=("python mos both" "cpp mos both")
-[ "$keep_heap" = 1 ] && order+=("cpp-keep-heap mos both")
+[ "$glibc_heap" = 1 ] && order+=("cpp-glibc-heap mos both")
 [ "$debian_blas" = 1 ] && order+=("python-debian-blas softmax train")
 for ((r = 1; r <= rounds; ++r)); do
   runs=("${order[@]}")
@@ -84,11 +83,11 @@ torch_blas=$("$py" -c 'import torch; print(torch.__config__.show())' |
 system_blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)
 
 "$py" - "$log" "$threads" "$rounds" "$batches" "$warmup" "$experts" "$load_start" "$load_end" \
-  "$minutes" "$rpath" "$torch_blas" "$system_blas" "$omp_dir" "$keep_heap_tunables" <<'PY'
+  "$minutes" "$rpath" "$torch_blas" "$system_blas" "$omp_dir" <<'PY'
 import json, statistics, sys
 
 (path, threads, rounds, batches, warmup, experts, load_start, load_end, minutes, rpath,
- torch_blas, system_blas, omp_dir, tunables) = sys.argv[1:]
+ torch_blas, system_blas, omp_dir) = sys.argv[1:]
 rounds = int(rounds)
 rows = []  # (round, position, label, record)
 for line in open(path):
@@ -126,11 +125,12 @@ print(f"2-layer 200-unit tied AWD-LSTM LM on PTB (M = 10000), batch 20, BPTT 35,
       f"reversed every other round; {minutes} min in all.")
 print()
 print("Runs (BLAS loaded, from /proc/self/maps of each process):")
-print(f"- cpp: bench_wordlm as built, `{blas.get('cpp', '?')}` (DT_RPATH `{rpath}`)")
-if "cpp-keep-heap" in labels:
-    print(f"- cpp-keep-heap: the same binary with `GLIBC_TUNABLES={tunables}`: glibc keeps freed "
-          f"memory instead of unmapping every large buffer and page-faulting it back on the next "
-          f"step (not what train_wordlm does today; shows what that change would give)")
+print(f"- cpp: bench_wordlm as built, `{blas.get('cpp', '?')}` (DT_RPATH `{rpath}`); started as "
+      f"train_wordlm: glibc keeps freed memory (mallopt M_MMAP_MAX = 0, M_TRIM_THRESHOLD = "
+      f"INT_MAX; trainers/lm/process_setup.h)")
+if "cpp-glibc-heap" in labels:
+    print(f"- cpp-glibc-heap: the same binary with --glibc-default-heap: glibc's defaults, which "
+          f"unmap every large freed buffer and page-fault it back on the next step")
 print(f"- python: bench/wordlm_reference.py, `{blas.get('python', '?')}` (Debian torch, "
       f"{torch_blas}; run with LD_LIBRARY_PATH={omp_dir}: the same BLAS as cpp, equal settings)")
 if "python-debian-blas" in labels:
@@ -150,16 +150,14 @@ ratio_row("train, cpp sigsoftmax / cpp softmax", 0.9, ("cpp", "sigsoftmax", "tra
 for h in heads:
     ratio_row(f"cpp eval / cpp train: {name(h)}", 3.0, ("cpp", h, "eval"), ("cpp", h, "train"))
 for h in heads:
-    ratio_row(f"train, cpp-keep-heap / python: {name(h)}", None, ("cpp-keep-heap", h, "train"),
+    ratio_row(f"train, cpp-glibc-heap / python: {name(h)}", None, ("cpp-glibc-heap", h, "train"),
               ("python", h, "train"))
 for h in heads:
-    ratio_row(f"train, cpp-keep-heap / cpp: {name(h)}", None, ("cpp-keep-heap", h, "train"),
-              ("cpp", h, "train"))
-ratio_row("train, cpp-keep-heap sigsoftmax / cpp-keep-heap softmax", None,
-          ("cpp-keep-heap", "sigsoftmax", "train"), ("cpp-keep-heap", "softmax", "train"))
+    ratio_row(f"train, cpp / cpp-glibc-heap (gain of keep_freed_memory): {name(h)}", None,
+              ("cpp", h, "train"), ("cpp-glibc-heap", h, "train"))
 for h in heads:
-    ratio_row(f"cpp-keep-heap eval / cpp-keep-heap train: {name(h)}", None,
-              ("cpp-keep-heap", h, "eval"), ("cpp-keep-heap", h, "train"))
+    ratio_row(f"cpp-glibc-heap eval / cpp-glibc-heap train: {name(h)}", None,
+              ("cpp-glibc-heap", h, "eval"), ("cpp-glibc-heap", h, "train"))
 for h in heads:
     ratio_row(f"eval, cpp / python: {name(h)}", None, ("cpp", h, "eval"), ("python", h, "eval"))
 ratio_row("train, python sigsoftmax / python softmax", None, ("python", "sigsoftmax", "train"),
@@ -175,9 +173,9 @@ print("Where the training time goes: median over rounds of ms per batch (forward
       "zero_grad + forward + loss + AR/TAR + loss.item(); optimizer = clip + SGD), and the median "
       "of the per-round cpp / python ratio of each phase.")
 print()
-impls = [l for l in ("cpp", "cpp-keep-heap", "python") if l in labels]
+impls = [l for l in ("cpp", "cpp-glibc-heap", "python") if l in labels]
 print("| head | phase | " + " | ".join(f"{l} ms" for l in impls) +
-      " | cpp / python | cpp-keep-heap / python |")
+      " | cpp / python | cpp-glibc-heap / python |")
 print("|---|---|" + "---|" * (len(impls) + 2))
 for h in heads:
     for phase in ("forward", "backward", "optimizer"):
@@ -188,7 +186,7 @@ for h in heads:
         cells = []
         for l in impls:
             cells.append(f"{median([x for r in range(1, rounds + 1) if (x := ms(l, r))]):.1f}")
-        for l in ("cpp", "cpp-keep-heap"):
+        for l in ("cpp", "cpp-glibc-heap"):
             q = [ms(l, r) / ms("python", r) for r in range(1, rounds + 1)
                  if ms(l, r) and ms("python", r)]
             cells.append(f"{median(q):.2f}x" if q else "-")

@@ -3,6 +3,8 @@
 // bench/bench_train_speed.sh can time both in one run and report ratios.
 //   build/bench/bench_wordlm --head softmax|sigsoftmax|mos [--mode train|eval|both]
 //                            [--batches 60] [--warmup 10] [--threads 2] [--experts 3]
+//                            [--glibc-default-heap]
+// Start-up as train_wordlm: keep_freed_memory() (trainers/lm/process_setup.h), then the threads.
 // Model: AWD-LSTM (trainers/lm/awd_lstm.h), PTB (M = 10000), tied 200-dim embedding / decoder
 // with bias, 2 LSTM layers of 200 units; locked dropout 0.2 on the word vectors, between the layers
 // and on the output (and on MoS contexts), no embedding dropout, no weight drop. Training step as
@@ -27,6 +29,7 @@
 #include "corpus.h"
 #include "data_location.h"
 #include "nt_asgd.h"
+#include "process_setup.h"
 
 namespace {
 
@@ -54,6 +57,7 @@ struct Settings {
   std::string head = "softmax", mode = "both", data;
   int64_t batches = 60, warmup = 10, experts = 3, batch_size = 20, bptt = 35;
   int threads = 2;
+  bool glibc_default_heap = false;
 };
 
 // Seconds spent in each phase over the timed batches, and their summed head loss.
@@ -174,10 +178,14 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", s.threads, "torch threads")->check(CLI::PositiveNumber);
   app.add_option("--experts", s.experts, "K of the mos head")->check(CLI::PositiveNumber);
+  app.add_flag("--glibc-default-heap", s.glibc_default_heap,
+               "skip keep_freed_memory() (what train_wordlm does at start-up): glibc's default "
+               "mmap/trim behaviour, for comparison");
   app.add_option("--data", s.data, "PTB directory (default: found as the trainer finds it)");
   CLI11_PARSE(app, argc, argv);
   try {
-    torch::set_num_threads(s.threads);
+    if (!s.glibc_default_heap) sb::lm::keep_freed_memory();  // as train_wordlm and dyneval
+    sb::lm::set_threads(s.threads);
     torch::manual_seed(0);
     const auto corpus = sb::data::load_corpus(sb::data::find_corpus_dir("ptb", s.data));
     auto model = make_model(s, corpus.vocab.size());

@@ -69,3 +69,41 @@ TEST_CASE("OutputHead: mos and moss own their parameters, and K = 1 MoS is softm
   CHECK(moss->mixture->options.experts() == 4);
   CHECK_THROWS_WITH(heads::Mixture(heads::MixtureOptions(8, 0, 2)), Catch::Contains(">= 1"));
 }
+
+TEST_CASE("MoS and MoSS: the gathered NLL equals the NLL of the full mixture, values and gradients") {
+  // nll() forms only each expert's normaliser and target column; the reference is nll_loss of
+  // mix()'s (N, M) log-probabilities, differentiated by autograd. Both float64, so agreement to
+  // 1e-12 leaves room only for rounding (the NLLs are O(1), the gradients O(0.1)).
+  torch::manual_seed(43);
+  const int64_t n = 7, m = 40;
+  const auto h = torch::randn({n, 8}, f64());
+  const auto targets = torch::randint(m, {n}, torch::kInt64);
+  for (const bool sig : {false, true}) {
+    INFO((sig ? "moss" : "mos"));
+    heads::Mixture mix(heads::MixtureOptions(8, 4, 3).sigsoftmax(sig));
+    mix->to(torch::kFloat64);
+    const auto w0 = torch::randn({m, 4}, f64()) * 3, b0 = torch::randn({m}, f64());
+    std::vector<torch::Tensor> grads[2];
+    torch::Tensor values[2];
+    for (int way = 0; way < 2; ++way) {
+      const auto ctx = mix->contexts(h).detach().requires_grad_();
+      const auto prior = mix->prior_logits(h).detach().requires_grad_();
+      const auto w = w0.clone().requires_grad_(), b = b0.clone().requires_grad_();
+      values[way] = way == 0 ? mix->nll(ctx, prior, w, b, targets)
+                             : torch::nll_loss(mix->mix(ctx, prior, w, b), targets);
+      values[way].backward();
+      grads[way] = {ctx.grad(), prior.grad(), w.grad(), b.grad()};
+    }
+    CHECK(std::abs(values[0].item<double>() - values[1].item<double>()) < 1e-12);
+    for (size_t i = 0; i < grads[0].size(); ++i) {
+      INFO("gradient " << i << " (contexts, prior logits, weight, bias)");
+      CHECK(test::max_abs(grads[0][i] - grads[1][i]) < 1e-12);
+      CHECK(test::max_abs(grads[1][i]) > 1e-3);  // a real gradient, not two zeros
+    }
+  }
+  heads::Mixture mix(heads::MixtureOptions(8, 4, 3));
+  mix->to(torch::kFloat64);
+  CHECK_THROWS_WITH(mix->nll(mix->contexts(h), mix->prior_logits(h), torch::randn({m, 4}, f64()),
+                             torch::Tensor(), targets.narrow(0, 0, n - 1)),
+                    Catch::Contains("Mixture::nll: targets") && Catch::Contains("expected (7)"));
+}

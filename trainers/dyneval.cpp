@@ -14,7 +14,6 @@
 #include <fstream>
 #include <limits>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +23,7 @@
 #include "corpus.h"
 #include "data_location.h"
 #include "dynamic_eval.h"
+#include "process_setup.h"
 #include "run_log.h"
 #include "trainer.h"
 
@@ -177,9 +177,8 @@ int main(int argc, char** argv) {
     for (double x : grid_lr) sb::lm::validate(DynamicEvalOptions(options).lr(x));
     for (double x : grid_lambda) sb::lm::validate(DynamicEvalOptions(options).lambda(x));
 
-    const int n_threads = threads > 0 ? static_cast<int>(threads)
-                                      : static_cast<int>(std::thread::hardware_concurrency());
-    torch::set_num_threads(n_threads);
+    sb::lm::keep_freed_memory();
+    const int n_threads = sb::lm::set_threads(threads);
     const auto corpus_dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(corpus_dir);
     if (config.train_tokens > 0 && static_cast<int64_t>(corpus.train.size()) > config.train_tokens)

@@ -6,11 +6,11 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #include "config.h"
 #include "corpus.h"
 #include "data_location.h"
+#include "process_setup.h"
 #include "trainer.h"
 
 namespace {
@@ -48,9 +48,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     const auto config = sb::lm::resolve_config(config_args);
-    const int threads = config.threads > 0 ? static_cast<int>(config.threads)
-                                           : static_cast<int>(std::thread::hardware_concurrency());
-    torch::set_num_threads(threads);  // one setting for LibTorch and the OpenMP OpenBLAS
+    sb::lm::keep_freed_memory();
+    const int threads = sb::lm::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(dir);
     truncate(corpus.train, config.train_tokens);

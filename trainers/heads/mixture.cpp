@@ -26,24 +26,50 @@ torch::Tensor MixtureImpl::contexts(const torch::Tensor& h) { return torch::tanh
 
 torch::Tensor MixtureImpl::prior_logits(const torch::Tensor& h) { return prior(h); }
 
+torch::Tensor MixtureImpl::expert_logits(const torch::Tensor& contexts,
+                                         const torch::Tensor& prior_logits,
+                                         const torch::Tensor& weight, const torch::Tensor& bias) {
+  const int64_t n = contexts.size(0), k = options.experts(), d = options.embedding_size();
+  TORCH_CHECK(contexts.dim() == 2 && contexts.size(1) == k * d, "Mixture: contexts ",
+              contexts.sizes(), " expected (N, ", k * d, ")");
+  TORCH_CHECK(prior_logits.sizes() == at::IntArrayRef({n, k}), "Mixture: prior logits ",
+              prior_logits.sizes(), " expected (", n, ", ", k, ")");
+  TORCH_CHECK(weight.dim() == 2 && weight.size(1) == d, "Mixture: decoder weight ",
+              weight.sizes(), " expected (M, ", d, ")");
+  return torch::nn::functional::linear(contexts.reshape({n * k, d}), weight, bias);  // (N*K, M)
+}
+
+torch::Tensor MixtureImpl::log_prior(const torch::Tensor& prior_logits) {
+  return options.sigsoftmax() ? log_sigsoftmax(prior_logits)
+                              : torch::log_softmax(prior_logits, /*dim=*/-1);  // (N, K)
+}
+
 torch::Tensor MixtureImpl::mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
                                const torch::Tensor& weight, const torch::Tensor& bias) {
-  const int64_t n = contexts.size(0), k = options.experts(), d = options.embedding_size();
-  TORCH_CHECK(contexts.dim() == 2 && contexts.size(1) == k * d, "Mixture::mix: contexts ",
-              contexts.sizes(), " expected (N, ", k * d, ")");
-  TORCH_CHECK(prior_logits.sizes() == at::IntArrayRef({n, k}), "Mixture::mix: prior logits ",
-              prior_logits.sizes(), " expected (", n, ", ", k, ")");
-  TORCH_CHECK(weight.dim() == 2 && weight.size(1) == d, "Mixture::mix: decoder weight ",
-              weight.sizes(), " expected (M, ", d, ")");
-  const int64_t m = weight.size(0);
-  const auto logits = torch::nn::functional::linear(contexts.reshape({n * k, d}), weight, bias);
+  const auto logits = expert_logits(contexts, prior_logits, weight, bias);  // (N*K, M)
+  const int64_t n = contexts.size(0), k = options.experts(), m = logits.size(1);
   // Every expert and the prior go through the same output function (eq. 19 for MoSS).
   const auto log_f = options.sigsoftmax() ? log_sigsoftmax(logits)
                                           : torch::log_softmax(logits, /*dim=*/-1);  // (N*K, M)
-  const auto log_pi = options.sigsoftmax()
-                          ? log_sigsoftmax(prior_logits)
-                          : torch::log_softmax(prior_logits, /*dim=*/-1);      // (N, K)
-  return (log_f.view({n, k, m}) + log_pi.unsqueeze(-1)).logsumexp(/*dim=*/1);  // (N, M)
+  return (log_f.view({n, k, m}) + log_prior(prior_logits).unsqueeze(-1))
+      .logsumexp(/*dim=*/1);  // (N, M)
+}
+
+torch::Tensor MixtureImpl::nll(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
+                               const torch::Tensor& weight, const torch::Tensor& bias,
+                               const torch::Tensor& targets) {
+  const auto logits = expert_logits(contexts, prior_logits, weight, bias);  // (N*K, M)
+  const int64_t n = contexts.size(0), k = options.experts();
+  TORCH_CHECK(targets.dim() == 1 && targets.size(0) == n, "Mixture::nll: targets ",
+              targets.sizes(), " expected (", n, ")");
+  const auto index = targets.repeat_interleave(k).unsqueeze(1);  // (N*K, 1): row n*K+k -> y_n
+  // log f_k(y) for every expert: MoS needs only z_k[y] - logsumexp(z_k), no (N*K, M) log_softmax.
+  const auto log_f_y = options.sigsoftmax()
+                           ? log_sigsoftmax(logits).gather(/*dim=*/1, index)
+                           : logits.gather(/*dim=*/1, index) -
+                                 logits.logsumexp(/*dim=*/1, /*keepdim=*/true);  // (N*K, 1)
+  const auto log_p_y = (log_f_y.view({n, k}) + log_prior(prior_logits)).logsumexp(/*dim=*/1);
+  return -log_p_y.mean();  // log_p_y: (N)
 }
 
 torch::Tensor MixtureImpl::forward(const torch::Tensor& h, const torch::Tensor& weight,

@@ -39,6 +39,13 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
   /// -> log P (N, M).
   torch::Tensor mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
                     const torch::Tensor& weight, const torch::Tensor& bias);
+  /// Mean negative log-likelihood of targets (N) int64: equal to
+  /// nll_loss(mix(contexts, prior_logits, weight, bias), targets), but it only forms each expert's
+  /// log-normaliser and its target column, log P(y) = logsumexp_k(log pi_k + log f_k(y)), instead
+  /// of the (N, K, M) mixture over the whole vocabulary and its logsumexp over K.
+  torch::Tensor nll(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
+                    const torch::Tensor& weight, const torch::Tensor& bias,
+                    const torch::Tensor& targets);
   /// mix(contexts(h), prior_logits(h), weight, bias).
   torch::Tensor forward(const torch::Tensor& h, const torch::Tensor& weight,
                         const torch::Tensor& bias);
@@ -46,6 +53,13 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
   MixtureOptions options;
   torch::nn::Linear latent{nullptr};  ///< W_h, b_h: input_size -> K * d
   torch::nn::Linear prior{nullptr};   ///< W_pi: input_size -> K, no bias
+
+ private:
+  /// Checks the shapes; returns the experts' logits (N * K, M), row n * K + k for expert k.
+  torch::Tensor expert_logits(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
+                              const torch::Tensor& weight, const torch::Tensor& bias);
+  /// log pi (N, K): the prior through the experts' output function (eq. 19 for MoSS).
+  torch::Tensor log_prior(const torch::Tensor& prior_logits);
 };
 TORCH_MODULE(Mixture);
 

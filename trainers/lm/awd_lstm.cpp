@@ -76,18 +76,26 @@ AwdLstmOutput AwdLstmImpl::forward(const torch::Tensor& ids, const std::vector<L
   return out;
 }
 
-torch::Tensor AwdLstmImpl::mixture_log_probs(const torch::Tensor& output) {
+std::pair<torch::Tensor, torch::Tensor> AwdLstmImpl::mixture_inputs(const torch::Tensor& output) {
   const auto T = output.size(0), B = output.size(1);
   const auto flat = output.reshape({T * B, output.size(2)});  // (N, H_last)
   auto& mixture = head->mixture;
   auto contexts = mixture->contexts(flat);  // (N, K d)
   contexts = locked_dropout(contexts.view({T, B, -1}), options.dropoutl(), is_training())
                  .view({T * B, -1});
-  return mixture->mix(contexts, mixture->prior_logits(flat), embedding, decoder_bias);
+  return {contexts, mixture->prior_logits(flat)};  // (N, K d), (N, K)
+}
+
+torch::Tensor AwdLstmImpl::mixture_log_probs(const torch::Tensor& output) {
+  const auto [contexts, prior_logits] = mixture_inputs(output);
+  return head->mixture->mix(contexts, prior_logits, embedding, decoder_bias);
 }
 
 torch::Tensor AwdLstmImpl::loss(const torch::Tensor& output, const torch::Tensor& targets) {
-  if (is_mixture(options.head())) return torch::nll_loss(mixture_log_probs(output), targets);
+  if (is_mixture(options.head())) {
+    const auto [contexts, prior_logits] = mixture_inputs(output);
+    return head->mixture->nll(contexts, prior_logits, embedding, decoder_bias, targets);
+  }
   const auto flat = output.reshape({-1, output.size(2)});  // (N, E)
   return head->loss(flat, embedding, decoder_bias, targets);
 }

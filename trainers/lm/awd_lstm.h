@@ -76,7 +76,10 @@ class AwdLstmImpl : public torch::nn::Cloneable<AwdLstmImpl> {
   heads::OutputHead head{nullptr};
 
  private:
-  /// Mixture heads: log P with locked dropout on the contexts. output (T, B, H_last).
+  /// Mixture heads: the contexts (N, K d) with locked dropout, and the prior logits (N, K).
+  /// output (T, B, H_last).
+  std::pair<torch::Tensor, torch::Tensor> mixture_inputs(const torch::Tensor& output);
+  /// Mixture heads: log P (N, M).
   torch::Tensor mixture_log_probs(const torch::Tensor& output);
 };
 TORCH_MODULE(AwdLstm);

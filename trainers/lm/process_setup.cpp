@@ -1,0 +1,29 @@
+#include "process_setup.h"
+
+#include <malloc.h>
+#include <torch/torch.h>
+
+#include <climits>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace sb::lm {
+
+int set_threads(int64_t threads) {
+  if (threads < 0)
+    throw std::invalid_argument("threads: expected 0 (= cores) or a positive count, got " +
+                                std::to_string(threads));
+  const int n = threads > 0 ? static_cast<int>(threads)
+                            : static_cast<int>(std::thread::hardware_concurrency());
+  torch::set_num_threads(n);  // one setting for LibTorch and the OpenMP OpenBLAS
+  return n;
+}
+
+void keep_freed_memory() {
+  // mallopt returns 1 on success, 0 on error.
+  if (mallopt(M_MMAP_MAX, 0) != 1 || mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1)
+    throw std::runtime_error("mallopt(M_MMAP_MAX = 0, M_TRIM_THRESHOLD = INT_MAX) failed");
+}
+
+}  // namespace sb::lm
