@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <memory>
 #include <stdexcept>
 
 #include "head_spec.h"
@@ -15,6 +17,50 @@ namespace {
 double resolution_rel(SvdMethod method, bool float64) {
   if (method == SvdMethod::gram) return std::sqrt(kFloat64Eps);
   return float64 ? kFloat64Eps : kFloat32Eps;
+}
+
+std::string duration(double seconds) {
+  const auto s = static_cast<long long>(std::llround(seconds));
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm%02llds", s / 3600, s / 60 % 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
+  return buf;
+}
+
+// Turns the spectrum's per-block callbacks into throttled progress lines for options.on_progress.
+Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64, int64_t cols) {
+  if (!o.on_progress) return {};
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  auto last = std::make_shared<clock::time_point>(start);
+  const std::string name = method_name(method);
+  return [=, &o](int64_t done, int64_t total) {
+    const auto now = clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    const bool final = done == total;
+    if (!final && std::chrono::duration<double>(now - *last).count() < o.progress_seconds) return;
+    *last = now;
+    char line[160];
+    std::snprintf(line, sizeof line, "%s: %lld / %lld rows (%.1f%%), %s", name.c_str(),
+                  static_cast<long long>(done), static_cast<long long>(total),
+                  100.0 * static_cast<double>(done) / static_cast<double>(total),
+                  duration(elapsed).c_str());
+    std::string text = line;
+    if (!final) {
+      const double eta = elapsed * static_cast<double>(total - done) / static_cast<double>(done);
+      text += ", ETA " + duration(eta);
+    }
+    o.on_progress(text);
+    if (final)
+      o.on_progress(method == SvdMethod::gram
+                        ? "gram: eigenvalues of the " + std::to_string(cols) + " x " +
+                              std::to_string(cols) + " Gram matrix (one LAPACK call) ..."
+                        : std::string("exact: ") + (float64 ? "dgesdd" : "sgesdd") + " on the " +
+                              std::to_string(total) + " x " + std::to_string(cols) +
+                              " matrix (one LAPACK call) ...");
+  };
 }
 
 }  // namespace
@@ -54,10 +100,12 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
   FiniteScan scan;
   SpectrumTiming timing;
   const bool f64 = precision == "float64";
-  auto sigma = method == SvdMethod::exact
-                   ? singular_values_exact(read, reader.rows(), reader.cols(), f64, &scan, &timing)
-                   : singular_values_gram(read, reader.rows(), reader.cols(), options.block_rows,
-                                          &scan, &timing);
+  const Progress progress = progress_lines(options, method, f64, reader.cols());
+  auto sigma =
+      method == SvdMethod::exact
+          ? singular_values_exact(read, reader.rows(), reader.cols(), f64, &scan, &timing, progress)
+          : singular_values_gram(read, reader.rows(), reader.cols(), options.block_rows, &scan,
+                                 &timing, EigenSolver::automatic, progress);
   if (!scan.clean()) {
     std::string why = path + ": /log_probs holds " + scan.describe();
     if (scan.neg_inf > 0 && may_output_neg_inf(head_kind_from_name(h.head)))

@@ -2,6 +2,7 @@
 // One log-output file in, one RankResult out: open and validate, choose the method, stream the
 // matrix, refuse non-finite entries, compute the spectrum and the rank report.
 
+#include <functional>
 #include <string>
 
 #include "rank_result.h"
@@ -15,6 +16,11 @@ struct AnalyseOptions {
   std::string precision;        ///< exact path: float32 | float64; empty: the file's compute_dtype
   int64_t block_rows = 4096;    ///< gram: rows per block
   double budget_bytes = 8.0 * (1ull << 30);  ///< auto: memory the chosen method may use
+  /// Receives one progress line at a time ("gram: 40960 / 245570 rows (16.7%), 11m40s, ETA
+  /// 58m10s", then the solver's start); empty: silent. A line at most every progress_seconds,
+  /// and always the last block's and the solver's.
+  std::function<void(const std::string& line)> on_progress;
+  double progress_seconds = 10;
 };
 
 /// Which method `auto` picks: gram when the matrix is at least as tall as wide, its resolution

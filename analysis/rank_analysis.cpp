@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   sb::analysis::AnalyseOptions opt;
   std::string out, out_dir;
-  bool json = false, check = false;
+  bool json = false, check = false, quiet = false;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   double budget_gb = opt.budget_bytes / double(1ull << 30);
 
@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
     a->add_flag("--json", json, "print one JSON object per line instead of the table");
     a->add_flag("--check", check,
                 "exit with status 3 when a head bounded by Theorem 2 exceeds its bound (a bug)");
+    a->add_flag("--quiet", quiet,
+                "no progress lines on stderr (default: one every 10 s while the matrix streams)");
     a->add_option("--threads", threads, "BLAS / LibTorch threads (default: cores)")
         ->capture_default_str();
     a->add_option("--out-dir", out_dir, "write DIR/<input name>.rank.h5 for every input");
@@ -147,7 +149,12 @@ int main(int argc, char** argv) {
                                   std::to_string(files.size()));
     std::vector<RankResult> results;
     for (const auto& f : files) {
-      if (!json) std::fprintf(stderr, "analysing %s ...\n", f.c_str());
+      if (!quiet) {
+        std::fprintf(stderr, "rank_analysis: analysing %s ...\n", f.c_str());
+        opt.on_progress = [&f](const std::string& line) {
+          std::fprintf(stderr, "rank_analysis: %s: %s\n", f.c_str(), line.c_str());
+        };
+      }
       results.push_back(sb::analysis::analyse_file(f, opt));
       if (!out.empty()) sb::analysis::write_rank_result(out, results.back());
       if (!out_dir.empty()) {

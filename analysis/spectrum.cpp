@@ -77,7 +77,8 @@ std::vector<double> gesdd(std::vector<T>& a, int64_t rows, int64_t cols) {
 }  // namespace
 
 std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, int64_t cols,
-                                          bool float64, FiniteScan* scan, SpectrumTiming* timing) {
+                                          bool float64, FiniteScan* scan, SpectrumTiming* timing,
+                                          const Progress& progress) {
   SpectrumTiming local;
   if (!timing) timing = &local;
   auto start = std::chrono::steady_clock::now();
@@ -87,6 +88,7 @@ std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, i
     const int64_t n = std::min(block, rows - r);
     read(r, n, a32.data() + r * cols);
     scan->scan(a32.data() + r * cols, r, n, cols);
+    if (progress && scan->clean()) progress(r + n, rows);
   }
   if (!scan->clean()) return {};
   std::vector<double> a64;
@@ -103,7 +105,8 @@ std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, i
 
 std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
                                          int64_t block_rows, FiniteScan* scan,
-                                         SpectrumTiming* timing, EigenSolver solver) {
+                                         SpectrumTiming* timing, EigenSolver solver,
+                                         const Progress& progress) {
   SpectrumTiming local;
   if (!timing) timing = &local;
   const int64_t m = cols;
@@ -123,6 +126,7 @@ std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, in
     cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
                 1.0, block64.data(), static_cast<int>(m), 1.0, g.data(), static_cast<int>(m));
     timing->accumulate += since(start);
+    if (progress) progress(r + n, rows);
   }
   block32 = {};
   block64 = {};

@@ -31,6 +31,10 @@ struct SpectrumTiming {
   double read = 0, accumulate = 0, solve = 0;
 };
 
+/// Progress of the streaming pass: called after each block with the rows read so far. The last
+/// call (rows_done == rows_total) comes right before the LAPACK call, which reports nothing.
+using Progress = std::function<void(int64_t rows_done, int64_t rows_total)>;
+
 enum class SvdMethod { exact, gram };
 std::string method_name(SvdMethod m);
 
@@ -38,7 +42,8 @@ std::string method_name(SvdMethod m);
 /// twice that). `scan` counts non-finite entries; the SVD is skipped (empty result) if any.
 std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, int64_t cols,
                                           bool float64, FiniteScan* scan,
-                                          SpectrumTiming* timing = nullptr);
+                                          SpectrumTiming* timing = nullptr,
+                                          const Progress& progress = {});
 
 /// Symmetric eigensolver of the gram path (eigenvalues only). dsyevd reduces G to tridiagonal
 /// form half in BLAS-2 (memory bound); dsyevd_2stage goes through a band matrix in BLAS-3.
@@ -50,7 +55,8 @@ enum class EigenSolver { automatic, dsyevd, dsyevd_2stage };
 std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
                                          int64_t block_rows, FiniteScan* scan,
                                          SpectrumTiming* timing = nullptr,
-                                         EigenSolver solver = EigenSolver::automatic);
+                                         EigenSolver solver = EigenSolver::automatic,
+                                         const Progress& progress = {});
 
 /// Bytes each method needs at its peak (the matrix or G, plus workspaces).
 double exact_bytes(int64_t rows, int64_t cols, bool float64);

@@ -24,16 +24,18 @@ D=${SB_BENCH_D:-400}
 gram_only=${SB_BENCH_GRAM_ONLY:-0}
 file="$work/synthetic_softmax_${T}x${M}_d${D}.h5"
 
-# Runs a command; prints "<wall seconds> <peak RSS MiB>" on fd 3 and the command's stdout on 1.
+# measure TIME_FILE COMMAND...: writes "<wall seconds> <peak RSS MiB>" to TIME_FILE and the last
+# line of the command's stdout to stdout; the command's stderr (progress lines) passes through.
 measure() {
   "$py" - "$@" <<'PY'
 import resource, subprocess, sys, time
 start = time.perf_counter()
-out = subprocess.run(sys.argv[1:], check=True, stdout=subprocess.PIPE, text=True).stdout
+out = subprocess.run(sys.argv[2:], check=True, stdout=subprocess.PIPE, text=True).stdout
 wall = time.perf_counter() - start
 rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(out.strip().splitlines()[-1])
-print(f"{wall:.2f} {rss:.0f}", file=sys.stderr)
+with open(sys.argv[1], "w") as f:
+    print(f"{wall:.2f} {rss:.0f}", file=f)
 PY
 }
 
@@ -43,15 +45,15 @@ if [ ! -f "$file" ]; then
 fi
 
 echo "bench_rank: gram ..." >&2
-gram_json=$(measure "$bin" --method gram --json "$file" 2> "$work/gram.time")
+gram_json=$(measure "$work/gram.time" "$bin" --method gram --json "$file")
 exact_json=null numpy_json=null
 echo "- -" > "$work/exact.time"
 echo "- -" > "$work/numpy.time"
 if [ "$gram_only" != 1 ]; then
   echo "bench_rank: exact (sgesdd) ..." >&2
-  exact_json=$(measure "$bin" --method exact --precision float32 --json "$file" 2> "$work/exact.time")
+  exact_json=$(measure "$work/exact.time" "$bin" --method exact --precision float32 --json "$file")
   echo "bench_rank: numpy.linalg.svd ..." >&2
-  numpy_json=$(measure "$py" "$here/numpy_svd.py" "$file" 2> "$work/numpy.time")
+  numpy_json=$(measure "$work/numpy.time" "$py" "$here/numpy_svd.py" "$file")
 fi
 echo "bench_rank: dgemm rate ..." >&2
 dgemm=$(LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3 OMP_NUM_THREADS=2 "$py" -c '

@@ -251,3 +251,50 @@ TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and n
   CHECK(check == "5 within_bound 25\n");
   fs::remove_all(dir);
 }
+
+TEST_CASE("rank analysis: progress lines count the rows read and then announce the solver") {
+  const auto dir = temp_dir("progress");
+  make_fixture_files(dir);  // valid.h5: T = 60, M = 25
+  for (const char* method : {"gram", "exact"}) {
+    INFO(method);
+    std::vector<std::string> lines;
+    AnalyseOptions o;
+    o.method = method;
+    o.block_rows = 16;       // gram: 4 blocks of 16, 16, 16, 12 rows
+    o.progress_seconds = 0;  // every block
+    o.on_progress = [&](const std::string& line) { lines.push_back(line); };
+    const auto r = analyse_file((dir / "valid.h5").string(), o);
+    REQUIRE(r.report.rank == 5);
+    REQUIRE(lines.size() >= 2);
+    // The streaming pass: row counts rise to T, every line but the last with an ETA.
+    int64_t previous = 0;
+    for (size_t i = 0; i + 1 < lines.size(); ++i) {
+      INFO(lines[i]);
+      CHECK(lines[i].rfind(std::string(method) + ": ", 0) == 0);
+      const auto rows = std::stoll(lines[i].substr(lines[i].find(": ") + 2));
+      CHECK(rows > previous);
+      previous = rows;
+      CHECK((lines[i].find("ETA") != std::string::npos) == (i + 2 < lines.size()));
+    }
+    CHECK(lines[lines.size() - 2].find("60 / 60 rows (100.0%)") != std::string::npos);
+    CHECK(lines.back().find("(one LAPACK call)") != std::string::npos);
+    if (std::string(method) == "gram") CHECK(lines.size() == 4 + 1);
+
+    // Throttled: a long period leaves only the last block's line and the solver's.
+    lines.clear();
+    o.progress_seconds = 1e9;
+    analyse_file((dir / "valid.h5").string(), o);
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].find("60 / 60 rows") != std::string::npos);
+  }
+  // The binary: progress on stderr by default, none with --quiet; stdout stays the JSON document.
+  int status = 0;
+  const std::string bin = SB_RANK_ANALYSIS;
+  const auto file = (dir / "valid.h5").string();
+  const auto err = run(bin + " --json " + file + " 2>&1 >/dev/null", &status);
+  CHECK(status == 0);
+  CHECK(err.find("rank_analysis: " + file + ": ") != std::string::npos);
+  CHECK(run(bin + " --json --quiet " + file + " 2>&1 >/dev/null", &status).empty());
+  CHECK(status == 0);
+  fs::remove_all(dir);
+}
