@@ -70,7 +70,8 @@ TEST_CASE("OutputHead: mos and moss own their parameters, and K = 1 MoS is softm
   CHECK_THROWS_WITH(heads::Mixture(heads::MixtureOptions(8, 0, 2)), Catch::Contains(">= 1"));
 }
 
-TEST_CASE("MoS and MoSS: the gathered NLL equals the NLL of the full mixture, values and gradients") {
+TEST_CASE(
+    "MoS and MoSS: the gathered NLL equals the NLL of the full mixture, values and gradients") {
   // nll() forms only each expert's normaliser and target column; the reference is nll_loss of
   // mix()'s (N, M) log-probabilities, differentiated by autograd. Both float64, so agreement to
   // 1e-12 leaves room only for rounding (the NLLs are O(1), the gradients O(0.1)).

@@ -1,8 +1,8 @@
 // The start-up settings of the LM binaries: threads and glibc's handling of freed memory.
 
-#include <catch2/catch.hpp>
 #include <malloc.h>
 #include <torch/torch.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <cstring>
@@ -47,9 +47,9 @@ TEST_CASE("process setup: after keep_freed_memory a freed 64 MiB block stays in 
   sb::lm::keep_freed_memory();
   const auto start = mallinfo2();
   const auto during = info_while_allocated(big);
-  CHECK(during.hblkhd == start.hblkhd);   // not mmapped: taken from the heap
+  CHECK(during.hblkhd == start.hblkhd);  // not mmapped: taken from the heap
   CHECK(during.arena >= start.arena + big);
   const auto after = mallinfo2();
-  CHECK(after.arena == during.arena);     // not trimmed when freed
-  CHECK(after.fordblks >= big);           // kept as free heap for the next step's buffers
+  CHECK(after.arena == during.arena);  // not trimmed when freed
+  CHECK(after.fordblks >= big);        // kept as free heap for the next step's buffers
 }

@@ -34,8 +34,8 @@ torch::Tensor MixtureImpl::expert_logits(const torch::Tensor& contexts,
               contexts.sizes(), " expected (N, ", k * d, ")");
   TORCH_CHECK(prior_logits.sizes() == at::IntArrayRef({n, k}), "Mixture: prior logits ",
               prior_logits.sizes(), " expected (", n, ", ", k, ")");
-  TORCH_CHECK(weight.dim() == 2 && weight.size(1) == d, "Mixture: decoder weight ",
-              weight.sizes(), " expected (M, ", d, ")");
+  TORCH_CHECK(weight.dim() == 2 && weight.size(1) == d, "Mixture: decoder weight ", weight.sizes(),
+              " expected (M, ", d, ")");
   return torch::nn::functional::linear(contexts.reshape({n * k, d}), weight, bias);  // (N*K, M)
 }
 
@@ -60,8 +60,8 @@ torch::Tensor MixtureImpl::nll(const torch::Tensor& contexts, const torch::Tenso
                                const torch::Tensor& targets) {
   const auto logits = expert_logits(contexts, prior_logits, weight, bias);  // (N*K, M)
   const int64_t n = contexts.size(0), k = options.experts();
-  TORCH_CHECK(targets.dim() == 1 && targets.size(0) == n, "Mixture::nll: targets ",
-              targets.sizes(), " expected (", n, ")");
+  TORCH_CHECK(targets.dim() == 1 && targets.size(0) == n, "Mixture::nll: targets ", targets.sizes(),
+              " expected (", n, ")");
   const auto index = targets.repeat_interleave(k).unsqueeze(1);  // (N*K, 1): row n*K+k -> y_n
   // log f_k(y) for every expert: MoS needs only z_k[y] - logsumexp(z_k), no (N*K, M) log_softmax.
   const auto log_f_y = options.sigsoftmax()
