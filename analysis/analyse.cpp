@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <memory>
 #include <stdexcept>
 
 #include "head_spec.h"
@@ -34,14 +33,13 @@ Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64,
   if (!o.on_progress) return {};
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  auto last = std::make_shared<clock::time_point>(start);
-  const std::string name = method_name(method);
-  return [=, &o](int64_t done, int64_t total) {
+  return [&o, start, last = start, name = method_name(method), method, float64, cols](
+             int64_t done, int64_t total) mutable {
     const auto now = clock::now();
     const double elapsed = std::chrono::duration<double>(now - start).count();
     const bool final = done == total;
-    if (!final && std::chrono::duration<double>(now - *last).count() < o.progress_seconds) return;
-    *last = now;
+    if (!final && std::chrono::duration<double>(now - last).count() < o.progress_seconds) return;
+    last = now;
     char line[160];
     std::snprintf(line, sizeof line, "%s: %lld / %lld rows (%.1f%%), %s", name.c_str(),
                   static_cast<long long>(done), static_cast<long long>(total),
@@ -53,13 +51,14 @@ Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64,
       text += ", ETA " + duration(eta);
     }
     o.on_progress(text);
-    if (final)
-      o.on_progress(method == SvdMethod::gram
-                        ? "gram: eigenvalues of the " + std::to_string(cols) + " x " +
-                              std::to_string(cols) + " Gram matrix (one LAPACK call) ..."
-                        : std::string("exact: ") + (float64 ? "dgesdd" : "sgesdd") + " on the " +
-                              std::to_string(total) + " x " + std::to_string(cols) +
-                              " matrix (one LAPACK call) ...");
+    if (!final) return;
+    const std::string shape = method == SvdMethod::gram
+                                  ? "eigenvalues of the " + std::to_string(cols) + " x " +
+                                        std::to_string(cols) + " Gram matrix"
+                                  : std::string(float64 ? "dgesdd" : "sgesdd") + " on the " +
+                                        std::to_string(total) + " x " + std::to_string(cols) +
+                                        " matrix";
+    o.on_progress(name + ": " + shape + " (one LAPACK call) ...");
   };
 }
 

@@ -39,20 +39,17 @@ torch::Tensor MixtureImpl::expert_logits(const torch::Tensor& contexts,
   return torch::nn::functional::linear(contexts.reshape({n * k, d}), weight, bias);  // (N*K, M)
 }
 
-torch::Tensor MixtureImpl::log_prior(const torch::Tensor& prior_logits) {
-  return options.sigsoftmax() ? log_sigsoftmax(prior_logits)
-                              : torch::log_softmax(prior_logits, /*dim=*/-1);  // (N, K)
+torch::Tensor MixtureImpl::log_output(const torch::Tensor& logits) {
+  return options.sigsoftmax() ? log_sigsoftmax(logits) : torch::log_softmax(logits, /*dim=*/-1);
 }
 
 torch::Tensor MixtureImpl::mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
                                const torch::Tensor& weight, const torch::Tensor& bias) {
   const auto logits = expert_logits(contexts, prior_logits, weight, bias);  // (N*K, M)
   const int64_t n = contexts.size(0), k = options.experts(), m = logits.size(1);
-  // Every expert and the prior go through the same output function (eq. 19 for MoSS).
-  const auto log_f = options.sigsoftmax() ? log_sigsoftmax(logits)
-                                          : torch::log_softmax(logits, /*dim=*/-1);  // (N*K, M)
-  return (log_f.view({n, k, m}) + log_prior(prior_logits).unsqueeze(-1))
-      .logsumexp(/*dim=*/1);  // (N, M)
+  const auto log_f = log_output(logits);                                       // (N*K, M)
+  const auto log_pi = log_output(prior_logits);                                // (N, K)
+  return (log_f.view({n, k, m}) + log_pi.unsqueeze(-1)).logsumexp(/*dim=*/1);  // (N, M)
 }
 
 torch::Tensor MixtureImpl::nll(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
@@ -65,10 +62,10 @@ torch::Tensor MixtureImpl::nll(const torch::Tensor& contexts, const torch::Tenso
   const auto index = targets.repeat_interleave(k).unsqueeze(1);  // (N*K, 1): row n*K+k -> y_n
   // log f_k(y) for every expert: MoS needs only z_k[y] - logsumexp(z_k), no (N*K, M) log_softmax.
   const auto log_f_y = options.sigsoftmax()
-                           ? log_sigsoftmax(logits).gather(/*dim=*/1, index)
+                           ? log_output(logits).gather(/*dim=*/1, index)
                            : logits.gather(/*dim=*/1, index) -
                                  logits.logsumexp(/*dim=*/1, /*keepdim=*/true);  // (N*K, 1)
-  const auto log_p_y = (log_f_y.view({n, k}) + log_prior(prior_logits)).logsumexp(/*dim=*/1);
+  const auto log_p_y = (log_f_y.view({n, k}) + log_output(prior_logits)).logsumexp(/*dim=*/1);
   return -log_p_y.mean();  // log_p_y: (N)
 }
 

@@ -58,8 +58,9 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
   /// Checks the shapes; returns the experts' logits (N * K, M), row n * K + k for expert k.
   torch::Tensor expert_logits(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
                               const torch::Tensor& weight, const torch::Tensor& bias);
-  /// log pi (N, K): the prior through the experts' output function (eq. 19 for MoSS).
-  torch::Tensor log_prior(const torch::Tensor& prior_logits);
+  /// The log of the output function every expert and the prior go through, over the last dim:
+  /// softmax for MoS, sigsoftmax for MoSS (eq. 19).
+  torch::Tensor log_output(const torch::Tensor& logits);
 };
 TORCH_MODULE(Mixture);
 
