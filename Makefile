@@ -31,7 +31,7 @@ help:
 	@echo "make deps-bench also the benchmarks' packages ($(BENCH_PACKAGES))"
 	@echo "make data       find (datasets/, ../shared/datasets) or download PTB and WikiText-2, md5-verified"
 	@echo "make build      configure ($(BUILD_TYPE), ninja) and build into $(BUILD_DIR)/"
-	@echo "make test       deps + build + ctest"
+	@echo "make test       deps + data (skipped tests without it) + build + ctest"
 	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
 	@echo "make bench-rank rank-analysis benchmark on a PTB-size matrix (~15 min)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
@@ -77,11 +77,16 @@ configure: $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# The corpora first (found or downloaded, md5-checked); without them (no ../shared, no internet)
+# the tests that need them are reported as skipped, each with one line saying `make data`.
 test: deps
+	@$(MAKE) --no-print-directory data || echo "make test: PTB / WikiText-2 not found and not downloadable: the tests that need them will be skipped (get the corpora with 'make data')"
 	@$(MAKE) --no-print-directory build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# Benchmarks are not in the default build: `benchmarks` builds them all.
 bench: build
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target benchmarks
 	$(BUILD_DIR)/bench/bench_heads
 	bench/blas_threads.sh $(BUILD_DIR)
 
@@ -105,16 +110,15 @@ bench-train: deps-bench
 	@cat results/bench/train_speed.md
 
 plots: build
-	analysis/synthetic_demo.sh $(BUILD_DIR) results/synthetic
+	pipeline/synthetic_demo.sh $(BUILD_DIR) results/synthetic
 
-# Until the end-to-end pipeline lands (issue 4/4), the default profile is the head benchmark.
-# The end-to-end pipeline (analysis/reproduce.py): PROFILE=cpu (default, ~90 min), smoke (a few
+# The end-to-end pipeline (pipeline/reproduce.py): PROFILE=cpu (default, ~90 min), smoke (a few
 # minutes; also run by make test) or paper (GPU settings: prints the plan). Re-running resumes.
 PROFILE ?= cpu
 reproduce: deps
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory data
-	/usr/bin/python3 analysis/reproduce.py --profile $(PROFILE) --build $(BUILD_DIR)
+	/usr/bin/python3 pipeline/reproduce.py --profile $(PROFILE) --build $(BUILD_DIR)
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -1,11 +1,12 @@
-#include "analyse.h"
+#include "analysis/analyse.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
-#include "head_spec.h"
+#include "common/duration.h"
+#include "common/head_spec.h"
 
 namespace sb::analysis {
 namespace {
@@ -16,16 +17,6 @@ namespace {
 double resolution_rel(SvdMethod method, bool float64) {
   if (method == SvdMethod::gram) return std::sqrt(kFloat64Eps);
   return float64 ? kFloat64Eps : kFloat32Eps;
-}
-
-std::string duration(double seconds) {
-  const auto s = static_cast<long long>(std::llround(seconds));
-  char buf[32];
-  if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%lldh%02lldm%02llds", s / 3600, s / 60 % 60, s % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
-  return buf;
 }
 
 // Turns the spectrum's per-block callbacks into throttled progress lines for options.on_progress.
@@ -44,11 +35,11 @@ Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64,
     std::snprintf(line, sizeof line, "%s: %lld / %lld rows (%.1f%%), %s", name.c_str(),
                   static_cast<long long>(done), static_cast<long long>(total),
                   100.0 * static_cast<double>(done) / static_cast<double>(total),
-                  duration(elapsed).c_str());
+                  sb::format_duration(elapsed).c_str());
     std::string text = line;
     if (!final) {
       const double eta = elapsed * static_cast<double>(total - done) / static_cast<double>(done);
-      text += ", ETA " + duration(eta);
+      text += ", ETA " + sb::format_duration(eta);
     }
     o.on_progress(text);
     if (!final) return;

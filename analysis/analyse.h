@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "rank_result.h"
-#include "spectrum.h"
+#include "analysis/rank_result.h"
+#include "analysis/spectrum.h"
 
 namespace sb::analysis {
 

@@ -1,4 +1,4 @@
-#include "hdf5_handles.h"
+#include "analysis/hdf5_handles.h"
 
 #include <unistd.h>
 
@@ -153,6 +153,56 @@ void write_vector(hid_t file, const std::string& name, const std::vector<double>
   if (!ds.valid() ||
       H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
     throw std::runtime_error("cannot write dataset '" + name + "'");
+}
+
+void write_strings(hid_t file, const std::string& name, const std::vector<std::string>& values) {
+  const hsize_t n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Handle ds(H5Dcreate2(file, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                       H5P_DEFAULT),
+            H5Dclose);
+  std::vector<const char*> ptrs;
+  ptrs.reserve(values.size());
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  if (!ds.valid() || H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
+    throw std::runtime_error("cannot write dataset '" + name + "'");
+}
+
+std::vector<std::string> read_strings(hid_t file, const std::string& name,
+                                      const std::string& path) {
+  Handle ds = open_dataset(file, name, path);
+  Handle ftype(H5Dget_type(ds.get()), H5Tclose);
+  if (H5Tget_class(ftype.get()) != H5T_STRING)
+    throw std::runtime_error(path + ": dataset '/" + name + "' dtype: expected strings");
+  const auto d = dims(ds.get());
+  if (d.size() != 1)
+    throw std::runtime_error(path + ": dataset '/" + name + "' rank: expected 1, got " +
+                             std::to_string(d.size()));
+  std::vector<std::string> out(d[0]);
+  if (H5Tis_variable_str(ftype.get()) > 0) {
+    Handle mtype(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mtype.get(), H5T_VARIABLE);
+    H5Tset_cset(mtype.get(), H5Tget_cset(ftype.get()));
+    std::vector<char*> ptrs(d[0], nullptr);
+    if (H5Dread(ds.get(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
+      throw std::runtime_error(path + ": reading dataset '/" + name + "' failed");
+    for (size_t i = 0; i < ptrs.size(); ++i) out[i] = ptrs[i] ? ptrs[i] : "";
+    Handle space(H5Dget_space(ds.get()), H5Sclose);
+    H5Dvlen_reclaim(mtype.get(), space.get(), H5P_DEFAULT, ptrs.data());
+  } else {
+    const size_t width = H5Tget_size(ftype.get());
+    std::vector<char> buf(width * d[0]);
+    if (H5Dread(ds.get(), ftype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+      throw std::runtime_error(path + ": reading dataset '/" + name + "' failed");
+    for (size_t i = 0; i < d[0]; ++i) {
+      const char* s = buf.data() + i * width;
+      out[i] = std::string(s, strnlen(s, width));
+    }
+  }
+  return out;
 }
 
 std::string temporary_path(const std::string& path) {

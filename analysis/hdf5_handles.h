@@ -54,6 +54,11 @@ std::vector<hsize_t> dims(hid_t dataset);
 /// Writes a whole 1-D float64 dataset.
 void write_vector(hid_t file, const std::string& name, const std::vector<double>& values);
 
+/// Writes a whole 1-D dataset of variable-length UTF-8 strings.
+void write_strings(hid_t file, const std::string& name, const std::vector<std::string>& values);
+/// Reads a whole 1-D string dataset (variable or fixed length); errors name `path` and the field.
+std::vector<std::string> read_strings(hid_t file, const std::string& name, const std::string& path);
+
 /// "path.tmp.<pid>": where outputs are written before the atomic rename into `path`.
 std::string temporary_path(const std::string& path);
 /// rename(2) tmp -> path, throwing with both names on failure.

@@ -1,11 +1,11 @@
-#include "logprob_file.h"
+#include "analysis/logprob_file.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
-#include "head_spec.h"
+#include "common/head_spec.h"
 
 namespace sb::analysis {
 namespace {
@@ -42,6 +42,9 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   if (h.compute_dtype != "float32" && h.compute_dtype != "float64")
     throw std::invalid_argument(path_ + ": compute_dtype must be float32 or float64, got '" +
                                 h.compute_dtype + "'");
+  if (!h.vocab.empty() && static_cast<int64_t>(h.vocab.size()) != h.vocab_size)
+    throw std::invalid_argument(path_ + ": vocab has " + std::to_string(h.vocab.size()) +
+                                " words, expected vocab_size = " + std::to_string(h.vocab_size));
   chunk_rows_ = chunk_rows_for(h.vocab_size, h.num_tokens);
   buffer_.reserve(static_cast<size_t>(chunk_rows_ * h.vocab_size));
   target_buffer_.reserve(static_cast<size_t>(chunk_rows_));
@@ -77,6 +80,7 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   h5::write_attribute(root, "seed", h.seed);
   h5::write_attribute(root, "compute_dtype", h.compute_dtype);
   if (!h.config.empty()) h5::write_attribute(root, "config", h.config);
+  if (!h.vocab.empty()) h5::write_strings(root, "vocab", h.vocab);
 }
 
 LogProbWriter::~LogProbWriter() {
@@ -205,6 +209,28 @@ LogProbReader::LogProbReader(std::string path) : path_(std::move(path)) {
     const std::vector<hsize_t> want = {static_cast<hsize_t>(h.num_tokens)};
     require(d == want, path_, "dataset '/targets' shape", shape_string(want), shape_string(d));
   }
+  // Every target a column of /log_probs: ppl and every per-row use index by it.
+  {
+    const auto t = read_targets();
+    const auto bad =
+        std::find_if(t.begin(), t.end(), [&](int64_t v) { return v < 0 || v >= h.vocab_size; });
+    if (bad != t.end())
+      require(false, path_, "dataset '/targets' row " + std::to_string(bad - t.begin()),
+              "a value in [0, " + std::to_string(h.vocab_size) + ")", std::to_string(*bad));
+  }
+  has_vocab_ = h5::has_dataset(root, "vocab");
+  if (has_vocab_) {
+    h5::Handle vocab = h5::open_dataset(root, "vocab", path_);
+    const auto d = h5::dims(vocab.get());
+    const std::vector<hsize_t> want = {static_cast<hsize_t>(h.vocab_size)};
+    require(d == want, path_, "dataset '/vocab' shape", shape_string(want) + " from vocab_size",
+            shape_string(d));
+  }
+}
+
+std::vector<std::string> LogProbReader::read_vocab() const {
+  if (!has_vocab_) return {};
+  return h5::read_strings(file_.get(), "vocab", path_);
 }
 
 void LogProbReader::read_rows(int64_t begin, int64_t count, float* out) const {

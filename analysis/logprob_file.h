@@ -9,14 +9,14 @@
 //               vocab_size (M), num_tokens (T), dataset, split, seed (int),
 //               ppl (float64: exp of the mean NLL of /targets under /log_probs),
 //               compute_dtype ("float32" | "float64"), optional config (string)
-//   /vocab      optional, strings
+//   /vocab      optional, UTF-8 strings (M,): the word of each column (the trainers write it)
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "hdf5_handles.h"
+#include "analysis/hdf5_handles.h"
 
 namespace sb::analysis {
 
@@ -34,6 +34,9 @@ struct LogProbHeader {
   double ppl = 0;  ///< set by LogProbWriter::finish, read back by the reader
   std::string compute_dtype = "float32";
   std::string config;  ///< optional: the producer's effective config (TOML/JSON)
+  /// Optional: the word of each column, M of them (written as /vocab; empty = none). The reader
+  /// leaves it empty; LogProbReader::read_vocab() reads it.
+  std::vector<std::string> vocab;
 };
 
 /// Streams rows into a new file. Written to "<path>.tmp.<pid>" and renamed into place by
@@ -67,7 +70,8 @@ class LogProbWriter {
 
 /// Opens and validates a file against the contract. Every violation throws std::runtime_error
 /// "<path>: <field>: expected ..., got ..." (missing datasets/attributes, dtype, rank, shape vs
-/// attributes, unknown head, bad compute_dtype, targets out of range).
+/// attributes, unknown head, bad compute_dtype, targets outside [0, M), a /vocab that is not M
+/// strings).
 class LogProbReader {
  public:
   explicit LogProbReader(std::string path);
@@ -78,11 +82,15 @@ class LogProbReader {
   /// Rows [begin, begin + count) into out (count x M, row-major float32).
   void read_rows(int64_t begin, int64_t count, float* out) const;
   std::vector<int64_t> read_targets() const;
+  bool has_vocab() const { return has_vocab_; }
+  /// The M words of /vocab, or empty when the file has none.
+  std::vector<std::string> read_vocab() const;
 
  private:
   std::string path_;
   LogProbHeader header_;
   h5::Handle file_, log_probs_;
+  bool has_vocab_ = false;
 };
 
 /// Rows per chunk for a vocabulary of M: about 1 MiB of float32 per chunk.

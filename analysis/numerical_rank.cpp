@@ -1,11 +1,11 @@
-#include "numerical_rank.h"
+#include "analysis/numerical_rank.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-#include "head_spec.h"
+#include "common/head_spec.h"
 
 namespace sb::analysis {
 

@@ -13,8 +13,8 @@
 #include <iostream>
 #include <thread>
 
-#include "analyse.h"
-#include "synthetic_logprobs.h"
+#include "analysis/analyse.h"
+#include "trainers/synthetic_logprobs.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "rank_result.h"
+#include "analysis/rank_result.h"
 
 #include <cmath>
 #include <cstdio>

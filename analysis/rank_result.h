@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "logprob_file.h"
-#include "numerical_rank.h"
-#include "spectrum.h"
+#include "analysis/logprob_file.h"
+#include "analysis/numerical_rank.h"
+#include "analysis/spectrum.h"
 
 namespace sb::analysis {
 

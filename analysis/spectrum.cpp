@@ -1,4 +1,4 @@
-#include "spectrum.h"
+#include "analysis/spectrum.h"
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -38,10 +38,13 @@ std::string FiniteScan::describe() const {
 std::string method_name(SvdMethod m) { return m == SvdMethod::exact ? "exact" : "gram"; }
 
 double exact_bytes(int64_t rows, int64_t cols, bool float64) {
-  const double elem = float64 ? 8.0 : 4.0, mn = static_cast<double>(std::min(rows, cols));
-  // The matrix, plus ?gesdd's workspace for jobz = 'N' (about 7 min(M, T) + max(M, T) elements).
-  return elem * (static_cast<double>(rows) * static_cast<double>(cols) + 8 * mn +
-                 static_cast<double>(std::max(rows, cols)));
+  // The matrix as read (float32), plus its float64 copy on the float64 path: both are alive
+  // while the copy is made (singular_values_exact), so that path peaks at 12 bytes per element.
+  const double matrix_elem = float64 ? 12.0 : 4.0, work_elem = float64 ? 8.0 : 4.0;
+  const double mn = static_cast<double>(std::min(rows, cols));
+  // ?gesdd's workspace for jobz = 'N': about 7 min(M, T) + max(M, T) elements.
+  return matrix_elem * static_cast<double>(rows) * static_cast<double>(cols) +
+         work_elem * (8 * mn + static_cast<double>(std::max(rows, cols)));
 }
 
 double gram_bytes(int64_t cols, int64_t block_rows) {

@@ -17,11 +17,11 @@
 
 #include <torch/torch.h>
 
-#include "g_sigmoid.h"
-#include "registry.h"
-#include "sigmoid_family_kernel.h"
-#include "sigsoftmax.h"
-#include "sparse_softmax.h"
+#include "trainers/heads/g_sigmoid.h"
+#include "trainers/heads/kernels/sigmoid_family_kernel.h"
+#include "trainers/heads/output_head.h"
+#include "trainers/heads/sigsoftmax.h"
+#include "trainers/heads/sparse_softmax.h"
 
 namespace {
 

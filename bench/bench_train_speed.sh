@@ -31,7 +31,7 @@ experts=${SB_BENCH_EXPERTS:-3}
 glibc_heap=${SB_BENCH_GLIBC_HEAP:-1}
 debian_blas=${SB_BENCH_DEBIAN_BLAS:-1}
 omp_dir=/usr/lib/x86_64-linux-gnu/openblas-openmp
-[ -x "$bin" ] || { echo "bench_train_speed.sh: $bin not built (ninja -C $build bench_wordlm)" >&2; exit 1; }
+[ -x "$bin" ] || { echo "bench_train_speed.sh: $bin not built (cmake --build $build --target bench_wordlm, or make bench-train)" >&2; exit 1; }
 [ -e "$omp_dir/libblas.so.3" ] || { echo "bench_train_speed.sh: $omp_dir missing (libopenblas0-openmp)" >&2; exit 1; }
 
 log=$(mktemp)

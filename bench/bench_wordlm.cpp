@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
-#include "ar_tar.h"
-#include "awd_lstm.h"
-#include "batchify.h"
-#include "corpus.h"
-#include "data_location.h"
-#include "nt_asgd.h"
-#include "process_setup.h"
+#include "datasets/batchify.h"
+#include "datasets/corpus.h"
+#include "datasets/data_location.h"
+#include "trainers/lm/ar_tar.h"
+#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/nt_asgd.h"
+#include "trainers/lm/process_setup.h"
 
 namespace {
 

@@ -7,7 +7,7 @@ set -euo pipefail
 build=${1:-build}
 bin="$build/bench/bench_blas_threads"
 pthread_dir=/usr/lib/x86_64-linux-gnu/openblas-pthread
-[ -x "$bin" ] || { echo "blas_threads.sh: $bin not built (run make build)" >&2; exit 1; }
+[ -x "$bin" ] || { echo "blas_threads.sh: $bin not built (run make bench: cmake --build BUILD --target benchmarks)" >&2; exit 1; }
 [ -e "$pthread_dir/libopenblas.so.0" ] || { echo "blas_threads.sh: $pthread_dir missing (libopenblas0-pthread)" >&2; exit 1; }
 
 rate() {  # prints tokens/s of one benchmark run

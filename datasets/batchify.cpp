@@ -1,4 +1,4 @@
-#include "batchify.h"
+#include "datasets/batchify.h"
 
 #include <stdexcept>
 #include <string>

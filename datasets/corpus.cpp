@@ -1,4 +1,4 @@
-#include "corpus.h"
+#include "datasets/corpus.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,10 +1,10 @@
-#include "data_location.h"
+#include "datasets/data_location.h"
 
 #include <filesystem>
 #include <stdexcept>
 #include <vector>
 
-#include "corpus.h"
+#include "datasets/corpus.h"
 
 namespace sb::data {
 namespace {

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Finds or fetches a corpus: `datasets/fetch.sh ptb|wikitext-2`.
+# Finds or fetches a corpus: `datasets/fetch.sh [--check] ptb|wikitext-2`.
+# --check: only look (exit 1 when the corpus is not there with the right md5s; no download).
 # Looks in datasets/<name> and ../shared/datasets/<name> (beside every checkout on this
 # workplace), verifies the md5s it knows, and otherwise downloads the corpus from its public
 # address into datasets/<name> (for users with internet), verifying again. The corpora are
 # third-party data: they are never committed (.gitignore).
 set -euo pipefail
-name=${1:?usage: datasets/fetch.sh ptb|wikitext-2}
+check_only=0
+if [ "${1:-}" = --check ]; then check_only=1; shift; fi
+name=${1:?usage: datasets/fetch.sh [--check] ptb|wikitext-2}
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 case "$name" in
@@ -36,12 +39,19 @@ for dir in "$top/datasets/$name" "$top/../shared/datasets/$name"; do
   if verify "$dir" 2>/dev/null; then echo "$name: $(cd "$dir" && pwd) (md5 verified)"; exit 0; fi
 done
 
+if [ "$check_only" = 1 ]; then
+  echo "fetch.sh: $name not found in $top/datasets/$name or $top/../shared/datasets/$name (run make data)" >&2
+  exit 1
+fi
 dest="$top/datasets/$name"
 echo "fetch.sh: $name not found in $top/datasets/$name or $top/../shared/datasets/$name; downloading ..." >&2
 mkdir -p "$dest"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fetch() { curl -fsSL --retry 2 -o "$2" "$1" 2>/dev/null || wget -q -O "$2" "$1"; }
+fetch() {
+  curl -fsSL --retry 2 --connect-timeout 20 --max-time 900 -o "$2" "$1" 2>/dev/null ||
+    wget -q --timeout=20 --tries=2 -O "$2" "$1" 2>/dev/null
+}
 if [ "$name" = ptb ]; then
   for f in "${files[@]}"; do fetch "$url_base/$f" "$tmp/$f" || {
     echo "fetch.sh: cannot download $url_base/$f; put ${files[*]} into $dest" >&2; exit 1; }; done

@@ -7,7 +7,7 @@
 
 #include <torch/torch.h>
 
-#include "head_spec.h"
+#include "common/head_spec.h"
 
 namespace sb::test {
 
@@ -18,7 +18,7 @@ inline std::vector<HeadSpec> parameter_free_specs() {
   std::vector<HeadSpec> specs;
   for (const auto& name : head_names()) {
     const auto kind = head_kind_from_name(name);
-    if (kind == HeadKind::mos || kind == HeadKind::moss) continue;
+    if (is_mixture(kind)) continue;
     auto spec = HeadSpec::of(kind);
     spec.k = 5;
     specs.push_back(spec);

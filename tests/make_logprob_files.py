@@ -49,6 +49,18 @@ write("wrong_rank.h5", log_probs=lp.reshape(T, M, 1))
 write("missing_attribute.h5", d=None)
 write("inconsistent_shape.h5", vocab_size=M + 1)
 write("unknown_head.h5", head="softmaxx")
+bad_tg = targets.copy(); bad_tg[13] = M
+write("target_out_of_range.h5", tg=bad_tg)
+with h5py.File(os.path.join(out, "valid_vocab.h5"), "w") as f:
+    f.create_dataset("log_probs", data=lp)
+    f.create_dataset("targets", data=targets)
+    f.create_dataset("vocab", data=[f"w{j}" for j in range(M)], dtype=h5py.string_dtype())
+    attrs(f)
+with h5py.File(os.path.join(out, "short_vocab.h5"), "w") as f:
+    f.create_dataset("log_probs", data=lp)
+    f.create_dataset("targets", data=targets)
+    f.create_dataset("vocab", data=[f"w{j}" for j in range(M - 1)], dtype=h5py.string_dtype())
+    attrs(f)
 bad = lp.copy(); bad[7, 3] = np.nan; bad[9, 1] = np.inf; bad[11, 0] = np.nan
 write("nan_inf.h5", log_probs=bad)
 sp = lp.copy(); sp[2, 5] = -np.inf; sp[4, 6] = -np.inf

@@ -4,9 +4,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "ar_tar.h"
-#include "awd_lstm.h"
-#include "weight_drop_lstm.h"
+#include "trainers/lm/ar_tar.h"
+#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/weight_drop_lstm.h"
 
 using namespace sb;
 using namespace sb::lm;

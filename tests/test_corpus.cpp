@@ -1,21 +1,21 @@
-// Corpus loading on the real PTB / WikiText-2 files (../shared/datasets beside every checkout and
-// in CI), vocabulary order, OOV errors, batchify.
+// Corpus loading on the real PTB / WikiText-2 files (found as the trainers find them: datasets/,
+// ../shared/datasets; skipped without them), vocabulary order, OOV errors, batchify.
 
 #include <filesystem>
 #include <fstream>
 
 #include <catch2/catch.hpp>
 
-#include "batchify.h"
-#include "corpus.h"
-#include "data_location.h"
-#include "temp_dir.h"
+#include "datasets/batchify.h"
+#include "datasets/corpus.h"
+#include "datasets/data_location.h"
+#include "tests/corpus_or_skip.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace sb::data;
 
 namespace {
-const fs::path kShared = fs::path(SB_SOURCE_DIR) / ".." / "shared" / "datasets";
 
 std::string first_token(const std::string& path) {
   std::ifstream in(path);
@@ -26,10 +26,10 @@ std::string first_token(const std::string& path) {
 }  // namespace
 
 TEST_CASE("corpus: PTB has the published token counts and a 10000-word vocabulary") {
-  const auto dir = kShared / "ptb";
-  REQUIRE(fs::exists(dir / "ptb.train.txt"));  // ../shared/datasets is beside every checkout
+  SB_CORPUS_OR_SKIP(ptb, "ptb");
+  const fs::path dir(ptb);
   const auto c = load_corpus(dir.string());
-  // datasets/README.md and protocol.md: with <eos> at every line end.
+  // docs/protocol.md, "Data": with <eos> at every line end.
   CHECK(c.train.size() == 929589);
   CHECK(c.valid.size() == 73760);
   CHECK(c.test.size() == 82430);
@@ -42,8 +42,8 @@ TEST_CASE("corpus: PTB has the published token counts and a 10000-word vocabular
 }
 
 TEST_CASE("corpus: WikiText-2 valid and test splits load with their token counts") {
-  const auto dir = kShared / "wikitext-2";
-  REQUIRE(fs::exists(dir / "valid.txt"));
+  SB_CORPUS_OR_SKIP(wt2, "wikitext-2");
+  const fs::path dir(wt2);
   Vocabulary vocab;  // no training split on this workplace: each split builds its own here
   CHECK(tokenize_file(split_file(dir.string(), "valid"), vocab, true).size() == 217646);
   Vocabulary vocab2;
@@ -81,19 +81,28 @@ TEST_CASE("batchify: B contiguous streams as columns, tail dropped; get_batch sh
   CHECK_THROWS_WITH(batchify(ids, 12), Catch::Contains("batch size 12 for 11 tokens"));
 }
 
-TEST_CASE("data location: the shared corpora are found; a missing one says where it looked") {
-  const auto ptb = sb::data::find_corpus_dir("ptb");
-  CHECK(fs::exists(fs::path(ptb) / "ptb.test.txt"));
-  CHECK(fs::exists(fs::path(sb::data::find_corpus_dir("wikitext-2")) / "test.txt"));
-  CHECK(sb::data::find_corpus_dir("ptb", ptb) == ptb);
+TEST_CASE("data location: a missing corpus says where it looked and how to get it") {
   CHECK_THROWS_WITH(sb::data::find_corpus_dir("ptb", "/nonexistent/ptb"),
                     Catch::Contains("looked in /nonexistent/ptb") && Catch::Contains("make data"));
-  CHECK_THROWS_WITH(
-      sb::data::find_corpus_dir("text8"),
-      Catch::Contains("corpus 'text8' not found") && Catch::Contains("shared/datasets/text8"));
+  CHECK_THROWS_WITH(sb::data::find_corpus_dir("text8"),
+                    Catch::Contains("corpus 'text8' not found") &&
+                        Catch::Contains("datasets/text8") &&
+                        Catch::Contains("shared/datasets/text8"));
+  // fetch.sh --check looks without downloading: an unknown corpus and a bad directory fail.
+  CHECK(std::system(SB_SOURCE_DIR "/datasets/fetch.sh --check nope > /dev/null 2>&1") != 0);
+}
+
+TEST_CASE("data location: the corpora are found in datasets/ or ../shared/datasets") {
+  SB_CORPUS_OR_SKIP(ptb, "ptb");
+  CHECK(fs::exists(fs::path(ptb) / "ptb.test.txt"));
+  CHECK(sb::data::find_corpus_dir("ptb", ptb) == ptb);
+  SB_CORPUS_OR_SKIP(wt2, "wikitext-2");
+  CHECK(fs::exists(fs::path(wt2) / "test.txt"));
 }
 
 TEST_CASE("make data: fetch.sh verifies the md5s of the corpora it finds") {
+  SB_CORPUS_OR_SKIP(ptb, "ptb");
+  SB_CORPUS_OR_SKIP(wt2, "wikitext-2");
   for (const char* name : {"ptb", "wikitext-2"}) {
     const std::string cmd = std::string(SB_SOURCE_DIR "/datasets/fetch.sh ") + name + " 2>&1";
     FILE* pipe = popen(cmd.c_str(), "r");

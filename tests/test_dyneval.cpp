@@ -14,13 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "awd_lstm.h"
-#include "config.h"
-#include "corpus.h"
-#include "data_location.h"
-#include "dynamic_eval.h"
-#include "temp_dir.h"
-#include "trainer.h"
+#include "datasets/corpus.h"
+#include "datasets/data_location.h"
+#include "tests/corpus_or_skip.h"
+#include "tests/temp_dir.h"
+#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/config.h"
+#include "trainers/lm/dynamic_eval.h"
+#include "trainers/lm/trainer.h"
 
 using namespace sb;
 using namespace sb::lm;
@@ -98,7 +99,8 @@ TEST_CASE("dynamic evaluation lowers the ppl of a tiny trained model") {
   c.seed = 7;
   c.dump_test = false;
   c.out = dir.string();
-  auto corpus = data::load_corpus(data::find_corpus_dir("ptb"));
+  SB_CORPUS_OR_SKIP(ptb_dir, "ptb");
+  auto corpus = data::load_corpus(ptb_dir);
   corpus.train.resize(30000);
   corpus.valid.resize(1000);
   WordLmTrainer trainer(c, corpus, dir.string());
@@ -145,6 +147,46 @@ TEST_CASE("dynamic evaluation with lr 0 and lambda 0 equals static evaluation") 
     CHECK(dynamic_evaluate(model, ids, stats, DynamicEvalOptions(frozen).lambda(0.5)) ==
           Approx(static_loss).epsilon(1e-12));
   }
+}
+
+TEST_CASE("grid search picks the (lr, lambda) whose separately evaluated loss is lowest") {
+  auto model = small_model();
+  const auto train = small_stream(2000, 1);
+  const auto ids = small_stream(301, 2);
+  const auto base = DynamicEvalOptions().stats_batch_size(10).stats_bptt(5).bptt(5);
+  const auto stats = gradient_statistics(model, train, base);
+  const std::vector<double> lrs{0, 3e-3, 3e-2}, lambdas{0, 2e-2};
+  int seen = 0;
+  const auto search =
+      grid_search(model, ids, stats, base, lrs, lambdas, [&](const GridPoint&) { ++seen; });
+  CHECK(seen == 6);
+  REQUIRE(search.points.size() == 6);
+  // Independent reference: dynamic_evaluate at each pair on its own (the weights are restored
+  // bit for bit between calls, so the same pair gives the same loss exactly), then the argmin.
+  double best = std::numeric_limits<double>::infinity();
+  GridPoint want;
+  for (size_t i = 0; i < lrs.size(); ++i)
+    for (size_t j = 0; j < lambdas.size(); ++j) {
+      const double loss = dynamic_evaluate(model, ids, stats,
+                                           DynamicEvalOptions(base).lr(lrs[i]).lambda(lambdas[j]));
+      const auto& p = search.points[i * lambdas.size() + j];
+      CHECK((p.lr == lrs[i] && p.lambda == lambdas[j]));
+      CHECK(p.loss == loss);
+      if (loss < best) {
+        best = loss;
+        want = p;
+      }
+    }
+  CHECK((search.best.lr == want.lr && search.best.lambda == want.lambda));
+  CHECK(search.best.loss == best);
+  // The lr = 0 points with lambda 0 and 2e-2 both leave the weights at W0: equal losses, and the
+  // first in grid order is the one kept when it is the best (checked on a one-row grid).
+  const auto tie = grid_search(model, ids, stats, base, {0}, {0, 2e-2});
+  CHECK(tie.points[0].loss == tie.points[1].loss);
+  CHECK(tie.best.lambda == 0);
+  CHECK_THROWS_WITH(grid_search(model, ids, stats, base, {}, {0}),
+                    Catch::Contains("at least one lr and one lambda"));
+  CHECK_THROWS_WITH(grid_search(model, ids, stats, base, {-1}, {0}), Catch::Contains("lr"));
 }
 
 TEST_CASE("decay rates are MS over mean(MS) clipped at 1 / lambda, MS the RMS training gradient") {

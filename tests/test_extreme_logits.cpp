@@ -3,10 +3,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "g_sigmoid.h"
-#include "head_test_helpers.h"
-#include "registry.h"
-#include "sigsoftmax.h"
+#include "tests/head_test_helpers.h"
+#include "trainers/heads/g_sigmoid.h"
+#include "trainers/heads/output_head.h"
+#include "trainers/heads/sigsoftmax.h"
 
 using namespace sb;
 using sb::test::f64;

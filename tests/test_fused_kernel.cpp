@@ -2,11 +2,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "g_sigmoid.h"
-#include "head_test_helpers.h"
-#include "sigmoid_family_function.h"
-#include "sigmoid_family_kernel.h"
-#include "sigsoftmax.h"
+#include "tests/head_test_helpers.h"
+#include "trainers/heads/g_sigmoid.h"
+#include "trainers/heads/kernels/sigmoid_family_kernel.h"
+#include "trainers/heads/sigmoid_family_function.h"
+#include "trainers/heads/sigsoftmax.h"
 
 using namespace sb;
 using sb::test::f64;

@@ -3,11 +3,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "g_sigmoid.h"
-#include "head_test_helpers.h"
-#include "registry.h"
-#include "sigsoftmax.h"
-#include "sparse_softmax.h"
+#include "tests/head_test_helpers.h"
+#include "trainers/heads/g_sigmoid.h"
+#include "trainers/heads/output_head.h"
+#include "trainers/heads/sigsoftmax.h"
+#include "trainers/heads/sparse_softmax.h"
 
 using namespace sb;
 using sb::test::f64;

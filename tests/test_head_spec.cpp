@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "head_spec.h"
+#include "common/head_spec.h"
 
 using sb::HeadKind;
 using sb::HeadSpec;
@@ -59,4 +59,13 @@ TEST_CASE("head spec: only softmax is bounded by Theorem 2, with bound d + 1 + b
   CHECK(sb::theorem2_rank_bound(400, false) == 401);
   CHECK(sb::may_output_neg_inf(HeadKind::sparse));
   CHECK_FALSE(sb::may_output_neg_inf(HeadKind::sigsoftmax));
+}
+
+TEST_CASE("head spec: exactly mos and moss are mixtures") {
+  for (const auto& name : sb::head_names()) {
+    INFO(name);
+    CHECK(sb::is_mixture(sb::head_kind_from_name(name)) == (name == "mos" || name == "moss"));
+  }
+  CHECK(sb::is_mixture(HeadSpec::parse("moss:K=3")));
+  CHECK_FALSE(sb::is_mixture(HeadSpec::parse("sparse:k=3")));
 }

@@ -9,8 +9,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "logprob_file.h"
-#include "temp_dir.h"
+#include "analysis/logprob_file.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using sb::analysis::LogProbHeader;
@@ -77,6 +77,7 @@ TEST_CASE("log-output file: rows, targets and attributes round-trip, and ppl is 
   reader.read_rows(500, t - 500, back.data() + 500 * m);
   CHECK(back == rows);
   CHECK(reader.read_targets() == targets);
+  CHECK_FALSE(reader.has_vocab());  // header() had no vocab: no /vocab written
   CHECK_THROWS_WITH(reader.read_rows(990, 20, back.data()), Catch::Contains("outside [0, 1000)"));
   fs::remove_all(dir);
 }
@@ -112,6 +113,30 @@ TEST_CASE("log-output file: an unfinished writer leaves no file behind") {
   fs::remove_all(dir);
 }
 
+TEST_CASE(
+    "log-output file: the writer's /vocab reads back word for word; a wrong count is refused") {
+  const auto dir = temp_dir("vocab");
+  const auto path = (dir / "lp.h5").string();
+  auto h = header(/*t=*/2, /*m=*/3);
+  h.vocab = {"the", "<eos>", "caf\xc3\xa9"};  // UTF-8 survives
+  {
+    LogProbWriter writer(path, h);
+    const std::vector<float> rows(6, -1.0986123f);
+    const std::vector<int64_t> targets{0, 2};
+    writer.write_rows(rows.data(), targets.data(), 2);
+    writer.finish();
+  }
+  LogProbReader reader(path);
+  CHECK(reader.has_vocab());
+  CHECK(reader.read_vocab() == h.vocab);
+  CHECK(reader.header().vocab.empty());  // read on request only
+  h.vocab.pop_back();
+  CHECK_THROWS_WITH(LogProbWriter((dir / "short.h5").string(), h),
+                    Catch::Contains("vocab has 2 words, expected vocab_size = 3"));
+  CHECK_FALSE(fs::exists(dir / "short.h5"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("log-output file: h5py-written files are read, and each contract violation is named") {
   const auto dir = temp_dir("h5py");
   const std::string cmd = "/usr/bin/python3 " SB_SOURCE_DIR "/tests/make_logprob_files.py " +
@@ -137,6 +162,19 @@ TEST_CASE("log-output file: h5py-written files are read, and each contract viola
       Catch::Contains(
           "shape: expected (60, 26) from attributes num_tokens, vocab_size, got (60, 25)"));
   CHECK_THROWS_WITH(open("unknown_head.h5"), Catch::Contains("unknown head 'softmaxx'"));
+  CHECK_THROWS_WITH(
+      open("target_out_of_range.h5"),
+      Catch::Contains("dataset '/targets' row 13: expected a value in [0, 25), got 25"));
+  // /vocab from h5py (fixed by the writer of another tool): read back word for word.
+  CHECK_FALSE(valid.has_vocab());
+  const auto with_vocab = open("valid_vocab.h5");
+  REQUIRE(with_vocab.has_vocab());
+  const auto words = with_vocab.read_vocab();
+  REQUIRE(words.size() == 25);
+  CHECK((words.front() == "w0" && words.back() == "w24"));
+  CHECK_THROWS_WITH(
+      open("short_vocab.h5"),
+      Catch::Contains("dataset '/vocab' shape: expected (25) from vocab_size, got (24)"));
   CHECK_THROWS_WITH(open("truncated.h5"), Catch::Contains("truncated or corrupt"));
   CHECK_THROWS_WITH(open("no_such_file.h5"), Catch::Contains("no_such_file.h5: no such file"));
   fs::remove_all(dir);

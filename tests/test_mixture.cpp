@@ -2,9 +2,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "head_test_helpers.h"
-#include "mixture.h"
-#include "registry.h"
+#include "tests/head_test_helpers.h"
+#include "trainers/heads/mixture.h"
+#include "trainers/heads/output_head.h"
 
 using namespace sb;
 using sb::test::f64;

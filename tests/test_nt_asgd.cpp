@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "nt_asgd.h"
+#include "trainers/lm/nt_asgd.h"
 
 using namespace sb::lm;
 

@@ -2,11 +2,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "g_relu.h"
-#include "head_test_helpers.h"
-#include "registry.h"
-#include "sparse_softmax.h"
-#include "spherical_family.h"
+#include "tests/head_test_helpers.h"
+#include "trainers/heads/g_relu.h"
+#include "trainers/heads/output_head.h"
+#include "trainers/heads/sparse_softmax.h"
+#include "trainers/heads/spherical_family.h"
 
 using namespace sb;
 using sb::test::f64;
@@ -93,6 +93,10 @@ TEST_CASE("output functions: bad arguments give errors naming the problem") {
                     Catch::Contains("[0, 10)"));
   CHECK_THROWS_WITH(heads::log_output(HeadSpec::of(HeadKind::mos), z),
                     Catch::Contains("use OutputHead"));
+  // Undefined targets: the documented std::invalid_argument, not a c10::Error from sizes().
+  CHECK_THROWS_AS(heads::sparse_softmax_loss(z, torch::Tensor(), 3), std::invalid_argument);
+  CHECK_THROWS_WITH(heads::sigsoftmax_nll_loss(z, torch::Tensor()),
+                    Catch::Contains("targets are undefined"));
 }
 
 TEST_CASE("OutputHead: single heads apply their function to the decoder's logits") {

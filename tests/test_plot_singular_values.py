@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Self-contained test for analysis/plot_singular_values.py.
+"""Self-contained test for pipeline/plot_singular_values.py.
 
 Run as:  /usr/bin/python3 tests/test_plot_singular_values.py
 Builds synthetic rank_analysis result files in a temp dir, runs the script
@@ -15,7 +15,7 @@ import numpy as np
 
 PY = "/usr/bin/python3"  # Debian Python with numpy/h5py/matplotlib
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                      "..", "analysis", "plot_singular_values.py")
+                      "..", "pipeline", "plot_singular_values.py")
 
 passed = failed = 0
 

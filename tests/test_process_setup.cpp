@@ -8,7 +8,7 @@
 #include <cstring>
 #include <thread>
 
-#include "process_setup.h"
+#include "trainers/lm/process_setup.h"
 
 namespace {
 

@@ -16,9 +16,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "analyse.h"
-#include "synthetic_logprobs.h"
-#include "temp_dir.h"
+#include "analysis/analyse.h"
+#include "tests/temp_dir.h"
+#include "trainers/synthetic_logprobs.h"
 
 namespace fs = std::filesystem;
 using namespace sb::analysis;

@@ -3,8 +3,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "embedding_dropout.h"
-#include "locked_dropout.h"
+#include "trainers/lm/embedding_dropout.h"
+#include "trainers/lm/locked_dropout.h"
 
 using namespace sb::lm;
 

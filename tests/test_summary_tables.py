@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""analysis/summary.py on fabricated run directories (no training): mean ± std over seeds, the
+"""pipeline/summary.py on fabricated run directories (no training): mean ± std over seeds, the
 paired t-test checked against its closed form, the paper's figures beside ours, missing stages
 shown as '-', and a profile with one seed per head printing no t-test.
 
@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "pipeline"))
 import summary  # noqa: E402
 from repro_profile import load_profile  # noqa: E402
 

@@ -5,10 +5,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "head_test_helpers.h"
-#include "registry.h"
-#include "sigsoftmax.h"
-#include "softmax.h"
+#include "tests/head_test_helpers.h"
+#include "trainers/heads/output_head.h"
+#include "trainers/heads/sigsoftmax.h"
+#include "trainers/heads/softmax.h"
 
 using namespace sb;
 using sb::test::f64;
@@ -16,7 +16,7 @@ using sb::test::f64;
 namespace {
 int64_t numerical_rank(const torch::Tensor& a) {
   const auto s = torch::linalg_svdvals(a);
-  // Numerical Recipes threshold in float64 (protocol.md): 0.5 sqrt(M + T + 1) sigma_max eps.
+  // Numerical Recipes threshold in float64 (docs/protocol.md): 0.5 sqrt(M + T + 1) sigma_max eps.
   const double tol = 0.5 * std::sqrt(static_cast<double>(a.size(0) + a.size(1) + 1)) *
                      s.max().item<double>() * 2.220446049250313e-16;
   return (s > tol).sum().item<int64_t>();

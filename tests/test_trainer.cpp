@@ -8,14 +8,16 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
-#include "corpus.h"
-#include "data_location.h"
-#include "logprob_file.h"
-#include "temp_dir.h"
-#include "trainer.h"
+#include "analysis/logprob_file.h"
+#include "datasets/corpus.h"
+#include "datasets/data_location.h"
+#include "tests/corpus_or_skip.h"
+#include "tests/temp_dir.h"
+#include "trainers/lm/trainer.h"
 
 using namespace sb;
 using namespace sb::lm;
@@ -42,8 +44,11 @@ WordLmConfig tiny_config(const fs::path& out) {
   return c;
 }
 
-data::Corpus ptb_slice(int64_t train, int64_t valid, int64_t test) {
-  auto corpus = data::load_corpus(data::find_corpus_dir("ptb"));
+/// The first tokens of PTB's splits, or nullopt (the test is skipped) without the corpus.
+std::optional<data::Corpus> ptb_slice(int64_t train, int64_t valid, int64_t test) {
+  const auto dir = sb::test::corpus_or_skip("ptb");
+  if (!dir) return std::nullopt;
+  auto corpus = data::load_corpus(*dir);
   corpus.train.resize(static_cast<size_t>(train));
   corpus.valid.resize(static_cast<size_t>(valid));
   corpus.test.resize(static_cast<size_t>(test));
@@ -63,7 +68,9 @@ std::vector<float> all_rows(const analysis::LogProbReader& reader) {
 
 }  // namespace
 
-TEST_CASE("trainer: random BPTT lengths follow AWD-LSTM's rule") {
+TEST_CASE(
+    "trainer: random BPTT lengths follow AWD-LSTM's rule, rounded to the nearest length where AWD "
+    "truncates") {
   torch::manual_seed(1);
   int64_t short_count = 0, n_long = 0, min_len = 1000;
   double long_sum = 0;
@@ -80,7 +87,8 @@ TEST_CASE("trainer: random BPTT lengths follow AWD-LSTM's rule") {
   }
   // 5% short: binomial std over 20000 draws is 0.15%; 0.6% is 4 sigma.
   CHECK(std::abs(static_cast<double>(short_count) / draws - 0.05) < 0.006);
-  // Mean of N(70, 5) rounded: std of the mean over 19000 draws is 0.036; 0.15 is 4 sigma.
+  // Mean of N(70, 5) rounded to nearest is 70 (AWD-LSTM's int() truncation would give 69.5); std of
+  // the mean over 19000 draws is 0.036; 0.15 is 4 sigma.
   CHECK(std::abs(long_sum / static_cast<double>(n_long) - 70) < 0.15);
   CHECK(min_len >= 5);
 }
@@ -91,7 +99,9 @@ TEST_CASE("trainer: a tiny model on 100k PTB tokens beats the unigram model by 2
   config.epochs = 3;  // 3 x 142 = 426 steps
   config.finetune_epochs = 0;
   config.dump_test = false;
-  auto corpus = ptb_slice(100000, 8000, 100);
+  auto corpus_found = ptb_slice(100000, 8000, 100);
+  if (!corpus_found) return;
+  auto& corpus = *corpus_found;
   // Independent reference: the add-one unigram model of the same training tokens.
   std::map<int64_t, double> counts;
   for (auto id : corpus.train) counts[id] += 1;
@@ -111,7 +121,9 @@ TEST_CASE("trainer: a tiny model on 100k PTB tokens beats the unigram model by 2
 
 TEST_CASE("trainer: interrupted mid-epoch and resumed equals uninterrupted, bit for bit") {
   const auto base = temp_dir("trainer_resume");
-  const auto corpus = ptb_slice(12000, 3000, 400);
+  const auto corpus_found = ptb_slice(12000, 3000, 400);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
   auto run = [&](const fs::path& out, int64_t stop_after) {
     WordLmTrainer trainer(tiny_config(out), corpus, out.string());
     trainer.stop_after_batches = stop_after;
@@ -148,7 +160,9 @@ TEST_CASE("trainer: interrupted mid-epoch and resumed equals uninterrupted, bit 
 
 TEST_CASE("trainer: the dump follows the HDF5 contract and its ppl is the printed one") {
   const auto dir = temp_dir("trainer_dump");
-  const auto corpus = ptb_slice(8000, 2000, 300);
+  const auto corpus_found = ptb_slice(8000, 2000, 300);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
   auto config = tiny_config(dir);
   config.head = "sigsoftmax";
   config.epochs = 1;
@@ -192,7 +206,9 @@ TEST_CASE("trainer: a non-finite loss stops the run and keeps the last good chec
   auto config = tiny_config(dir);
   config.lr = 1e30;
   config.clip = 0;
-  const auto corpus = ptb_slice(12000, 2000, 100);
+  const auto corpus_found = ptb_slice(12000, 2000, 100);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
   WordLmTrainer trainer(config, corpus, dir.string());
   CHECK(trainer.run() == kNonFinite);
   CHECK_FALSE(fs::exists(dir / "logprobs.h5"));
@@ -206,7 +222,9 @@ TEST_CASE("trainer: a non-finite loss stops the run and keeps the last good chec
 
 TEST_CASE("trainer: resuming with a different config is refused, naming the key") {
   const auto dir = temp_dir("trainer_mismatch");
-  const auto corpus = ptb_slice(8000, 2000, 100);
+  const auto corpus_found = ptb_slice(8000, 2000, 100);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
   {
     WordLmTrainer trainer(tiny_config(dir), corpus, dir.string());
     trainer.stop_after_batches = 3;

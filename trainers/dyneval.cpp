@@ -18,14 +18,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checkpoint.h"
-#include "config.h"
-#include "corpus.h"
-#include "data_location.h"
-#include "dynamic_eval.h"
-#include "process_setup.h"
-#include "run_log.h"
-#include "trainer.h"
+#include "datasets/corpus.h"
+#include "datasets/data_location.h"
+#include "trainers/lm/checkpoint.h"
+#include "trainers/lm/config.h"
+#include "trainers/lm/dynamic_eval.h"
+#include "trainers/lm/process_setup.h"
+#include "trainers/lm/run_log.h"
+#include "trainers/lm/trainer.h"
 
 namespace {
 
@@ -53,19 +53,15 @@ std::string weights_path(const fs::path& run, const std::string& explicit_path) 
 
 std::string number(double x) { return c10::str(x); }  // shortest form: 5e-05, 0.002
 
-struct GridPoint {
-  double lr, lambda, valid_loss;
-};
-
 void print_grid(const std::vector<double>& lrs, const std::vector<double>& lambdas,
-                const std::vector<GridPoint>& points) {
+                const std::vector<sb::lm::GridPoint>& points) {
   std::printf("dynamic evaluation grid, valid ppl (rows lr, columns lambda):\n%10s", "lr\\lambda");
   for (double lambda : lambdas) std::printf(" %10s", number(lambda).c_str());
   std::printf("\n");
   for (size_t i = 0; i < lrs.size(); ++i) {
     std::printf("%10s", number(lrs[i]).c_str());
     for (size_t j = 0; j < lambdas.size(); ++j)
-      std::printf(" %10.2f", std::exp(points[i * lambdas.size() + j].valid_loss));
+      std::printf(" %10.2f", std::exp(points[i * lambdas.size() + j].loss));
     std::printf("\n");
   }
 }
@@ -203,7 +199,7 @@ int main(int argc, char** argv) {
     std::printf("| static  | valid ppl %9.2f | test ppl %9.2f | batch 1, bptt %lld | %s\n",
                 std::exp(static_valid), std::exp(static_test),
                 static_cast<long long>(options.bptt()),
-                sb::lm::format_duration(seconds_since(t)).c_str());
+                sb::format_duration(seconds_since(t)).c_str());
     std::fflush(stdout);
 
     // The result file and, with --json, stdout: written once, at the end.
@@ -214,7 +210,7 @@ int main(int argc, char** argv) {
         if (!out) throw std::runtime_error(tmp + ": cannot write");
       });
       std::printf("wrote %s (%s in all)\n", out_path.c_str(),
-                  sb::lm::format_duration(seconds_since(start)).c_str());
+                  sb::format_duration(seconds_since(start)).c_str());
       std::fflush(stdout);
       if (json_fd >= 0) {
         const std::string text = result.dump(2) + "\n";
@@ -249,40 +245,34 @@ int main(int argc, char** argv) {
         static_cast<long long>(stats.batches), static_cast<long long>(options.stats_batch_size()),
         static_cast<long long>(options.stats_bptt()), static_cast<long long>(stats.tokens),
         stats.mean_ms, stats.mean_loss, std::exp(stats.mean_loss),
-        sb::lm::format_duration(stats_seconds).c_str());
+        sb::format_duration(stats_seconds).c_str());
     std::fflush(stdout);
 
     nlohmann::json grid_json = nlohmann::json::array();
     double dynamic_valid = 0;
     if (grid) {
-      std::vector<GridPoint> points;
-      double best = std::numeric_limits<double>::infinity();
-      for (double x : grid_lr) {
-        for (double l : grid_lambda) {
-          t = clock_type::now();
-          const auto point = DynamicEvalOptions(options).lr(x).lambda(l);
-          const double loss = sb::lm::dynamic_evaluate(
-              model, valid, stats, point,
-              sb::lm::timed_progress("lr " + number(x) + " lambda " + number(l)));
-          points.push_back({x, l, loss});
-          grid_json.push_back(
-              {{"lr", x}, {"lambda", l}, {"valid_loss", loss}, {"valid_ppl", std::exp(loss)}});
-          std::printf("  grid lr %-8s lambda %-8s valid ppl %9.2f | %s\n", number(x).c_str(),
-                      number(l).c_str(), std::exp(loss),
-                      sb::lm::format_duration(seconds_since(t)).c_str());
-          std::fflush(stdout);
-          if (loss < best) {  // the first of equal losses wins: the grid's order decides ties
-            best = loss;
-            options.lr(x).lambda(l);
-          }
-        }
-      }
-      if (!std::isfinite(best))
-        throw std::runtime_error("every grid point diverged (non-finite valid loss)");
-      print_grid(grid_lr, grid_lambda, points);
+      t = clock_type::now();  // each point's time: from here or the previous point
+      const auto search = sb::lm::grid_search(
+          model, valid, stats, options, grid_lr, grid_lambda,
+          [&](const sb::lm::GridPoint& p) {
+            grid_json.push_back({{"lr", p.lr},
+                                 {"lambda", p.lambda},
+                                 {"valid_loss", p.loss},
+                                 {"valid_ppl", std::exp(p.loss)}});
+            std::printf("  grid lr %-8s lambda %-8s valid ppl %9.2f | %s\n", number(p.lr).c_str(),
+                        number(p.lambda).c_str(), std::exp(p.loss),
+                        sb::format_duration(seconds_since(t)).c_str());
+            std::fflush(stdout);
+            t = clock_type::now();
+          },
+          [](double x, double l) {
+            return sb::lm::timed_progress("lr " + number(x) + " lambda " + number(l));
+          });
+      print_grid(grid_lr, grid_lambda, search.points);
+      options.lr(search.best.lr).lambda(search.best.lambda);
       std::printf("best on valid: lr %s, lambda %s\n", number(options.lr()).c_str(),
                   number(options.lambda()).c_str());
-      dynamic_valid = best;
+      dynamic_valid = search.best.loss;
     } else {
       dynamic_valid = sb::lm::dynamic_evaluate(model, valid, stats, options,
                                                sb::lm::timed_progress("dynamic valid"));

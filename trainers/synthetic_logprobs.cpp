@@ -1,12 +1,12 @@
-#include "synthetic_logprobs.h"
+#include "trainers/synthetic_logprobs.h"
 
 #include <torch/torch.h>
 
 #include <cmath>
 #include <stdexcept>
 
-#include "logprob_file.h"
-#include "registry.h"
+#include "analysis/logprob_file.h"
+#include "trainers/heads/output_head.h"
 
 namespace sb {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "head_spec.h"
+#include "common/head_spec.h"
 
 namespace sb {
 

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "config.h"
-#include "corpus.h"
-#include "data_location.h"
-#include "process_setup.h"
-#include "trainer.h"
+#include "datasets/corpus.h"
+#include "datasets/data_location.h"
+#include "trainers/lm/config.h"
+#include "trainers/lm/process_setup.h"
+#include "trainers/lm/trainer.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "check.h"
+#include "trainers/heads/check.h"
 
 #include <sstream>
 #include <stdexcept>
@@ -16,9 +16,10 @@ void check_logits(const torch::Tensor& logits, const char* fn) {
 }
 
 void check_targets(const torch::Tensor& targets, const torch::Tensor& logits, const char* fn) {
+  if (!targets.defined()) throw std::invalid_argument(std::string(fn) + ": targets are undefined");
   std::ostringstream where;
   where << fn << ": targets of shape " << targets.sizes() << " for logits " << logits.sizes();
-  if (!targets.defined() || targets.dim() != 1 || targets.size(0) != logits.size(0))
+  if (targets.dim() != 1 || targets.size(0) != logits.size(0))
     throw std::invalid_argument(where.str() + ": expected shape (N,)");
   if (at::isFloatingType(targets.scalar_type()))
     throw std::invalid_argument(where.str() + ": expected an integer dtype");

@@ -1,8 +1,8 @@
-#include "g_relu.h"
+#include "trainers/heads/g_relu.h"
 
 #include <stdexcept>
 
-#include "check.h"
+#include "trainers/heads/check.h"
 
 namespace sb::heads {
 

@@ -1,6 +1,9 @@
 #pragma once
-// g:ReLU (Kanai et al. 2018, supplementary eq. 15): f_i = (ReLU(z_i) + eps) / sum_m (ReLU(z_m) +
-// eps). The eps (1e-8 in the paper) keeps every probability, and so every log-output, finite.
+// g:ReLU (Kanai et al. 2018, supplementary eq. 15):
+// clang-format off
+//   f_i = (ReLU(z_i) + eps) / sum_m (ReLU(z_m) + eps)
+// clang-format on
+// The eps (1e-8 in the paper) keeps every probability, and so every log-output, finite.
 
 #include <torch/torch.h>
 

@@ -1,7 +1,7 @@
-#include "g_sigmoid.h"
+#include "trainers/heads/g_sigmoid.h"
 
-#include "check.h"
-#include "sigmoid_family_function.h"
+#include "trainers/heads/check.h"
+#include "trainers/heads/sigmoid_family_function.h"
 
 namespace sb::heads {
 

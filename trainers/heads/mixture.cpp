@@ -1,8 +1,8 @@
-#include "mixture.h"
+#include "trainers/heads/mixture.h"
 
 #include <stdexcept>
 
-#include "sigsoftmax.h"
+#include "trainers/heads/sigsoftmax.h"
 
 namespace sb::heads {
 

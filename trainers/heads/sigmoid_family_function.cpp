@@ -1,8 +1,8 @@
-#include "sigmoid_family_function.h"
+#include "trainers/heads/sigmoid_family_function.h"
 
 #include <ATen/Parallel.h>
 
-#include "sigmoid_family_kernel.h"
+#include "trainers/heads/kernels/sigmoid_family_kernel.h"
 
 namespace sb::heads {
 namespace {

@@ -1,7 +1,7 @@
-#include "sigsoftmax.h"
+#include "trainers/heads/sigsoftmax.h"
 
-#include "check.h"
-#include "sigmoid_family_function.h"
+#include "trainers/heads/check.h"
+#include "trainers/heads/sigmoid_family_function.h"
 
 namespace sb::heads {
 

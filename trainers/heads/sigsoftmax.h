@@ -1,7 +1,10 @@
 #pragma once
-// sigsoftmax (Kanai et al. 2018, Definition 1): f_i = exp(z_i) sigmoid(z_i) / sum_m exp(z_m)
-// sigmoid(z_m). Computed in log form, log f = w - logsumexp(w) with w = z + logsigmoid(z) = 2z -
-// softplus(z), which stays finite for rows like [-300, -200, -150] (asymptote 2(z - max z)).
+// sigsoftmax (Kanai et al. 2018, Definition 1):
+// clang-format off
+//   f_i = exp(z_i) sigmoid(z_i) / sum_m exp(z_m) sigmoid(z_m)
+//   computed in log form: log f = w - logsumexp(w),  w = z + logsigmoid(z) = 2z - softplus(z),
+// clang-format on
+// which stays finite for rows like [-300, -200, -150] (asymptote 2(z - max z)).
 
 #include <torch/torch.h>
 

@@ -1,6 +1,6 @@
-#include "softmax.h"
+#include "trainers/heads/softmax.h"
 
-#include "check.h"
+#include "trainers/heads/check.h"
 
 namespace sb::heads {
 

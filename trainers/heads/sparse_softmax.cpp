@@ -1,9 +1,9 @@
-#include "sparse_softmax.h"
+#include "trainers/heads/sparse_softmax.h"
 
 #include <limits>
 #include <stdexcept>
 
-#include "check.h"
+#include "trainers/heads/check.h"
 
 namespace sb::heads {
 namespace {

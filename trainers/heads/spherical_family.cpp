@@ -1,8 +1,8 @@
-#include "spherical_family.h"
+#include "trainers/heads/spherical_family.h"
 
 #include <stdexcept>
 
-#include "check.h"
+#include "trainers/heads/check.h"
 
 namespace sb::heads {
 namespace {

@@ -1,8 +1,9 @@
 #pragma once
 // Spherical softmax and Taylor softmax (de Brebisson & Vincent 2016), both normalised squares:
+// clang-format off
 //   spherical: f_i = (z_i^2 + eps) / sum_m (z_m^2 + eps)
-//   Taylor:    f_i = (1 + z_i + z_i^2/2) / sum_m (...) = ((z_i + 1)^2 + 1) / sum_m ((z_m + 1)^2 +
-//   1)
+//   Taylor:    f_i = (1 + z_i + z_i^2/2) / sum_m (...) = ((z_i + 1)^2 + 1) / sum_m ((z_m + 1)^2 + 1)
+// clang-format on
 // Rows are rescaled by s = max(1, max|x|) before squaring, so logits up to float max do not
 // overflow.
 

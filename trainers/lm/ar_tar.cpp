@@ -1,4 +1,4 @@
-#include "ar_tar.h"
+#include "trainers/lm/ar_tar.h"
 
 namespace sb::lm {
 

@@ -1,18 +1,12 @@
-#include "awd_lstm.h"
+#include "trainers/lm/awd_lstm.h"
 
 #include <stdexcept>
 #include <string>
 
-#include "embedding_dropout.h"
-#include "locked_dropout.h"
+#include "trainers/lm/embedding_dropout.h"
+#include "trainers/lm/locked_dropout.h"
 
 namespace sb::lm {
-
-namespace {
-bool is_mixture(const HeadSpec& spec) {
-  return spec.kind == HeadKind::mos || spec.kind == HeadKind::moss;
-}
-}  // namespace
 
 AwdLstmImpl::AwdLstmImpl(const AwdLstmOptions& options_) : options(options_) { reset(); }
 

@@ -11,37 +11,40 @@
 
 #include <vector>
 
-#include "head_spec.h"
-#include "registry.h"
-#include "weight_drop_lstm.h"
+#include "common/head_spec.h"
+#include "trainers/heads/output_head.h"
+#include "trainers/lm/config.h"
+#include "trainers/lm/weight_drop_lstm.h"
 
 namespace sb::lm {
 
+/// The model's shape and dropouts. The defaults are the paper's PTB settings, taken from the one
+/// table that holds them (config.h: WordLmConfig's defaults, docs/protocol.md "AWD-LSTM training").
 struct AwdLstmOptions {
   AwdLstmOptions(int64_t vocab_size, HeadSpec head) : vocab_size_(vocab_size), head_(head) {}
   /// M: vocabulary size (rows of the tied embedding / decoder).
   TORCH_ARG(int64_t, vocab_size);
-  /// The output head (registry spelling in head_spec.h).
+  /// The output head (registry spelling in common/head_spec.h).
   TORCH_ARG(HeadSpec, head);
   /// Embedding size = d, the decoder's input size.
-  TORCH_ARG(int64_t, emsize) = 400;
+  TORCH_ARG(int64_t, emsize) = paper_defaults().emsize;
   /// Units of every LSTM layer but the last.
-  TORCH_ARG(int64_t, nhid) = 1150;
+  TORCH_ARG(int64_t, nhid) = paper_defaults().nhid;
   /// Units of the last layer; 0 = emsize (required for single heads).
-  TORCH_ARG(int64_t, nhidlast) = 0;
-  TORCH_ARG(int64_t, nlayers) = 3;
-  /// Locked dropout on the last layer's output (PTB 0.4).
-  TORCH_ARG(double, dropout) = 0.4;
-  /// Locked dropout between LSTM layers (PTB 0.25).
-  TORCH_ARG(double, dropouth) = 0.25;
-  /// Locked dropout on the word vectors (PTB 0.4).
-  TORCH_ARG(double, dropouti) = 0.4;
-  /// Embedding dropout, whole words (0.1).
-  TORCH_ARG(double, dropoute) = 0.1;
-  /// Weight drop on hidden-to-hidden matrices (0.5).
-  TORCH_ARG(double, wdrop) = 0.5;
-  /// Locked dropout on MoS/MoSS contexts (PTB 0.29); unused by single heads.
-  TORCH_ARG(double, dropoutl) = 0.29;
+  TORCH_ARG(int64_t, nhidlast) = paper_defaults().nhidlast;
+  TORCH_ARG(int64_t, nlayers) = paper_defaults().nlayers;
+  /// Locked dropout on the last layer's output.
+  TORCH_ARG(double, dropout) = paper_defaults().dropout;
+  /// Locked dropout between LSTM layers.
+  TORCH_ARG(double, dropouth) = paper_defaults().dropouth;
+  /// Locked dropout on the word vectors.
+  TORCH_ARG(double, dropouti) = paper_defaults().dropouti;
+  /// Embedding dropout, whole words.
+  TORCH_ARG(double, dropoute) = paper_defaults().dropoute;
+  /// Weight drop on hidden-to-hidden matrices.
+  TORCH_ARG(double, wdrop) = paper_defaults().wdrop;
+  /// Locked dropout on MoS/MoSS contexts; unused by single heads.
+  TORCH_ARG(double, dropoutl) = paper_defaults().dropoutl;
 };
 
 struct AwdLstmOutput {
@@ -53,7 +56,8 @@ struct AwdLstmOutput {
 class AwdLstmImpl : public torch::nn::Cloneable<AwdLstmImpl> {
  public:
   explicit AwdLstmImpl(const AwdLstmOptions& options);
-  /// Embedding U(-0.1, 0.1), decoder bias 0, LSTM layers U(-1/sqrt(H), 1/sqrt(H)) (protocol.md).
+  /// Embedding U(-0.1, 0.1), decoder bias 0, LSTM layers U(-1/sqrt(H), 1/sqrt(H))
+  /// (docs/protocol.md).
   void reset() override;
 
   /// ids (T, B) int64, state (empty = zeros) -> output, raw last layer, new state.

@@ -1,4 +1,4 @@
-#include "checkpoint.h"
+#include "trainers/lm/checkpoint.h"
 
 #include <unistd.h>
 
@@ -8,25 +8,6 @@
 namespace sb::lm {
 
 namespace fs = std::filesystem;
-
-std::string phase_name(Phase phase) {
-  switch (phase) {
-    case Phase::main:
-      return "main";
-    case Phase::finetune:
-      return "finetune";
-    case Phase::done:
-      return "done";
-  }
-  return "?";
-}
-
-Phase phase_from_name(const std::string& name) {
-  if (name == "main") return Phase::main;
-  if (name == "finetune") return Phase::finetune;
-  if (name == "done") return Phase::done;
-  throw std::invalid_argument("phase: expected main, finetune or done, got '" + name + "'");
-}
 
 void write_atomically(const std::string& path,
                       const std::function<void(const std::string&)>& write) {

@@ -1,4 +1,4 @@
-#include "config.h"
+#include "trainers/lm/config.h"
 
 #include <toml++/toml.h>
 #include <CLI/CLI.hpp>
@@ -14,9 +14,15 @@
 #include <stdexcept>
 #include <utility>
 
-#include "head_spec.h"
+#include "common/head_spec.h"
 
 namespace sb::lm {
+
+const WordLmConfig& paper_defaults() {
+  static const WordLmConfig defaults{};
+  return defaults;
+}
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -385,7 +391,7 @@ void validate(const WordLmConfig& cfg) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("head = \"" + cfg.head + "\": " + e.what());
   }
-  const bool mixture = spec.kind == HeadKind::mos || spec.kind == HeadKind::moss;
+  const bool mixture = is_mixture(spec);
   if (!mixture && cfg.nhidlast != 0 && cfg.nhidlast != cfg.emsize)
     throw std::invalid_argument(
         "nhidlast = " + std::to_string(cfg.nhidlast) +

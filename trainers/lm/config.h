@@ -23,7 +23,7 @@ class App;
 namespace sb::lm {
 
 /// Every setting of a word-level run. The names mirror AWD-LSTM's command-line arguments; the
-/// defaults are the paper's PTB settings (../shared/reference/protocol.md, "AWD-LSTM training").
+/// defaults are the paper's PTB settings (docs/protocol.md, "AWD-LSTM training").
 /// The key table (config_keys()) carries these comments as descriptions for files and --help.
 struct WordLmConfig {
   // data
@@ -65,6 +65,10 @@ struct WordLmConfig {
   std::string out = "";   // run directory; "" = default_run_dir(): results/<dataset>_<head>
   bool dump_test = true;  // write the test-set log-output HDF5 file after training
 };
+
+/// The defaults above (the paper's PTB settings): the one place other option structs
+/// (AwdLstmOptions) take their defaults from.
+const WordLmConfig& paper_defaults();
 
 /// The field a key reads and writes.
 using ConfigField = std::variant<int64_t WordLmConfig::*, double WordLmConfig::*,

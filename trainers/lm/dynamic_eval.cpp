@@ -1,12 +1,12 @@
-#include "dynamic_eval.h"
+#include "trainers/lm/dynamic_eval.h"
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
-#include "batchify.h"
-#include "evaluate.h"
+#include "datasets/batchify.h"
+#include "trainers/lm/evaluate.h"
 
 namespace sb::lm {
 
@@ -99,7 +99,7 @@ GradientStats gradient_statistics(AwdLstm& model, const std::vector<int64_t>& tr
   model->zero_grad(/*set_to_none=*/true);
 
   // MS_p = sqrt(mean_k g_{p,k}^2); decay rates are normalised by the mean of MS over every
-  // element of every parameter (Krause et al. 2017, sec. 5; protocol.md "Dynamic evaluation").
+  // element of every parameter (Krause et al. 2017, sec. 5; docs/protocol.md "Dynamic evaluation").
   double ms_sum = 0;
   int64_t elements = 0;
   for (auto& acc : sum_sq) {
@@ -203,6 +203,37 @@ double dynamic_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, const G
     if (progress) progress(++done, segments, tokens);
   }
   return total / static_cast<double>(tokens);
+}
+
+GridSearchResult grid_search(AwdLstm& model, const std::vector<int64_t>& ids,
+                             const GradientStats& stats, const DynamicEvalOptions& base,
+                             const std::vector<double>& lrs, const std::vector<double>& lambdas,
+                             const std::function<void(const GridPoint&)>& on_point,
+                             const std::function<ProgressFn(double, double)>& progress_of) {
+  if (lrs.empty() || lambdas.empty())
+    throw std::invalid_argument("grid search: needs at least one lr and one lambda, got " +
+                                std::to_string(lrs.size()) + " x " +
+                                std::to_string(lambdas.size()));
+  for (double lr : lrs) validate(DynamicEvalOptions(base).lr(lr));
+  for (double lambda : lambdas) validate(DynamicEvalOptions(base).lambda(lambda));
+  GridSearchResult result;
+  result.best.loss = std::numeric_limits<double>::infinity();
+  for (double lr : lrs) {
+    for (double lambda : lambdas) {
+      const auto options = DynamicEvalOptions(base).lr(lr).lambda(lambda);
+      const GridPoint point{lr, lambda,
+                            dynamic_evaluate(model, ids, stats, options,
+                                             progress_of ? progress_of(lr, lambda) : ProgressFn{})};
+      result.points.push_back(point);
+      if (on_point) on_point(point);
+      if (point.loss < result.best.loss) result.best = point;  // strict: the first equal wins
+    }
+  }
+  if (!std::isfinite(result.best.loss))
+    throw std::runtime_error("grid search: every one of the " +
+                             std::to_string(result.points.size()) +
+                             " grid points diverged (non-finite loss)");
+  return result;
 }
 
 }  // namespace sb::lm

@@ -1,7 +1,7 @@
 #pragma once
 // Dynamic evaluation (Krause et al. 2017, "Dynamic evaluation of neural sequence models",
 // arXiv:1709.07432, sec. 5: RMS-normalised updates with a global decay prior), as the paper applies
-// it after finetuning (Kanai et al. 2018, supplementary C.1). ../shared/reference/protocol.md,
+// it after finetuning (Kanai et al. 2018, supplementary C.1). docs/protocol.md,
 // "Dynamic evaluation":
 //   1. Gradient statistics on the training data (batch 100, segments of 5 tokens, state carried):
 //      MS_p = sqrt(mean over the N_b batches of g_p^2), element-wise for every parameter p.
@@ -15,10 +15,11 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
-#include "awd_lstm.h"
-#include "run_log.h"
+#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/run_log.h"
 
 namespace sb::lm {
 
@@ -34,11 +35,12 @@ struct DynamicEvalOptions {
   /// Added to MS in the denominator of the gradient step (> 0).
   TORCH_ARG(double, eps) = 1e-3;
   /// Tokens per evaluation segment = per update. 5: the reference implementation's single bptt
-  /// option, used both for the statistics and the evaluation (protocol.md: "segments of 5 tokens").
+  /// option, used both for the statistics and the evaluation (docs/protocol.md: "segments of 5
+  /// tokens").
   TORCH_ARG(int64_t, bptt) = 5;
   /// Batch size of the gradient-statistics pass (paper: 100).
   TORCH_ARG(int64_t, stats_batch_size) = 100;
-  /// Tokens per segment of the gradient-statistics pass (protocol.md: 5).
+  /// Tokens per segment of the gradient-statistics pass (docs/protocol.md: 5).
   TORCH_ARG(int64_t, stats_bptt) = 5;
   /// Stop the statistics pass after the segment that reaches this many training tokens
   /// (stats_batch_size * stats_bptt per segment); 0 = the whole training set. The segments are
@@ -90,5 +92,26 @@ double static_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, int64_t 
 /// the model's parameters (count or shapes) or the options are invalid.
 double dynamic_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, const GradientStats& stats,
                         const DynamicEvalOptions& options, const ProgressFn& progress = {});
+
+/// One point of the lr x lambda grid and its mean per-token loss on the search split.
+struct GridPoint {
+  double lr = 0, lambda = 0, loss = 0;
+};
+
+struct GridSearchResult {
+  std::vector<GridPoint> points;  ///< row-major: lrs[i] x lambdas[j] at i * lambdas.size() + j
+  GridPoint best;                 ///< the lowest loss; the first in grid order among equals
+};
+
+/// The paper's selection of lr and lambda (Kanai et al. 2018, supplementary C.1.1: a grid search
+/// on the validation set): dynamic_evaluate() at every (lr, lambda) of lrs x lambdas with the
+/// other options of `base`. `on_point` sees each point as it finishes; `progress_of` gives the
+/// progress callback of a point (may be empty). Throws std::invalid_argument for an empty grid
+/// or an invalid value (naming it), std::runtime_error when every point diverges (non-finite).
+GridSearchResult grid_search(
+    AwdLstm& model, const std::vector<int64_t>& ids, const GradientStats& stats,
+    const DynamicEvalOptions& base, const std::vector<double>& lrs,
+    const std::vector<double>& lambdas, const std::function<void(const GridPoint&)>& on_point = {},
+    const std::function<ProgressFn(double lr, double lambda)>& progress_of = {});
 
 }  // namespace sb::lm

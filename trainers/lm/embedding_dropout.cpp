@@ -1,4 +1,4 @@
-#include "embedding_dropout.h"
+#include "trainers/lm/embedding_dropout.h"
 
 #include <stdexcept>
 #include <string>

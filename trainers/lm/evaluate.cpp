@@ -1,8 +1,8 @@
-#include "evaluate.h"
+#include "trainers/lm/evaluate.h"
 
 #include <stdexcept>
 
-#include "batchify.h"
+#include "datasets/batchify.h"
 
 namespace sb::lm {
 

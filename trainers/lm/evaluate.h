@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "awd_lstm.h"
-#include "logprob_file.h"
-#include "run_log.h"
+#include "analysis/logprob_file.h"
+#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/run_log.h"
 
 namespace sb::lm {
 

@@ -1,4 +1,4 @@
-#include "locked_dropout.h"
+#include "trainers/lm/locked_dropout.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-#include "nt_asgd.h"
+#include "trainers/lm/nt_asgd.h"
 
 #include <algorithm>
 #include <stdexcept>

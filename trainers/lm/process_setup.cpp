@@ -1,4 +1,4 @@
-#include "process_setup.h"
+#include "trainers/lm/process_setup.h"
 
 #include <malloc.h>
 #include <torch/torch.h>

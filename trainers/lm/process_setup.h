@@ -1,6 +1,6 @@
 #pragma once
-// Start-up settings every LM binary applies once, before any tensor is made (design.md: "one
-// setting for threads, applied once at start-up by every binary").
+// Start-up settings every LM binary applies once, before any tensor is made (docs/design.md,
+// "Conventions": one --threads setting, applied once at start-up).
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "run_log.h"
+#include "trainers/lm/run_log.h"
 
 #include <cmath>
 #include <cstdio>
@@ -7,21 +7,6 @@
 #include <stdexcept>
 
 namespace sb::lm {
-
-std::string format_duration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "?";
-  const auto s = static_cast<int64_t>(std::llround(seconds));
-  char buf[32];
-  if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s / 3600),
-                  static_cast<long long>((s % 3600) / 60));
-  else if (s >= 60)
-    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60),
-                  static_cast<long long>(s % 60));
-  else
-    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
-  return buf;
-}
 
 MetricsLog::MetricsLog(const std::string& path, bool append)
     : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {

@@ -6,14 +6,14 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "common/duration.h"
 
 namespace sb::lm {
 
-/// "1h02m", "3m05s", "12s".
-std::string format_duration(double seconds);
+using sb::format_duration;  // common/duration.h
 
 /// One JSON object per line, flushed after each; appended to on resume.
 class MetricsLog {

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "awd_lstm.h"
-#include "checkpoint.h"
-#include "config.h"
-#include "corpus.h"
-#include "nt_asgd.h"
-#include "run_log.h"
+#include "datasets/corpus.h"
+#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/checkpoint.h"
+#include "trainers/lm/config.h"
+#include "trainers/lm/nt_asgd.h"
+#include "trainers/lm/run_log.h"
 
 namespace sb::lm {
 

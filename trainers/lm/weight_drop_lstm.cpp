@@ -1,4 +1,4 @@
-#include "weight_drop_lstm.h"
+#include "trainers/lm/weight_drop_lstm.h"
 
 #include <cmath>
 #include <stdexcept>

@@ -26,7 +26,7 @@ class WeightDropLstmImpl : public torch::nn::Cloneable<WeightDropLstmImpl> {
  public:
   explicit WeightDropLstmImpl(const WeightDropLstmOptions& options);
   /// Registers weight_ih (4H, I), weight_hh_raw (4H, H), bias_ih, bias_hh (4H), all
-  /// U(-1/sqrt(H), 1/sqrt(H)) as torch.nn.LSTM (protocol.md).
+  /// U(-1/sqrt(H), 1/sqrt(H)) as torch.nn.LSTM (docs/protocol.md).
   void reset() override;
 
   /// input (T, B, I), state or undefined (zeros) -> output (T, B, H), final state.

@@ -14,6 +14,8 @@ import subprocess
 import time
 import tomllib
 
+from durations import format_duration
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAPER_DIR = os.path.join(ROOT, "results", "paper")
 STAGES = [("train", "valid"), ("train", "test"), ("finetune", "valid"), ("finetune", "test"),
@@ -126,7 +128,7 @@ def _setting(profile, runs) -> str:
             c = tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError):
         return "(no config.toml yet)"
-    mixtures = sorted({r.head for r in runs if r.name in ("mos", "moss")})
+    mixtures = sorted({r.head for r in runs if r.is_mixture})
     return (f"{c.get('dataset', '?')}: {c.get('nlayers')}-layer AWD-LSTM, {c.get('nhid')} hidden "
             f"units, d = emsize = {c.get('emsize')}, {c.get('epochs')} + "
             f"{c.get('finetune_epochs')} epochs (train + finetune), batch {c.get('batch_size')}, "
@@ -149,7 +151,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w = out.append
     w(f"# Profile `{profile.name}`: {profile.description}\n")
     w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 analysis/"
-      f"reproduce.py --profile {profile.name}`), profile `analysis/profiles/{profile.name}.toml`.\n")
+      f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
     w(f"**Scaled down:** {profile.scaled_down}\n")
     w(f"**Our setting:** {_setting(profile, runs)}\n")
     w(f"**Machine:** {_machine()}.\n")
@@ -227,11 +229,11 @@ def write_summary(profile, runs, global_timings: dict) -> str:
         secs = [st[n]["seconds"] if n in st else None for n in names]
         total = sum(s for s in secs if s is not None)
         grand += total
-        w(f"| {r.label} | " + " | ".join("-" if s is None else _dur(s) for s in secs) +
-          f" | {_dur(total)} |")
+        w(f"| {r.label} | " + " | ".join("-" if s is None else format_duration(s) for s in secs) +
+          f" | {format_duration(total)} |")
     extra = sum(v.get("seconds", 0.0) for v in global_timings.values())
     grand += extra
-    w(f"\nPlot and tables: {_dur(extra)}. **All stages: {_dur(grand)}** (sum of the recorded "
+    w(f"\nPlot and tables: {format_duration(extra)}. **All stages: {format_duration(grand)}** (sum of the recorded "
       "stage times, interrupted attempts included).\n")
     path = os.path.join(profile.out, "summary.md")
     tmp = f"{path}.tmp{os.getpid()}"
@@ -240,7 +242,3 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     os.replace(tmp, path)
     return path
 
-
-def _dur(seconds: float) -> str:
-    s = int(round(seconds))
-    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"

@@ -10,8 +10,8 @@
 #include <cmath>
 #include <limits>
 
-#include "sigmoid_family_kernel.h"
-#include "vector_math.h"
+#include "trainers/heads/kernels/sigmoid_family_kernel.h"
+#include "trainers/heads/kernels/vector_math.h"
 
 namespace sb::kernels {
 namespace {

@@ -1,13 +1,13 @@
-#include "registry.h"
+#include "trainers/heads/output_head.h"
 
 #include <stdexcept>
 
-#include "check.h"
-#include "g_relu.h"
-#include "g_sigmoid.h"
-#include "softmax.h"
-#include "sparse_softmax.h"
-#include "spherical_family.h"
+#include "trainers/heads/check.h"
+#include "trainers/heads/g_relu.h"
+#include "trainers/heads/g_sigmoid.h"
+#include "trainers/heads/softmax.h"
+#include "trainers/heads/sparse_softmax.h"
+#include "trainers/heads/spherical_family.h"
 
 namespace sb::heads {
 
@@ -45,7 +45,7 @@ OutputHeadImpl::OutputHeadImpl(const OutputHeadOptions& options_) : options(opti
 
 void OutputHeadImpl::reset() {
   const auto& spec = options.spec();
-  const bool mixture_head = spec.kind == HeadKind::mos || spec.kind == HeadKind::moss;
+  const bool mixture_head = is_mixture(spec);
   if (!mixture_head && options.input_size() != options.embedding_size())
     throw std::invalid_argument("OutputHead '" + spec.to_string() + "': input_size (" +
                                 std::to_string(options.input_size()) +

@@ -1,11 +1,13 @@
 #pragma once
 // Fused row kernels for the two heads built on log-sigmoid (LibTorch-free, raw pointers):
-//   sigsoftmax (A = 1): w = z + logsigmoid(z)   (Kanai et al. 2018, Definition 1: log g = 2z -
-//   softplus z) g:sigmoid  (A = 0): w = logsigmoid(z)        (supplementary B.2) log f = w -
-//   logsumexp(w)
+// clang-format off
+//   sigsoftmax (A = 1): w = z + logsigmoid(z)   (Kanai et al. 2018, Definition 1: log g = 2z - softplus z)
+//   g:sigmoid  (A = 0): w = logsigmoid(z)       (supplementary B.2)
+//   log f = w - logsumexp(w)
 // Backward (Theorem 5 / supplementary B.2): dlog f_i/dz_j = (delta_ij - f_j)(A + 1 - sigmoid(z_j)),
 // so
 //   grad_z_j = (g_j - f_j * sum_i g_i) * (A + 1 - sigmoid(z_j)).
+// clang-format on
 // One pass over z forward and one over (g, out, z) backward, each row staying in cache.
 // float32 uses 8-lane vector code compiled twice (AVX2 + FMA, and baseline x86-64) and chosen at
 // run time from the CPU's features, so the build never executes instructions the CPU lacks.

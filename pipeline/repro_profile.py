@@ -1,9 +1,10 @@
-"""A reproduction profile (analysis/profiles/<name>.toml) and the plan it implies.
+"""A reproduction profile (pipeline/profiles/<name>.toml) and the plan it implies.
 
 A profile names the heads, the seeds, the base trainer config (with optional `{name}` for the head's
 registry name), the overrides, whether dynamic evaluation runs, how the analysis runs and a
 sentence saying how the setting is scaled down from the paper. The plan is one Run per (head,
-seed), each with its stages, followed by the profile-wide stages (plot, tables).
+seed), each going through the per-run stages of stages.py that the profile enables, followed by
+the profile-wide stages (plot, tables).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import dataclasses
 import os
 import tomllib
 
-# Stages of one run, in order; `score` and `dyneval` only where the profile asks for them.
-RUN_STAGES = ("train", "finetune", "dump", "score", "dyneval", "analyse")
-GLOBAL_STAGES = ("plot", "tables")
+from stages import STAGE_NAMES
+
+# The mixture heads, as common/head_spec.h is_mixture() names them.
+MIXTURE_HEADS = ("mos", "moss")
 _KEYS = {
     "name": str, "description": str, "scaled_down": str, "out": str, "config": str,
     "threads": int, "heads": list, "seeds": list, "seeds_by_head": dict, "overrides": dict,
@@ -35,12 +37,16 @@ class Run:
     seed: int
     config: str  # trainer config file
     dir: str  # run directory
-    stages: tuple[str, ...]
 
     @property
     def name(self) -> str:
         """The head's registry name without options ("mos" for "mos:K=3")."""
         return self.head.split(":", 1)[0]
+
+    @property
+    def is_mixture(self) -> bool:
+        """MoS / MoSS (common/head_spec.h is_mixture: the C++ side's one definition)."""
+        return self.name in MIXTURE_HEADS
 
     @property
     def label(self) -> str:
@@ -79,26 +85,19 @@ class Profile:
         return out
 
     def runs(self) -> list[Run]:
-        stages = ["train", "finetune", "dump"]
-        if self.score_after_training:
-            stages.append("score")
-        if self.dyneval.get("enabled", False):
-            stages.append("dyneval")
-        stages.append("analyse")
         runs = []
         for head in self.heads:
             name = head.split(":", 1)[0]
             for seed in self.seeds_of(head):
                 runs.append(Run(head=head, seed=seed, config=self.config.format(name=name),
-                                dir=os.path.join(self.out, f"{name}_s{seed}"),
-                                stages=tuple(stages)))
+                                dir=os.path.join(self.out, f"{name}_s{seed}")))
         return runs
 
-    def estimate(self, run: Run, stage: str) -> float:
-        """Seconds the profile expects `stage` of `run` to take (before any measurement)."""
+    def estimate(self, run: Run, stage: str, head_cost: bool) -> float:
+        """Seconds the profile expects `stage` of `run` to take (before any measurement); a stage
+        whose time scales with the head's cost is `mixture_cost` times longer for MoS / MoSS."""
         base = float(self.estimate_seconds.get(stage, 0.0))
-        mixture = run.name in ("mos", "moss")
-        if mixture and stage in ("train", "finetune", "dump", "score", "dyneval"):
+        if head_cost and run.is_mixture:
             base *= float(self.estimate_seconds.get("mixture_cost", 1.0))
         return base
 
@@ -113,7 +112,7 @@ def load_profile(path: str) -> Profile:
         with open(path, "rb") as f:
             data = tomllib.load(f)
     except FileNotFoundError:
-        raise ProfileError(f"{path}: no such profile (see analysis/profiles/)") from None
+        raise ProfileError(f"{path}: no such profile (see pipeline/profiles/)") from None
     except tomllib.TOMLDecodeError as e:
         raise ProfileError(f"{path}: not valid TOML: {e}") from None
     for key, value in data.items():
@@ -148,7 +147,7 @@ def load_profile(path: str) -> Profile:
         raise _fail(path, "analysis.method", "auto, exact or gram", analysis.get("method"))
     estimates = data.get("estimate_seconds", {})
     for key, value in estimates.items():
-        if key not in RUN_STAGES + GLOBAL_STAGES + ("mixture_cost",) or \
+        if key not in STAGE_NAMES + ("mixture_cost",) or \
                 not isinstance(value, (int, float)) or value < 0:
             raise _fail(path, f"estimate_seconds.{key}", "a stage name with seconds >= 0", value)
     def check_overrides(field: str, table: object) -> dict:

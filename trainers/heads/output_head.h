@@ -3,9 +3,9 @@
 
 #include <torch/torch.h>
 
-#include "head_spec.h"
-#include "mixture.h"
-#include "sigsoftmax.h"
+#include "common/head_spec.h"
+#include "trainers/heads/mixture.h"
+#include "trainers/heads/sigsoftmax.h"
 
 namespace sb::heads {
 

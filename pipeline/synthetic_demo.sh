@@ -2,7 +2,7 @@
 # Theorem 2 without training: random H (T x d), W, bias through every head, rank analysis with
 # --check, a table (summary.md) and the singular-value plot. `make plots` runs this until the
 # end-to-end pipeline (issue 4/4) has real results to plot.
-#   analysis/synthetic_demo.sh [BUILD_DIR] [OUT_DIR]
+#   pipeline/synthetic_demo.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
 build=${1:-build}
 out=${2:-results/synthetic}
@@ -27,7 +27,7 @@ rows = [json.loads(x) for x in sys.argv[1:]]
 r0 = rows[0]
 print("# Synthetic log-output matrices: numerical rank per head\n")
 print(f"Random H ({r0['T']} x {r0['d']}), decoder W ({r0['d']} x {r0['M']}) and bias, logits std 2, "
-      "through each head; no training. Produced by `analysis/synthetic_demo.sh` (`make plots`).\n")
+      "through each head; no training. Produced by `pipeline/synthetic_demo.sh` (`make plots`).\n")
 print("| head | rank (NR) | rank (numpy tol) | bound d + 2 | verdict | Theorem 2 applies | tol | method |")
 print("|---|---|---|---|---|---|---|---|")
 for r in rows:
@@ -36,6 +36,6 @@ for r in rows:
 PY
 chmod 644 "$tmp"
 mv "$tmp" "$out/summary.md"
-/usr/bin/python3 analysis/plot_singular_values.py "$out"/*.rank.h5 --out "$out/singular_values" \
+/usr/bin/python3 pipeline/plot_singular_values.py "$out"/*.rank.h5 --out "$out/singular_values" \
   --title "Synthetic log-outputs: T = $T, M = $M, d = $D, with bias"
 echo "synthetic_demo: wrote $out/summary.md and $out/singular_values.{png,svg}" >&2

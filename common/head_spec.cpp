@@ -1,4 +1,4 @@
-#include "head_spec.h"
+#include "common/head_spec.h"
 
 #include <array>
 #include <cmath>
@@ -88,6 +88,8 @@ std::optional<double> parse_finite_number(const std::string& text) {
   return value;
 }
 
+bool is_mixture(HeadKind kind) { return kind == HeadKind::mos || kind == HeadKind::moss; }
+
 bool theorem2_bounded(HeadKind kind) { return kind == HeadKind::softmax; }
 
 bool may_output_neg_inf(HeadKind kind) { return kind == HeadKind::sparse; }
@@ -95,7 +97,8 @@ bool may_output_neg_inf(HeadKind kind) { return kind == HeadKind::sparse; }
 HeadSpec HeadSpec::of(HeadKind kind) {
   HeadSpec spec;
   spec.kind = kind;
-  // spherical: eps must be tuned; 0.0198 is the value of the paper's PTB run (protocol.md).
+  // spherical: eps must be tuned; 0.0198 is de Brebisson & Vincent's value for their feed-forward
+  // PTB language model (Table 5; docs/protocol.md, "spherical softmax").
   if (kind == HeadKind::spherical) spec.eps = 0.0198;
   return spec;
 }
@@ -117,7 +120,7 @@ HeadSpec HeadSpec::parse(const std::string& text) {
     const auto kind = spec.kind;
     if (key == "k" && kind == HeadKind::sparse) {
       spec.k = parse_int(value, key, text);
-    } else if (key == "K" && (kind == HeadKind::mos || kind == HeadKind::moss)) {
+    } else if (key == "K" && is_mixture(kind)) {
       spec.experts = parse_int(value, key, text);
     } else if (key == "eps" && (kind == HeadKind::relu || kind == HeadKind::spherical)) {
       spec.eps = parse_double(value, key, text);

@@ -1,4 +1,4 @@
-#include "sigmoid_family_kernel.h"
+#include "trainers/heads/kernels/sigmoid_family_kernel.h"
 
 #include <atomic>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "vector_math.h"
+#include "trainers/heads/kernels/vector_math.h"
 
 namespace sb::kernels {
 namespace {

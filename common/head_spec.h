@@ -1,7 +1,7 @@
 #pragma once
 // The one spelling of every output activation ("head"), shared by the heads library, the trainers
 // and the analysis. LibTorch-free on purpose: the analysis is plain linear algebra over a file and
-// must not depend on LibTorch (design.md), yet it needs to know which heads Theorem 2 bounds.
+// must not depend on LibTorch (docs/design.md), yet it needs to know which heads Theorem 2 bounds.
 
 #include <cstdint>
 #include <optional>
@@ -52,6 +52,11 @@ HeadKind head_kind_from_name(const std::string& name);
 /// log-outputs span at most d + 1 dimensions (+1 more for a decoder bias). For every other head
 /// the rank may exceed the bound (Theorem 3 for sigsoftmax; MoS by construction).
 bool theorem2_bounded(HeadKind kind);
+
+/// MoS and MoSS: K experts mixed by a prior, with their own parameters (a latent projection to K
+/// contexts); a model gives them a last layer of its own size and the trainer its own lr.
+bool is_mixture(HeadKind kind);
+inline bool is_mixture(const HeadSpec& spec) { return is_mixture(spec.kind); }
 
 /// The rank bound of Theorem 2 for a decoder input of size d, plus one with a decoder bias.
 inline int64_t theorem2_rank_bound(int64_t d, bool bias) { return d + 1 + (bias ? 1 : 0); }

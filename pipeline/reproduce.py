@@ -1,0 +1,232 @@
+#!/usr/bin/python3
+"""make reproduce: train every head of a profile, dump, analyse, plot, tabulate.
+
+    /usr/bin/python3 pipeline/reproduce.py [--profile cpu] [--build build] [--plan] [--force]
+
+The stages are the table of stages.py: per run (one head, one seed) train (the main SGD ->
+NT-ASGD phase), finetune, dump (the test-set log-probabilities, batch size 1), score (the
+trained model before finetuning on valid and test, when the profile asks), dyneval (when the
+profile asks) and analyse (rank of the dump); then plot and tables for the whole profile. Each
+stage checks its outputs before it is skipped, so re-running after an interruption (Ctrl-C,
+kill, reboot) resumes where it stopped: the trainer continues from its last checkpoint.
+Output: <out>/<head>_s<seed>/ per run, <out>/singular_values.{png,svg}, <out>/summary.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from durations import format_duration  # noqa: E402
+from repro_profile import Profile, ProfileError, Run, load_profile  # noqa: E402
+from stages import STAGES, Stage, StageError, read_json, trainer_cmd  # noqa: E402
+
+PREFIX = "[reproduce]"
+
+
+def write_json_atomically(path: str, data: object) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+Step = tuple[Run | None, Stage]  # a per-run stage with its run, or a profile stage with None
+
+
+class Driver:
+    def __init__(self, profile: Profile, build: str):
+        self.p = profile
+        self.build = build
+        self.runs = profile.runs()
+        self.start = time.monotonic()
+        self.measured = 0.0  # seconds of the stages run by this process
+        self.estimated = 0.0  # what the profile estimated for those stages
+        self.threads = profile.threads or os.cpu_count() or 1
+        self.global_timings: dict = {}  # the profile-wide stages' times (<out>/stages.json)
+        self.bins = {
+            "train_wordlm": os.path.join(build, "trainers", "train_wordlm"),
+            "dyneval": os.path.join(build, "trainers", "dyneval"),
+            "rank_analysis": os.path.join(build, "analysis", "rank_analysis"),
+        }
+
+    # ---- bookkeeping
+    def timings(self, run: Run) -> dict:
+        return read_json(os.path.join(run.dir, "stages.json")) or {}
+
+    def record(self, run: Run, stage: str, seconds: float, finished: bool = True) -> None:
+        """Adds `seconds` to the stage's time; an interrupted stage's time is kept as partial
+        and counted when the stage finishes."""
+        t = self.timings(run)
+        partial = t.pop(stage + ".partial", {}).get("seconds", 0.0)
+        if finished:
+            t[stage] = {"seconds": round(seconds + partial, 1),
+                        "finished": time.strftime("%FT%TZ", time.gmtime())}
+        else:
+            t[stage + ".partial"] = {"seconds": round(seconds + partial, 1)}
+        write_json_atomically(os.path.join(run.dir, "stages.json"), t)
+
+    def estimate(self, run: Run, stage: Stage) -> float:
+        return self.p.estimate(run, stage.name, stage.head_cost)
+
+    def eta(self, pending: list[Step]) -> float:
+        scale = self.measured / self.estimated if self.estimated > 0 else 1.0
+        return scale * sum(self.estimate(run, s) for run, s in pending if run is not None)
+
+    # ---- commands
+    def log_of(self, run: Run) -> str:
+        os.makedirs(run.dir, exist_ok=True)
+        return os.path.join(run.dir, "reproduce.log")
+
+    def execute(self, cmd: list[str], log_path: str, stdout_path: str | None = None) -> None:
+        """Runs cmd, echoing its output and appending it to log_path; with stdout_path, stdout
+        (a JSON document) goes to that file atomically instead and stderr is echoed."""
+        print(f"{PREFIX} $ {' '.join(cmd)}", flush=True)
+        with open(log_path, "a") as log:
+            log.write(f"$ {' '.join(cmd)}\n")
+            log.flush()
+            proc = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE if stdout_path else subprocess.STDOUT, text=True)
+            stream = proc.stderr if stdout_path else proc.stdout
+            captured = []
+            if stdout_path:
+                import threading
+                reader = threading.Thread(target=lambda: captured.append(proc.stdout.read()))
+                reader.start()
+            try:
+                for line in stream:
+                    sys.stdout.write(line)
+                    sys.stdout.flush()
+                    log.write(line)
+                code = proc.wait()
+            except KeyboardInterrupt:  # the child got the SIGINT too: let it save and exit
+                code = proc.wait()
+                raise
+            if stdout_path:
+                reader.join()
+        if code == 130 or code == -signal.SIGINT:
+            raise KeyboardInterrupt
+        if code != 0:
+            raise StageError(f"exit status {code} from {os.path.basename(cmd[0])}; its output "
+                             f"is in {log_path}")
+        if stdout_path:
+            tmp = f"{stdout_path}.tmp{os.getpid()}"
+            with open(tmp, "w") as f:
+                f.write(captured[0] if captured else "")
+            os.replace(tmp, stdout_path)
+
+    # ---- the loop
+    def plan(self) -> list[Step]:
+        """Every enabled stage of the table: the per-run ones for each run, then the rest."""
+        enabled = [s for s in STAGES if s.enabled(self.p)]
+        steps: list[Step] = [(r, s) for r in self.runs for s in enabled if s.per_run]
+        return steps + [(None, s) for s in enabled if not s.per_run]
+
+    def print_plan(self) -> None:
+        p = self.p
+        print(f"profile {p.name} ({p.path}): {p.description}")
+        print(f"  {p.scaled_down}")
+        if p.requires:
+            print(f"  requires: {p.requires}")
+        print(f"  output: {p.out}/; {len(self.runs)} runs, {self.threads} threads each")
+        enabled = [s for s in STAGES if s.enabled(p)]
+        per_run = " -> ".join(s.name for s in enabled if s.per_run)
+        for i, run in enumerate(self.runs, 1):
+            print(f"  run {i}/{len(self.runs)}: {run.label}: {per_run}")
+            print(f"    {' '.join(trainer_cmd(self, run, 'dump'))}")
+        print(f"  then: {' -> '.join(s.name for s in enabled if not s.per_run)}")
+        est = sum(self.estimate(r, s) for r, s in self.plan() if r is not None)
+        print(f"  estimated time before any measurement: {format_duration(est)}")
+
+    def check_binaries(self) -> None:
+        for name, path in self.bins.items():
+            if not os.access(path, os.X_OK):
+                raise StageError(f"{path} not built: run `make build` (or pass --build DIR)")
+
+    def go(self) -> None:
+        self.check_binaries()
+        os.makedirs(self.p.out, exist_ok=True)
+        steps = self.plan()
+        self.global_timings = read_json(os.path.join(self.p.out, "stages.json")) or {}
+        for i, (run, stage) in enumerate(steps):
+            where = f"run {self.runs.index(run) + 1}/{len(self.runs)} {run.label}" if run \
+                else "profile"
+            head = f"{PREFIX} {self.p.name} step {i + 1}/{len(steps)} | {where} | {stage.name}"
+            if stage.done(self, run):
+                print(f"{head}: outputs present, skipped", flush=True)
+                continue
+            pending = [(r, s) for r, s in steps[i:] if not (r and s.done(self, r))]
+            print(f"{head} | elapsed {format_duration(time.monotonic() - self.start)} | ETA "
+                  f"{format_duration(self.eta(pending))}", flush=True)
+            t0 = time.monotonic()
+            if run:
+                try:
+                    stage.run(self, run)
+                except KeyboardInterrupt:
+                    self.record(run, stage.name, time.monotonic() - t0, finished=False)
+                    raise
+                seconds = time.monotonic() - t0
+                self.record(run, stage.name, seconds)
+                self.measured += seconds
+                self.estimated += self.estimate(run, stage)
+            else:
+                if stage.name == "tables":  # the table counts itself (written as it is made)
+                    self.global_timings["tables"] = {"seconds": 0.0}
+                stage.run(self, None)
+                self.global_timings[stage.name] = {"seconds": round(time.monotonic() - t0, 1)}
+                write_json_atomically(os.path.join(self.p.out, "stages.json"),
+                                      self.global_timings)
+            print(f"{head}: done in {format_duration(time.monotonic() - t0)}", flush=True)
+        print(f"{PREFIX} {self.p.name}: finished in "
+              f"{format_duration(time.monotonic() - self.start)}; "
+              f"see {os.path.join(self.p.out, 'summary.md')}", flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Profiles: pipeline/profiles/{smoke,cpu,paper}.toml. Re-running resumes.")
+    ap.add_argument("--profile", default="cpu",
+                    help="a name from pipeline/profiles/ or a path to a profile TOML (default cpu)")
+    ap.add_argument("--build", default="build", help="the CMake build directory (default build)")
+    ap.add_argument("--out", default=None,
+                    help="output directory instead of the profile's `out` (tests use this)")
+    ap.add_argument("--plan", action="store_true", help="print the plan and exit")
+    ap.add_argument("--force", action="store_true",
+                    help="run a profile marked run_here = false (e.g. paper) on this machine")
+    args = ap.parse_args()
+    path = args.profile if args.profile.endswith(".toml") else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "profiles", args.profile + ".toml")
+    try:
+        profile = load_profile(path)
+        if args.out:
+            profile.out = args.out
+        driver = Driver(profile, args.build)
+        if args.plan or (not driver.p.run_here and not args.force):
+            driver.print_plan()
+            if not driver.p.run_here and not args.plan:
+                print(f"{PREFIX} profile {driver.p.name} is not meant for this machine "
+                      f"({driver.p.requires or 'run_here = false'}): printed the plan only; "
+                      f"--force runs it anyway")
+            return 0
+        driver.go()
+    except (ProfileError, StageError) as e:
+        print(f"{PREFIX} error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\n{PREFIX} interrupted: checkpoints are saved; run the same command again to "
+              "resume", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

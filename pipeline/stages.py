@@ -1,0 +1,199 @@
+"""The stages of `make reproduce`, as one table: each row names a stage, says when a profile has
+it, what it runs and how to tell that its outputs are complete (so a re-run skips it).
+
+Per run (one head, one seed): train (the main SGD -> NT-ASGD phase), finetune, dump (the test-set
+log-probabilities, batch size 1), score (the model before finetuning on valid and test, when the
+profile asks), dyneval (when the profile asks), analyse (rank of the dump). Per profile: plot and
+tables. The driver (reproduce.py) walks this table; repro_profile.py reads the stage names from it
+to check a profile's estimate_seconds.
+
+Every `run` and `done` function takes the driver `d` (its profile `d.p`, binaries `d.bins`,
+threads `d.threads`, `d.execute(cmd, log)`) and the run (None for the profile-wide stages).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from typing import Callable
+
+
+class StageError(RuntimeError):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    name: str
+    per_run: bool  # once per (head, seed), else once per profile after every run
+    enabled: Callable[[object], bool]  # profile -> is the stage in its plan
+    run: Callable[[object, object], None]  # (driver, run) -> runs it, raises StageError
+    done: Callable[[object, object], bool]  # (driver, run) -> its outputs are complete
+    head_cost: bool = False  # its time scales with the head's cost (estimate_seconds.mixture_cost)
+
+
+# ---- helpers
+
+def read_json(path: str) -> dict | None:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def newer(path: str, *than: str) -> bool:
+    """path exists and is at least as new as every existing file of `than`."""
+    if not os.path.exists(path):
+        return False
+    t = os.path.getmtime(path)
+    return all(not os.path.exists(o) or os.path.getmtime(o) <= t for o in than)
+
+
+def dump_is_valid(run_dir: str) -> bool:
+    """final.json and logprobs.h5 agree: complete row count, the same test perplexity."""
+    final = read_json(os.path.join(run_dir, "final.json"))
+    h5 = os.path.join(run_dir, "logprobs.h5")
+    if not final or not os.path.exists(h5):
+        return False
+    try:
+        import h5py
+        with h5py.File(h5, "r") as f:
+            rows = f["log_probs"].shape[0]
+            ok = rows == int(f.attrs["num_tokens"]) and rows == f["targets"].shape[0]
+            ppl = float(f.attrs["ppl"])
+    except Exception:  # unreadable or truncated: redo the dump
+        return False
+    return ok and math.isclose(ppl, float(final["test_ppl"]), rel_tol=1e-9)
+
+
+def trainer_cmd(d, run, until: str) -> list[str]:
+    cmd = [d.bins["train_wordlm"], "--config", run.config, "--head", run.head,
+           "--seed", str(run.seed), "--out", run.dir, "--threads", str(d.threads)]
+    for key, value in d.p.overrides_of(run.head).items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        cmd += [f"--{key}", text]
+    cmd += ["--until", until]
+    if os.path.exists(os.path.join(run.dir, "checkpoint.pt")):
+        cmd.append("--resume")
+    return cmd
+
+
+def plot_inputs(d) -> list[str]:
+    """The rank result of each head's first seed."""
+    first: dict[str, str] = {}
+    for run in d.runs:
+        first.setdefault(run.head, os.path.join(run.dir, "logprobs.rank.h5"))
+    return list(first.values())
+
+
+def _in(run, name: str) -> str:
+    return os.path.join(run.dir, name)
+
+
+# ---- run and done functions, stage by stage
+
+def _trained(stage: str) -> Callable:
+    def done(d, run) -> bool:
+        if dump_is_valid(run.dir):  # a finished dump implies train and finetune
+            return True
+        return stage in d.timings(run) and os.path.exists(_in(run, "checkpoint.pt")) and \
+            os.path.exists(_in(run, "best.pt"))
+    return done
+
+
+def _train(until: str) -> Callable:
+    def run_it(d, run) -> None:
+        d.execute(trainer_cmd(d, run, until), d.log_of(run))
+    return run_it
+
+
+def _dump(d, run) -> None:
+    d.execute(trainer_cmd(d, run, "dump"), d.log_of(run))
+    if not dump_is_valid(run.dir):
+        raise StageError(f"{run.dir}/logprobs.h5 and final.json disagree after the dump")
+
+
+def _score(d, run) -> None:
+    import summary  # config_value: the run's effective bptt
+    bptt = summary.config_value(_in(run, "config.toml"), "bptt", 70)
+    d.execute([d.bins["dyneval"], "--run", run.dir, "--weights", _in(run, "best.pt"),
+               "--static-only", "--bptt", str(bptt), "--threads", str(d.threads),
+               "--out", _in(run, "score.json")], d.log_of(run))
+
+
+def _score_done(d, run) -> bool:
+    s = read_json(_in(run, "score.json"))
+    return bool(s and "static" in s) and newer(_in(run, "score.json"), _in(run, "best.pt"))
+
+
+def _dyneval(d, run) -> None:
+    args = [str(a) for a in d.p.dyneval.get("args", [])]
+    d.execute([d.bins["dyneval"], "--run", run.dir, "--threads", str(d.threads)] + args,
+              d.log_of(run))
+
+
+def _dyneval_done(d, run) -> bool:
+    s = read_json(_in(run, "dyneval.json"))
+    return bool(s and "dynamic" in s) and newer(_in(run, "dyneval.json"), _in(run, "final.json"))
+
+
+def _analyse(d, run) -> None:
+    a = d.p.analysis
+    cmd = [d.bins["rank_analysis"], _in(run, "logprobs.h5"), "--method",
+           str(a.get("method", "auto")), "--json", "--threads", str(d.threads),
+           "--out", _in(run, "logprobs.rank.h5")]
+    if a.get("check", True):
+        cmd.append("--check")
+    d.execute(cmd, d.log_of(run), stdout_path=_in(run, "rank.json"))
+
+
+def _analyse_done(d, run) -> bool:
+    r = read_json(_in(run, "rank.json"))
+    return bool(r and "rank" in r) and newer(_in(run, "rank.json"), _in(run, "logprobs.h5")) \
+        and os.path.exists(_in(run, "logprobs.rank.h5"))
+
+
+def _plot(d, _run) -> None:
+    first = read_json(os.path.join(d.runs[0].dir, "rank.json")) or {}
+    title = (f"{d.p.name} profile: {first.get('dataset', '?')} test set, "
+             f"T = {first.get('T', '?')}, M = {first.get('M', '?')}, d = {first.get('d', '?')}")
+    d.execute(["/usr/bin/python3", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                "plot_singular_values.py"),
+               *plot_inputs(d), "--out", os.path.join(d.p.out, "singular_values"),
+               "--title", title], os.path.join(d.p.out, "reproduce.log"))
+
+
+def _plot_done(d, _run) -> bool:
+    prefix = os.path.join(d.p.out, "singular_values")
+    return all(newer(prefix + ext, *plot_inputs(d)) for ext in (".png", ".svg"))
+
+
+def _tables(d, _run) -> None:
+    import summary
+    path = summary.write_summary(d.p, d.runs, d.global_timings)
+    print(f"[reproduce] wrote {path}", flush=True)
+
+
+def _always(_profile) -> bool:
+    return True
+
+
+def _never_done(_d, _run) -> bool:
+    return False  # cheap, always rewritten from the run outputs
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("train", True, _always, _train("train"), _trained("train"), head_cost=True),
+    Stage("finetune", True, _always, _train("finetune"), _trained("finetune"), head_cost=True),
+    Stage("dump", True, _always, _dump, lambda d, run: dump_is_valid(run.dir), head_cost=True),
+    Stage("score", True, lambda p: p.score_after_training, _score, _score_done, head_cost=True),
+    Stage("dyneval", True, lambda p: bool(p.dyneval.get("enabled", False)), _dyneval,
+          _dyneval_done, head_cost=True),
+    Stage("analyse", True, _always, _analyse, _analyse_done),
+    Stage("plot", False, _always, _plot, _plot_done),
+    Stage("tables", False, _always, _tables, _never_done),
+)
+STAGE_NAMES = tuple(s.name for s in STAGES)

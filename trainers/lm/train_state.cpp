@@ -1,0 +1,26 @@
+#include "trainers/lm/train_state.h"
+
+#include <stdexcept>
+
+namespace sb::lm {
+
+std::string phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::main:
+      return "main";
+    case Phase::finetune:
+      return "finetune";
+    case Phase::done:
+      return "done";
+  }
+  return "?";
+}
+
+Phase phase_from_name(const std::string& name) {
+  if (name == "main") return Phase::main;
+  if (name == "finetune") return Phase::finetune;
+  if (name == "done") return Phase::done;
+  throw std::invalid_argument("phase: expected main, finetune or done, got '" + name + "'");
+}
+
+}  // namespace sb::lm
