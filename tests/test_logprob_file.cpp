@@ -174,7 +174,7 @@ TEST_CASE("log-output file: h5py-written files are read, and each contract viola
   CHECK((words.front() == "w0" && words.back() == "w24"));
   CHECK_THROWS_WITH(
       open("short_vocab.h5"),
-      Catch::Contains("dataset '/vocab' shape: expected (25) from vocab_size, got (24)"));
+      Catch::Contains("dataset '/vocab' shape: expected (25,) from vocab_size, got (24,)"));
   CHECK_THROWS_WITH(open("truncated.h5"), Catch::Contains("truncated or corrupt"));
   CHECK_THROWS_WITH(open("no_such_file.h5"), Catch::Contains("no_such_file.h5: no such file"));
   fs::remove_all(dir);

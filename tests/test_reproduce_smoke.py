@@ -32,7 +32,7 @@ import h5py
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DRIVER = os.path.join(ROOT, "analysis", "reproduce.py")
+DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
 failures = []
 
 
