@@ -22,7 +22,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench data configure build test bench bench-rank bench-train plots reproduce format clean help
+.PHONY: all deps deps-bench data configure build test bench bench-rank bench-train plots reproduce readme format clean help
 
 all: build
 
@@ -37,6 +37,7 @@ help:
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
 	@echo "make plots      synthetic rank analysis of every head: results/synthetic/"
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~90 min, smoke, paper = plan only)"
+	@echo "make readme     copy results/$(PROFILE)/summary.md into README.md's results block"
 	@echo "make format     clang-format every C++ source"
 	@echo "make clean      remove $(BUILD_DIR)/"
 
@@ -119,6 +120,11 @@ reproduce: deps
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory data
 	/usr/bin/python3 pipeline/reproduce.py --profile $(PROFILE) --build $(BUILD_DIR)
+	@if [ "$(PROFILE)" = cpu ]; then $(MAKE) --no-print-directory readme; fi
+
+# README.md's results block = results/$(PROFILE)/summary.md (pipeline/readme_results.py).
+readme:
+	/usr/bin/python3 pipeline/readme_results.py --profile $(PROFILE)
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i
