@@ -1,5 +1,7 @@
 #include "analyse.h"
 
+#include <cblas.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -133,6 +135,7 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
                               theorem2_bounded(kind), resolution_rel(method, f64));
   res.singular_values = std::move(sigma);
   res.timing = timing;
+  res.blas_threads = openblas_get_num_threads();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
 }

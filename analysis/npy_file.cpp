@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -279,7 +281,7 @@ NpyMatrix::NpyMatrix(std::string path) : path_(std::move(path)) {
       fail(path_, "header 'shape'", "2 dimensions (T, M), rows = tokens", shape_string(h.shape));
     if (h.shape[0] < 1 || h.shape[1] < 1)
       fail(path_, "header 'shape'", "T >= 1 and M >= 1", shape_string(h.shape));
-    if (h.shape[0] > std::numeric_limits<int64_t>::max() / itemsize_ / h.shape[1])
+    if (h.shape[0] > (std::numeric_limits<int64_t>::max() - h.data_offset) / itemsize_ / h.shape[1])
       fail(path_, "header 'shape'", "a size that fits in 64 bits", shape_string(h.shape));
     const int64_t data = h.shape[0] * h.shape[1] * itemsize_;
     if (file_size_ != h.data_offset + data)
@@ -302,9 +304,11 @@ NpyMatrix::~NpyMatrix() {
   if (map_) munmap(map_, size_t(file_size_));
 }
 
-// Drops the mapping's pages before `end_byte`'s page from [first_byte, end_byte): they were
-// copied out and are not needed by the next block in a front-to-back stream (re-reading them
-// only faults them back in). The page cache keeps them; the process's RSS does not.
+// Drops the mapping's pages in [first_byte, end_byte), except the page holding end_byte. The
+// data there has been copied out; touching it again only faults it back in from the page cache,
+// which keeps the pages (the process's RSS does not). This also drops what the kernel's
+// fault-around mapped in behind or ahead of the reads (up to 64 KiB of cached neighbours per
+// fault), which would otherwise stay mapped.
 void NpyMatrix::release(int64_t first_byte, int64_t end_byte) const {
   const int64_t a = page_floor(first_byte), b = page_floor(end_byte);
   if (b > a) madvise(map_ + a, size_t(b - a), MADV_DONTNEED);
@@ -327,10 +331,11 @@ void NpyMatrix::read_block(int64_t begin, int64_t count, Out* out) const {
       for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<Out>(load<double>(src + 8 * i));
   };
   if (!header_.fortran_order) {
-    // C order: rows [begin, begin + count) are one contiguous run.
+    // C order: rows [begin, begin + count) are one contiguous run; everything before its end
+    // has been read (in a front-to-back stream).
     const int64_t first = header_.data_offset + begin * m * isz;
     convert(map_ + first, count * m, out);
-    release(first, first + count * m * isz);
+    release(header_.data_offset, first + count * m * isz);
     return;
   }
   // Fortran order: element (r, c) lies at data[(c T + r) isz], the bytes of the M x T
@@ -338,7 +343,9 @@ void NpyMatrix::read_block(int64_t begin, int64_t count, Out* out) const {
   // Reading that as M rows of T would give the same singular values, but the analysis needs
   // rows = tokens: the gram path's G = A^T A is M x M (M x M memory, T streamed), while streaming
   // the M x T view would form a T x T matrix. So each block of token rows is gathered from one
-  // contiguous run of `count` elements per column and transposed tile by tile into `out`.
+  // contiguous run of `count` elements per column and transposed tile by tile into `out`. After
+  // each group of kTile columns, the group's whole span (kTile T elements, contiguous) is
+  // released: what stays mapped is one group's runs and their fault-around, not M of them.
   constexpr int64_t kTile = 64;  // 64 x 64 elements in and out: a few dozen KiB, L1/L2 resident
   Out column[kTile];
   for (int64_t c0 = 0; c0 < m; c0 += kTile) {
@@ -350,10 +357,7 @@ void NpyMatrix::read_block(int64_t begin, int64_t count, Out* out) const {
         for (int64_t r = r0; r < r1; ++r) out[r * m + c] = column[r - r0];
       }
     }
-  }
-  for (int64_t c = 0; c < m; ++c) {
-    const int64_t first = header_.data_offset + (c * t + begin) * isz;
-    release(first, first + count * isz);
+    release(header_.data_offset + c0 * t * isz, header_.data_offset + c1 * t * isz);
   }
 }
 

@@ -57,7 +57,7 @@ class NpyMatrix {
  private:
   template <class Out>
   void read_block(int64_t begin, int64_t count, Out* out) const;
-  void release(int64_t first_byte, int64_t end_byte) const;
+  void release(int64_t run_start, int64_t end_byte) const;
 
   std::string path_;
   NpyHeader header_;
