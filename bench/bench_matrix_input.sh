@@ -3,9 +3,11 @@
 # log-output matrix (default T = 60000, M = 2000, d = 64, bias; 480 MB of float32) written as
 #   the contract HDF5 file (synthetic_logprobs), and by numpy as .npy in C order and in Fortran
 #   order (np.save of the M x T A-hat's transpose), float32, plus C-order float64,
-# each analysed by `rank_analysis --method gram` (same blocks, same dsyrk), with the read time
-# (read + conversion + NaN scan), the whole analysis, peak RSS and the rank. The file is read
-# once before timing each format (page cache warm: this measures the reader, not the disk).
+# each analysed by `rank_analysis --method gram --threads 1` (same blocks, same dsyrk), with the
+# read time (read + conversion + NaN scan), the whole analysis, peak RSS and the rank. The file
+# is read once before timing each format (page cache warm: this measures the reader, not the
+# disk). One BLAS thread: reading is single-threaded anyway, and an OpenMP team on a shared
+# machine makes the solver's time swing by 10x between runs, which would drown the comparison.
 #   bench/bench_matrix_input.sh [BUILD_DIR] [WORK_DIR]        (~2 minutes on 2 cores)
 set -euo pipefail
 build=${1:-build}
@@ -36,7 +38,7 @@ PY
 run() {
   local name=$1; shift
   cat "${@: -1}" > /dev/null  # warm the page cache
-  "$py" - "$name" "$bin" --quiet --json --method gram "$@" <<'PY'
+  "$py" - "$name" "$bin" --quiet --json --method gram --threads 1 "$@" <<'PY'
 import json, resource, subprocess, sys
 out = subprocess.run(sys.argv[2:], check=True, stdout=subprocess.PIPE, text=True).stdout
 j = json.loads(out)
