@@ -73,6 +73,10 @@ std::unique_ptr<MatrixSource> open_matrix(const std::string& path) {
   in.read(first.data(), static_cast<std::streamsize>(first.size()));
   first.resize(static_cast<size_t>(in.gcount()));
   if (has_npy_magic(first) || ends_with(path, ".npy")) return std::make_unique<NpySource>(path);
+  if (first.rfind("PK\x03\x04", 0) == 0)  // what np.savez and torch.save write
+    throw std::runtime_error(path +
+                             ": format: expected an HDF5 or .npy file, got a zip archive (np.savez "
+                             "or torch.save?): save the matrix with np.save(path, array)");
   return std::make_unique<Hdf5Source>(path);
 }
 

@@ -32,7 +32,8 @@ class MatrixSource {
 };
 
 /// Opens `path` by its first bytes: the .npy magic (or, for the magic's own error, a name ending
-/// in .npy) gives a .npy matrix, anything else an HDF5 file read with Contract::allow_plain.
+/// in .npy) gives a .npy matrix, a zip archive (.npz, torch.save) an error, anything else an
+/// HDF5 file read with Contract::allow_plain.
 /// Throws std::runtime_error "<path>: ..." (no such file, not a regular file, and each reader's
 /// validation errors).
 std::unique_ptr<MatrixSource> open_matrix(const std::string& path);

@@ -11,7 +11,7 @@ d + 2 = 5), computed in float64 ("lp64") and rounded to float32 ("lp32"). Writte
   contract_f64.h5                              the full contract with a float64 /log_probs
   grid_c.npy, grid_f.npy, grid_f32f.npy        150 x 130 random float64/float32 (C, F, F order),
                                                larger than the reader's 64 x 64 transpose tiles
-and the broken inputs bad_magic.npy, truncated.npy, object.npy, one_d.npy, three_d.npy, nan.npy,
+and the broken inputs archive.npz, bad_magic.npy, truncated.npy, object.npy, one_d.npy, three_d.npy, nan.npy,
 int.npy, big_endian.npy, nan_plain.h5.
 
 Prints numpy's reference values as 'key value...' lines: the singular values of lp32 and lp64
@@ -39,6 +39,7 @@ lp32 = lp64.astype(np.float32)
 path = lambda name: os.path.join(out, name)
 
 np.save(path("c_f32.npy"), lp32)
+np.savez(path("archive.npz"), log_probs=lp32)
 np.save(path("c_f64.npy"), lp64)
 a_hat32 = np.ascontiguousarray(lp32.T)  # the paper's M x T matrix
 np.save(path("f_f32.npy"), a_hat32.T)   # F-contiguous (T, M): written with fortran_order True

@@ -351,6 +351,8 @@ TEST_CASE(
     std::string file, options, field;
   };
   const std::vector<Bad> cases = {
+      {"archive.npz", facts,
+       "format: expected an HDF5 or .npy file, got a zip archive (np.savez or torch.save?)"},
       {"bad_magic.npy", facts,
        "magic: expected \"\\x93NUMPY\" (a .npy file), got \"PK\\x03\\x04 t\""},
       {"truncated.npy", facts,
