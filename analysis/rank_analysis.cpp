@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
                  "machine epsilon of the threshold: float32, float64 or a number (default: the "
                  "file's compute_dtype attribute, else the data's dtype)");
   app.add_option("--precision", opt.precision,
-                 "precision of the exact SVD: float32 or float64 (default: as eps)")
+                 "precision of the exact SVD: float32 or float64 (default: the file's "
+                 "compute_dtype attribute, else the data's dtype)")
       ->check(CLI::IsMember({"float32", "float64"}));
   app.add_option("--head", opt.facts.head,
                  "head of a file without attributes (.npy, plain HDF5): registry name, e.g. "
@@ -125,7 +126,12 @@ int main(int argc, char** argv) {
                  "write RESULT.h5 (/singular_values + the report as attributes); "
                  "one input file only");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help exits 0; every malformed command line exits 2 like any other bad input.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   // OpenBLAS's own setting: in the OpenMP build (our binaries' DT_RPATH, cmake/Dependencies.cmake)
   // it sets the OpenMP thread count, in the pthread build its pool's size.
   openblas_set_num_threads(std::max(1, threads));

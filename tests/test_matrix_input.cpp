@@ -401,6 +401,12 @@ TEST_CASE(
   CHECK(status == 2);
   CHECK(err.rfind("rank_analysis: --head: unknown head 'softmaxx'", 0) == 0);
   CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  // Malformed command lines (CLI11's own checks) exit 2 too, not CLI11's codes (105, 106, ...).
+  for (const char* options : {"--d abc", "--method svd", "--no-such-option"}) {
+    INFO(options);
+    run(bin + " --quiet " + options + " " + (dir / "c_f32.npy").string() + " 2>&1", &status);
+    CHECK(status == 2);
+  }
   fs::remove_all(dir);
 }
 

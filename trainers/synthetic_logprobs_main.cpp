@@ -41,7 +41,11 @@ int main(int argc, char** argv) {
   app.add_option("--logit-scale", so.logit_scale, "std of the logits")->capture_default_str();
   app.add_option("--threads", threads, "LibTorch threads (default: cores)")->capture_default_str();
   app.add_option("--out", out, "the log-output file to write (atomically)")->required();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help exits 0, a malformed command line 2
+  }
 
   try {
     torch::set_num_threads(threads);  // one setting for LibTorch and the OpenMP OpenBLAS
