@@ -35,7 +35,7 @@ help:
 	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
 	@echo "make bench-rank rank-analysis benchmark on a PTB-size matrix (~15 min)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
-	@echo "make plots      synthetic rank analysis of every head: results/synthetic/"
+	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~90 min, smoke, paper = plan only)"
 	@echo "make readme     copy results/$(PROFILE)/summary.md into README.md's results block"
 	@echo "make format     clang-format every C++ source"

@@ -1,5 +1,7 @@
 #include "analysis/analyse.h"
 
+#include <cblas.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -70,8 +72,8 @@ SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOpt
 
 RankResult analyse_file(const std::string& path, const AnalyseOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  LogProbReader reader(path);
-  const auto& h = reader.header();
+  const auto source = open_matrix(path);
+  const LogProbHeader h = resolve_header(*source, options.facts);
   const double eps = parse_eps(options.eps.empty() ? h.compute_dtype : options.eps);
   const std::string precision = options.precision.empty() ? h.compute_dtype : options.precision;
   if (precision != "float32" && precision != "float64")
@@ -82,22 +84,29 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
                                 std::to_string(options.block_rows));
   AnalyseOptions o = options;
   o.precision = precision;
-  const SvdMethod method = choose_method(reader.rows(), reader.cols(), eps, o);
+  const int64_t rows = source->rows(), cols = source->cols();
+  const SvdMethod method = choose_method(rows, cols, eps, o);
 
-  const RowReader read = [&](int64_t begin, int64_t count, float* out) {
-    reader.read_rows(begin, count, out);
-  };
   FiniteScan scan;
   SpectrumTiming timing;
   const bool f64 = precision == "float64";
-  const Progress progress = progress_lines(options, method, f64, reader.cols());
-  auto sigma =
-      method == SvdMethod::exact
-          ? singular_values_exact(read, reader.rows(), reader.cols(), f64, &scan, &timing, progress)
-          : singular_values_gram(read, reader.rows(), reader.cols(), options.block_rows, &scan,
-                                 &timing, EigenSolver::automatic, progress);
+  const Progress progress = progress_lines(options, method, f64, cols);
+  // Rows arrive in the stored dtype: float64 data is never rounded to float32 on the way.
+  auto spectrum = [&](const auto& read) {
+    return method == SvdMethod::exact
+               ? singular_values_exact(read, rows, cols, f64, &scan, &timing, progress)
+               : singular_values_gram(read, rows, cols, options.block_rows, &scan, &timing,
+                                      EigenSolver::automatic, progress);
+  };
+  auto sigma = source->float64()
+                   ? spectrum(RowReader64([&](int64_t begin, int64_t count, double* out) {
+                       source->read_rows(begin, count, out);
+                     }))
+                   : spectrum(RowReader([&](int64_t begin, int64_t count, float* out) {
+                       source->read_rows(begin, count, out);
+                     }));
   if (!scan.clean()) {
-    std::string why = path + ": /log_probs holds " + scan.describe();
+    std::string why = path + ": " + source->data_name() + " holds " + scan.describe();
     if (scan.neg_inf > 0 && may_output_neg_inf(head_kind_from_name(h.head)))
       why += " (head '" + h.head +
              "' outputs -inf off its support, so the numerical rank of the "
@@ -113,11 +122,11 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
   res.method = method_name(method);
   res.precision = method == SvdMethod::gram ? "float64" : precision;
   const auto kind = head_kind_from_name(h.head);
-  res.report =
-      numerical_rank(sigma, reader.rows(), reader.cols(), eps, theorem2_rank_bound(h.d, h.bias),
-                     theorem2_bounded(kind), resolution_rel(method, f64));
+  res.report = numerical_rank(sigma, rows, cols, eps, theorem2_rank_bound(h.d, h.bias),
+                              theorem2_bounded(kind), resolution_rel(method, f64));
   res.singular_values = std::move(sigma);
   res.timing = timing;
+  res.blas_threads = openblas_get_num_threads();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
 }

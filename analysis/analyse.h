@@ -1,10 +1,13 @@
 #pragma once
-// One log-output file in, one RankResult out: open and validate, choose the method, stream the
-// matrix, refuse non-finite entries, compute the spectrum and the rank report.
+// One log-output file in, one RankResult out: open and validate (HDF5 or .npy, matrix_source.h),
+// complete the header from the given facts (model_facts.h), choose the method, stream the matrix
+// (float32 or float64 rows, as stored), refuse non-finite entries, compute the spectrum and the
+// rank report.
 
 #include <functional>
 #include <string>
 
+#include "analysis/model_facts.h"
 #include "analysis/rank_result.h"
 #include "analysis/spectrum.h"
 
@@ -12,9 +15,11 @@ namespace sb::analysis {
 
 struct AnalyseOptions {
   std::string method = "auto";  ///< exact | gram | auto
-  std::string eps;              ///< float32 | float64 | number; empty: the file's compute_dtype
-  std::string precision;        ///< exact path: float32 | float64; empty: the file's compute_dtype
-  int64_t block_rows = 4096;    ///< gram: rows per block
+  std::string eps;        ///< float32 | float64 | number; empty: the file's compute_dtype (plain
+                          ///< files: the data's dtype)
+  std::string precision;  ///< exact path: float32 | float64; empty: as eps
+  ModelFacts facts;       ///< head, d, bias for files without them (--head, --d, --bias)
+  int64_t block_rows = 4096;                 ///< gram: rows per block
   double budget_bytes = 8.0 * (1ull << 30);  ///< auto: memory the chosen method may use
   /// Receives one progress line at a time ("gram: 40960 / 245570 rows (16.7%), 11m40s, ETA
   /// 58m10s", then the solver's start); empty: silent. A line at most every progress_seconds,
@@ -28,8 +33,9 @@ struct AnalyseOptions {
 /// when the matrix fits the budget; else gram (reported as not resolving the tolerance).
 SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& options);
 
-/// Throws std::runtime_error "<file>: ..." for invalid files and for non-finite entries (with
-/// counts and the first position; -inf from a head that outputs it makes the rank undefined).
+/// Throws std::runtime_error "<file>: ..." for invalid files, missing facts of a plain file and
+/// non-finite entries (with counts and the first position; -inf from a head that outputs it
+/// makes the rank undefined).
 RankResult analyse_file(const std::string& path, const AnalyseOptions& options);
 
 }  // namespace sb::analysis

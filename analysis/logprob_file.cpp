@@ -152,12 +152,61 @@ double LogProbWriter::finish() {
 
 // ---------------------------------------------------------------- reader
 
-LogProbReader::LogProbReader(std::string path) : path_(std::move(path)) {
+LogProbReader::LogProbReader(std::string path, Contract contract) : path_(std::move(path)) {
   file_ = h5::open_file(path_, /*write=*/false);
   const hid_t root = file_.get();
+  plain_ = contract == Contract::allow_plain && !h5::has_attribute(root, "format_version");
   log_probs_ = h5::open_dataset(root, "log_probs", path_);
-  auto targets = h5::open_dataset(root, "targets", path_);
 
+  // /log_probs: float32 or float64, rank 2.
+  h5::Handle type(H5Dget_type(log_probs_.get()), H5Tclose);
+  const bool is_float = H5Tget_class(type.get()) == H5T_FLOAT;
+  const size_t size = H5Tget_size(type.get());
+  require(is_float && (size == 4 || size == 8), path_, "dataset '/log_probs' dtype",
+          "float32 or float64", is_float ? "float" + std::to_string(8 * size) : "a non-float type");
+  float64_ = size == 8;
+  const auto d = h5::dims(log_probs_.get());
+  require(d.size() == 2, path_, "dataset '/log_probs' rank", "2 (T, M)", shape_string(d));
+  if (plain_) {
+    require(d[0] >= 1 && d[1] >= 1, path_, "dataset '/log_probs' shape", "T >= 1 and M >= 1",
+            shape_string(d));
+    header_.num_tokens = static_cast<int64_t>(d[0]);
+    header_.vocab_size = static_cast<int64_t>(d[1]);
+    header_.compute_dtype = float64_ ? "float64" : "float32";
+    return;
+  }
+  auto targets = h5::open_dataset(root, "targets", path_);
+  read_contract_attributes();
+  const std::vector<hsize_t> want = {static_cast<hsize_t>(header_.num_tokens),
+                                     static_cast<hsize_t>(header_.vocab_size)};
+  require(d == want, path_, "dataset '/log_probs' shape",
+          shape_string(want) + " from attributes num_tokens, vocab_size", shape_string(d));
+  // /targets: integer, shape (num_tokens,).
+  h5::Handle ttype(H5Dget_type(targets.get()), H5Tclose);
+  require(H5Tget_class(ttype.get()) == H5T_INTEGER, path_, "dataset '/targets' dtype", "int64",
+          "a non-integer type");
+  const auto td = h5::dims(targets.get());
+  const std::vector<hsize_t> twant = {static_cast<hsize_t>(header_.num_tokens)};
+  require(td == twant, path_, "dataset '/targets' shape", shape_string(twant), shape_string(td));
+  // Every target a column of /log_probs: ppl and every per-row use index by it.
+  const auto t = read_targets();
+  const auto bad = std::find_if(t.begin(), t.end(),
+                                [&](int64_t v) { return v < 0 || v >= header_.vocab_size; });
+  if (bad != t.end())
+    require(false, path_, "dataset '/targets' row " + std::to_string(bad - t.begin()),
+            "a value in [0, " + std::to_string(header_.vocab_size) + ")", std::to_string(*bad));
+  has_vocab_ = h5::has_dataset(root, "vocab");
+  if (has_vocab_) {
+    h5::Handle vocab = h5::open_dataset(root, "vocab", path_);
+    const auto vd = h5::dims(vocab.get());
+    const std::vector<hsize_t> vwant = {static_cast<hsize_t>(header_.vocab_size)};
+    require(vd == vwant, path_, "dataset '/vocab' shape",
+            shape_string(vwant) + " from vocab_size", shape_string(vd));
+  }
+}
+
+void LogProbReader::read_contract_attributes() {
+  const hid_t root = file_.get();
   auto& h = header_;
   const int64_t version = h5::read_int_attribute(root, "format_version", path_);
   require(version == kLogProbFormatVersion, path_, "attribute 'format_version'",
@@ -184,48 +233,6 @@ LogProbReader::LogProbReader(std::string path) : path_(std::move(path)) {
           "attribute 'compute_dtype'", "\"float32\" or \"float64\"", "\"" + h.compute_dtype + "\"");
   if (h5::has_attribute(root, "config"))
     h.config = h5::read_string_attribute(root, "config", path_);
-
-  // /log_probs: float32, rank 2, shape (num_tokens, vocab_size).
-  {
-    h5::Handle type(H5Dget_type(log_probs_.get()), H5Tclose);
-    const bool f32 = H5Tget_class(type.get()) == H5T_FLOAT && H5Tget_size(type.get()) == 4;
-    require(f32, path_, "dataset '/log_probs' dtype", "float32",
-            H5Tget_class(type.get()) == H5T_FLOAT
-                ? "float" + std::to_string(8 * H5Tget_size(type.get()))
-                : "a non-float type");
-    const auto d = h5::dims(log_probs_.get());
-    require(d.size() == 2, path_, "dataset '/log_probs' rank", "2 (T, M)", shape_string(d));
-    const std::vector<hsize_t> want = {static_cast<hsize_t>(h.num_tokens),
-                                       static_cast<hsize_t>(h.vocab_size)};
-    require(d == want, path_, "dataset '/log_probs' shape",
-            shape_string(want) + " from attributes num_tokens, vocab_size", shape_string(d));
-  }
-  // /targets: integer, shape (num_tokens,).
-  {
-    h5::Handle type(H5Dget_type(targets.get()), H5Tclose);
-    require(H5Tget_class(type.get()) == H5T_INTEGER, path_, "dataset '/targets' dtype", "int64",
-            "a non-integer type");
-    const auto d = h5::dims(targets.get());
-    const std::vector<hsize_t> want = {static_cast<hsize_t>(h.num_tokens)};
-    require(d == want, path_, "dataset '/targets' shape", shape_string(want), shape_string(d));
-  }
-  // Every target a column of /log_probs: ppl and every per-row use index by it.
-  {
-    const auto t = read_targets();
-    const auto bad =
-        std::find_if(t.begin(), t.end(), [&](int64_t v) { return v < 0 || v >= h.vocab_size; });
-    if (bad != t.end())
-      require(false, path_, "dataset '/targets' row " + std::to_string(bad - t.begin()),
-              "a value in [0, " + std::to_string(h.vocab_size) + ")", std::to_string(*bad));
-  }
-  has_vocab_ = h5::has_dataset(root, "vocab");
-  if (has_vocab_) {
-    h5::Handle vocab = h5::open_dataset(root, "vocab", path_);
-    const auto d = h5::dims(vocab.get());
-    const std::vector<hsize_t> want = {static_cast<hsize_t>(h.vocab_size)};
-    require(d == want, path_, "dataset '/vocab' shape", shape_string(want) + " from vocab_size",
-            shape_string(d));
-  }
 }
 
 std::vector<std::string> LogProbReader::read_vocab() const {
@@ -234,6 +241,14 @@ std::vector<std::string> LogProbReader::read_vocab() const {
 }
 
 void LogProbReader::read_rows(int64_t begin, int64_t count, float* out) const {
+  read_rows(begin, count, H5T_NATIVE_FLOAT, out);
+}
+
+void LogProbReader::read_rows(int64_t begin, int64_t count, double* out) const {
+  read_rows(begin, count, H5T_NATIVE_DOUBLE, out);
+}
+
+void LogProbReader::read_rows(int64_t begin, int64_t count, hid_t memory_type, void* out) const {
   if (begin < 0 || count < 0 || begin + count > rows())
     throw std::out_of_range(path_ + ": rows [" + std::to_string(begin) + ", " +
                             std::to_string(begin + count) + ") outside [0, " +
@@ -243,12 +258,14 @@ void LogProbReader::read_rows(int64_t begin, int64_t count, float* out) const {
   h5::Handle fspace(H5Dget_space(log_probs_.get()), H5Sclose);
   H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, n, nullptr);
   h5::Handle mspace(H5Screate_simple(2, n, nullptr), H5Sclose);
-  if (H5Dread(log_probs_.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), H5P_DEFAULT, out) < 0)
+  if (H5Dread(log_probs_.get(), memory_type, mspace.get(), fspace.get(), H5P_DEFAULT, out) < 0)
     throw std::runtime_error(path_ + ": reading /log_probs rows " + std::to_string(begin) + ".." +
                              std::to_string(begin + count) + " failed (truncated file?)");
 }
 
 std::vector<int64_t> LogProbReader::read_targets() const {
+  if (plain_)
+    throw std::runtime_error(path_ + ": a plain file (no format_version) has no /targets");
   auto ds = h5::open_dataset(file_.get(), "targets", path_);
   std::vector<int64_t> out(static_cast<size_t>(rows()));
   if (H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)

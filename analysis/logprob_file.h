@@ -3,13 +3,19 @@
 // (reader). Nothing else opens these datasets by name.
 //
 //   /log_probs  float32 (T, M)  row t = log P(. | context t) over the vocabulary, token order;
-//                               chunked along T, written and read in row blocks
+//                               chunked along T, written and read in row blocks (the writer
+//                               writes float32; the reader also accepts float64)
 //   /targets    int64   (T,)    the observed next token of each row
 //   attributes  format_version (int, 1), head (registry name), d (int), bias (int 0/1),
 //               vocab_size (M), num_tokens (T), dataset, split, seed (int),
 //               ppl (float64: exp of the mean NLL of /targets under /log_probs),
 //               compute_dtype ("float32" | "float64"), optional config (string)
 //   /vocab      optional, UTF-8 strings (M,): the word of each column (the trainers write it)
+//
+// A "plain" file is any HDF5 file with a 2-D float32/float64 /log_probs and no format_version
+// attribute (e.g. written by h5py from a PyTorch or JAX run): read with Contract::allow_plain,
+// only /log_probs is used and the header carries just its shape and dtype; head, d and bias come
+// from the command line (model_facts.h).
 
 #include <cstdint>
 #include <memory>
@@ -68,27 +74,41 @@ class LogProbWriter {
   bool finished_ = false;
 };
 
+/// full: the whole contract. allow_plain: a file without format_version is read as plain.
+enum class Contract { full, allow_plain };
+
 /// Opens and validates a file against the contract. Every violation throws std::runtime_error
 /// "<path>: <field>: expected ..., got ..." (missing datasets/attributes, dtype, rank, shape vs
 /// attributes, unknown head, bad compute_dtype, targets outside [0, M), a /vocab that is not M
 /// strings).
 class LogProbReader {
  public:
-  explicit LogProbReader(std::string path);
+  explicit LogProbReader(std::string path, Contract contract = Contract::full);
+  /// Plain file: only num_tokens, vocab_size and compute_dtype (= the data's dtype) are set.
   const LogProbHeader& header() const { return header_; }
   const std::string& path() const { return path_; }
+  bool plain() const { return plain_; }
   int64_t rows() const { return header_.num_tokens; }
   int64_t cols() const { return header_.vocab_size; }
-  /// Rows [begin, begin + count) into out (count x M, row-major float32).
+  /// The element type of /log_probs as stored.
+  bool float64() const { return float64_; }
+  /// Rows [begin, begin + count) into out (count x M, row-major), converted by HDF5 from the
+  /// stored dtype.
   void read_rows(int64_t begin, int64_t count, float* out) const;
+  void read_rows(int64_t begin, int64_t count, double* out) const;
+  /// Contract files only (a plain file has no /targets).
   std::vector<int64_t> read_targets() const;
   bool has_vocab() const { return has_vocab_; }
   /// The M words of /vocab, or empty when the file has none.
   std::vector<std::string> read_vocab() const;
 
  private:
+  void read_contract_attributes();
+  void read_rows(int64_t begin, int64_t count, hid_t memory_type, void* out) const;
+
   std::string path_;
   LogProbHeader header_;
+  bool plain_ = false, float64_ = false;
   h5::Handle file_, log_probs_;
   bool has_vocab_ = false;
 };

@@ -1,10 +1,12 @@
-// rank_analysis: singular values and numerical rank of log-output matrices (HDF5 contract of
-// logprob_file.h), with the Numerical Recipes threshold and Theorem 2's bound.
+// rank_analysis: singular values and numerical rank of log-output matrices (the HDF5 contract of
+// logprob_file.h, a plain HDF5 /log_probs, or a .npy array), with the Numerical Recipes
+// threshold and Theorem 2's bound. LibTorch-free: synthetic inputs come from the separate
+// synthetic_logprobs binary (trainers/).
 //
-//   rank_analysis [options] FILE.h5 [FILE2.h5 ...]
-//   rank_analysis synthetic --head softmax --T 6000 --M 2000 --d 64 --out synth.h5 [options]
+//   rank_analysis [options] FILE [FILE2 ...]
+//   rank_analysis --head softmax --d 400 --bias 1 logits.npy
 
-#include <torch/torch.h>
+#include <cblas.h>
 
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -14,7 +16,6 @@
 #include <thread>
 
 #include "analysis/analyse.h"
-#include "trainers/synthetic_logprobs.h"
 
 namespace {
 
@@ -57,11 +58,30 @@ void print_table(const std::vector<RankResult>& results) {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Singular values and numerical rank of log-output matrices (T x M, HDF5: /log_probs).\n"
+      "Singular values and numerical rank of log-output matrices (T x M, rows = tokens).\n"
       "rank = #{sigma > tol}, tol = 0.5 sqrt(M + T + 1) sigma_max eps (Numerical Recipes);\n"
       "also numpy.linalg.matrix_rank's tol = sigma_max max(M, T) eps. Verdict against Theorem 2's\n"
-      "bound d + 1 + bias (d, bias from the file's attributes)."};
-  app.set_help_all_flag("--help-all", "Help for the subcommands too");
+      "bound d + 1 + bias.\n"
+      "Inputs: HDF5 log-output files (/log_probs float32 or float64, with the attributes head, d,\n"
+      "bias, ...); HDF5 files with only a 2-D /log_probs; .npy arrays (np.save, float32 or\n"
+      "float64, C or Fortran order). For the last two, --head, --d and --bias supply what the\n"
+      "verdict needs, and eps defaults to the data's dtype."};
+  app.footer(
+      "Examples:\n"
+      "  # a trainer's dump (train_wordlm, synthetic_logprobs): everything from its attributes\n"
+      "  rank_analysis results/ptb/softmax/logprobs.h5\n"
+      "  rank_analysis --json --check --out rank.h5 logprobs.h5\n"
+      "  # a matrix saved from PyTorch/JAX: np.save('lp.npy', log_probs) with shape (T, M)\n"
+      "  # (for the paper's M x T matrix A_hat, np.save('lp.npy', A_hat.T): Fortran order, no "
+      "copy)\n"
+      "  rank_analysis --head softmax --d 400 --bias 1 lp.npy\n"
+      "  # an HDF5 file holding only /log_probs (e.g. h5py: f['log_probs'] = log_probs)\n"
+      "  rank_analysis --head softmax --d 400 --bias 1 plain.h5\n"
+      "  # a synthetic matrix through any head, without training\n"
+      "  synthetic_logprobs --head softmax --T 6000 --M 2000 --d 64 --out synth.h5\n"
+      "  rank_analysis --check synth.h5\n"
+      "Exit status: 0 done, 2 bad input (one line on stderr naming the file and the field; no\n"
+      "output file), 3 --check found a Theorem-2-bounded head above its bound.");
 
   std::vector<std::string> files;
   sb::analysis::AnalyseOptions opt;
@@ -70,79 +90,55 @@ int main(int argc, char** argv) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   double budget_gb = opt.budget_bytes / double(1ull << 30);
 
-  auto add_analysis_options = [&](CLI::App* a) {
-    a->add_option("--method", opt.method,
-                  "exact: LAPACK ?gesdd on the whole matrix; gram: float64 A^T A streamed in row "
-                  "blocks, then ?syevd (memory independent of T, resolves sigma down to ~1.5e-8 "
-                  "sigma_max); auto: gram for tall matrices when that resolves the tolerance and "
-                  "fits the budget, else exact")
-        ->check(CLI::IsMember({"exact", "gram", "auto"}))
-        ->capture_default_str();
-    a->add_option("--eps", opt.eps,
-                  "machine epsilon of the threshold: float32, float64 or a number (default: the "
-                  "file's compute_dtype)");
-    a->add_option(
-         "--precision", opt.precision,
-         "precision of the exact SVD: float32 or float64 (default: the file's compute_dtype)")
-        ->check(CLI::IsMember({"float32", "float64"}));
-    a->add_option("--block-rows", opt.block_rows, "gram: rows read per block")
-        ->capture_default_str();
-    a->add_option("--budget-gb", budget_gb, "auto: memory budget in GiB")->capture_default_str();
-    a->add_flag("--json", json, "print one JSON object per line instead of the table");
-    a->add_flag("--check", check,
-                "exit with status 3 when a head bounded by Theorem 2 exceeds its bound (a bug)");
-    a->add_flag("--quiet", quiet,
-                "no progress lines on stderr (default: one every 10 s while the matrix streams)");
-    a->add_option("--threads", threads, "BLAS / LibTorch threads (default: cores)")
-        ->capture_default_str();
-    a->add_option("--out-dir", out_dir, "write DIR/<input name>.rank.h5 for every input");
-  };
-
-  app.add_option("files", files, "log-output files (HDF5)")->check(CLI::ExistingFile);
-  add_analysis_options(&app);
+  // No CLI::ExistingFile: a missing path is bad input like any other (exit 2, one line).
+  app.add_option("files", files, "log-output files: HDF5 (.h5) or numpy (.npy)");
+  app.add_option("--method", opt.method,
+                 "exact: LAPACK ?gesdd on the whole matrix; gram: float64 A^T A streamed in row "
+                 "blocks, then ?syevd (memory independent of T, resolves sigma down to ~1.5e-8 "
+                 "sigma_max); auto: gram for tall matrices when that resolves the tolerance and "
+                 "fits the budget, else exact")
+      ->check(CLI::IsMember({"exact", "gram", "auto"}))
+      ->capture_default_str();
+  app.add_option("--eps", opt.eps,
+                 "machine epsilon of the threshold: float32, float64 or a number (default: the "
+                 "file's compute_dtype attribute, else the data's dtype)");
+  app.add_option("--precision", opt.precision,
+                 "precision of the exact SVD: float32 or float64 (default: the file's "
+                 "compute_dtype attribute, else the data's dtype)")
+      ->check(CLI::IsMember({"float32", "float64"}));
+  app.add_option("--head", opt.facts.head,
+                 "head of a file without attributes (.npy, plain HDF5): registry name, e.g. "
+                 "softmax; on a file with attributes it must agree");
+  app.add_option("--d", opt.facts.d,
+                 "d of a file without attributes: the size of the vector the decoder multiplies");
+  app.add_option("--bias", opt.facts.bias, "bias of a file without attributes: 0 or 1");
+  app.add_option("--block-rows", opt.block_rows, "gram: rows read per block")
+      ->capture_default_str();
+  app.add_option("--budget-gb", budget_gb, "auto: memory budget in GiB")->capture_default_str();
+  app.add_flag("--json", json, "print one JSON object per line instead of the table");
+  app.add_flag("--check", check,
+               "exit with status 3 when a head bounded by Theorem 2 exceeds its bound (a bug)");
+  app.add_flag("--quiet", quiet,
+               "no progress lines on stderr (default: one every 10 s while the matrix streams)");
+  app.add_option("--threads", threads, "BLAS threads (default: cores)")->capture_default_str();
+  app.add_option("--out-dir", out_dir, "write DIR/<input name>.rank.h5 for every input");
   app.add_option("--out", out,
                  "write RESULT.h5 (/singular_values + the report as attributes); "
                  "one input file only");
 
-  auto* synth = app.add_subcommand(
-      "synthetic",
-      "Draw random H (T x d), W (d x M), optional bias, pass H W + b through a head, write the "
-      "log-output file, then analyse it: Theorem 2 in seconds, without training.");
-  std::string synth_head = "softmax", synth_out;
-  sb::SyntheticOptions so;
-  bool no_bias = false, write_only = false;
-  synth->add_option("--head", synth_head, "head spec, e.g. softmax, sparse:k=20, mos:K=3")
-      ->capture_default_str();
-  synth->add_option("--T", so.tokens, "rows (tokens)")->capture_default_str();
-  synth->add_option("--M", so.vocab, "columns (vocabulary)")->capture_default_str();
-  synth->add_option("--d", so.d, "decoder input size")->capture_default_str();
-  synth->add_flag("--no-bias", no_bias, "no decoder bias (bound d + 1 instead of d + 2)");
-  synth->add_option("--seed", so.seed, "seed")->capture_default_str();
-  synth->add_option("--dtype", so.dtype, "compute dtype of the log-probabilities")
-      ->check(CLI::IsMember({"float32", "float64"}))
-      ->capture_default_str();
-  synth->add_option("--logit-scale", so.logit_scale, "std of the logits")->capture_default_str();
-  synth->add_option("--out", synth_out, "the log-output file to write")->required();
-  synth->add_flag("--write-only", write_only, "write the file, skip the analysis");
-  add_analysis_options(synth);
-
-  CLI11_PARSE(app, argc, argv);
-  torch::set_num_threads(threads);  // one setting for LibTorch and the OpenMP OpenBLAS
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help exits 0; every malformed command line exits 2 like any other bad input.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  // OpenBLAS's own setting: in the OpenMP build (our binaries' DT_RPATH, cmake/Dependencies.cmake)
+  // it sets the OpenMP thread count, in the pthread build its pool's size.
+  openblas_set_num_threads(std::max(1, threads));
   opt.budget_bytes = budget_gb * double(1ull << 30);
 
   try {
-    if (synth->parsed()) {
-      so.spec = sb::HeadSpec::parse(synth_head);
-      so.bias = !no_bias;
-      const double ppl = sb::write_synthetic_logprobs(synth_out, so);
-      if (write_only) {
-        std::printf("wrote %s (T = %lld, M = %lld, head %s, ppl %.4g)\n", synth_out.c_str(),
-                    static_cast<long long>(so.tokens), static_cast<long long>(so.vocab),
-                    so.spec.to_string().c_str(), ppl);
-        return 0;
-      }
-      files = {synth_out};
-    }
+    sb::analysis::check_model_facts(opt.facts);
     if (files.empty()) throw std::invalid_argument("no input files (see --help)");
     if (!out.empty() && files.size() != 1)
       throw std::invalid_argument("--out takes one input file; use --out-dir for " +

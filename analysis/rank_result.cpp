@@ -28,6 +28,7 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "method", res.method);
     h5::write_attribute(root, "precision", res.precision);
     h5::write_attribute(root, "seconds", res.seconds);
+    h5::write_attribute(root, "blas_threads", int64_t{res.blas_threads});
     h5::write_attribute(root, "rank", r.rank);
     h5::write_attribute(root, "tol", r.tol);
     h5::write_attribute(root, "eps", r.eps);
@@ -83,6 +84,7 @@ std::string rank_result_json(const RankResult& res) {
       {"seconds_read", res.timing.read},
       {"seconds_accumulate", res.timing.accumulate},
       {"seconds_solve", res.timing.solve},
+      {"blas_threads", res.blas_threads},
   };
   return j.dump();
 }

@@ -18,6 +18,7 @@ struct RankResult {
   std::string precision;  ///< of the SVD: "float32" | "float64"
   double seconds = 0;
   SpectrumTiming timing;  ///< read / accumulate / solve split of `seconds`
+  int blas_threads = 0;   ///< OpenBLAS's thread count during the run
   RankReport report;
   std::vector<double> singular_values;
 };

@@ -8,24 +8,38 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 namespace sb::analysis {
 
-void FiniteScan::scan(const float* rows, int64_t begin, int64_t count, int64_t cols) {
+namespace {
+
+template <class T>
+void scan_rows(FiniteScan& s, const T* rows, int64_t begin, int64_t count, int64_t cols) {
   for (int64_t i = 0; i < count * cols; ++i) {
-    const float v = rows[i];
+    const T v = rows[i];
     if (std::isfinite(v)) continue;
     if (std::isnan(v))
-      ++nan;
+      ++s.nan;
     else if (v > 0)
-      ++pos_inf;
+      ++s.pos_inf;
     else
-      ++neg_inf;
-    if (first_row < 0) {
-      first_row = begin + i / cols;
-      first_col = i % cols;
+      ++s.neg_inf;
+    if (s.first_row < 0) {
+      s.first_row = begin + i / cols;
+      s.first_col = i % cols;
     }
   }
+}
+
+}  // namespace
+
+void FiniteScan::scan(const float* rows, int64_t begin, int64_t count, int64_t cols) {
+  scan_rows(*this, rows, begin, count, cols);
+}
+
+void FiniteScan::scan(const double* rows, int64_t begin, int64_t count, int64_t cols) {
+  scan_rows(*this, rows, begin, count, cols);
 }
 
 std::string FiniteScan::describe() const {
@@ -38,13 +52,15 @@ std::string FiniteScan::describe() const {
 std::string method_name(SvdMethod m) { return m == SvdMethod::exact ? "exact" : "gram"; }
 
 double exact_bytes(int64_t rows, int64_t cols, bool float64) {
-  // The matrix as read (float32), plus its float64 copy on the float64 path: both are alive
-  // while the copy is made (singular_values_exact), so that path peaks at 12 bytes per element.
-  const double matrix_elem = float64 ? 12.0 : 4.0, work_elem = float64 ? 8.0 : 4.0;
+  // The matrix in the solver's precision (read_whole widens float32 rows block by block through
+  // a 16 MiB staging buffer, so the float32 and float64 copies of the whole matrix never coexist:
+  // 8 bytes per element on the float64 path, not 12), the staging block, and ?gesdd's workspace
+  // for jobz = 'N' (about 7 min(M, T) + max(M, T) elements).
+  const double elem = float64 ? 8.0 : 4.0, staging = float64 ? double(int64_t{16} << 20) : 0.0;
   const double mn = static_cast<double>(std::min(rows, cols));
-  // ?gesdd's workspace for jobz = 'N': about 7 min(M, T) + max(M, T) elements.
-  return matrix_elem * static_cast<double>(rows) * static_cast<double>(cols) +
-         work_elem * (8 * mn + static_cast<double>(std::max(rows, cols)));
+  return elem * (static_cast<double>(rows) * static_cast<double>(cols) + 8 * mn +
+                 static_cast<double>(std::max(rows, cols))) +
+         staging;
 }
 
 double gram_bytes(int64_t cols, int64_t block_rows) {
@@ -77,28 +93,45 @@ std::vector<double> gesdd(std::vector<T>& a, int64_t rows, int64_t cols) {
   return std::vector<double>(s.begin(), s.end());  // LAPACK returns them descending
 }
 
-}  // namespace
+// Reads the whole matrix (rows x cols, row-major) into `a` in the SVD's precision S, in blocks
+// of ~16 MiB; when the reader's type In differs, through one staging block (peak memory: `a`
+// plus a block, never the matrix twice). Counts every non-finite entry; false if there are any.
+template <class S, class In>
+bool read_whole(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows, int64_t cols,
+                std::vector<S>& a, FiniteScan* scan, const Progress& progress) {
+  constexpr bool same = std::is_same_v<S, In>;
+  const int64_t block = std::max<int64_t>(1, (int64_t{16} << 20) / (4 * cols));
+  a.resize(static_cast<size_t>(rows * cols));
+  std::vector<In> stage(same ? 0 : static_cast<size_t>(std::min(block, rows) * cols));
+  for (int64_t r = 0; r < rows; r += block) {
+    const int64_t n = std::min(block, rows - r);
+    In* dst = nullptr;
+    if constexpr (same)
+      dst = a.data() + r * cols;
+    else
+      dst = stage.data();
+    read(r, n, dst);
+    scan->scan(dst, r, n, cols);
+    if constexpr (!same)
+      std::transform(dst, dst + n * cols, a.begin() + r * cols,
+                     [](In v) { return static_cast<S>(v); });
+    if (progress && scan->clean()) progress(r + n, rows);
+  }
+  return scan->clean();
+}
 
-std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, int64_t cols,
-                                          bool float64, FiniteScan* scan, SpectrumTiming* timing,
-                                          const Progress& progress) {
+template <class In>
+std::vector<double> exact_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
+                               int64_t cols, bool float64, FiniteScan* scan, SpectrumTiming* timing,
+                               const Progress& progress) {
   SpectrumTiming local;
   if (!timing) timing = &local;
   auto start = std::chrono::steady_clock::now();
-  const int64_t block = std::max<int64_t>(1, (int64_t{16} << 20) / (4 * cols));
-  std::vector<float> a32(static_cast<size_t>(rows * cols));
-  for (int64_t r = 0; r < rows; r += block) {
-    const int64_t n = std::min(block, rows - r);
-    read(r, n, a32.data() + r * cols);
-    scan->scan(a32.data() + r * cols, r, n, cols);
-    if (progress && scan->clean()) progress(r + n, rows);
-  }
-  if (!scan->clean()) return {};
+  std::vector<float> a32;
   std::vector<double> a64;
-  if (float64) {
-    a64.assign(a32.begin(), a32.end());
-    a32 = {};
-  }
+  const bool clean = float64 ? read_whole(read, rows, cols, a64, scan, progress)
+                             : read_whole(read, rows, cols, a32, scan, progress);
+  if (!clean) return {};
   timing->read += since(start);
   start = std::chrono::steady_clock::now();
   auto s = float64 ? gesdd(a64, rows, cols) : gesdd(a32, rows, cols);
@@ -106,23 +139,30 @@ std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, i
   return s;
 }
 
-std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
-                                         int64_t block_rows, FiniteScan* scan,
-                                         SpectrumTiming* timing, EigenSolver solver,
-                                         const Progress& progress) {
+template <class In>
+std::vector<double> gram_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
+                              int64_t cols, int64_t block_rows, FiniteScan* scan,
+                              SpectrumTiming* timing, EigenSolver solver,
+                              const Progress& progress) {
   SpectrumTiming local;
   if (!timing) timing = &local;
+  constexpr bool f64_input = std::is_same_v<In, double>;
   const int64_t m = cols;
   std::vector<double> g(static_cast<size_t>(m * m), 0.0);  // upper triangle of A^T A, col-major
-  std::vector<float> block32(static_cast<size_t>(block_rows * m));
-  std::vector<double> block64(block32.size());
+  std::vector<double> block64(static_cast<size_t>(block_rows * m));
+  std::vector<In> stage(f64_input ? 0 : block64.size());  // float32 input is widened from here
   for (int64_t r = 0; r < rows; r += block_rows) {
     const int64_t n = std::min(block_rows, rows - r);
     auto start = std::chrono::steady_clock::now();
-    read(r, n, block32.data());
-    scan->scan(block32.data(), r, n, m);
+    In* dst = nullptr;
+    if constexpr (f64_input)
+      dst = block64.data();
+    else
+      dst = stage.data();
+    read(r, n, dst);
+    scan->scan(dst, r, n, m);
     if (!scan->clean()) return {};
-    std::copy(block32.begin(), block32.begin() + n * m, block64.begin());
+    if constexpr (!f64_input) std::copy(stage.begin(), stage.begin() + n * m, block64.begin());
     timing->read += since(start);
     start = std::chrono::steady_clock::now();
     // The row-major n x M block X is the column-major M x n matrix Y = X^T, and X^T X = Y Y^T.
@@ -131,7 +171,7 @@ std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, in
     timing->accumulate += since(start);
     if (progress) progress(r + n, rows);
   }
-  block32 = {};
+  stage = {};
   block64 = {};
   std::vector<double> w(static_cast<size_t>(m));
   const auto start = std::chrono::steady_clock::now();
@@ -153,6 +193,34 @@ std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, in
   // Only min(T, M) singular values exist; the rest of G's spectrum is round-off around zero.
   s.resize(static_cast<size_t>(std::min(rows, cols)));
   return s;
+}
+
+}  // namespace
+
+std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, int64_t cols,
+                                          bool float64, FiniteScan* scan, SpectrumTiming* timing,
+                                          const Progress& progress) {
+  return exact_impl(read, rows, cols, float64, scan, timing, progress);
+}
+
+std::vector<double> singular_values_exact(const RowReader64& read, int64_t rows, int64_t cols,
+                                          bool float64, FiniteScan* scan, SpectrumTiming* timing,
+                                          const Progress& progress) {
+  return exact_impl(read, rows, cols, float64, scan, timing, progress);
+}
+
+std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
+                                         int64_t block_rows, FiniteScan* scan,
+                                         SpectrumTiming* timing, EigenSolver solver,
+                                         const Progress& progress) {
+  return gram_impl(read, rows, cols, block_rows, scan, timing, solver, progress);
+}
+
+std::vector<double> singular_values_gram(const RowReader64& read, int64_t rows, int64_t cols,
+                                         int64_t block_rows, FiniteScan* scan,
+                                         SpectrumTiming* timing, EigenSolver solver,
+                                         const Progress& progress) {
+  return gram_impl(read, rows, cols, block_rows, scan, timing, solver, progress);
 }
 
 }  // namespace sb::analysis

@@ -15,6 +15,8 @@ namespace sb::analysis {
 
 /// Fills out (count x M, row-major) with rows [begin, begin + count).
 using RowReader = std::function<void(int64_t begin, int64_t count, float* out)>;
+/// The same for float64 data (a float64 /log_probs or .npy), read without rounding to float32.
+using RowReader64 = std::function<void(int64_t begin, int64_t count, double* out)>;
 
 /// Counts of non-finite entries met while reading, and where the first one was.
 struct FiniteScan {
@@ -22,6 +24,7 @@ struct FiniteScan {
   int64_t first_row = -1, first_col = -1;
   bool clean() const { return nan + pos_inf + neg_inf == 0; }
   void scan(const float* rows, int64_t begin, int64_t count, int64_t cols);
+  void scan(const double* rows, int64_t begin, int64_t count, int64_t cols);
   std::string describe() const;  // "12 NaN, 0 +inf, 3 -inf entries; the first at row 5, column 7"
 };
 
@@ -44,6 +47,11 @@ std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, i
                                           bool float64, FiniteScan* scan,
                                           SpectrumTiming* timing = nullptr,
                                           const Progress& progress = {});
+/// float64 rows: stored as read for a float64 SVD, rounded to float32 for a float32 one.
+std::vector<double> singular_values_exact(const RowReader64& read, int64_t rows, int64_t cols,
+                                          bool float64, FiniteScan* scan,
+                                          SpectrumTiming* timing = nullptr,
+                                          const Progress& progress = {});
 
 /// Symmetric eigensolver of the gram path (eigenvalues only). dsyevd reduces G to tridiagonal
 /// form half in BLAS-2 (memory bound); dsyevd_2stage goes through a band matrix in BLAS-3.
@@ -53,6 +61,12 @@ enum class EigenSolver { automatic, dsyevd, dsyevd_2stage };
 
 /// Descending singular values through the float64 Gram matrix, reading `block_rows` at a time.
 std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
+                                         int64_t block_rows, FiniteScan* scan,
+                                         SpectrumTiming* timing = nullptr,
+                                         EigenSolver solver = EigenSolver::automatic,
+                                         const Progress& progress = {});
+/// float64 rows go into the float64 accumulation as read.
+std::vector<double> singular_values_gram(const RowReader64& read, int64_t rows, int64_t cols,
                                          int64_t block_rows, FiniteScan* scan,
                                          SpectrumTiming* timing = nullptr,
                                          EigenSolver solver = EigenSolver::automatic,

@@ -13,9 +13,12 @@ set -euo pipefail
 build=${1:-build}
 work=${2:-${TMPDIR:-/tmp}/sb_bench_rank}
 bin="$build/analysis/rank_analysis"
+synth="$build/trainers/synthetic_logprobs"
 py=/usr/bin/python3
 here=$(cd "$(dirname "$0")" && pwd)
-[ -x "$bin" ] || { echo "bench_rank.sh: $bin not built (run make build)" >&2; exit 1; }
+for b in "$bin" "$synth"; do
+  [ -x "$b" ] || { echo "bench_rank.sh: $b not built (run make build)" >&2; exit 1; }
+done
 mkdir -p "$work"
 # SB_BENCH_T/M/D shrink the problem for a quick check of the script itself.
 T=${SB_BENCH_T:-82430}
@@ -41,7 +44,7 @@ PY
 
 if [ ! -f "$file" ]; then
   echo "bench_rank: writing $file ..." >&2
-  "$bin" synthetic --head softmax --T "$T" --M "$M" --d "$D" --seed 0 --write-only --out "$file" >&2
+  "$synth" --head softmax --T "$T" --M "$M" --d "$D" --seed 0 --out "$file" >&2
 fi
 
 echo "bench_rank: gram ..." >&2

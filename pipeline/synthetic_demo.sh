@@ -7,8 +7,11 @@ set -euo pipefail
 build=${1:-build}
 out=${2:-results/synthetic}
 bin="$build/analysis/rank_analysis"
+synth="$build/trainers/synthetic_logprobs"
 T=${SB_SYNTH_T:-6000} M=${SB_SYNTH_M:-2000} D=${SB_SYNTH_D:-64}
-[ -x "$bin" ] || { echo "synthetic_demo.sh: $bin not built (run make build)" >&2; exit 1; }
+for b in "$bin" "$synth"; do
+  [ -x "$b" ] || { echo "synthetic_demo.sh: $b not built (run make build)" >&2; exit 1; }
+done
 mkdir -p "$out"
 heads=(softmax sigsoftmax sigmoid relu mos:K=3 moss:K=3 taylor spherical softmax_abs)
 rows=()
@@ -16,8 +19,8 @@ for i in "${!heads[@]}"; do
   h=${heads[$i]}
   name=${h%%:*}
   echo "[$((i + 1))/${#heads[@]}] $h: T = $T, M = $M, d = $D, bias" >&2
-  json=$("$bin" synthetic --head "$h" --T "$T" --M "$M" --d "$D" --seed 0 --check --json \
-           --out "$out/$name.h5" --out-dir "$out")
+  "$synth" --head "$h" --T "$T" --M "$M" --d "$D" --seed 0 --out "$out/$name.h5" >&2
+  json=$("$bin" --check --json --out-dir "$out" "$out/$name.h5")
   rows+=("$json")
 done
 tmp=$(mktemp "$out/summary.md.XXXXXX")

@@ -44,7 +44,7 @@ def write(name, log_probs=lp, tg=targets, **over):
 write("valid.h5", ppl=float(np.exp(-lp[np.arange(T), targets].astype(np.float64).mean())))
 write("missing_log_probs.h5", log_probs=None)
 write("missing_targets.h5", tg=None)
-write("wrong_dtype.h5", log_probs=lp.astype(np.float64))
+write("wrong_dtype.h5", log_probs=lp.astype(np.float16))  # float32 and float64 are valid
 write("wrong_rank.h5", log_probs=lp.reshape(T, M, 1))
 write("missing_attribute.h5", d=None)
 write("inconsistent_shape.h5", vocab_size=M + 1)

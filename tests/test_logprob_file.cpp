@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -152,8 +153,9 @@ TEST_CASE("log-output file: h5py-written files are read, and each contract viola
   CHECK_THROWS_WITH(open("missing_log_probs.h5"),
                     Catch::Contains("dataset 'log_probs' is missing"));
   CHECK_THROWS_WITH(open("missing_targets.h5"), Catch::Contains("dataset 'targets' is missing"));
-  CHECK_THROWS_WITH(open("wrong_dtype.h5"),
-                    Catch::Contains("'/log_probs' dtype: expected float32, got float64"));
+  CHECK_THROWS_WITH(
+      open("wrong_dtype.h5"),
+      Catch::Contains("'/log_probs' dtype: expected float32 or float64, got float16"));
   CHECK_THROWS_WITH(open("wrong_rank.h5"),
                     Catch::Contains("rank: expected 2 (T, M), got (60, 25, 1)"));
   CHECK_THROWS_WITH(open("missing_attribute.h5"), Catch::Contains("attribute 'd' is missing"));
@@ -177,5 +179,46 @@ TEST_CASE("log-output file: h5py-written files are read, and each contract viola
       Catch::Contains("dataset '/vocab' shape: expected (25,) from vocab_size, got (24,)"));
   CHECK_THROWS_WITH(open("truncated.h5"), Catch::Contains("truncated or corrupt"));
   CHECK_THROWS_WITH(open("no_such_file.h5"), Catch::Contains("no_such_file.h5: no such file"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "log-output file: float64 /log_probs is read as stored, and a file without format_version is "
+    "plain only when allowed") {
+  const auto dir = temp_dir("plain");
+  const std::string cmd = "/usr/bin/python3 " SB_SOURCE_DIR "/tests/make_matrix_files.py " +
+                          dir.string() + " > /dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  // contract_f64.h5 and plain_f32.h5 hold the same matrix, float64 and rounded to float32 by
+  // numpy; HDF5's conversion on read rounds the same way (to nearest), so the floats are equal.
+  const LogProbReader f64((dir / "contract_f64.h5").string());
+  const LogProbReader f32((dir / "plain_f32.h5").string(), sb::analysis::Contract::allow_plain);
+  CHECK(f64.float64());
+  CHECK_FALSE(f64.plain());
+  CHECK(f64.header().compute_dtype == "float64");
+  CHECK_FALSE(f32.float64());
+  CHECK(f32.plain());
+  CHECK(f32.rows() == 60);
+  CHECK(f32.cols() == 25);
+  CHECK(f32.header().compute_dtype == "float32");
+  std::vector<double> d64(60 * 25), widened(60 * 25);
+  std::vector<float> from64(60 * 25), stored32(60 * 25);
+  f64.read_rows(0, 60, d64.data());
+  f64.read_rows(0, 60, from64.data());
+  f32.read_rows(0, 60, stored32.data());
+  f32.read_rows(0, 60, widened.data());
+  CHECK(from64 == stored32);
+  for (size_t i = 0; i < d64.size(); ++i) {
+    CHECK(static_cast<float>(d64[i]) == stored32[i]);
+    CHECK(widened[i] == static_cast<double>(stored32[i]));
+  }
+  // float64 data differs from its float32 rounding: the double read is not a widened float.
+  CHECK(std::count_if(d64.begin(), d64.end(), [](double v) {
+          return v != static_cast<double>(static_cast<float>(v));
+        }) > 1000);
+  // The full contract refuses a plain file; a plain one has no /targets.
+  CHECK_THROWS_WITH(LogProbReader((dir / "plain_f32.h5").string()),
+                    Catch::Contains("plain_f32.h5: dataset 'targets' is missing"));
+  CHECK_THROWS_WITH(f32.read_targets(), Catch::Contains("a plain file (no format_version)"));
   fs::remove_all(dir);
 }

@@ -1,5 +1,6 @@
 // Rank analysis: Theorem 2 on synthetic files, gram vs exact on prescribed spectra, numpy as an
-// independent reference, bad input, and the binary's exit codes and outputs.
+// independent reference, bad input, the binary's exit codes and outputs, and that it needs no
+// LibTorch (synthetic files come from the separate synthetic_logprobs binary).
 
 #include <lapacke.h>
 #include <unistd.h>
@@ -215,8 +216,11 @@ TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and n
     CHECK(err.find(std::string("rank_analysis: ") + (dir / name).string()) != std::string::npos);
     CHECK_FALSE(fs::exists(result));
   }
-  run(bin + " " + (dir / "absent.h5").string() + " 2>&1", &status);
-  CHECK(status != 0);
+  // A missing path is bad input like the others (CLI11's ExistingFile check used to exit 105).
+  const auto absent = (dir / "absent.h5").string();
+  CHECK(run(bin + " --quiet " + absent + " 2>&1", &status) ==
+        "rank_analysis: " + absent + ": no such file\n");
+  CHECK(status == 2);
   const auto eps_err = run(bin + " --eps 1e-7x " + (dir / "valid.h5").string() + " 2>&1", &status);
   CHECK(status == 2);
   CHECK(eps_err.find("--eps: expected float32, float64 or a positive number, got '1e-7x'") !=
@@ -296,5 +300,55 @@ TEST_CASE("rank analysis: progress lines count the rows read and then announce t
   CHECK(err.find("rank_analysis: " + file + ": ") != std::string::npos);
   CHECK(run(bin + " --json --quiet " + file + " 2>&1 >/dev/null", &status).empty());
   CHECK(status == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank_analysis binary: loads no LibTorch, while synthetic_logprobs does (ldd)") {
+  // ldd lists every shared library the dynamic loader maps at start-up, dependencies of
+  // dependencies included. The same check on synthetic_logprobs, which links LibTorch, shows
+  // that it detects the libraries when they are there.
+  auto torch_libs = [](const std::string& binary) {
+    int status = 0;
+    const auto out = run("ldd " + binary + " 2>&1", &status);
+    REQUIRE(status == 0);
+    REQUIRE(out.find("libc.so") != std::string::npos);  // ldd really listed the libraries
+    std::vector<std::string> found;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("libtorch") != std::string::npos || line.find("libc10") != std::string::npos)
+        found.push_back(line);
+    return found;
+  };
+  const auto analysis = torch_libs(SB_RANK_ANALYSIS);
+  INFO("rank_analysis loads: " << (analysis.empty() ? "" : analysis.front()));
+  CHECK(analysis.empty());
+  CHECK_FALSE(torch_libs(SB_SYNTHETIC_LOGPROBS).empty());
+}
+
+TEST_CASE("synthetic_logprobs binary: a softmax file has rank d + 2 under rank_analysis --check") {
+  const auto dir = temp_dir("synthetic_bin");
+  const auto file = (dir / "softmax.h5").string();
+  int status = 0;
+  const auto wrote =
+      run(std::string(SB_SYNTHETIC_LOGPROBS) +
+              " --head softmax --T 900 --M 300 --d 16 --seed 3 --threads 1 --out " + file,
+          &status);
+  REQUIRE(status == 0);
+  CHECK(wrote.rfind("wrote " + file + " (T = 900, M = 300, d = 16, bias 1, head softmax", 0) == 0);
+  const auto j = nlohmann::json::parse(
+      run(std::string(SB_RANK_ANALYSIS) + " --quiet --json --check " + file, &status));
+  CHECK(status == 0);
+  CHECK(j["rank"] == 16 + 2);
+  CHECK(j["bound"] == 16 + 2);
+  CHECK(j["T"] == 900);
+  CHECK(j["dataset"] == "synthetic");
+  // Bad options exit 2 with one line, and leave no file.
+  const auto bad = (dir / "bad.h5").string();
+  const auto err =
+      run(std::string(SB_SYNTHETIC_LOGPROBS) + " --head softmaxx --out " + bad + " 2>&1", &status);
+  CHECK(status == 2);
+  CHECK(err.rfind("synthetic_logprobs: ", 0) == 0);
+  CHECK(err.find("unknown head 'softmaxx'") != std::string::npos);
+  CHECK_FALSE(fs::exists(bad));
   fs::remove_all(dir);
 }

@@ -1,0 +1,83 @@
+#include "analysis/matrix_source.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "analysis/npy_file.h"
+
+namespace sb::analysis {
+namespace {
+
+class Hdf5Source final : public MatrixSource {
+ public:
+  explicit Hdf5Source(const std::string& path) : reader_(path, Contract::allow_plain) {}
+  const std::string& path() const override { return reader_.path(); }
+  int64_t rows() const override { return reader_.rows(); }
+  int64_t cols() const override { return reader_.cols(); }
+  bool float64() const override { return reader_.float64(); }
+  const LogProbHeader* header() const override {
+    return reader_.plain() ? nullptr : &reader_.header();
+  }
+  std::string data_name() const override { return "/log_probs"; }
+  std::string plain_kind() const override { return "an HDF5 file without format_version"; }
+  void read_rows(int64_t begin, int64_t count, float* out) const override {
+    reader_.read_rows(begin, count, out);
+  }
+  void read_rows(int64_t begin, int64_t count, double* out) const override {
+    reader_.read_rows(begin, count, out);
+  }
+
+ private:
+  LogProbReader reader_;
+};
+
+class NpySource final : public MatrixSource {
+ public:
+  explicit NpySource(const std::string& path) : matrix_(path) {}
+  const std::string& path() const override { return matrix_.path(); }
+  int64_t rows() const override { return matrix_.rows(); }
+  int64_t cols() const override { return matrix_.cols(); }
+  bool float64() const override { return matrix_.float64(); }
+  const LogProbHeader* header() const override { return nullptr; }
+  std::string data_name() const override { return "the array"; }
+  std::string plain_kind() const override { return "a .npy file"; }
+  void read_rows(int64_t begin, int64_t count, float* out) const override {
+    matrix_.read_rows(begin, count, out);
+  }
+  void read_rows(int64_t begin, int64_t count, double* out) const override {
+    matrix_.read_rows(begin, count, out);
+  }
+
+ private:
+  NpyMatrix matrix_;
+};
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+std::unique_ptr<MatrixSource> open_matrix(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0)
+    throw std::runtime_error(
+        path + ": " + (errno == ENOENT ? std::string("no such file") : std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) throw std::runtime_error(path + ": not a regular file");
+  std::string first(8, '\0');
+  std::ifstream in(path, std::ios::binary);
+  in.read(first.data(), static_cast<std::streamsize>(first.size()));
+  first.resize(static_cast<size_t>(in.gcount()));
+  if (has_npy_magic(first) || ends_with(path, ".npy")) return std::make_unique<NpySource>(path);
+  if (first.rfind("PK\x03\x04", 0) == 0)  // what np.savez and torch.save write
+    throw std::runtime_error(path +
+                             ": format: expected an HDF5 or .npy file, got a zip archive (np.savez "
+                             "or torch.save?): save the matrix with np.save(path, array)");
+  return std::make_unique<Hdf5Source>(path);
+}
+
+}  // namespace sb::analysis

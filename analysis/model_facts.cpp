@@ -1,0 +1,79 @@
+#include "analysis/model_facts.h"
+
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "common/head_spec.h"
+
+namespace sb::analysis {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
+  return s;
+}
+
+// A given fact against the file's attribute: equal, or a one-line error naming both.
+void agree(const std::string& path, const std::string& name, const std::string& in_file,
+           const std::string& given) {
+  if (in_file != given)
+    throw std::runtime_error(path + ": attribute '" + name + "' is " + in_file + ", but --" + name +
+                             " gives " + given +
+                             " (--head, --d, --bias only fill in what a file lacks)");
+}
+
+}  // namespace
+
+void check_model_facts(const ModelFacts& given) {
+  if (!given.head.empty()) {
+    try {
+      head_kind_from_name(given.head);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--head: ") + e.what());
+    }
+  }
+  if (given.d < 0)
+    throw std::invalid_argument("--d: expected >= 1, got " + std::to_string(given.d));
+  if (given.bias < -1 || given.bias > 1)
+    throw std::invalid_argument("--bias: expected 0 or 1, got " + std::to_string(given.bias));
+}
+
+LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given) {
+  check_model_facts(given);
+  const std::string& path = source.path();
+  if (const LogProbHeader* file = source.header()) {
+    if (!given.head.empty()) agree(path, "head", file->head, given.head);
+    if (given.d > 0) agree(path, "d", std::to_string(file->d), std::to_string(given.d));
+    if (given.bias >= 0) agree(path, "bias", file->bias ? "1" : "0", std::to_string(given.bias));
+    return *file;
+  }
+  std::vector<std::string> missing, options;
+  if (given.head.empty()) {
+    missing.push_back("head");
+    options.push_back("--head NAME (e.g. softmax)");
+  }
+  if (given.d == 0) {
+    missing.push_back("d");
+    options.push_back("--d N (the size of the vector the decoder multiplies)");
+  }
+  if (given.bias < 0) {
+    missing.push_back("bias");
+    options.push_back("--bias 0|1 (decoder bias)");
+  }
+  if (!missing.empty())
+    throw std::runtime_error(path + ": missing " + join(missing) + " (" + source.plain_kind() +
+                             " carries no attributes): pass " + join(options));
+  LogProbHeader h;
+  h.head = given.head;
+  h.d = given.d;
+  h.bias = given.bias == 1;
+  h.vocab_size = source.cols();
+  h.num_tokens = source.rows();
+  h.compute_dtype = source.float64() ? "float64" : "float32";
+  h.ppl = std::numeric_limits<double>::quiet_NaN();
+  return h;
+}
+
+}  // namespace sb::analysis

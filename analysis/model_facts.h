@@ -1,0 +1,32 @@
+#pragma once
+// The facts the verdict needs that only a contract file carries (head, d, bias), given on the
+// command line (--head, --d, --bias) for a file without them: a .npy file or a plain HDF5 file.
+// For a contract file the options must agree with its attributes: they fill gaps, they never
+// overrule what the producer recorded.
+
+#include <cstdint>
+#include <string>
+
+#include "analysis/logprob_file.h"
+#include "analysis/matrix_source.h"
+
+namespace sb::analysis {
+
+struct ModelFacts {
+  std::string head;  ///< registry name (head_spec.h); empty: not given
+  int64_t d = 0;     ///< size of the vector the decoder multiplies; 0: not given
+  int bias = -1;     ///< decoder bias 0 or 1; -1: not given
+};
+
+/// Throws std::invalid_argument "--head: ...", "--d: ...", "--bias: ..." for a given fact out of
+/// range (unknown head name, with the valid ones; d < 1; bias other than 0 or 1).
+void check_model_facts(const ModelFacts& given);
+
+/// The header the analysis reports for `source`: the file's own, each given fact checked against
+/// its attribute; or, for a plain matrix, one built from the given facts and the data (T, M,
+/// compute_dtype = the data's dtype, which sets the default eps; ppl NaN; dataset, split empty).
+/// A plain matrix without some of head, d, bias throws one std::runtime_error line naming the
+/// file, each missing fact and the option that supplies it.
+LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given);
+
+}  // namespace sb::analysis
