@@ -54,6 +54,14 @@ std::vector<hsize_t> dims(hid_t dataset);
 /// Writes a whole 1-D float64 dataset.
 void write_vector(hid_t file, const std::string& name, const std::vector<double>& values);
 
+/// Creates group `name` (its parent must exist).
+Handle create_group(hid_t file, const std::string& name);
+/// Writes a whole N-D dataset, row-major (dims[0] varies slowest): float32 or int64 values.
+void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>& dims,
+                 const float* values);
+void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>& dims,
+                 const int64_t* values);
+
 /// "path.tmp.<pid>": where outputs are written before the atomic rename into `path`.
 std::string temporary_path(const std::string& path);
 /// rename(2) tmp -> path, throwing with both names on failure.
