@@ -9,7 +9,7 @@
 // step as in trainer.cpp (trainers/lm/train_step.h): zero_grad, forward, head loss + AR (2) +
 // TAR (1), backward, clip 0.25, SGD (lr 20, weight decay 1.2e-6). Batch 20, BPTT 35 fixed, the
 // state carried across batches. That wordlm_reference.py computes the same losses from the same
-// weights is tested by tests/test_reference_parity.py (ctest -R wordlm).
+// weights is tested by tests/test_reference_parity.py (ctest -R "PyTorch reference").
 // Evaluation: eval mode, no grad, forward + head loss on the validation split (batch 20).
 // Prints one JSON line per mode: {"impl":"cpp","head":...,"mode":...,"tokens_per_s":...,...}.
 
