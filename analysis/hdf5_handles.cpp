@@ -205,6 +205,34 @@ std::vector<std::string> read_strings(hid_t file, const std::string& name,
   return out;
 }
 
+Handle create_group(hid_t file, const std::string& name) {
+  Handle group(H5Gcreate2(file, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  if (!group.valid()) throw std::runtime_error("cannot create group '" + name + "'");
+  return group;
+}
+
+namespace {
+void write_typed(hid_t file, const std::string& name, const std::vector<hsize_t>& dims,
+                 hid_t file_type, hid_t memory_type, const void* values) {
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle ds(
+      H5Dcreate2(file, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
+  if (!ds.valid() || H5Dwrite(ds.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
+    throw std::runtime_error("cannot write dataset '" + name + "'");
+}
+}  // namespace
+
+void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>& dims,
+                 const float* values) {
+  write_typed(file, name, dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, values);
+}
+
+void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>& dims,
+                 const int64_t* values) {
+  write_typed(file, name, dims, H5T_STD_I64LE, H5T_NATIVE_INT64, values);
+}
+
 std::string temporary_path(const std::string& path) {
   return path + ".tmp." + std::to_string(getpid());
 }

@@ -58,6 +58,13 @@ void write_vector(hid_t file, const std::string& name, const std::vector<double>
 void write_strings(hid_t file, const std::string& name, const std::vector<std::string>& values);
 /// Reads a whole 1-D string dataset (variable or fixed length); errors name `path` and the field.
 std::vector<std::string> read_strings(hid_t file, const std::string& name, const std::string& path);
+/// Creates group `name` (its parent must exist).
+Handle create_group(hid_t file, const std::string& name);
+/// Writes a whole N-D dataset, row-major (dims[0] varies slowest): float32 or int64 values.
+void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>& dims,
+                 const float* values);
+void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>& dims,
+                 const int64_t* values);
 
 /// "path.tmp.<pid>": where outputs are written before the atomic rename into `path`.
 std::string temporary_path(const std::string& path);

@@ -14,7 +14,8 @@
 # buffer to the kernel and page-faults it back in on the next step (what the trainer did before);
 # python-debian-blas = the reference on the system's default BLAS (training only).
 # Environment: SB_BENCH_THREADS (2), SB_BENCH_ROUNDS (3), SB_BENCH_BATCHES (60 timed per mode),
-# SB_BENCH_WARMUP (10), SB_BENCH_EXPERTS (MoS K, 3 as trainers/configs/ptb_cpu_mos.toml),
+# SB_BENCH_WARMUP (10), SB_BENCH_EXPERTS (MoS K, 2: trainers/configs/ptb_cpu.toml trains mos:K=2
+# and moss:K=2; bench/wordlm_bench_model.h's kExperts),
 # SB_BENCH_GLIBC_HEAP (1: include the cpp-glibc-heap runs; 0: skip),
 # SB_BENCH_DEBIAN_BLAS (1: include the python-debian-blas run; 0: skip).
 set -euo pipefail
@@ -27,7 +28,7 @@ threads=${SB_BENCH_THREADS:-2}
 rounds=${SB_BENCH_ROUNDS:-3}
 batches=${SB_BENCH_BATCHES:-60}
 warmup=${SB_BENCH_WARMUP:-10}
-experts=${SB_BENCH_EXPERTS:-3}
+experts=${SB_BENCH_EXPERTS:-2}
 glibc_heap=${SB_BENCH_GLIBC_HEAP:-1}
 debian_blas=${SB_BENCH_DEBIAN_BLAS:-1}
 omp_dir=/usr/lib/x86_64-linux-gnu/openblas-openmp
@@ -208,6 +209,10 @@ for r, pos, label, d in rows:
           f"{cell(e, 'tokens_per_s', '.0f')} | {cell(t, 'mean_loss', '.4f')} | "
           f"{cell(e, 'mean_loss', '.4f')} |")
 print()
-print("(Same seed and initialisation order on both sides: equal losses show that the two compute "
-      "the same model.)")
+print("The losses above are not the check that both sides compute the same model: that is "
+      "`ctest -R 'PyTorch reference'` (tests/test_reference_parity.py), which starts both "
+      "from the same weights on the same tokens and compares every step (float64 within 1e-10). "
+      "Here each side starts from its own (equal) initialisation and masks, but float32 rounding "
+      "differences of ~1e-7 grow about 2x per step at lr 20, so the mean losses over the timed "
+      "steps can differ (most for MoS) although the models agree.")
 PY

@@ -1,15 +1,15 @@
 // Training and evaluation speed of our word-level LM (issue 3/4), paired with the PyTorch
 // reference bench/wordlm_reference.py: the same model, data, settings and output, so that
 // bench/bench_train_speed.sh can time both in one run and report ratios.
-//   build/bench/bench_wordlm --head softmax|sigsoftmax|mos [--mode train|eval|both]
-//                            [--batches 60] [--warmup 10] [--threads 2] [--experts 3]
+//   build/bench/bench_wordlm --head softmax|sigsoftmax|mos|moss [--mode train|eval|both]
+//                            [--batches 60] [--warmup 10] [--threads 2] [--experts 2]
 //                            [--glibc-default-heap]
 // Start-up as train_wordlm: keep_freed_memory() (trainers/lm/process_setup.h), then the threads.
-// Model: AWD-LSTM (trainers/lm/awd_lstm.h), PTB (M = 10000), tied 200-dim embedding / decoder
-// with bias, 2 LSTM layers of 200 units; locked dropout 0.2 on the word vectors, between the layers
-// and on the output (and on MoS contexts), no embedding dropout, no weight drop. Training step as
-// in trainer.cpp: zero_grad, forward, head loss + AR (2) + TAR (1), backward, clip 0.25, SGD
-// (lr 20, weight decay 1.2e-6). Batch 20, BPTT 35 fixed, the state carried across batches.
+// Model and settings: bench/wordlm_bench_model.h, on PTB (M = 10000), locked dropout 0.2. Training
+// step as in trainer.cpp (trainers/lm/train_step.h): zero_grad, forward, head loss + AR (2) +
+// TAR (1), backward, clip 0.25, SGD (lr 20, weight decay 1.2e-6). Batch 20, BPTT 35 fixed, the
+// state carried across batches. That wordlm_reference.py computes the same losses from the same
+// weights is tested by tests/test_reference_parity.py (ctest -R "PyTorch reference").
 // Evaluation: eval mode, no grad, forward + head loss on the validation split (batch 20).
 // Prints one JSON line per mode: {"impl":"cpp","head":...,"mode":...,"tokens_per_s":...,...}.
 
@@ -23,22 +23,18 @@
 #include <string>
 #include <vector>
 
+#include "bench/wordlm_bench_model.h"
 #include "datasets/batchify.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
-#include "trainers/lm/ar_tar.h"
-#include "trainers/lm/awd_lstm.h"
-#include "trainers/lm/nt_asgd.h"
 #include "trainers/lm/process_setup.h"
+#include "trainers/lm/train_step.h"
 
 namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-// The settings shared with wordlm_reference.py (keep the two in step).
-constexpr int64_t kEmsize = 200, kNhid = 200, kLayers = 2;
-constexpr double kDropout = 0.2, kLr = 20, kWdecay = 1.2e-6, kClip = 0.25;
-constexpr double kAlpha = 2, kBeta = 1;
+using namespace sb::bench;  // the settings shared with wordlm_reference.py
 
 double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
@@ -55,7 +51,7 @@ std::string loaded_blas() {
 
 struct Settings {
   std::string head = "softmax", mode = "both", data;
-  int64_t batches = 60, warmup = 10, experts = 3, batch_size = 20, bptt = 35;
+  int64_t batches = 60, warmup = 10, experts = kExperts, batch_size = kBatch, bptt = kBptt;
   int threads = 2;
   bool glibc_default_heap = false;
 };
@@ -64,22 +60,6 @@ struct Settings {
 struct Split {
   double forward = 0, backward = 0, optimizer = 0, loss = 0;
 };
-
-sb::lm::AwdLstm make_model(const Settings& s, int64_t vocab_size) {
-  const auto spec =
-      sb::HeadSpec::parse(s.head == "mos" ? "mos:K=" + std::to_string(s.experts) : s.head);
-  return sb::lm::AwdLstm(sb::lm::AwdLstmOptions(vocab_size, spec)
-                             .emsize(kEmsize)
-                             .nhid(kNhid)
-                             .nhidlast(kEmsize)
-                             .nlayers(kLayers)
-                             .dropout(kDropout)
-                             .dropouth(kDropout)
-                             .dropouti(kDropout)
-                             .dropoute(0)
-                             .wdrop(0)
-                             .dropoutl(kDropout));
-}
 
 // Runs warmup + batches training steps from row 0 of data (rows, B); returns the timed seconds.
 double train(sb::lm::AwdLstm& model, const torch::Tensor& data, const Settings& s, Split& split) {
@@ -94,19 +74,14 @@ double train(sb::lm::AwdLstm& model, const torch::Tensor& data, const Settings& 
     row += s.bptt;
     const bool timed = b >= s.warmup;
     const auto start = clock_type::now();
-    state = sb::lm::detach_state(state);
     model->zero_grad();
-    auto out = model->forward(x, state);
-    const auto raw_loss = model->loss(out.output, y.reshape({-1}));
-    const auto loss = raw_loss + sb::lm::activation_regularisation(out.output, kAlpha) +
-                      sb::lm::temporal_activation_regularisation(out.raw_last, kBeta);
-    const double value = raw_loss.item<double>();  // the trainer reads it every batch too
+    auto step = sb::lm::segment_loss(model, x, y, state, kAlpha, kBeta);
+    const double value = step.raw_loss.item<double>();  // the trainer reads it every batch too
     const auto after_forward = clock_type::now();
-    loss.backward();
+    step.loss.backward();
     const auto after_backward = clock_type::now();
-    torch::nn::utils::clip_grad_norm_(params, kClip);
-    sb::lm::sgd_step(params, kLr, kWdecay);
-    state = std::move(out.state);
+    sb::lm::clipped_sgd_step(params, kClip, kLr, kWdecay);
+    state = std::move(step.state);
     if (timed) {
       const auto end = clock_type::now();
       split.forward += std::chrono::duration<double>(after_forward - start).count();
@@ -157,7 +132,7 @@ void report(const Settings& s, const std::string& mode, double seconds, const Sp
                                {"optimizer_ms", split.optimizer * per_batch_ms},
                                {"mean_loss", split.loss / static_cast<double>(s.batches)},
                                {"threads", torch::get_num_threads()},
-                               {"experts", s.head == "mos" ? s.experts : 0},
+                               {"experts", is_mixture(s.head) ? s.experts : 0},
                                {"blas", loaded_blas()}};
   std::printf("%s\n", line.dump().c_str());
   std::fflush(stdout);
@@ -171,13 +146,13 @@ int main(int argc, char** argv) {
       "bench/wordlm_reference.py (bench/bench_train_speed.sh runs both)."};
   Settings s;
   app.add_option("--head", s.head, "output head")
-      ->check(CLI::IsMember({"softmax", "sigsoftmax", "mos"}));
+      ->check(CLI::IsMember({"softmax", "sigsoftmax", "mos", "moss"}));
   app.add_option("--mode", s.mode, "what to time")->check(CLI::IsMember({"train", "eval", "both"}));
   app.add_option("--batches", s.batches, "timed batches per mode")->check(CLI::PositiveNumber);
   app.add_option("--warmup", s.warmup, "untimed batches before them")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", s.threads, "torch threads")->check(CLI::PositiveNumber);
-  app.add_option("--experts", s.experts, "K of the mos head")->check(CLI::PositiveNumber);
+  app.add_option("--experts", s.experts, "K of the mos/moss heads")->check(CLI::PositiveNumber);
   app.add_flag("--glibc-default-heap", s.glibc_default_heap,
                "skip keep_freed_memory() (what train_wordlm does at start-up): glibc's default "
                "mmap/trim behaviour, for comparison");
@@ -188,7 +163,7 @@ int main(int argc, char** argv) {
     sb::lm::set_threads(s.threads);
     torch::manual_seed(0);
     const auto corpus = sb::data::load_corpus(sb::data::find_corpus_dir("ptb", s.data));
-    auto model = make_model(s, corpus.vocab.size());
+    auto model = make_bench_model(s.head, s.experts, corpus.vocab.size());
     if (s.mode != "eval") {
       const auto data = sb::data::batchify(corpus.train, s.batch_size);  // (rows, B)
       Split split;

@@ -1,22 +1,26 @@
 #!/usr/bin/python3
 """PyTorch reference of bench/bench_wordlm.cpp: the same LM, data, settings and JSON-line output.
 
-    /usr/bin/python3 bench/wordlm_reference.py --head softmax|sigsoftmax|mos [--mode train|eval|both]
-        [--batches 60] [--warmup 10] [--threads 2] [--experts 3] [--data DIR]
+    /usr/bin/python3 bench/wordlm_reference.py --head softmax|sigsoftmax|mos|moss
+        [--mode train|eval|both] [--batches 60] [--warmup 10] [--threads 2] [--experts 2]
+        [--data DIR]
 
-Model (as trainers/lm/awd_lstm.h with the bench's options): PTB (M = 10000), tied 200-dim
-embedding / decoder with bias, 2 LSTM layers of 200 units (one nn.LSTM per layer, as the C++ side
-runs at::lstm per layer), locked dropout 0.2 on the word vectors, between the layers and on the
-output (and on MoS contexts), no embedding dropout, no weight drop. Heads, written as a PyTorch
-user would write them (composed ops, autograd backward):
-  softmax     nll(log_softmax(z))
-  sigsoftmax  nll(log_softmax(z + logsigmoid(z)))
-  mos         log P = logsumexp_k(log_softmax(W_pi h)_k + log_softmax(W c_k + b)),
-              c = tanh(W_h h + b_h) viewed as K contexts of 200; W_pi without bias
-Training step (trainers/lm/trainer.cpp): zero_grad, forward, loss + AR (2) + TAR (1), backward,
+Model (as trainers/lm/awd_lstm.h with the options of bench/wordlm_bench_model.h): PTB
+(M = 10000), tied 200-dim embedding / decoder with bias, 2 LSTM layers of 200 units (one nn.LSTM
+per layer, as the C++ side runs at::lstm per layer), locked dropout 0.2 on the word vectors,
+between the layers and on the output (and on mixture contexts), no embedding dropout, no weight
+drop. Heads, written as a PyTorch user would write them (composed ops, autograd backward), with
+g(z) = log_softmax(z) (softmax, mos) or log_softmax(z + logsigmoid(z)) (sigsoftmax, moss):
+  softmax, sigsoftmax  nll(g(W h + b))
+  mos, moss            log P = logsumexp_k(g(W_pi h)_k + g(W c_k + b)), c = tanh(W_h h + b_h)
+                       viewed as K contexts of 200; W_pi without bias (Yang et al. 2018; MoSS:
+                       sigsoftmax for the experts and the prior, Kanai et al. 2018 eq. 19)
+Training step (trainers/lm/train_step.h): zero_grad, forward, loss + AR (2) + TAR (1), backward,
 clip_grad_norm_ 0.25, SGD lr 20 with weight decay 1.2e-6; batch 20, BPTT 35 fixed, the state
 carried (detached) across batches. Evaluation: model.eval(), torch.no_grad(), forward + loss on
 the validation split, batch 20. One JSON line per mode on stdout.
+tests/test_reference_parity.py imports this module: it loads the C++ model's initial parameters
+(import_parameters) and checks that segment_loss + clipped_sgd_step give the C++ losses.
 """
 
 import argparse
@@ -33,6 +37,9 @@ EMSIZE, NHID, LAYERS = 200, 200, 2
 DROPOUT, LR, WDECAY, CLIP = 0.2, 20.0, 1.2e-6, 0.25
 ALPHA, BETA = 2.0, 1.0
 BATCH, BPTT = 20, 35
+EXPERTS = 2  # K of mos/moss, as trainers/configs/ptb_cpu.toml (mos:K=2, moss:K=2)
+HEADS = ("softmax", "sigsoftmax", "mos", "moss")
+MIXTURES = ("mos", "moss")
 
 
 def find_ptb(explicit):
@@ -76,55 +83,109 @@ def locked_dropout(x, p, training):
     return x * mask
 
 
+def log_output(head, z):
+    """The head's log-output function over the last dim: log softmax or log sigsoftmax."""
+    if head in ("sigsoftmax", "moss"):
+        z = z + F.logsigmoid(z)
+    return F.log_softmax(z, dim=-1)
+
+
 class WordLm(nn.Module):
-    def __init__(self, vocab_size, head, experts):
+    def __init__(self, vocab_size, head, experts=EXPERTS, dropout=DROPOUT):
         super().__init__()
-        self.head, self.experts = head, experts
+        self.head, self.experts, self.dropout = head, experts, dropout
         self.embedding = nn.Parameter(torch.empty(vocab_size, EMSIZE).uniform_(-0.1, 0.1))
         self.decoder_bias = nn.Parameter(torch.zeros(vocab_size))
         sizes = [EMSIZE] + [NHID] * (LAYERS - 1) + [EMSIZE]
         self.rnns = nn.ModuleList(nn.LSTM(sizes[l], sizes[l + 1]) for l in range(LAYERS))
-        if head == "mos":
+        if head in MIXTURES:
             self.latent = nn.Linear(EMSIZE, experts * EMSIZE)
             self.prior = nn.Linear(EMSIZE, experts, bias=False)
 
     def zero_state(self, batch_size):
-        return [
-            (torch.zeros(1, batch_size, r.hidden_size), torch.zeros(1, batch_size, r.hidden_size))
-            for r in self.rnns
-        ]
+        """One (h, c) per layer, each (1, B, H_l), in the parameters' dtype."""
+        zeros = lambda r: torch.zeros(1, batch_size, r.hidden_size, dtype=self.embedding.dtype)
+        return [(zeros(r), zeros(r)) for r in self.rnns]
 
     def forward(self, ids, state):
         """ids (T, B) -> dropped output (T, B, E), raw last layer (T, B, E), new state."""
-        x = locked_dropout(F.embedding(ids, self.embedding), DROPOUT, self.training)
+        x = locked_dropout(F.embedding(ids, self.embedding), self.dropout, self.training)
         new_state = []
         for l, rnn in enumerate(self.rnns):
             y, s = rnn(x, state[l])  # (T, B, H_l)
             new_state.append(s)
-            x = locked_dropout(y, DROPOUT, self.training)
+            x = locked_dropout(y, self.dropout, self.training)
         return x, y, new_state
 
     def loss(self, output, targets):
         """output (T, B, E), targets (T * B) -> mean NLL of the head."""
         t, b, e = output.shape
         h = output.reshape(t * b, e)  # (N, E)
-        if self.head == "mos":
+        if self.head in MIXTURES:
             contexts = torch.tanh(self.latent(h))  # (N, K E)
-            contexts = locked_dropout(contexts.view(t, b, -1), DROPOUT, self.training)
+            contexts = locked_dropout(contexts.view(t, b, -1), self.dropout, self.training)
             logits = F.linear(contexts.reshape(t * b * self.experts, e), self.embedding,
                               self.decoder_bias)  # (N K, M)
-            log_f = F.log_softmax(logits, dim=-1).view(t * b, self.experts, -1)  # (N, K, M)
-            log_pi = F.log_softmax(self.prior(h), dim=-1)  # (N, K)
+            log_f = log_output(self.head, logits).view(t * b, self.experts, -1)  # (N, K, M)
+            log_pi = log_output(self.head, self.prior(h))  # (N, K)
             return F.nll_loss(torch.logsumexp(log_f + log_pi.unsqueeze(-1), dim=1), targets)
         logits = F.linear(h, self.embedding, self.decoder_bias)  # (N, M)
-        if self.head == "sigsoftmax":
-            logits = logits + F.logsigmoid(logits)
-        return F.nll_loss(F.log_softmax(logits, dim=-1), targets)
+        return F.nll_loss(log_output(self.head, logits), targets)
+
+
+def cpp_name(name):
+    """This model's parameter name -> the C++ AwdLstm's (trainers/lm/awd_lstm.cpp)."""
+    if name.startswith("rnns."):
+        _, layer, tensor = name.split(".")
+        tensor = tensor.removesuffix("_l0")
+        return f"rnn{layer}.{'weight_hh_raw' if tensor == 'weight_hh' else tensor}"
+    if name.startswith(("latent.", "prior.")):
+        return "head.mixture." + name
+    return name
+
+
+def import_parameters(model, tensors, source):
+    """Copies {C++ name: array} (e.g. the initial parameters tests/wordlm_parity.cpp writes) into
+    the model; every parameter on both sides must be matched, with equal shapes."""
+    wanted = {cpp_name(n): p for n, p in model.named_parameters()}
+    missing, extra = sorted(wanted.keys() - tensors.keys()), sorted(tensors.keys() - wanted.keys())
+    if missing or extra:
+        raise ValueError(f"{source}: parameters missing {missing}, unexpected {extra}")
+    with torch.no_grad():
+        for name, p in wanted.items():
+            value = torch.as_tensor(tensors[name])
+            if tuple(value.shape) != tuple(p.shape):
+                raise ValueError(f"{source}: parameter '{name}' has shape {tuple(value.shape)}, "
+                                 f"expected {tuple(p.shape)}")
+            p.copy_(value)
+
+
+def make_optimizer(model):
+    """SGD without momentum, weight decay added to the gradient (as sb::lm::sgd_step)."""
+    return torch.optim.SGD(model.parameters(), lr=LR, weight_decay=WDECAY)
+
+
+def segment_loss(model, x, y, state):
+    """x, y (T, B), state carried (detached here) -> head loss, head loss + AR + TAR, new state.
+    AR reads the dropped last-layer output, TAR the undropped one (trainers/lm/train_step.h)."""
+    state = [(h.detach(), c.detach()) for h, c in state]
+    output, raw, state = model(x, state)
+    raw_loss = model.loss(output, y.reshape(-1))
+    loss = raw_loss + ALPHA * output.pow(2).mean() + BETA * (raw[1:] - raw[:-1]).pow(2).mean()
+    return raw_loss, loss, state
+
+
+def clipped_sgd_step(model, opt):
+    """After backward: clip the global gradient norm to CLIP, then SGD; returns the norm before
+    clipping."""
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+    opt.step()
+    return float(norm)
 
 
 def train(model, data, args, split):
     model.train()
-    opt = torch.optim.SGD(model.parameters(), lr=LR, weight_decay=WDECAY)
+    opt = make_optimizer(model)
     state = model.zero_state(data.size(1))
     row, total, loss_sum = 0, 0.0, 0.0
     for b in range(args.warmup + args.batches):
@@ -133,18 +194,13 @@ def train(model, data, args, split):
         x, y = data[row : row + BPTT], data[row + 1 : row + 1 + BPTT]  # (T, B)
         row += BPTT
         start = time.perf_counter()
-        state = [(h.detach(), c.detach()) for h, c in state]
         opt.zero_grad()
-        output, raw, state = model(x, state)
-        raw_loss = model.loss(output, y.reshape(-1))
-        loss = (raw_loss + ALPHA * output.pow(2).mean()
-                + BETA * (raw[1:] - raw[:-1]).pow(2).mean())
+        raw_loss, loss, state = segment_loss(model, x, y, state)
         value = raw_loss.item()  # the trainer reads it every batch too
         after_forward = time.perf_counter()
         loss.backward()
         after_backward = time.perf_counter()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
-        opt.step()
+        clipped_sgd_step(model, opt)
         end = time.perf_counter()
         if b >= args.warmup:
             split["forward"] += after_forward - start
@@ -192,18 +248,18 @@ def report(args, mode, seconds, loss_sum, split):
         "backward_ms": split["backward"] * per_batch_ms,
         "optimizer_ms": split["optimizer"] * per_batch_ms,
         "mean_loss": loss_sum / args.batches, "threads": torch.get_num_threads(),
-        "experts": args.experts if args.head == "mos" else 0, "blas": loaded_blas(),
+        "experts": args.experts if args.head in MIXTURES else 0, "blas": loaded_blas(),
     }), flush=True)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--head", choices=["softmax", "sigsoftmax", "mos"], default="softmax")
+    p.add_argument("--head", choices=HEADS, default="softmax")
     p.add_argument("--mode", choices=["train", "eval", "both"], default="both")
     p.add_argument("--batches", type=int, default=60, help="timed batches per mode")
     p.add_argument("--warmup", type=int, default=10, help="untimed batches before them")
     p.add_argument("--threads", type=int, default=2, help="torch threads")
-    p.add_argument("--experts", type=int, default=3, help="K of the mos head")
+    p.add_argument("--experts", type=int, default=EXPERTS, help="K of the mos/moss heads")
     p.add_argument("--data", default="", help="PTB directory")
     args = p.parse_args()
     torch.set_num_threads(args.threads)

@@ -10,8 +10,8 @@
 #include <stdexcept>
 
 #include "datasets/batchify.h"
-#include "trainers/lm/ar_tar.h"
 #include "trainers/lm/evaluate.h"
+#include "trainers/lm/train_step.h"
 
 namespace sb::lm {
 
@@ -138,15 +138,10 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
     const int64_t seq_len = draw_seq_len(config_.bptt);
     const double lr = config_.lr * static_cast<double>(seq_len) / static_cast<double>(config_.bptt);
     auto [x, y] = data::get_batch(train_data_, state_.position, seq_len);  // (len, B)
-    hidden = detach_state(hidden);
     model->zero_grad();
-    auto out = model->forward(x, hidden);
-    const auto raw_loss = model->loss(out.output, y.reshape({-1}));
-    // AR on the dropped last-layer output, TAR on the undropped one (Merity et al. 2018, 4.6).
-    const auto loss = raw_loss + activation_regularisation(out.output, config_.alpha) +
-                      temporal_activation_regularisation(out.raw_last, config_.beta);
-    const double value = raw_loss.item<double>();
-    if (!std::isfinite(value) || !std::isfinite(loss.item<double>())) {
+    auto step = segment_loss(model, x, y, hidden, config_.alpha, config_.beta);
+    const double value = step.raw_loss.item<double>();
+    if (!std::isfinite(value) || !std::isfinite(step.loss.item<double>())) {
       std::fprintf(stderr,
                    "error: %s epoch %lld batch %lld: training loss is %g; stopping. The last good "
                    "checkpoint is %s (resume with a lower lr or clip)\n",
@@ -156,11 +151,10 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
           {{"event", "non_finite"}, {"epoch", state_.epoch}, {"batch", state_.batch + 1}});
       return EpochEnd::non_finite;
     }
-    loss.backward();
-    if (config_.clip > 0) torch::nn::utils::clip_grad_norm_(ps, config_.clip);
-    sgd_step(ps, lr, config_.wdecay);
+    step.loss.backward();
+    clipped_sgd_step(ps, config_.clip, lr, config_.wdecay);
     if (state_.asgd) averager_.update(ps);
-    hidden = std::move(out.state);
+    hidden = std::move(step.state);
     const int64_t len = x.size(0);
     state_.position += len;
     ++state_.batch;

@@ -1,0 +1,49 @@
+#pragma once
+// The model and training settings of the LM speed benchmark (bench/bench_wordlm.cpp), mirrored in
+// PyTorch by bench/wordlm_reference.py (keep the two in step) and checked against it, step by
+// step from the same weights, by tests/wordlm_parity.cpp + tests/test_reference_parity.py.
+// AWD-LSTM (trainers/lm/awd_lstm.h): tied 200-dim embedding / decoder with bias, 2 LSTM layers of
+// 200 units (the last one emsize wide, so a mixture's latent layer reads 200 units too); locked
+// dropout on the word vectors, between the layers, on the output and on mixture contexts; no
+// embedding dropout, no weight drop. Step (trainers/lm/train_step.h): head loss + AR 2 + TAR 1,
+// clip 0.25, SGD lr 20 with weight decay 1.2e-6. Batch 20, BPTT 35 fixed.
+
+#include <cstdint>
+#include <string>
+
+#include "trainers/lm/awd_lstm.h"
+
+namespace sb::bench {
+
+constexpr int64_t kEmsize = 200, kNhid = 200, kLayers = 2, kBatch = 20, kBptt = 35;
+constexpr double kDropout = 0.2, kLr = 20, kWdecay = 1.2e-6, kClip = 0.25;
+constexpr double kAlpha = 2, kBeta = 1;
+/// K of the mixtures: trainers/configs/ptb_cpu.toml trains mos:K=2 and moss:K=2.
+constexpr int64_t kExperts = 2;
+
+/// The benchmark's heads are softmax, sigsoftmax, mos and moss; true for the last two.
+inline bool is_mixture(const std::string& head) { return head == "mos" || head == "moss"; }
+
+/// "mos" / "moss" with K experts, or a single head by name.
+inline HeadSpec bench_head_spec(const std::string& head, int64_t experts) {
+  return HeadSpec::parse(is_mixture(head) ? head + ":K=" + std::to_string(experts) : head);
+}
+
+/// The benchmark's AWD-LSTM for `head` over a vocabulary of vocab_size words; dropout: the
+/// probability of every locked dropout (0 = a deterministic forward).
+inline lm::AwdLstm make_bench_model(const std::string& head, int64_t experts, int64_t vocab_size,
+                                    double dropout = kDropout) {
+  return lm::AwdLstm(lm::AwdLstmOptions(vocab_size, bench_head_spec(head, experts))
+                         .emsize(kEmsize)
+                         .nhid(kNhid)
+                         .nhidlast(kEmsize)
+                         .nlayers(kLayers)
+                         .dropout(dropout)
+                         .dropouth(dropout)
+                         .dropouti(dropout)
+                         .dropoute(0)
+                         .wdrop(0)
+                         .dropoutl(dropout));
+}
+
+}  // namespace sb::bench
