@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "analysis/rank_certificate.h"
 #include "head_spec.h"
 
 namespace sb::analysis {
@@ -52,13 +53,16 @@ Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64,
     }
     o.on_progress(text);
     if (!final) return;
-    const std::string shape = method == SvdMethod::gram
-                                  ? "eigenvalues of the " + std::to_string(cols) + " x " +
-                                        std::to_string(cols) + " Gram matrix"
-                                  : std::string(float64 ? "dgesdd" : "sgesdd") + " on the " +
-                                        std::to_string(total) + " x " + std::to_string(cols) +
-                                        " matrix";
-    o.on_progress(name + ": " + shape + " (one LAPACK call) ...");
+    const std::string gram =
+        " of the " + std::to_string(cols) + " x " + std::to_string(cols) + " Gram matrix";
+    const std::string shape =
+        method == SvdMethod::gram
+            ? o.spectrum
+                  ? "eigenvalues" + gram + " (one LAPACK call)"
+                  : "sigma_max and inertia counts" + gram + " (power iteration, Cholesky / LDL^T)"
+            : std::string(float64 ? "dgesdd" : "sgesdd") + " on the " + std::to_string(total) +
+                  " x " + std::to_string(cols) + " matrix (one LAPACK call)";
+    o.on_progress(name + ": " + shape + " ...");
   };
 }
 
@@ -100,11 +104,14 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
   SpectrumTiming timing;
   const bool f64 = precision == "float64";
   const Progress progress = progress_lines(options, method, f64, reader.cols());
-  auto sigma =
-      method == SvdMethod::exact
-          ? singular_values_exact(read, reader.rows(), reader.cols(), f64, &scan, &timing, progress)
-          : singular_values_gram(read, reader.rows(), reader.cols(), options.block_rows, &scan,
-                                 &timing, EigenSolver::automatic, progress);
+  std::vector<double> sigma;
+  GramMatrix gram;
+  if (method == SvdMethod::exact)
+    sigma =
+        singular_values_exact(read, reader.rows(), reader.cols(), f64, &scan, &timing, progress);
+  else
+    gram = accumulate_gram(read, reader.rows(), reader.cols(), options.block_rows, &scan, &timing,
+                           progress, options.overlap_read);
   if (!scan.clean()) {
     std::string why = path + ": /log_probs holds " + scan.describe();
     if (scan.neg_inf > 0 && may_output_neg_inf(head_kind_from_name(h.head)))
@@ -122,10 +129,29 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
   res.method = method_name(method);
   res.precision = method == SvdMethod::gram ? "float64" : precision;
   const auto kind = head_kind_from_name(h.head);
-  res.report =
-      numerical_rank(sigma, reader.rows(), reader.cols(), eps, theorem2_rank_bound(h.d, h.bias),
-                     theorem2_bounded(kind), resolution_rel(method, f64));
-  res.singular_values = std::move(sigma);
+  const int64_t bound = theorem2_rank_bound(h.d, h.bias);
+  const bool same_sign = gram.same_sign;
+  if (method == SvdMethod::gram && !options.spectrum) {
+    // --rank-only: inertia counts on G instead of its eigenvalues (rank_certificate.h).
+    const auto solve_start = std::chrono::steady_clock::now();
+    InertiaCounter counter(std::move(gram.g), reader.cols());
+    res.report = rank_by_inertia(counter, reader.rows(), eps, same_sign, bound,
+                                 theorem2_bounded(kind), &res.solver, &timing.sigma_max);
+    timing.solve +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start).count();
+  } else {
+    if (method == SvdMethod::gram) {
+      res.solver = eigen_solver_name(EigenSolver::automatic, reader.cols());
+      sigma = gram_singular_values(std::move(gram), EigenSolver::automatic, &timing);
+    } else {
+      res.solver = f64 ? "dgesdd" : "sgesdd";
+    }
+    res.report = numerical_rank(sigma, reader.rows(), reader.cols(), eps, bound,
+                                theorem2_bounded(kind), resolution_rel(method, f64));
+    if (method == SvdMethod::gram)
+      certify_from_spectrum(res.report, sigma, reader.rows(), reader.cols(), same_sign);
+    res.singular_values = std::move(sigma);
+  }
   res.timing = timing;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;

@@ -4,8 +4,10 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <sstream>
 #include <stdexcept>
 
@@ -46,7 +48,7 @@ double exact_bytes(int64_t rows, int64_t cols, bool float64) {
 
 double gram_bytes(int64_t cols, int64_t block_rows) {
   const double m = static_cast<double>(cols);
-  return 8.0 * m * m + 12.0 * static_cast<double>(block_rows) * m + 8.0 * 3 * m;
+  return 8.0 * m * m + 16.0 * static_cast<double>(block_rows) * m + (16 << 20) + 8.0 * 3 * m;
 }
 
 namespace {
@@ -103,37 +105,88 @@ std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, i
   return s;
 }
 
-std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
-                                         int64_t block_rows, FiniteScan* scan,
-                                         SpectrumTiming* timing, EigenSolver solver,
-                                         const Progress& progress) {
+std::string eigen_solver_name(EigenSolver solver, int64_t m) {
+  const bool two_stage =
+      solver == EigenSolver::dsyevd_2stage || (solver == EigenSolver::automatic && m >= 6000);
+  return two_stage ? "dsyevd_2stage" : "dsyevd";
+}
+
+GramMatrix accumulate_gram(const RowReader& read, int64_t rows, int64_t cols, int64_t block_rows,
+                           FiniteScan* scan, SpectrumTiming* timing, const Progress& progress,
+                           bool overlap) {
   SpectrumTiming local;
   if (!timing) timing = &local;
   const int64_t m = cols;
+  GramMatrix gram;
+  gram.rows = rows;
+  gram.cols = cols;
   std::vector<double> g(static_cast<size_t>(m * m), 0.0);  // upper triangle of A^T A, col-major
-  std::vector<float> block32(static_cast<size_t>(block_rows * m));
-  std::vector<double> block64(block32.size());
-  for (int64_t r = 0; r < rows; r += block_rows) {
-    const int64_t n = std::min(block_rows, rows - r);
-    auto start = std::chrono::steady_clock::now();
-    read(r, n, block32.data());
-    scan->scan(block32.data(), r, n, m);
-    if (!scan->clean()) return {};
-    std::copy(block32.begin(), block32.begin() + n * m, block64.begin());
-    timing->read += since(start);
+  // float32 rows arrive through a staging buffer of at most 16 MB and are converted into one of
+  // two float64 blocks: the reader fills one while dsyrk consumes the other.
+  const int64_t stage_rows =
+      std::min(block_rows, std::max<int64_t>(1, (int64_t{16} << 20) / (4 * m)));
+  std::vector<float> stage(static_cast<size_t>(stage_rows * m));
+  std::array<std::vector<double>, 2> blocks;
+  blocks[0].resize(static_cast<size_t>(std::min(block_rows, rows) * m));
+  if (overlap) blocks[1].resize(blocks[0].size());
+  bool positive = false, negative = false;
+  // Rows [begin, begin + count) into out as float64; false at non-finite entries.
+  auto load = [&](int64_t begin, int64_t count, double* out) {
+    for (int64_t s = 0; s < count; s += stage_rows) {
+      const int64_t c = std::min(stage_rows, count - s);
+      read(begin + s, c, stage.data());
+      scan->scan(stage.data(), begin + s, c, m);
+      if (!scan->clean()) return false;
+      double* dst = out + s * m;
+      for (int64_t i = 0; i < c * m; ++i) {
+        const float v = stage[static_cast<size_t>(i)];
+        positive |= v > 0;
+        negative |= v < 0;
+        dst[i] = v;
+      }
+    }
+    return true;
+  };
+  auto rows_in = [&](int64_t b) { return std::min(block_rows, rows - b * block_rows); };
+  const int64_t nblocks = (rows + block_rows - 1) / block_rows;
+  auto start = std::chrono::steady_clock::now();
+  bool ok = load(0, rows_in(0), blocks[0].data());
+  timing->read += since(start);
+  for (int64_t b = 0; b < nblocks; ++b) {
+    if (!ok) return gram;
+    double* current = blocks[overlap ? b % 2 : 0].data();
+    const bool more = b + 1 < nblocks;
+    std::future<bool> next;
+    if (overlap && more)
+      next = std::async(std::launch::async, load, (b + 1) * block_rows, rows_in(b + 1),
+                        blocks[(b + 1) % 2].data());
     start = std::chrono::steady_clock::now();
     // The row-major n x M block X is the column-major M x n matrix Y = X^T, and X^T X = Y Y^T.
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                1.0, block64.data(), static_cast<int>(m), 1.0, g.data(), static_cast<int>(m));
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(rows_in(b)), 1.0, current, static_cast<int>(m), 1.0, g.data(),
+                static_cast<int>(m));
     timing->accumulate += since(start);
-    if (progress) progress(r + n, rows);
+    if (progress) progress(b * block_rows + rows_in(b), rows);
+    if (!more) break;
+    start = std::chrono::steady_clock::now();
+    ok = overlap ? next.get() : load((b + 1) * block_rows, rows_in(b + 1), current);
+    timing->read += since(start);
   }
-  block32 = {};
-  block64 = {};
+  if (!ok) return gram;
+  gram.g = std::move(g);
+  gram.same_sign = !(positive && negative);
+  return gram;
+}
+
+std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
+                                         SpectrumTiming* timing) {
+  SpectrumTiming local;
+  if (!timing) timing = &local;
+  const int64_t m = gram.cols;
+  std::vector<double> g = std::move(gram.g);
   std::vector<double> w(static_cast<size_t>(m));
   const auto start = std::chrono::steady_clock::now();
-  const bool two_stage =
-      solver == EigenSolver::dsyevd_2stage || (solver == EigenSolver::automatic && m >= 6000);
+  const bool two_stage = eigen_solver_name(solver, m) == "dsyevd_2stage";
   const auto lm = static_cast<lapack_int>(m);
   const lapack_int info =
       two_stage ? LAPACKE_dsyevd_2stage(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data())
@@ -148,8 +201,17 @@ std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, in
   std::transform(w.rbegin(), w.rend(), s.begin(),
                  [](double l) { return std::sqrt(std::max(l, 0.0)); });
   // Only min(T, M) singular values exist; the rest of G's spectrum is round-off around zero.
-  s.resize(static_cast<size_t>(std::min(rows, cols)));
+  s.resize(static_cast<size_t>(std::min(gram.rows, gram.cols)));
   return s;
+}
+
+std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
+                                         int64_t block_rows, FiniteScan* scan,
+                                         SpectrumTiming* timing, EigenSolver solver,
+                                         const Progress& progress) {
+  auto gram = accumulate_gram(read, rows, cols, block_rows, scan, timing, progress);
+  if (gram.g.empty()) return {};
+  return gram_singular_values(std::move(gram), solver, timing);
 }
 
 }  // namespace sb::analysis
