@@ -136,6 +136,9 @@ int64_t InertiaCounter::pivoted_cholesky(double trace_stop, int64_t max_pivots) 
   std::iota(perm_.begin(), perm_.end(), int64_t{0});
   std::vector<double> dot(static_cast<size_t>(n));
   const int ni = static_cast<int>(n);
+  // The O(n) and O(n nb) work of each pivot is plain loops: OpenMP BLAS calls that small cost more
+  // in thread wake-ups than they save (and far more on a busy machine); the panel updates are
+  // dsyrk.
   for (int64_t k0 = 0; k0 < n; k0 += nb) {
     const int64_t k1 = std::min(k0 + nb, n);
     std::fill(dot.begin() + k0, dot.end(), 0.0);  // squares of this panel's rows, per column
@@ -143,7 +146,6 @@ int64_t InertiaCounter::pivoted_cholesky(double trace_stop, int64_t max_pivots) 
       int64_t p = j;
       double best = -std::numeric_limits<double>::infinity(), sum = 0;
       for (int64_t i = j; i < n; ++i) {
-        if (j > k0) dot[static_cast<size_t>(i)] += at(j - 1, i) * at(j - 1, i);
         const double c = at(i, i) - dot[static_cast<size_t>(i)];  // diagonal of S_G
         sum += c;
         if (c > best) {
@@ -159,21 +161,24 @@ int64_t InertiaCounter::pivoted_cholesky(double trace_stop, int64_t max_pivots) 
       }
       if (p != j) {  // symmetric interchange of j and p in the upper triangle (as dpstrf)
         at(p, p) = at(j, j);
-        cblas_dswap(static_cast<int>(j), &at(0, j), 1, &at(0, p), 1);
-        if (p + 1 < n)
-          cblas_dswap(static_cast<int>(n - p - 1), &at(j, p + 1), ni, &at(p, p + 1), ni);
-        cblas_dswap(static_cast<int>(p - j - 1), &at(j, j + 1), ni, &at(j + 1, p), 1);
+        for (int64_t r = 0; r < j; ++r) std::swap(at(r, j), at(r, p));
+        for (int64_t c = p + 1; c < n; ++c) std::swap(at(j, c), at(p, c));
+        for (int64_t m = j + 1; m < p; ++m) std::swap(at(j, m), at(m, p));
         std::swap(dot[static_cast<size_t>(j)], dot[static_cast<size_t>(p)]);
         std::swap(perm_[static_cast<size_t>(j)], perm_[static_cast<size_t>(p)]);
       }
       const double ajj = std::sqrt(best);
       at(j, j) = ajj;
-      if (j + 1 < n) {  // row j of R: (A(j, j+1:) - R(k0:j, j)^T R(k0:j, j+1:)) / r_jj
-        if (j > k0)
-          cblas_dgemv(CblasColMajor, CblasTrans, static_cast<int>(j - k0),
-                      static_cast<int>(n - j - 1), -1.0, &at(k0, j + 1), ni, &at(k0, j), 1, 1.0,
-                      &at(j, j + 1), ni);
-        cblas_dscal(static_cast<int>(n - j - 1), 1.0 / ajj, &at(j, j + 1), ni);
+      // Row j of R: (A(j, c) - R(k0:j, j)^T R(k0:j, c)) / r_jj, and its squares into dot.
+      const double* rj = &at(k0, j);
+      const int64_t len = j - k0;
+      for (int64_t c = j + 1; c < n; ++c) {
+        const double* rc = &at(k0, c);
+        double v = at(j, c);
+        for (int64_t l = 0; l < len; ++l) v -= rc[l] * rj[l];
+        v /= ajj;
+        at(j, c) = v;
+        dot[static_cast<size_t>(c)] += v * v;
       }
     }
     if (k1 < n)
