@@ -113,7 +113,8 @@ int main(int argc, char** argv) {
                 "gram: count the singular values above tol by inertia (power iteration for "
                 "sigma_max, then Cholesky / LDL^T of A^T A - tol^2 I) instead of computing them; "
                 "the default without --out / --out-dir. No singular values: rank_np and gap@b "
-                "are not computed, and --out / --out-dir are refused")
+                "are not computed, and --out / --out-dir are refused. The exact method always "
+                "computes the singular values")
         ->excludes(spectrum);
     a->add_flag("--no-overlap", no_overlap,
                 "gram: read the next row block after dsyrk instead of beside it (for timing)");
