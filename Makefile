@@ -35,7 +35,7 @@ help:
 	@echo "make build      configure ($(BUILD_TYPE), ninja) and build into $(BUILD_DIR)/"
 	@echo "make test       deps + data (skipped tests without it) + build + ctest"
 	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
-	@echo "make bench-rank rank-analysis benchmark on a PTB-size matrix (~15 min)"
+	@echo "make bench-rank rank-analysis benchmark on a PTB-size matrix (~17 min)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
 	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~90 min, smoke, paper = plan only)"

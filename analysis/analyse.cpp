@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "analysis/rank_certificate.h"
 #include "common/duration.h"
 #include "common/head_spec.h"
 
@@ -45,13 +46,16 @@ Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64,
     }
     o.on_progress(text);
     if (!final) return;
-    const std::string shape = method == SvdMethod::gram
-                                  ? "eigenvalues of the " + std::to_string(cols) + " x " +
-                                        std::to_string(cols) + " Gram matrix"
-                                  : std::string(float64 ? "dgesdd" : "sgesdd") + " on the " +
-                                        std::to_string(total) + " x " + std::to_string(cols) +
-                                        " matrix";
-    o.on_progress(name + ": " + shape + " (one LAPACK call) ...");
+    const std::string gram =
+        " of the " + std::to_string(cols) + " x " + std::to_string(cols) + " Gram matrix";
+    const std::string shape =
+        method == SvdMethod::gram
+            ? o.spectrum
+                  ? "eigenvalues" + gram + " (one LAPACK call)"
+                  : "sigma_max and inertia counts" + gram + " (power iteration, Cholesky / LDL^T)"
+            : std::string(float64 ? "dgesdd" : "sgesdd") + " on the " + std::to_string(total) +
+                  " x " + std::to_string(cols) + " matrix (one LAPACK call)";
+    o.on_progress(name + ": " + shape + " ...");
   };
 }
 
@@ -92,19 +96,21 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
   const bool f64 = precision == "float64";
   const Progress progress = progress_lines(options, method, f64, cols);
   // Rows arrive in the stored dtype: float64 data is never rounded to float32 on the way.
-  auto spectrum = [&](const auto& read) {
-    return method == SvdMethod::exact
-               ? singular_values_exact(read, rows, cols, f64, &scan, &timing, progress)
-               : singular_values_gram(read, rows, cols, options.block_rows, &scan, &timing,
-                                      EigenSolver::automatic, progress);
+  std::vector<double> sigma;
+  GramMatrix gram;
+  auto stream = [&](const auto& read) {
+    if (method == SvdMethod::exact)
+      sigma = singular_values_exact(read, rows, cols, f64, &scan, &timing, progress);
+    else
+      gram = accumulate_gram(read, rows, cols, options.block_rows, &scan, &timing, progress,
+                             options.overlap_read);
   };
-  auto sigma = source->float64()
-                   ? spectrum(RowReader64([&](int64_t begin, int64_t count, double* out) {
-                       source->read_rows(begin, count, out);
-                     }))
-                   : spectrum(RowReader([&](int64_t begin, int64_t count, float* out) {
-                       source->read_rows(begin, count, out);
-                     }));
+  if (source->float64())
+    stream(RowReader64(
+        [&](int64_t begin, int64_t count, double* out) { source->read_rows(begin, count, out); }));
+  else
+    stream(RowReader(
+        [&](int64_t begin, int64_t count, float* out) { source->read_rows(begin, count, out); }));
   if (!scan.clean()) {
     std::string why = path + ": " + source->data_name() + " holds " + scan.describe();
     if (scan.neg_inf > 0 && may_output_neg_inf(head_kind_from_name(h.head)))
@@ -122,9 +128,28 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
   res.method = method_name(method);
   res.precision = method == SvdMethod::gram ? "float64" : precision;
   const auto kind = head_kind_from_name(h.head);
-  res.report = numerical_rank(sigma, rows, cols, eps, theorem2_rank_bound(h.d, h.bias),
-                              theorem2_bounded(kind), resolution_rel(method, f64));
-  res.singular_values = std::move(sigma);
+  const int64_t bound = theorem2_rank_bound(h.d, h.bias);
+  const bool same_sign = gram.same_sign;
+  if (method == SvdMethod::gram && !options.spectrum) {
+    // --rank-only: inertia counts on G instead of its eigenvalues (rank_certificate.h).
+    const auto solve_start = std::chrono::steady_clock::now();
+    InertiaCounter counter(std::move(gram.g), cols);
+    res.report = rank_by_inertia(counter, rows, eps, same_sign, bound, theorem2_bounded(kind),
+                                 &res.solver, &timing.sigma_max);
+    timing.solve +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start).count();
+  } else {
+    if (method == SvdMethod::gram) {
+      res.solver = eigen_solver_name(EigenSolver::automatic, cols);
+      sigma = gram_singular_values(std::move(gram), EigenSolver::automatic, &timing);
+    } else {
+      res.solver = f64 ? "dgesdd" : "sgesdd";
+    }
+    res.report = numerical_rank(sigma, rows, cols, eps, bound, theorem2_bounded(kind),
+                                resolution_rel(method, f64));
+    if (method == SvdMethod::gram) certify_from_spectrum(res.report, sigma, rows, cols, same_sign);
+    res.singular_values = std::move(sigma);
+  }
   res.timing = timing;
   res.blas_threads = openblas_get_num_threads();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -21,6 +21,11 @@ struct AnalyseOptions {
   ModelFacts facts;       ///< head, d, bias for files without them (--head, --d, --bias)
   int64_t block_rows = 4096;                 ///< gram: rows per block
   double budget_bytes = 8.0 * (1ull << 30);  ///< auto: memory the chosen method may use
+  /// gram: true computes every eigenvalue of A^T A (the singular values); false (--rank-only)
+  /// counts those above tol^2 by inertia instead (rank_certificate.h): no singular values,
+  /// rank_numpy and spectral_gap not computed. The exact method always has the spectrum.
+  bool spectrum = true;
+  bool overlap_read = true;  ///< gram: read block k + 1 while dsyrk runs on block k
   /// Receives one progress line at a time ("gram: 40960 / 245570 rows (16.7%), 11m40s, ETA
   /// 58m10s", then the solver's start); empty: silent. A line at most every progress_seconds,
   /// and always the last block's and the solver's.

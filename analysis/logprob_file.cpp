@@ -190,8 +190,8 @@ LogProbReader::LogProbReader(std::string path, Contract contract) : path_(std::m
   require(td == twant, path_, "dataset '/targets' shape", shape_string(twant), shape_string(td));
   // Every target a column of /log_probs: ppl and every per-row use index by it.
   const auto t = read_targets();
-  const auto bad = std::find_if(t.begin(), t.end(),
-                                [&](int64_t v) { return v < 0 || v >= header_.vocab_size; });
+  const auto bad =
+      std::find_if(t.begin(), t.end(), [&](int64_t v) { return v < 0 || v >= header_.vocab_size; });
   if (bad != t.end())
     require(false, path_, "dataset '/targets' row " + std::to_string(bad - t.begin()),
             "a value in [0, " + std::to_string(header_.vocab_size) + ")", std::to_string(*bad));
@@ -200,8 +200,8 @@ LogProbReader::LogProbReader(std::string path, Contract contract) : path_(std::m
     h5::Handle vocab = h5::open_dataset(root, "vocab", path_);
     const auto vd = h5::dims(vocab.get());
     const std::vector<hsize_t> vwant = {static_cast<hsize_t>(header_.vocab_size)};
-    require(vd == vwant, path_, "dataset '/vocab' shape",
-            shape_string(vwant) + " from vocab_size", shape_string(vd));
+    require(vd == vwant, path_, "dataset '/vocab' shape", shape_string(vwant) + " from vocab_size",
+            shape_string(vd));
   }
 }
 

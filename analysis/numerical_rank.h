@@ -28,6 +28,24 @@ struct RankReport {
   bool resolvable = true;  ///< the method resolves singular values down to tol
   double resolution = 0;   ///< smallest sigma the method resolves, absolute
   std::string verdict() const { return within_bound ? "within_bound" : "exceeds_bound"; }
+
+  /// false: the rank came from inertia counts (--rank-only); no singular values, so rank_numpy is
+  /// -1 and spectral_gap NaN (not computed).
+  bool spectrum = true;
+  /// The certificate of the gram paths (rank_certificate.h): the true rank of A lies in
+  /// [rank_min, rank_max]; certified when they agree. Absent (has_certificate false) for exact.
+  bool has_certificate = false;
+  bool certified = false;
+  int64_t rank_min = -1, rank_max = -1;
+  int64_t uncertain = 0;  ///< max(rank - rank_min, rank_max - rank)
+  double tol_lo = 0,
+         tol_hi = 0;             ///< sigma thresholds of the window: rank_max counts sigma > tol_lo
+  double gram_error = 0;         ///< bound on ||fl(A^T A) - A^T A||_2
+  double solver_error = 0;       ///< bound on the factorisation's / eigensolver's backward error
+  int sigma_max_iterations = 0;  ///< rank-only: power iteration steps
+  double sigma_max_rel_error = 0;  ///< rank-only: relative width of lambda_1's bracket
+  /// "certified", "uncertain +-3", or "-" without a certificate.
+  std::string certificate() const;
 };
 
 /// sigma: descending. resolution_rel: the method's relative resolution (gram: sqrt(eps64);

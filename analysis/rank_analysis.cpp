@@ -22,22 +22,23 @@ namespace {
 using sb::analysis::RankResult;
 
 void print_table(const std::vector<RankResult>& results) {
-  std::printf("%-28s %-11s %6s %7s %5s %4s %6s %8s %8s %10s %9s %10s %9s %-13s %-6s %8s\n", "file",
-              "head", "M", "T", "d", "bias", "bound", "rank_NR", "rank_np", "tol", "eps",
-              "sigma_max", "gap@b", "verdict", "method", "seconds");
+  std::printf("%-28s %-11s %6s %7s %5s %4s %6s %8s %8s %10s %9s %10s %9s %-13s %-6s %8s %s\n",
+              "file", "head", "M", "T", "d", "bias", "bound", "rank_NR", "rank_np", "tol", "eps",
+              "sigma_max", "gap@b", "verdict", "method", "seconds", "certificate");
   for (const auto& r : results) {
     const auto& h = r.header;
     const auto& p = r.report;
     std::string file = std::filesystem::path(r.source).filename().string();
     if (file.size() > 28) file = "..." + file.substr(file.size() - 25);
+    const std::string rank_np = p.rank_numpy >= 0 ? std::to_string(p.rank_numpy) : "-";
     std::printf(
-        "%-28s %-11s %6lld %7lld %5lld %4d %6lld %8lld %8lld %10.3e %9.3e %10.4e %9.3g %-13s %-6s "
-        "%8.2f\n",
+        "%-28s %-11s %6lld %7lld %5lld %4d %6lld %8lld %8s %10.3e %9.3e %10.4e %9.3g %-13s %-6s "
+        "%8.2f %s\n",
         file.c_str(), h.head.c_str(), static_cast<long long>(h.vocab_size),
         static_cast<long long>(h.num_tokens), static_cast<long long>(h.d), h.bias ? 1 : 0,
-        static_cast<long long>(p.bound), static_cast<long long>(p.rank),
-        static_cast<long long>(p.rank_numpy), p.tol, p.eps, p.sigma_max, p.spectral_gap,
-        p.verdict().c_str(), r.method.c_str(), r.seconds);
+        static_cast<long long>(p.bound), static_cast<long long>(p.rank), rank_np.c_str(), p.tol,
+        p.eps, p.sigma_max, p.spectral_gap, p.verdict().c_str(), r.method.c_str(), r.seconds,
+        p.certificate().c_str());
   }
   for (const auto& r : results) {
     const auto& p = r.report;
@@ -51,6 +52,12 @@ void print_table(const std::vector<RankResult>& results) {
           "above the tolerance %.3e: the rank may be underestimated; use --method exact "
           "--precision float64\n",
           r.source.c_str(), r.method.c_str(), p.resolution, p.resolution / p.sigma_max, p.tol);
+    if (p.has_certificate && !p.certified)
+      std::printf(
+          "! %s: %lld singular value(s) may lie within the rounding of the float64 Gram matrix "
+          "of tol (between %.4e and %.4e): the rank is %lld..%lld\n",
+          r.source.c_str(), static_cast<long long>(p.rank_max - p.rank_min), p.tol_lo, p.tol_hi,
+          static_cast<long long>(p.rank_min), static_cast<long long>(p.rank_max));
   }
 }
 
@@ -86,7 +93,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   sb::analysis::AnalyseOptions opt;
   std::string out, out_dir;
-  bool json = false, check = false, quiet = false;
+  bool json = false, check = false, quiet = false, want_spectrum = false, rank_only = false,
+       no_overlap = false;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   double budget_gb = opt.budget_bytes / double(1ull << 30);
 
@@ -122,6 +130,20 @@ int main(int argc, char** argv) {
                "no progress lines on stderr (default: one every 10 s while the matrix streams)");
   app.add_option("--threads", threads, "BLAS threads (default: cores)")->capture_default_str();
   app.add_option("--out-dir", out_dir, "write DIR/<input name>.rank.h5 for every input");
+  // --spectrum / --rank-only (gram method): the eigenvalues, or only the count above tol^2.
+  auto* spectrum = app.add_flag(
+      "--spectrum", want_spectrum,
+      "gram: compute every eigenvalue of A^T A (the singular values, rank_numpy, the gap at "
+      "the bound); implied by --out / --out-dir, which write the singular values");
+  app.add_flag("--rank-only", rank_only,
+               "gram: count the singular values above tol by inertia (power iteration for "
+               "sigma_max, then Cholesky / LDL^T of A^T A - tol^2 I) instead of computing them; "
+               "the default without --out / --out-dir. No singular values: rank_np and gap@b "
+               "are not computed, and --out / --out-dir are refused. The exact method always "
+               "computes the singular values")
+      ->excludes(spectrum);
+  app.add_flag("--no-overlap", no_overlap,
+               "gram: read the next row block after dsyrk instead of beside it (for timing)");
   app.add_option("--out", out,
                  "write RESULT.h5 (/singular_values + the report as attributes); "
                  "one input file only");
@@ -140,6 +162,12 @@ int main(int argc, char** argv) {
   try {
     sb::analysis::check_model_facts(opt.facts);
     if (files.empty()) throw std::invalid_argument("no input files (see --help)");
+    const bool writes_spectrum = !out.empty() || !out_dir.empty();
+    if (rank_only && writes_spectrum)
+      throw std::invalid_argument(
+          "--rank-only computes no singular values, which --out / --out-dir write: drop one");
+    opt.spectrum = want_spectrum || writes_spectrum;
+    opt.overlap_read = !no_overlap;
     if (!out.empty() && files.size() != 1)
       throw std::invalid_argument("--out takes one input file; use --out-dir for " +
                                   std::to_string(files.size()));

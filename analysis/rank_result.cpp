@@ -41,6 +41,15 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "theorem2_bounded", int64_t{r.theorem2_bounded ? 1 : 0});
     h5::write_attribute(root, "resolvable", int64_t{r.resolvable ? 1 : 0});
     h5::write_attribute(root, "resolution", r.resolution);
+    h5::write_attribute(root, "solver", res.solver);
+    h5::write_attribute(root, "spectrum", int64_t{r.spectrum ? 1 : 0});
+    // The certificate (gram paths; -1 without one).
+    h5::write_attribute(root, "certified", int64_t{r.has_certificate ? (r.certified ? 1 : 0) : -1});
+    h5::write_attribute(root, "uncertain", r.has_certificate ? r.uncertain : int64_t{-1});
+    h5::write_attribute(root, "rank_min", r.rank_min);
+    h5::write_attribute(root, "rank_max", r.rank_max);
+    h5::write_attribute(root, "tol_lo", r.tol_lo);
+    h5::write_attribute(root, "tol_hi", r.tol_hi);
     file.reset();
     h5::commit_file(tmp, path);
   } catch (...) {
@@ -73,7 +82,7 @@ std::string rank_result_json(const RankResult& res) {
       {"tol", num(r.tol)},
       {"eps", r.eps},
       {"sigma_max", num(r.sigma_max)},
-      {"rank_numpy", r.rank_numpy},
+      {"rank_numpy", r.rank_numpy >= 0 ? nlohmann::json(r.rank_numpy) : nlohmann::json(nullptr)},
       {"tol_numpy", num(r.tol_numpy)},
       {"bound", r.bound},
       {"spectral_gap", num(r.spectral_gap)},
@@ -85,7 +94,26 @@ std::string rank_result_json(const RankResult& res) {
       {"seconds_accumulate", res.timing.accumulate},
       {"seconds_solve", res.timing.solve},
       {"blas_threads", res.blas_threads},
+      {"solver", res.solver},
+      {"spectrum", r.spectrum},
   };
+  // The certificate: null without one (exact). uncertain: the true rank lies within rank +- it.
+  auto opt = [&](auto x) {
+    return r.has_certificate ? nlohmann::json(x) : nlohmann::json(nullptr);
+  };
+  j["certified"] = opt(r.certified);
+  j["uncertain"] = opt(r.uncertain);
+  j["rank_min"] = opt(r.rank_min);
+  j["rank_max"] = opt(r.rank_max);
+  j["tol_lo"] = opt(r.tol_lo);
+  j["tol_hi"] = opt(r.tol_hi);
+  j["gram_error"] = opt(r.gram_error);
+  j["solver_error"] = opt(r.solver_error);
+  if (!r.spectrum) {
+    j["sigma_max_iterations"] = r.sigma_max_iterations;
+    j["sigma_max_rel_error"] = num(r.sigma_max_rel_error);
+    j["seconds_sigma_max"] = res.timing.sigma_max;
+  }
   return j.dump();
 }
 

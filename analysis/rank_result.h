@@ -16,6 +16,7 @@ struct RankResult {
   LogProbHeader header;
   std::string method;     ///< "exact" | "gram"
   std::string precision;  ///< of the SVD: "float32" | "float64"
+  std::string solver;  ///< the LAPACK route: "sgesdd", "dsyevd_2stage", "power_iteration+cholesky"
   double seconds = 0;
   SpectrumTiming timing;  ///< read / accumulate / solve split of `seconds`
   int blas_threads = 0;   ///< OpenBLAS's thread count during the run

@@ -4,8 +4,10 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
@@ -139,62 +141,6 @@ std::vector<double> exact_impl(const std::function<void(int64_t, int64_t, In*)>&
   return s;
 }
 
-template <class In>
-std::vector<double> gram_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
-                              int64_t cols, int64_t block_rows, FiniteScan* scan,
-                              SpectrumTiming* timing, EigenSolver solver,
-                              const Progress& progress) {
-  SpectrumTiming local;
-  if (!timing) timing = &local;
-  constexpr bool f64_input = std::is_same_v<In, double>;
-  const int64_t m = cols;
-  std::vector<double> g(static_cast<size_t>(m * m), 0.0);  // upper triangle of A^T A, col-major
-  std::vector<double> block64(static_cast<size_t>(block_rows * m));
-  std::vector<In> stage(f64_input ? 0 : block64.size());  // float32 input is widened from here
-  for (int64_t r = 0; r < rows; r += block_rows) {
-    const int64_t n = std::min(block_rows, rows - r);
-    auto start = std::chrono::steady_clock::now();
-    In* dst = nullptr;
-    if constexpr (f64_input)
-      dst = block64.data();
-    else
-      dst = stage.data();
-    read(r, n, dst);
-    scan->scan(dst, r, n, m);
-    if (!scan->clean()) return {};
-    if constexpr (!f64_input) std::copy(stage.begin(), stage.begin() + n * m, block64.begin());
-    timing->read += since(start);
-    start = std::chrono::steady_clock::now();
-    // The row-major n x M block X is the column-major M x n matrix Y = X^T, and X^T X = Y Y^T.
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                1.0, block64.data(), static_cast<int>(m), 1.0, g.data(), static_cast<int>(m));
-    timing->accumulate += since(start);
-    if (progress) progress(r + n, rows);
-  }
-  stage = {};
-  block64 = {};
-  std::vector<double> w(static_cast<size_t>(m));
-  const auto start = std::chrono::steady_clock::now();
-  const bool two_stage =
-      solver == EigenSolver::dsyevd_2stage || (solver == EigenSolver::automatic && m >= 6000);
-  const auto lm = static_cast<lapack_int>(m);
-  const lapack_int info =
-      two_stage ? LAPACKE_dsyevd_2stage(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data())
-                : LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data());
-  if (info != 0)
-    throw std::runtime_error(std::string(two_stage ? "LAPACKE_dsyevd_2stage" : "LAPACKE_dsyevd") +
-                             " failed on the " + std::to_string(m) + " x " + std::to_string(m) +
-                             " Gram matrix: info = " + std::to_string(info));
-  timing->solve += since(start);
-  // Eigenvalues come ascending; round-off can make the smallest slightly negative.
-  std::vector<double> s(w.size());
-  std::transform(w.rbegin(), w.rend(), s.begin(),
-                 [](double l) { return std::sqrt(std::max(l, 0.0)); });
-  // Only min(T, M) singular values exist; the rest of G's spectrum is round-off around zero.
-  s.resize(static_cast<size_t>(std::min(rows, cols)));
-  return s;
-}
-
 }  // namespace
 
 std::vector<double> singular_values_exact(const RowReader& read, int64_t rows, int64_t cols,
@@ -209,18 +155,140 @@ std::vector<double> singular_values_exact(const RowReader64& read, int64_t rows,
   return exact_impl(read, rows, cols, float64, scan, timing, progress);
 }
 
+std::string eigen_solver_name(EigenSolver solver, int64_t m) {
+  const bool two_stage =
+      solver == EigenSolver::dsyevd_2stage || (solver == EigenSolver::automatic && m >= 6000);
+  return two_stage ? "dsyevd_2stage" : "dsyevd";
+}
+
+namespace {
+
+// accumulate_gram for rows read as In (float or double): float64 rows are copied as read.
+template <class In>
+GramMatrix accumulate_gram_impl(const std::function<void(int64_t, int64_t, In*)>& read,
+                                int64_t rows, int64_t cols, int64_t block_rows, FiniteScan* scan,
+                                SpectrumTiming* timing, const Progress& progress, bool overlap) {
+  SpectrumTiming local;
+  if (!timing) timing = &local;
+  const int64_t m = cols;
+  GramMatrix gram;
+  gram.rows = rows;
+  gram.cols = cols;
+  std::vector<double> g(static_cast<size_t>(m * m), 0.0);  // upper triangle of A^T A, col-major
+  // Rows arrive through a staging buffer of at most 16 MB and are converted into one of two
+  // float64 blocks: the reader fills one while dsyrk consumes the other.
+  const int64_t stage_rows =
+      std::min(block_rows, std::max<int64_t>(1, (int64_t{16} << 20) / (int64_t{sizeof(In)} * m)));
+  std::vector<In> stage(static_cast<size_t>(stage_rows * m));
+  std::array<std::vector<double>, 2> blocks;
+  blocks[0].resize(static_cast<size_t>(std::min(block_rows, rows) * m));
+  if (overlap) blocks[1].resize(blocks[0].size());
+  bool positive = false, negative = false;
+  // Rows [begin, begin + count) into out as float64; false at non-finite entries.
+  auto load = [&](int64_t begin, int64_t count, double* out) {
+    for (int64_t s = 0; s < count; s += stage_rows) {
+      const int64_t c = std::min(stage_rows, count - s);
+      read(begin + s, c, stage.data());
+      scan->scan(stage.data(), begin + s, c, m);
+      if (!scan->clean()) return false;
+      double* dst = out + s * m;
+      for (int64_t i = 0; i < c * m; ++i) {
+        const In v = stage[static_cast<size_t>(i)];
+        positive |= v > 0;
+        negative |= v < 0;
+        dst[i] = v;
+      }
+    }
+    return true;
+  };
+  auto rows_in = [&](int64_t b) { return std::min(block_rows, rows - b * block_rows); };
+  const int64_t nblocks = (rows + block_rows - 1) / block_rows;
+  auto start = std::chrono::steady_clock::now();
+  bool ok = load(0, rows_in(0), blocks[0].data());
+  timing->read += since(start);
+  for (int64_t b = 0; b < nblocks; ++b) {
+    if (!ok) return gram;
+    double* current = blocks[overlap ? b % 2 : 0].data();
+    const bool more = b + 1 < nblocks;
+    std::future<bool> next;
+    if (overlap && more)
+      next = std::async(std::launch::async, load, (b + 1) * block_rows, rows_in(b + 1),
+                        blocks[(b + 1) % 2].data());
+    start = std::chrono::steady_clock::now();
+    // The row-major n x M block X is the column-major M x n matrix Y = X^T, and X^T X = Y Y^T.
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(rows_in(b)), 1.0, current, static_cast<int>(m), 1.0, g.data(),
+                static_cast<int>(m));
+    timing->accumulate += since(start);
+    if (progress) progress(b * block_rows + rows_in(b), rows);
+    if (!more) break;
+    start = std::chrono::steady_clock::now();
+    ok = overlap ? next.get() : load((b + 1) * block_rows, rows_in(b + 1), current);
+    timing->read += since(start);
+  }
+  if (!ok) return gram;
+  gram.g = std::move(g);
+  gram.same_sign = !(positive && negative);
+  return gram;
+}
+
+}  // namespace
+
+GramMatrix accumulate_gram(const RowReader& read, int64_t rows, int64_t cols, int64_t block_rows,
+                           FiniteScan* scan, SpectrumTiming* timing, const Progress& progress,
+                           bool overlap) {
+  return accumulate_gram_impl(read, rows, cols, block_rows, scan, timing, progress, overlap);
+}
+
+GramMatrix accumulate_gram(const RowReader64& read, int64_t rows, int64_t cols, int64_t block_rows,
+                           FiniteScan* scan, SpectrumTiming* timing, const Progress& progress,
+                           bool overlap) {
+  return accumulate_gram_impl(read, rows, cols, block_rows, scan, timing, progress, overlap);
+}
+
+std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
+                                         SpectrumTiming* timing) {
+  SpectrumTiming local;
+  if (!timing) timing = &local;
+  const int64_t m = gram.cols;
+  std::vector<double> g = std::move(gram.g);
+  std::vector<double> w(static_cast<size_t>(m));
+  const auto start = std::chrono::steady_clock::now();
+  const bool two_stage = eigen_solver_name(solver, m) == "dsyevd_2stage";
+  const auto lm = static_cast<lapack_int>(m);
+  const lapack_int info =
+      two_stage ? LAPACKE_dsyevd_2stage(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data())
+                : LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data());
+  if (info != 0)
+    throw std::runtime_error(std::string(two_stage ? "LAPACKE_dsyevd_2stage" : "LAPACKE_dsyevd") +
+                             " failed on the " + std::to_string(m) + " x " + std::to_string(m) +
+                             " Gram matrix: info = " + std::to_string(info));
+  timing->solve += since(start);
+  // Eigenvalues come ascending; round-off can make the smallest slightly negative.
+  std::vector<double> s(w.size());
+  std::transform(w.rbegin(), w.rend(), s.begin(),
+                 [](double l) { return std::sqrt(std::max(l, 0.0)); });
+  // Only min(T, M) singular values exist; the rest of G's spectrum is round-off around zero.
+  s.resize(static_cast<size_t>(std::min(gram.rows, gram.cols)));
+  return s;
+}
+
 std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
                                          int64_t block_rows, FiniteScan* scan,
                                          SpectrumTiming* timing, EigenSolver solver,
                                          const Progress& progress) {
-  return gram_impl(read, rows, cols, block_rows, scan, timing, solver, progress);
+  auto gram = accumulate_gram(read, rows, cols, block_rows, scan, timing, progress);
+  if (gram.g.empty()) return {};
+  return gram_singular_values(std::move(gram), solver, timing);
 }
 
 std::vector<double> singular_values_gram(const RowReader64& read, int64_t rows, int64_t cols,
                                          int64_t block_rows, FiniteScan* scan,
                                          SpectrumTiming* timing, EigenSolver solver,
                                          const Progress& progress) {
-  return gram_impl(read, rows, cols, block_rows, scan, timing, solver, progress);
+  auto gram = accumulate_gram(read, rows, cols, block_rows, scan, timing, progress);
+  if (gram.g.empty()) return {};
+  return gram_singular_values(std::move(gram), solver, timing);
 }
 
 }  // namespace sb::analysis

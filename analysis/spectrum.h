@@ -32,6 +32,7 @@ struct FiniteScan {
 /// LAPACK solver (gesdd / syevd).
 struct SpectrumTiming {
   double read = 0, accumulate = 0, solve = 0;
+  double sigma_max = 0;  ///< rank-only: power iteration for sigma_max (part of solve)
 };
 
 /// Progress of the streaming pass: called after each block with the rows read so far. The last
@@ -58,8 +59,11 @@ std::vector<double> singular_values_exact(const RowReader64& read, int64_t rows,
 /// Measured here (2 threads, eigenvalues of a random symmetric matrix): n = 4000 dsyevd 2.5 s vs
 /// 2stage 3.7 s; n = 8000 23.8 s vs 15.1 s. `automatic` takes 2stage from n = 6000.
 enum class EigenSolver { automatic, dsyevd, dsyevd_2stage };
+/// The LAPACK routine `solver` runs on an m x m matrix: "dsyevd" or "dsyevd_2stage".
+std::string eigen_solver_name(EigenSolver solver, int64_t m);
 
-/// Descending singular values through the float64 Gram matrix, reading `block_rows` at a time.
+/// Descending singular values through the float64 Gram matrix, reading `block_rows` at a time:
+/// accumulate_gram, then gram_singular_values.
 std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
                                          int64_t block_rows, FiniteScan* scan,
                                          SpectrumTiming* timing = nullptr,
@@ -72,7 +76,31 @@ std::vector<double> singular_values_gram(const RowReader64& read, int64_t rows, 
                                          EigenSolver solver = EigenSolver::automatic,
                                          const Progress& progress = {});
 
-/// Bytes each method needs at its peak (the matrix or G, plus workspaces).
+/// The float64 Gram matrix of the streamed T x M matrix A, and the sign facts its error bound uses.
+struct GramMatrix {
+  int64_t rows = 0, cols = 0;
+  std::vector<double> g;  ///< cols x cols column-major, A^T A in the upper triangle; empty if
+                          ///< the scan met non-finite entries
+  bool same_sign = true;  ///< every entry of A <= 0, or every one >= 0: then |A|^T |A| = A^T A
+};
+
+/// G = A^T A by dsyrk over blocks of `block_rows` rows. overlap: a second thread reads and converts
+/// block k + 1 while dsyrk runs on block k (two float64 block buffers); timing->read is then the
+/// time dsyrk waited for the reader.
+GramMatrix accumulate_gram(const RowReader& read, int64_t rows, int64_t cols, int64_t block_rows,
+                           FiniteScan* scan, SpectrumTiming* timing = nullptr,
+                           const Progress& progress = {}, bool overlap = true);
+/// float64 rows go into the accumulation as read.
+GramMatrix accumulate_gram(const RowReader64& read, int64_t rows, int64_t cols, int64_t block_rows,
+                           FiniteScan* scan, SpectrumTiming* timing = nullptr,
+                           const Progress& progress = {}, bool overlap = true);
+
+/// Descending singular values sqrt(max(lambda, 0)) from G's eigenvalues; consumes G.
+std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
+                                         SpectrumTiming* timing = nullptr);
+
+/// Bytes each method needs at its peak (the matrix or G, plus workspaces; gram: two float64
+/// blocks for the overlapped read).
 double exact_bytes(int64_t rows, int64_t cols, bool float64);
 double gram_bytes(int64_t cols, int64_t block_rows);
 

@@ -210,10 +210,13 @@ def write_summary(profile, runs, global_timings: dict) -> str:
             if not k:
                 w(f"| {h} | {r.seed} | " + " | ".join(["-"] * 13) + " |")
                 continue
+            # rank_numpy and spectral_gap are null in a --rank-only result (no spectrum).
+            rank_np = "-" if k.get("rank_numpy") is None else k["rank_numpy"]
+            gap = "-" if k.get("spectral_gap") is None else f"{k['spectral_gap']:.3g}"
             w(f"| {h} | {r.seed} | {k['M']} | {k['T']} | {k['d']} | {k['bound']} | "
-              f"**{k['rank']}** | {k['rank_numpy']} | {k['verdict']} | "
+              f"**{k['rank']}** | {rank_np} | {k['verdict']} | "
               f"{'yes' if k['theorem2_bounded'] else 'no'} | {k['tol']:.3e} | {k['eps']:.3g} | "
-              f"{k['spectral_gap']:.3g} | {k['method']} | {paper_rank.get(r.name, '-')} |")
+              f"{gap} | {k['method']} | {paper_rank.get(r.name, '-')} |")
     w("")
     w(f"![singular values](singular_values.png)\n")
     w("Singular values of every head's log-output matrix (first seed; supplementary Figure 1 "

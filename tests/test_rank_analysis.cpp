@@ -352,3 +352,74 @@ TEST_CASE("synthetic_logprobs binary: a softmax file has rank d + 2 under rank_a
   CHECK_FALSE(fs::exists(bad));
   fs::remove_all(dir);
 }
+
+TEST_CASE(
+    "rank_analysis binary: --rank-only and --spectrum give the same certified rank; --rank-only "
+    "refuses --out") {
+  const auto dir = temp_dir("rank_only");
+  const std::string bin = SB_RANK_ANALYSIS;
+  int status = 0;
+  for (const char* head : {"softmax", "sigmoid"}) {
+    INFO(head);
+    sb::SyntheticOptions o;
+    o.spec = sb::HeadSpec::parse(head);
+    o.tokens = 6000;
+    o.vocab = 2000;
+    o.d = 64;
+    const auto file = (dir / (std::string(head) + ".h5")).string();
+    sb::write_synthetic_logprobs(file, o);
+    const auto only =
+        nlohmann::json::parse(run(bin + " --quiet --json --rank-only " + file, &status));
+    CHECK(status == 0);
+    const auto full =
+        nlohmann::json::parse(run(bin + " --quiet --json --spectrum " + file, &status));
+    CHECK(status == 0);
+    // Without --out, the default is --rank-only.
+    const auto plain = nlohmann::json::parse(run(bin + " --quiet --json " + file, &status));
+    CHECK(plain["spectrum"] == false);
+    CHECK(plain["rank"] == only["rank"]);
+
+    CHECK(only["spectrum"] == false);
+    CHECK(full["spectrum"] == true);
+    CHECK(only["rank"] == full["rank"]);
+    CHECK(only["certified"] == true);
+    CHECK(full["certified"] == true);
+    CHECK(only["uncertain"] == 0);
+    CHECK(only["rank_min"] == only["rank"]);
+    CHECK(only["rank_max"] == only["rank"]);
+    CHECK(only["rank_numpy"].is_null());  // not computed without the spectrum
+    CHECK(only["spectral_gap"].is_null());
+    CHECK(full["rank_numpy"].is_number());
+    CHECK(only["solver"].get<std::string>().rfind("power_iteration+", 0) == 0);
+    // sigma_max by power iteration vs dsyevd's largest eigenvalue: both within ~1e-13 relative
+    // of lambda_1 of the same G (the iteration stops at a 1e-12 bracket).
+    const double s1 = only["sigma_max"], s2 = full["sigma_max"];
+    CHECK(std::abs(s1 - s2) < 1e-11 * s2);
+    CHECK(only["sigma_max_rel_error"].get<double>() < 1e-11);
+    // The certificate's window brackets tol.
+    CHECK(only["tol_lo"].get<double>() < only["tol"].get<double>());
+    CHECK(only["tol_hi"].get<double>() > only["tol"].get<double>());
+    if (std::string(head) == "softmax") CHECK(only["rank"] == 64 + 2);
+    if (std::string(head) == "sigmoid") CHECK(only["rank"].get<int64_t>() > 64 + 2);
+  }
+
+  // --rank-only has no singular values to write: --out and --out-dir are refused, nothing written.
+  const auto file = (dir / "softmax.h5").string(), result = (dir / "r.h5").string();
+  const auto err = run(bin + " --rank-only --out " + result + " " + file + " 2>&1", &status);
+  CHECK(status == 2);
+  CHECK(err.find("--rank-only computes no singular values") != std::string::npos);
+  CHECK_FALSE(fs::exists(result));
+  run(bin + " --rank-only --out-dir " + (dir / "out").string() + " " + file + " 2>&1", &status);
+  CHECK(status == 2);
+  CHECK_FALSE(fs::exists(dir / "out"));
+  // --out implies the spectrum: the result file has the singular values and the certificate.
+  run(bin + " --quiet --out " + result + " " + file, &status);
+  CHECK(status == 0);
+  const auto attrs = run("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + result +
+                             "'); print(f.attrs['spectrum'], f.attrs['certified'], "
+                             "f.attrs['uncertain'], f['singular_values'].shape[0])\"",
+                         &status);
+  CHECK(status == 0);
+  CHECK(attrs == "1 1 0 2000\n");
+  fs::remove_all(dir);
+}

@@ -1,0 +1,65 @@
+#pragma once
+// Certifying a numerical rank computed through the float64 Gram matrix Gh = fl(A^T A), and the
+// rank-only path that computes it from inertia counts.
+//
+// The true rank is r = #{lambda_i(A^T A) > tau}, tau = tol^2 = c lambda_1(A^T A) with
+// c = (0.5 sqrt(M + T + 1) eps)^2 (Numerical Recipes). Two errors separate it from what we count:
+//   gram_error:   ||Gh - A^T A||_2 <= gamma_T || |A|^T |A| ||_2 (each entry a T-term dot product,
+//                 any summation order; Higham 2002, section 3.1). With every entry of A of one sign
+//                 |A|^T |A| = A^T A, so the bound is gamma_T lambda_1 (log-probabilities are <= 0);
+//                 otherwise gamma_T ||A||_F^2 = gamma_T trace.
+//   solver_error: the backward error of the factorisation (or eigensolver) run on Gh: the count is
+//                 exact for Gh + F. Inertia counts bound ||F|| from their factors (inertia.h); for
+//                 dsyevd we take the same first-order form gamma_(n+1) (|| |Gh| || + trace), an
+//                 estimate (LAPACK's bound has an unspecified modest p(n)).
+// With delta = gram_error + solver_error, Weyl's inequality gives
+//   rank_max = #{lambda(Gh + F) > t_lo},  t_lo = c (lambda1_lower - gram_error) - delta,
+//   rank_min = #{lambda(Gh + F) > t_hi},  t_hi = c (lambda1_upper + gram_error) + delta,
+// and rank_min <= r <= rank_max: certified when they agree, i.e. no eigenvalue can lie within the
+// errors of tol^2. [lambda1_lower, lambda1_upper] brackets lambda_1(Gh): the power iteration's
+// bounds (inertia.h) or the eigensolver's largest eigenvalue +- solver_error.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/inertia.h"
+#include "analysis/numerical_rank.h"
+
+namespace sb::analysis {
+
+/// What the error model needs about A and Gh.
+struct GramFacts {
+  int64_t rows = 0, cols = 0;  ///< T, M (n = M)
+  bool same_sign = true;       ///< A's entries all <= 0 or all >= 0
+  double trace = 0;            ///< trace(Gh)
+  double lambda1_lower = 0, lambda1_upper = 0;
+  double solver_error = 0;
+};
+
+/// gamma_T || |A|^T |A| ||_2, from the facts (solving gamma_T (lambda_1(Gh) + err) for err).
+double gram_rounding_bound(const GramFacts& f);
+
+/// The a priori solver_error: gamma_(n+1) (|| |Gh| || + trace + (2n + 1) tau_max), doubled. The
+/// inertia counts' measured backward error is about gamma_(n+1) (|| |Gh| || + trace + n tau).
+double solver_error_estimate(const GramFacts& f, double eps);
+
+/// [t_lo, t_hi] on eigenvalues of Gh (see above).
+struct RankWindow {
+  double t_lo = 0, t_hi = 0;
+};
+RankWindow rank_window(const GramFacts& f, double eps);
+
+/// The gram + eigensolver path: fills report's certificate from the descending singular values.
+void certify_from_spectrum(RankReport& report, const std::vector<double>& sigma, int64_t rows,
+                           int64_t cols, bool same_sign);
+
+/// The rank-only path on the accumulated Gh: lambda_1 by power iteration, then the window count
+/// InertiaCounter::split; where it cannot conclude, LDL^T counts at t_lo and t_hi and, only when
+/// they differ, at the nominal tol^2. rank_numpy = -1, spectral_gap NaN. solver: the routes taken,
+/// e.g. "power_iteration+pivoted_cholesky".
+RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bool same_sign,
+                           int64_t bound, bool theorem2_bounded, std::string* solver = nullptr,
+                           double* power_seconds = nullptr);
+
+}  // namespace sb::analysis
