@@ -25,6 +25,9 @@ class GpuTableError(ValueError):
 
 
 def parse_gpu_table(table: dict) -> dict:
+    """The checked table ({} for a profile without one, e.g. the CPU profiles)."""
+    if not table:
+        return {}
     out = {"train_tokens_per_epoch": 0, "source": "", "tokens_per_s": {}}
     for key, value in table.items():
         field = f"gpu_throughput.{key}"
@@ -57,8 +60,10 @@ def _epochs(profile, run) -> tuple[int | None, int | None]:
 
 
 def projection_lines(profile) -> list[str]:
-    """The plan's lines about GPU-hours (each without indentation)."""
+    """The plan's lines about GPU-hours (each without indentation); none without the table."""
     g = profile.gpu_throughput
+    if not g:
+        return []
     rates = g.get("tokens_per_s", {})
     if not rates:
         return ["projected GPU-hours: not measured (no GPU throughput in the profile's "

@@ -263,7 +263,8 @@ def main() -> int:
         if args.scheduler == "slurm":
             from slurm import SlurmBackend
             backend = SlurmBackend(driver, path, args.partition, args.account)
-            return backend.dry_run() if args.dry_run else backend.submit(wait=args.wait)
+            poll = float(os.environ.get("SB_SLURM_POLL_SECONDS", 5))  # tests poll faster
+            return backend.dry_run() if args.dry_run else backend.submit(args.wait, poll)
         if args.stage:
             driver.go(driver.select(args.stage, args.run))
             return 0
