@@ -120,7 +120,8 @@ class Driver:
                     sys.stdout.flush()
                     log.write(line)
                 code = proc.wait()
-            except KeyboardInterrupt:  # the child got the SIGINT too: let it save and exit
+            except KeyboardInterrupt:  # Ctrl-C reached the child too; SIGTERM (kill, Slurm's
+                proc.send_signal(signal.SIGINT)  # time limit) may not have: the trainer saves
                 code = proc.wait()
                 raise
             if stdout_path:
