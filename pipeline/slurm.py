@@ -229,6 +229,13 @@ class SlurmBackend:
         fields = dict(f.split("=", 1) for f in r.stdout.split() if "=" in f)
         return fields.get("JobState", "UNKNOWN"), fields.get("ExitCode", "")
 
+    def outputs_done(self, job: Job) -> bool:
+        """The job's stages pass their done-checks (tables, never done, by summary.md)."""
+        if job.run is None:
+            return all(s.done(self.d, None) for s in job.stages if s.name != "tables") and \
+                os.path.exists(os.path.join(self.out, "summary.md"))
+        return all(s.done(self.d, job.run) for s in job.stages)
+
     def wait(self, jobs: list[Job], poll_seconds: float) -> int:
         active = {j.id: j for j in jobs}
         last = ""
@@ -237,6 +244,8 @@ class SlurmBackend:
             for job_id in [i for i in active if i not in queued]:
                 j = active.pop(job_id)
                 j.state, j.exit_code = self.job_state(job_id)
+                if j.state == "UNKNOWN" and self.outputs_done(j):  # purged from scontrol
+                    j.state = "COMPLETED"
                 if j.state != "COMPLETED":
                     print(f"{PREFIX} job {j.id} {j.key}: {j.state} (exit {j.exit_code}); log "
                           f"{j.log_path()}", flush=True)
