@@ -80,7 +80,7 @@ deps:
 deps-bench: deps
 	$(call install_missing,$(BENCH_PACKAGES))
 
-deps-slurm: deps
+deps-slurm:
 	$(call install_missing,$(SLURM_PACKAGES))
 
 data:
@@ -107,14 +107,17 @@ build: configure
 test: deps
 	@$(MAKE) --no-print-directory data || echo "make test: PTB / WikiText-2 not found and not downloadable: the tests that need them will be skipped (get the corpora with 'make data')"
 	@$(MAKE) --no-print-directory build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE slurm
 
-# The Slurm backend's test alone (needs root: it starts munged, slurmctld and slurmd on 127.0.0.1).
-# It compares with the local smoke run's outputs, which it makes first when they are missing.
-test-slurm: deps-slurm
-	@$(MAKE) --no-print-directory data
+# The Slurm backend on a real one-node cluster (ctest label "slurm"; not in `make test`, which
+# installs no daemons). Needs root: the test starts munged, slurmctld and slurmd on 127.0.0.1.
+# It compares with the local smoke run's outputs (make test's), making them first when missing
+# (~10 min more). Without the packages (not root, no apt) the test is skipped with one line.
+test-slurm: deps
+	@$(MAKE) --no-print-directory deps-slurm || echo "make test-slurm: could not install $(SLURM_PACKAGES): the Slurm test will be skipped"
+	@$(MAKE) --no-print-directory data || echo "make test-slurm: PTB not found: the Slurm test will be skipped"
 	@$(MAKE) --no-print-directory build
-	cd $(BUILD_DIR) && ctest --output-on-failure -R 'SCHEDULER=slurm'
+	cd $(BUILD_DIR) && ctest --output-on-failure -L slurm
 
 # Benchmarks are not in the default build: `benchmarks` builds them all.
 bench: build
