@@ -6,7 +6,7 @@
 #                                                # slurmd; waits for the node to be idle
 #   export SLURM_CONF=DIR/slurm.conf             # then sbatch / squeue / sinfo talk to it
 #   pipeline/slurm_local_cluster.sh status DIR
-#   pipeline/slurm_local_cluster.sh stop DIR     # stops the three daemons it started
+#   pipeline/slurm_local_cluster.sh stop DIR     # cancels its jobs, stops the three daemons
 #
 # Everything lives in DIR (config, munge key and socket, state, spool, logs, pid files): nothing
 # under /etc is read or written. The daemons listen on 127.0.0.1 only, on two free ports picked at
@@ -33,8 +33,16 @@ cannot_start() {
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 stop() {
-  # Reverse order; each daemon by the pid it wrote, never by name.
   local name pidfile
+  # Jobs still queued or running on this cluster are cancelled first (their processes with them).
+  if pid_alive "$dir/run/slurmctld.pid"; then
+    SLURM_CONF="$dir/slurm.conf" scancel --user="$(id -un)" 2>/dev/null || true
+    for _ in $(seq 50); do
+      [ -z "$(SLURM_CONF="$dir/slurm.conf" squeue -h 2>/dev/null)" ] && break
+      sleep 0.2
+    done
+  fi
+  # Then the daemons in reverse order, each by the pid it wrote, never by name.
   for name in slurmd slurmctld munged; do
     pidfile="$dir/run/$name.pid"
     if pid_alive "$pidfile"; then
