@@ -16,6 +16,19 @@ DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config \
 # The benchmarks need nothing beyond DEBIAN_PACKAGES today (python3-torch, the PyTorch reference of
 # bench-train, is there for the parity test); `make deps-bench` stays as their entry point.
 BENCH_PACKAGES :=
+# Only `make test-slurm` needs these: a one-node Slurm cluster for the Slurm backend's test.
+SLURM_PACKAGES := slurmctld slurmd slurm-client munge
+
+# Another LibTorch than Debian's (e.g. a CUDA build; README, "CUDA builds"), in a fresh BUILD_DIR:
+#   TORCH_PREFIX=/path/to/libtorch        an unpacked LibTorch zip from pytorch.org
+#   TORCH_PYTHON=/path/to/venv/bin/python the LibTorch inside that Python's pip torch wheel
+#                                         (torch.utils.cmake_prefix_path; cmake/torch_prefix.sh)
+# Either one drops Debian's libtorch-dev from the packages `make deps` installs.
+TORCH_PREFIX ?=
+TORCH_PYTHON ?=
+ifneq ($(TORCH_PREFIX)$(TORCH_PYTHON),)
+  DEBIAN_PACKAGES := $(filter-out libtorch-dev,$(DEBIAN_PACKAGES))
+endif
 
 # ccache, when present; the precompiled header needs these sloppiness settings to be cached.
 CCACHE := $(shell command -v ccache 2>/dev/null)
@@ -24,7 +37,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench data configure build test bench bench-rank bench-train plots reproduce readme format clean help
+.PHONY: all deps deps-bench deps-slurm data configure build test test-slurm bench bench-rank bench-train plots reproduce readme format clean help
 
 all: build
 
@@ -34,11 +47,13 @@ help:
 	@echo "make data       find (datasets/, ../shared/datasets) or download PTB and WikiText-2, md5-verified"
 	@echo "make build      configure ($(BUILD_TYPE), ninja) and build into $(BUILD_DIR)/"
 	@echo "make test       deps + data (skipped tests without it) + build + ctest"
+	@echo "make test-slurm install Slurm + munge, then the Slurm backend's test on a one-node cluster (root)"
 	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
 	@echo "make bench-rank rank-analysis benchmark on a PTB-size matrix (~17 min)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
 	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~90 min, smoke, paper = plan only)"
+	@echo "                SCHEDULER=slurm [PARTITION=p ACCOUNT=a WAIT=1]: submit it to Slurm; add -n for the job graph"
 	@echo "make readme     copy results/$(PROFILE)/summary.md into README.md's results block"
 	@echo "make format     clang-format every C++ source"
 	@echo "make clean      remove $(BUILD_DIR)/"
@@ -68,12 +83,22 @@ deps:
 deps-bench: deps
 	$(call install_missing,$(BENCH_PACKAGES))
 
+deps-slurm:
+	$(call install_missing,$(SLURM_PACKAGES))
+
 data:
 	datasets/fetch.sh ptb
 	datasets/fetch.sh wikitext-2
 
 $(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+ifneq ($(TORCH_PYTHON),)
+	prefix=$$(cmake/torch_prefix.sh $(TORCH_PYTHON)) && \
+	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	    -DCMAKE_PREFIX_PATH="$$prefix" $(CMAKE_ARGS)
+else
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  $(if $(TORCH_PREFIX),-DCMAKE_PREFIX_PATH=$(TORCH_PREFIX)) $(CMAKE_ARGS)
+endif
 
 configure: $(BUILD_DIR)/build.ninja
 
@@ -85,7 +110,17 @@ build: configure
 test: deps
 	@$(MAKE) --no-print-directory data || echo "make test: PTB / WikiText-2 not found and not downloadable: the tests that need them will be skipped (get the corpora with 'make data')"
 	@$(MAKE) --no-print-directory build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE slurm
+
+# The Slurm backend on a real one-node cluster (ctest label "slurm"; not in `make test`, which
+# installs no daemons). Needs root: the test starts munged, slurmctld and slurmd on 127.0.0.1.
+# It compares with the local smoke run's outputs (make test's), making them first when missing
+# (~10 min more). Without the packages (not root, no apt) the test is skipped with one line.
+test-slurm: deps
+	@$(MAKE) --no-print-directory deps-slurm || echo "make test-slurm: could not install $(SLURM_PACKAGES): the Slurm test will be skipped"
+	@$(MAKE) --no-print-directory data || echo "make test-slurm: PTB not found: the Slurm test will be skipped"
+	@$(MAKE) --no-print-directory build
+	cd $(BUILD_DIR) && ctest --output-on-failure -L slurm
 
 # Benchmarks are not in the default build: `benchmarks` builds them all.
 bench: build
@@ -117,12 +152,30 @@ plots: build
 
 # The end-to-end pipeline (pipeline/reproduce.py): PROFILE=cpu (default, ~90 min), smoke (a few
 # minutes; also run by make test) or paper (GPU settings: prints the plan). Re-running resumes.
+# SCHEDULER=slurm submits the stages to a Slurm cluster instead (PARTITION, ACCOUNT: override the
+# profile's; WAIT=1: follow the jobs and report the failed ones). `make -n reproduce ...` (or
+# --dry-run, or DRY_RUN=1) builds nothing and prints the plan, or with SCHEDULER=slurm the sbatch
+# scripts and the job graph, without submitting.
 PROFILE ?= cpu
+SCHEDULER ?= local
+PARTITION ?=
+ACCOUNT ?=
+WAIT ?=
+DRY_RUN ?=
+MAKE_DRY_RUN := $(if $(findstring n,$(firstword -$(MAKEFLAGS))),1)
+REPRODUCE_ARGS = --profile $(PROFILE) --build $(BUILD_DIR) --scheduler $(SCHEDULER) \
+  $(if $(PARTITION),--partition $(PARTITION)) $(if $(ACCOUNT),--account $(ACCOUNT)) \
+  $(if $(WAIT),--wait)
+ifneq ($(MAKE_DRY_RUN)$(DRY_RUN),)
+reproduce:
+	+@/usr/bin/python3 pipeline/reproduce.py $(REPRODUCE_ARGS) --dry-run
+else
 reproduce: deps
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory data
-	/usr/bin/python3 pipeline/reproduce.py --profile $(PROFILE) --build $(BUILD_DIR)
-	@if [ "$(PROFILE)" = cpu ]; then $(MAKE) --no-print-directory readme; fi
+	/usr/bin/python3 pipeline/reproduce.py $(REPRODUCE_ARGS)
+	@if [ "$(PROFILE)" = cpu ] && [ "$(SCHEDULER)" = local ]; then $(MAKE) --no-print-directory readme; fi
+endif
 
 # README.md's results block = results/$(PROFILE)/summary.md (pipeline/readme_results.py).
 readme:

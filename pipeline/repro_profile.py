@@ -13,6 +13,8 @@ import dataclasses
 import os
 import tomllib
 
+from gpu_projection import GpuTableError, parse_gpu_table
+from slurm_resources import SlurmTable, SlurmTableError, parse_slurm_table
 from stages import STAGE_NAMES
 
 # The mixture heads, as common/head_spec.h is_mixture() names them.
@@ -22,7 +24,7 @@ _KEYS = {
     "threads": int, "heads": list, "seeds": list, "seeds_by_head": dict, "overrides": dict,
     "overrides_by_head": dict,
     "score_after_training": bool, "dyneval": dict, "analysis": dict, "estimate_seconds": dict,
-    "run_here": bool, "requires": str,
+    "run_here": bool, "requires": str, "slurm": dict, "gpu_throughput": dict,
 }
 _REQUIRED = ("name", "scaled_down", "out", "config", "heads", "seeds")
 
@@ -73,6 +75,8 @@ class Profile:
     estimate_seconds: dict[str, float]
     run_here: bool
     requires: str
+    slurm: SlurmTable  # [slurm]: partition, account, per-stage resources (slurm_resources.py)
+    gpu_throughput: dict  # [gpu_throughput]: measured tokens/s for the plan (gpu_projection.py)
 
     def seeds_of(self, head: str) -> list[int]:
         return self.seeds_by_head.get(head, self.seeds_by_head.get(head.split(":")[0], self.seeds))
@@ -160,6 +164,12 @@ def load_profile(path: str) -> Profile:
                 raise _fail(path, f"{field}.{key}", "a scalar", value)
         return dict(table)
 
+    try:
+        slurm = parse_slurm_table(data.get("slurm", {}))
+        gpu = parse_gpu_table(data.get("gpu_throughput", {}))
+    except (SlurmTableError, GpuTableError) as e:
+        raise _fail(path, e.field, e.expected, e.got) from None
+
     overrides = check_overrides("overrides", data.get("overrides", {}))
     by_head_overrides = {h: check_overrides(f"overrides_by_head.{h}", t)
                          for h, t in data.get("overrides_by_head", {}).items()}
@@ -171,4 +181,5 @@ def load_profile(path: str) -> Profile:
         score_after_training=data.get("score_after_training", False),
         dyneval=dict(data.get("dyneval", {})), analysis=dict(analysis),
         estimate_seconds={k: float(v) for k, v in estimates.items()},
-        run_here=data.get("run_here", True), requires=data.get("requires", ""))
+        run_here=data.get("run_here", True), requires=data.get("requires", ""), slurm=slurm,
+        gpu_throughput=gpu)

@@ -2,6 +2,8 @@
 """make reproduce: train every head of a profile, dump, analyse, plot, tabulate.
 
     /usr/bin/python3 pipeline/reproduce.py [--profile cpu] [--build build] [--plan] [--force]
+        [--scheduler local|slurm] [--dry-run] [--wait] [--partition P] [--account A]
+        [--stage NAME ... [--run RUN]]
 
 The stages are the table of stages.py: per run (one head, one seed) train (the main SGD ->
 NT-ASGD phase), finetune, dump (the test-set log-probabilities, batch size 1), score (the
@@ -10,11 +12,16 @@ profile asks) and analyse (rank of the dump); then plot and tables for the whole
 stage checks its outputs before it is skipped, so re-running after an interruption (Ctrl-C,
 kill, reboot) resumes where it stopped: the trainer continues from its last checkpoint.
 Output: <out>/<head>_s<seed>/ per run, <out>/singular_values.{png,svg}, <out>/summary.md.
+
+--scheduler local (the default) runs the stages here, one after the other; --scheduler slurm
+submits them to a Slurm cluster as a graph of jobs (slurm.py), each job running this driver with
+--stage NAME --run RUN: one step, with the same command and done-check.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import signal
@@ -24,6 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from durations import format_duration  # noqa: E402
+from gpu_projection import projection_lines  # noqa: E402
 from repro_profile import Profile, ProfileError, Run, load_profile  # noqa: E402
 from stages import STAGES, Stage, StageError, read_json, trainer_cmd  # noqa: E402
 
@@ -49,7 +57,9 @@ class Driver:
         self.start = time.monotonic()
         self.measured = 0.0  # seconds of the stages run by this process
         self.estimated = 0.0  # what the profile estimated for those stages
-        self.threads = profile.threads or os.cpu_count() or 1
+        # threads = 0: the CPUs Slurm gave the job, else every core here.
+        self.threads = profile.threads or int(os.environ.get("SLURM_CPUS_PER_TASK", 0)) or \
+            os.cpu_count() or 1
         self.global_timings: dict = {}  # the profile-wide stages' times (<out>/stages.json)
         self.bins = {
             "train_wordlm": os.path.join(build, "trainers", "train_wordlm"),
@@ -63,15 +73,18 @@ class Driver:
 
     def record(self, run: Run, stage: str, seconds: float, finished: bool = True) -> None:
         """Adds `seconds` to the stage's time; an interrupted stage's time is kept as partial
-        and counted when the stage finishes."""
-        t = self.timings(run)
-        partial = t.pop(stage + ".partial", {}).get("seconds", 0.0)
-        if finished:
-            t[stage] = {"seconds": round(seconds + partial, 1),
-                        "finished": time.strftime("%FT%TZ", time.gmtime())}
-        else:
-            t[stage + ".partial"] = {"seconds": round(seconds + partial, 1)}
-        write_json_atomically(os.path.join(run.dir, "stages.json"), t)
+        and counted when the stage finishes. Locked: two Slurm jobs of one run (score beside
+        finetune) may finish at the same time."""
+        with open(os.path.join(run.dir, "stages.json.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            t = self.timings(run)
+            partial = t.pop(stage + ".partial", {}).get("seconds", 0.0)
+            if finished:
+                t[stage] = {"seconds": round(seconds + partial, 1),
+                            "finished": time.strftime("%FT%TZ", time.gmtime())}
+            else:
+                t[stage + ".partial"] = {"seconds": round(seconds + partial, 1)}
+            write_json_atomically(os.path.join(run.dir, "stages.json"), t)
 
     def estimate(self, run: Run, stage: Stage) -> float:
         return self.p.estimate(run, stage.name, stage.head_cost)
@@ -107,7 +120,8 @@ class Driver:
                     sys.stdout.flush()
                     log.write(line)
                 code = proc.wait()
-            except KeyboardInterrupt:  # the child got the SIGINT too: let it save and exit
+            except KeyboardInterrupt:  # Ctrl-C reached the child too; SIGTERM (kill, Slurm's
+                proc.send_signal(signal.SIGINT)  # time limit) may not have: the trainer saves
                 code = proc.wait()
                 raise
             if stdout_path:
@@ -130,6 +144,21 @@ class Driver:
         steps: list[Step] = [(r, s) for r in self.runs for s in enabled if s.per_run]
         return steps + [(None, s) for s in enabled if not s.per_run]
 
+    def select(self, stages: list[str], run: str | None) -> list[Step]:
+        """The steps of the plan named by --stage (and --run for per-run stages)."""
+        steps = self.plan()
+        names = {s.name for _, s in steps}
+        for name in stages:
+            if name not in names:
+                raise StageError(f"--stage {name}: not a stage of profile {self.p.name} "
+                                 f"(its stages: {', '.join(dict.fromkeys(s.name for _, s in steps))})")
+        keys = [os.path.basename(os.path.normpath(r.dir)) for r in self.runs]
+        if run is not None and run not in keys:
+            raise StageError(f"--run {run}: not a run of profile {self.p.name} (its runs: "
+                             f"{', '.join(keys)})")
+        return [(r, s) for r, s in steps if s.name in stages and
+                (r is None or run is None or os.path.basename(os.path.normpath(r.dir)) == run)]
+
     def print_plan(self) -> None:
         p = self.p
         print(f"profile {p.name} ({p.path}): {p.description}")
@@ -145,16 +174,19 @@ class Driver:
         print(f"  then: {' -> '.join(s.name for s in enabled if not s.per_run)}")
         est = sum(self.estimate(r, s) for r, s in self.plan() if r is not None)
         print(f"  estimated time before any measurement: {format_duration(est)}")
+        for line in projection_lines(p):
+            print(f"  {line}")
 
     def check_binaries(self) -> None:
         for name, path in self.bins.items():
             if not os.access(path, os.X_OK):
                 raise StageError(f"{path} not built: run `make build` (or pass --build DIR)")
 
-    def go(self) -> None:
+    def go(self, steps: list[Step] | None = None) -> None:
+        """Runs `steps` (default: the whole plan) in order, skipping the done ones."""
         self.check_binaries()
         os.makedirs(self.p.out, exist_ok=True)
-        steps = self.plan()
+        steps = self.plan() if steps is None else steps
         self.global_timings = read_json(os.path.join(self.p.out, "stages.json")) or {}
         for i, (run, stage) in enumerate(steps):
             where = f"run {self.runs.index(run) + 1}/{len(self.runs)} {run.label}" if run \
@@ -202,20 +234,47 @@ def main() -> int:
     ap.add_argument("--plan", action="store_true", help="print the plan and exit")
     ap.add_argument("--force", action="store_true",
                     help="run a profile marked run_here = false (e.g. paper) on this machine")
+    ap.add_argument("--scheduler", choices=("local", "slurm"), default="local",
+                    help="local: run the stages here (default); slurm: submit them as sbatch "
+                         "jobs chained with --dependency=afterok")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="slurm: print the sbatch scripts and the job graph, submit nothing; "
+                         "local: the same as --plan")
+    ap.add_argument("--wait", action="store_true",
+                    help="slurm: follow the jobs until they leave the queue; exit 1 naming the "
+                         "failed ones and their logs")
+    ap.add_argument("--partition", default="", help="slurm: partition (default: the profile's)")
+    ap.add_argument("--account", default="", help="slurm: account (default: the profile's)")
+    ap.add_argument("--stage", action="append", default=[],
+                    help="run only this stage (repeatable; what a Slurm job runs)")
+    ap.add_argument("--run", default=None,
+                    help="with --stage: only this run, by its directory name (softmax_s141)")
     args = ap.parse_args()
     path = args.profile if args.profile.endswith(".toml") else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "profiles", args.profile + ".toml")
+    # A Slurm job at its time limit gets SIGTERM: stop like Ctrl-C (the trainer saves too).
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         profile = load_profile(path)
         if args.out:
             profile.out = args.out
         driver = Driver(profile, args.build)
-        if args.plan or (not driver.p.run_here and not args.force):
+        if args.run is not None and not args.stage:
+            raise StageError("--run needs --stage")
+        if args.scheduler == "slurm":
+            from slurm import SlurmBackend
+            backend = SlurmBackend(driver, path, args.partition, args.account)
+            poll = float(os.environ.get("SB_SLURM_POLL_SECONDS", 5))  # tests poll faster
+            return backend.dry_run() if args.dry_run else backend.submit(args.wait, poll)
+        if args.stage:
+            driver.go(driver.select(args.stage, args.run))
+            return 0
+        if args.plan or args.dry_run or (not driver.p.run_here and not args.force):
             driver.print_plan()
-            if not driver.p.run_here and not args.plan:
+            if not driver.p.run_here and not (args.plan or args.dry_run):
                 print(f"{PREFIX} profile {driver.p.name} is not meant for this machine "
                       f"({driver.p.requires or 'run_here = false'}): printed the plan only; "
-                      f"--force runs it anyway")
+                      f"--force runs it anyway, --scheduler slurm submits it to a cluster")
             return 0
         driver.go()
     except (ProfileError, StageError) as e:

@@ -32,6 +32,10 @@ class Stage:
     run: Callable[[object, object], None]  # (driver, run) -> runs it, raises StageError
     done: Callable[[object, object], bool]  # (driver, run) -> its outputs are complete
     head_cost: bool = False  # its time scales with the head's cost (estimate_seconds.mixture_cost)
+    # The earlier stages of the same run whose outputs it reads: a scheduler may start it once
+    # those are done (pipeline/slurm.py: --dependency=afterok). The profile stages come after
+    # every run's stages.
+    after: tuple[str, ...] = ()
 
 
 # ---- helpers
@@ -185,14 +189,21 @@ def _never_done(_d, _run) -> bool:
     return False  # cheap, always rewritten from the run outputs
 
 
+# Local order = table order. Data dependencies (`after`): finetune restarts from best.pt and the
+# checkpoint of train; the dump reads the finetuned model; score reads best.pt, which finetuning
+# does not rewrite (it writes best_finetune.pt); dyneval reads final.json and best_finetune.pt;
+# analyse reads logprobs.h5.
 STAGES: tuple[Stage, ...] = (
     Stage("train", True, _always, _train("train"), _trained("train"), head_cost=True),
-    Stage("finetune", True, _always, _train("finetune"), _trained("finetune"), head_cost=True),
-    Stage("dump", True, _always, _dump, lambda d, run: dump_is_valid(run.dir), head_cost=True),
-    Stage("score", True, lambda p: p.score_after_training, _score, _score_done, head_cost=True),
+    Stage("finetune", True, _always, _train("finetune"), _trained("finetune"), head_cost=True,
+          after=("train",)),
+    Stage("dump", True, _always, _dump, lambda d, run: dump_is_valid(run.dir), head_cost=True,
+          after=("finetune",)),
+    Stage("score", True, lambda p: p.score_after_training, _score, _score_done, head_cost=True,
+          after=("train",)),
     Stage("dyneval", True, lambda p: bool(p.dyneval.get("enabled", False)), _dyneval,
-          _dyneval_done, head_cost=True),
-    Stage("analyse", True, _always, _analyse, _analyse_done),
+          _dyneval_done, head_cost=True, after=("dump",)),
+    Stage("analyse", True, _always, _analyse, _analyse_done, after=("dump",)),
     Stage("plot", False, _always, _plot, _plot_done),
     Stage("tables", False, _always, _tables, _never_done),
 )

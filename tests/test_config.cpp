@@ -78,6 +78,7 @@ WordLmConfig all_changed() {
   c.max_batches = 11;
   c.seed = 9876543210123;
   c.threads = 2;
+  c.device = "cuda:1";
   c.log_interval = 13;
   c.out = "results/x";
   c.dump_test = false;
@@ -137,7 +138,7 @@ TEST_CASE("config: the defaults are the paper's PTB settings") {
 
 TEST_CASE("config: the key table covers every field once, in struct order, typed") {
   const auto& keys = sb::lm::config_keys();
-  REQUIRE(keys.size() == 33);
+  REQUIRE(keys.size() == 34);
   CHECK(keys.front().name == "dataset");
   CHECK(keys.back().name == "dump_test");
   std::vector<std::string> names;
@@ -344,6 +345,14 @@ TEST_CASE("config: validate rejects out-of-range values naming the key, range an
   CHECK(msg([](WordLmConfig& c) { c.train_tokens = -1; }) == "train_tokens must be >= 0, got -1");
   CHECK(msg([](WordLmConfig& c) { c.lr = std::nan(""); }) == "lr must be a finite number, got nan");
   CHECK(contains(msg([](WordLmConfig& c) { c.dataset = ""; }), "dataset must not be empty"));
+  CHECK(msg([](WordLmConfig& c) { c.device = "gpu"; }) ==
+        "device must be auto, cpu, cuda or cuda:N, got \"gpu\"");
+  CHECK(msg([](WordLmConfig& c) { c.device = "cuda:"; }) ==
+        "device must be auto, cpu, cuda or cuda:N, got \"cuda:\"");
+  CHECK(msg([](WordLmConfig& c) { c.device = "cuda:0x"; }) ==
+        "device must be auto, cpu, cuda or cuda:N, got \"cuda:0x\"");
+  for (const char* ok : {"auto", "cpu", "cuda", "cuda:0", "cuda:12"})
+    CHECK(msg([&](WordLmConfig& c) { c.device = ok; }) == "(no exception)");
   CHECK(msg([](WordLmConfig& c) { c.clip = 0; }) == "(no exception)");  // 0 = no clipping
   CHECK(msg([](WordLmConfig& c) { c.finetune_epochs = 0; }) == "(no exception)");
   CHECK_THROWS_AS(sb::lm::validate([] {

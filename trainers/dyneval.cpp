@@ -22,6 +22,7 @@
 #include "datasets/data_location.h"
 #include "trainers/lm/checkpoint.h"
 #include "trainers/lm/config.h"
+#include "trainers/lm/device.h"
 #include "trainers/lm/dynamic_eval.h"
 #include "trainers/lm/process_setup.h"
 #include "trainers/lm/run_log.h"
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
       "batch size 1 and segments, no updates) are printed first. Every token of a split is "
       "predicted (<eos> in front). All passes run without dropout.\n"
       "Writes <run>/dyneval.json (or --out) atomically. Exit status 2 on bad input."};
-  std::string run_dir, weights, data_dir, out_path;
+  std::string run_dir, weights, data_dir, out_path, device_name = "auto";
   DynamicEvalOptions defaults;
   double lr = defaults.lr(), lambda = defaults.lambda(), eps = defaults.eps();
   int64_t bptt = defaults.bptt(), stats_batch_size = defaults.stats_batch_size();
@@ -128,6 +129,10 @@ int main(int argc, char** argv) {
   app.add_option("--data", data_dir, "corpus directory (default: the run's data, else searched)");
   app.add_option("--threads", threads, "threads for LibTorch and OpenBLAS (0 = number of cores)")
       ->capture_default_str();
+  app.add_option("--device", device_name,
+                 "auto | cpu | cuda | cuda:N (auto = cuda when LibTorch has it and a GPU is "
+                 "visible); the run's weights load onto it whatever device trained them")
+      ->capture_default_str();
   app.add_option("--out", out_path, "result file (default: <run>/dyneval.json)");
   app.add_flag("--static-only", static_only,
                "only the static perplexities (no gradient statistics, no updates): how "
@@ -173,6 +178,7 @@ int main(int argc, char** argv) {
     for (double x : grid_lr) sb::lm::validate(DynamicEvalOptions(options).lr(x));
     for (double x : grid_lambda) sb::lm::validate(DynamicEvalOptions(options).lambda(x));
 
+    const auto device = sb::lm::resolve_device(device_name);
     sb::lm::keep_freed_memory();
     const int n_threads = sb::lm::set_threads(threads);
     const auto corpus_dir = sb::data::find_corpus_dir(config.dataset, config.data);
@@ -182,13 +188,14 @@ int main(int argc, char** argv) {
     const auto valid = sb::lm::eos_then(corpus, corpus.valid, valid_tokens);
     const auto test = sb::lm::eos_then(corpus, corpus.test, test_tokens);
     auto model = sb::lm::make_awd_lstm(config, corpus.vocab.size());
-    sb::lm::load_weights(weights_file, model);
+    model->to(device);
+    sb::lm::load_weights(weights_file, model);  // onto the model's device
     std::printf(
         "dyneval: %s, head %s, d %lld; weights %s; %s: %zu train / %zu valid / %zu test tokens; "
-        "%d threads\n",
+        "%d threads; device %s\n",
         run_dir.c_str(), config.head.c_str(), static_cast<long long>(model->d()),
         weights_file.c_str(), config.dataset.c_str(), corpus.train.size(), valid.size() - 1,
-        test.size() - 1, n_threads);
+        test.size() - 1, n_threads, sb::lm::describe_device(device).c_str());
     std::fflush(stdout);
 
     auto t = clock_type::now();

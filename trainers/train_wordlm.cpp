@@ -10,6 +10,7 @@
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/lm/config.h"
+#include "trainers/lm/device.h"
 #include "trainers/lm/process_setup.h"
 #include "trainers/lm/trainer.h"
 
@@ -47,7 +48,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
-    const auto config = sb::lm::resolve_config(config_args);
+    auto config = sb::lm::resolve_config(config_args);
+    const auto device = sb::lm::resolve_device(config.device);  // fails here, before the corpus
+    config.device = device.str();  // what config.toml records: cpu, cuda:0, ...
     sb::lm::keep_freed_memory();
     const int threads = sb::lm::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
@@ -62,10 +65,11 @@ int main(int argc, char** argv) {
                                "or choose another --out");
     std::printf(
         "%s: %s, %lld train / %lld valid / %lld test tokens, vocabulary %lld; head %s; "
-        "%d threads; run directory %s\n",
+        "%d threads; device %s; run directory %s\n",
         config.dataset.c_str(), dir.c_str(), static_cast<long long>(corpus.train.size()),
         static_cast<long long>(corpus.valid.size()), static_cast<long long>(corpus.test.size()),
-        static_cast<long long>(corpus.vocab.size()), config.head.c_str(), threads, run_dir.c_str());
+        static_cast<long long>(corpus.vocab.size()), config.head.c_str(), threads,
+        sb::lm::describe_device(device).c_str(), run_dir.c_str());
     sb::lm::WordLmTrainer trainer(config, std::move(corpus), run_dir);
     if (resume) trainer.resume();
     trainer.stop_after_batches = stop_after;

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "trainers/lm/device.h"
+
 namespace sb::lm {
 
 namespace fs = std::filesystem;
@@ -24,16 +26,17 @@ void write_atomically(const std::string& path,
 
 namespace {
 
-torch::Tensor rng_state() {
-  auto gen = at::detail::getDefaultCPUGenerator();
+/// The state of the default generator of `device` (CPU, or a CUDA device's).
+torch::Tensor generator_state(const torch::Device& device) {
+  auto gen = at::globalContext().defaultGenerator(device);
   std::lock_guard<std::mutex> lock(gen.mutex());
   return gen.get_state();
 }
 
-void set_rng_state(const torch::Tensor& state) {
-  auto gen = at::detail::getDefaultCPUGenerator();
+void set_generator_state(const torch::Device& device, const torch::Tensor& state) {
+  auto gen = at::globalContext().defaultGenerator(device);
   std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_state(state);
+  gen.set_state(state.to(torch::kCPU));  // the archive may have mapped it to the model's device
 }
 
 c10::IValue read(torch::serialize::InputArchive& archive, const std::string& path,
@@ -46,10 +49,24 @@ c10::IValue read(torch::serialize::InputArchive& archive, const std::string& pat
 
 }  // namespace
 
+void save_module_on_cpu(const torch::nn::Module& module, torch::serialize::OutputArchive& archive) {
+  // The layout of torch::nn::Module::save (LibTorch's nn/module.cpp), tensors copied to the CPU.
+  for (const auto& p : module.named_parameters(/*recurse=*/false))
+    archive.write(p.key(), p.value().to(torch::kCPU));
+  for (const auto& b : module.named_buffers(/*recurse=*/false))
+    archive.write(b.key(), b.value().to(torch::kCPU), /*is_buffer=*/true);
+  for (const auto& child : module.named_children()) {
+    if (!child.value()->is_serializable()) continue;
+    torch::serialize::OutputArchive child_archive(archive.compilation_unit());
+    save_module_on_cpu(*child.value(), child_archive);
+    archive.write(child.key(), child_archive);
+  }
+}
+
 void save_checkpoint(const std::string& path, AwdLstm& model, const ParameterAverager& averager,
                      const TrainState& s, const std::vector<LstmState>& carried) {
   torch::serialize::OutputArchive archive, model_archive;
-  model->save(model_archive);
+  save_module_on_cpu(*model, model_archive);
   archive.write("model", model_archive);
   archive.write("phase", c10::IValue(phase_name(s.phase)));
   archive.write("epoch", c10::IValue(s.epoch));
@@ -63,15 +80,18 @@ void save_checkpoint(const std::string& path, AwdLstm& model, const ParameterAve
   archive.write("epoch_loss", c10::IValue(s.epoch_loss));
   archive.write("epoch_tokens", c10::IValue(s.epoch_tokens));
   archive.write("config", c10::IValue(s.config));
-  archive.write("rng", rng_state());
+  archive.write("rng", generator_state(torch::kCPU));
+  const auto device = device_of(*model);
+  if (device.is_cuda()) archive.write("rng_cuda", generator_state(device));
   archive.write("avg_count", c10::IValue(averager.count()));
   const auto& avg = averager.averages();
   archive.write("avg_size", c10::IValue(static_cast<int64_t>(avg.size())));
-  for (size_t i = 0; i < avg.size(); ++i) archive.write("avg." + std::to_string(i), avg[i]);
+  for (size_t i = 0; i < avg.size(); ++i)
+    archive.write("avg." + std::to_string(i), avg[i].to(torch::kCPU));
   archive.write("carried_size", c10::IValue(static_cast<int64_t>(carried.size())));
   for (size_t l = 0; l < carried.size(); ++l) {
-    archive.write("carried.h." + std::to_string(l), carried[l].first);
-    archive.write("carried.c." + std::to_string(l), carried[l].second);
+    archive.write("carried.h." + std::to_string(l), carried[l].first.to(torch::kCPU));
+    archive.write("carried.c." + std::to_string(l), carried[l].second.to(torch::kCPU));
   }
   write_atomically(path, [&](const std::string& tmp) { archive.save_to(tmp); });
 }
@@ -79,8 +99,9 @@ void save_checkpoint(const std::string& path, AwdLstm& model, const ParameterAve
 LoadedCheckpoint load_checkpoint(const std::string& path, AwdLstm& model,
                                  ParameterAverager& averager) {
   if (!fs::exists(path)) throw std::runtime_error(path + ": no checkpoint to resume from");
+  const auto device = device_of(*model);
   torch::serialize::InputArchive archive, model_archive;
-  archive.load_from(path);
+  archive.load_from(path, device);  // every tensor onto the model's device
   if (!archive.try_read("model", model_archive))
     throw std::runtime_error(path + ": checkpoint field 'model' is missing");
   try {
@@ -101,7 +122,7 @@ LoadedCheckpoint load_checkpoint(const std::string& path, AwdLstm& model,
   s.best_valid = read(archive, path, "best_valid").toDouble();
   torch::Tensor history;
   archive.read("trigger_history", history);
-  history = history.contiguous();
+  history = history.to(torch::kCPU).contiguous();
   s.trigger_history.assign(history.data_ptr<double>(),
                            history.data_ptr<double>() + history.numel());
   s.epoch_loss = read(archive, path, "epoch_loss").toDouble();
@@ -109,7 +130,10 @@ LoadedCheckpoint load_checkpoint(const std::string& path, AwdLstm& model,
   s.config = read(archive, path, "config").toStringRef();
   torch::Tensor rng;
   archive.read("rng", rng);
-  set_rng_state(rng);
+  set_generator_state(torch::kCPU, rng);
+  torch::Tensor rng_cuda;  // only a CUDA run wrote it; it means nothing to another device
+  if (device.is_cuda() && archive.try_read("rng_cuda", rng_cuda))
+    set_generator_state(device, rng_cuda);
   const auto avg_count = read(archive, path, "avg_count").toInt();
   const auto avg_size = read(archive, path, "avg_size").toInt();
   std::vector<torch::Tensor> avg(static_cast<size_t>(avg_size));
@@ -127,14 +151,14 @@ LoadedCheckpoint load_checkpoint(const std::string& path, AwdLstm& model,
 
 void save_weights(const std::string& path, AwdLstm& model) {
   torch::serialize::OutputArchive archive;
-  model->save(archive);
+  save_module_on_cpu(*model, archive);
   write_atomically(path, [&](const std::string& tmp) { archive.save_to(tmp); });
 }
 
 void load_weights(const std::string& path, AwdLstm& model) {
   if (!fs::exists(path)) throw std::runtime_error(path + ": no such weights file");
   torch::serialize::InputArchive archive;
-  archive.load_from(path);
+  archive.load_from(path, device_of(*model));
   try {
     model->load(archive);
   } catch (const c10::Error& e) {

@@ -3,6 +3,10 @@
 // trigger history, RNG state, the carried LSTM state and in-epoch position after Ctrl-C).
 // Written to "<path>.tmp.<pid>" and renamed into place, so a kill at any moment leaves either the
 // previous checkpoint or the new one.
+// Device-independent: every tensor is written from a CPU copy (the same file whatever the device
+// of the run) and read onto the device of the model it is loaded into (trainers/lm/device.h), so
+// a checkpoint of a CUDA run resumes on a CPU-only machine and vice versa. A CUDA run also saves
+// its CUDA generator state, restored when it resumes on CUDA.
 
 #include <torch/torch.h>
 
@@ -32,6 +36,10 @@ LoadedCheckpoint load_checkpoint(const std::string& path, AwdLstm& model,
 /// Model weights only (best.pt): atomic like the checkpoint.
 void save_weights(const std::string& path, AwdLstm& model);
 void load_weights(const std::string& path, AwdLstm& model);
+
+/// What torch::nn::Module::save writes (parameters, buffers, then each serializable child in a
+/// nested archive, recursively), with every tensor copied to the CPU first.
+void save_module_on_cpu(const torch::nn::Module& module, torch::serialize::OutputArchive& archive);
 
 /// Atomically replaces `path` by what `write(tmp_path)` writes.
 void write_atomically(const std::string& path,

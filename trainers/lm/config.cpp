@@ -173,6 +173,8 @@ std::vector<ConfigKey> make_table() {
           "stop an epoch after N batches (0 = whole epoch); scaled-down runs"),
       row("seed", "training", &C::seed, at_least(0), "random seed"),
       row("threads", "training", &C::threads, at_least(0), "threads (0 = number of cores)"),
+      row("device", "training", &C::device, any,
+          "auto | cpu | cuda | cuda:N (auto = cuda when LibTorch has it and a GPU is visible)"),
       row("log_interval", "training", &C::log_interval, at_least(1),
           "progress line every N batches"),
       // outputs
@@ -365,6 +367,13 @@ void apply_override(WordLmConfig& cfg, const std::string& name, const std::strin
   }
 }
 
+bool is_device_name(const std::string& name) {
+  if (name == "auto" || name == "cpu" || name == "cuda") return true;
+  const std::string prefix = "cuda:";
+  return name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+         name.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
+}
+
 void validate(const WordLmConfig& cfg) {
   for (const auto& key : config_keys()) {
     double value = 0;
@@ -384,6 +393,9 @@ void validate(const WordLmConfig& cfg) {
   }
   if (cfg.dataset.empty())
     throw std::invalid_argument("dataset must not be empty (e.g. \"ptb\" or \"wikitext-2\")");
+  if (!is_device_name(cfg.device))
+    throw std::invalid_argument("device must be auto, cpu, cuda or cuda:N, got \"" + cfg.device +
+                                "\"");
 
   HeadSpec spec;
   try {

@@ -59,8 +59,9 @@ struct WordLmConfig {
   int64_t finetune_epochs = 500;  // max epochs of finetuning (0 = skip finetuning)
   int64_t max_batches = 0;        // stop an epoch after N batches (0 = whole epoch)
   int64_t seed = 141;
-  int64_t threads = 0;         // 0 = number of cores
-  int64_t log_interval = 200;  // progress line every N batches
+  int64_t threads = 0;          // 0 = number of cores
+  std::string device = "auto";  // auto | cpu | cuda | cuda:N (auto: cuda when available)
+  int64_t log_interval = 200;   // progress line every N batches
   // outputs
   std::string out = "";   // run directory; "" = default_run_dir(): results/<dataset>_<head>
   bool dump_test = true;  // write the test-set log-output HDF5 file after training
@@ -126,9 +127,13 @@ WordLmConfig load_config_text(const std::string& text, const std::string& source
 /// "--<key>: expected an integer, got 'abc'" or "unknown option '--<key>' (valid keys: ...)".
 void apply_override(WordLmConfig& cfg, const std::string& key, const std::string& value);
 
+/// "auto", "cpu", "cuda" or "cuda:N" (N a device index): the values of the device key.
+bool is_device_name(const std::string& name);
+
 /// Checks every range of the key table and the cross-key rules (dataset non-empty; head parses
-/// with sb::HeadSpec::parse; a single head needs nhidlast == 0 or nhidlast == emsize). Throws
-/// std::invalid_argument naming the key, the allowed range and the actual value.
+/// with sb::HeadSpec::parse; a single head needs nhidlast == 0 or nhidlast == emsize; device is
+/// auto, cpu, cuda or cuda:N). Throws std::invalid_argument naming the key, the allowed range and
+/// the actual value.
 void validate(const WordLmConfig& cfg);
 
 /// Every key, one per line, grouped, each with its description as a comment above. Round-trips

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "datasets/batchify.h"
+#include "trainers/lm/device.h"
 #include "trainers/lm/evaluate.h"
 
 namespace sb::lm {
@@ -61,7 +62,7 @@ GradientStats gradient_statistics(AwdLstm& model, const std::vector<int64_t>& tr
     throw std::invalid_argument("gradient statistics: " + std::to_string(train_ids.size()) +
                                 " training tokens give fewer than 2 rows at batch size " +
                                 std::to_string(B));
-  const auto data = data::batchify(train_ids, B);  // (N, B)
+  const auto data = data::batchify(train_ids, B).to(device_of(*model));  // (N, B)
   const int64_t n = data.size(0);
   int64_t segments = (n - 1 + bptt - 1) / bptt;
   if (options.stats_tokens() > 0)
@@ -70,7 +71,8 @@ GradientStats gradient_statistics(AwdLstm& model, const std::vector<int64_t>& tr
   model->eval();  // no dropout: the statistics of the model that will be evaluated
   const auto params = model->parameters();
   std::vector<torch::Tensor> sum_sq;
-  for (const auto& p : params) sum_sq.push_back(torch::zeros(p.sizes(), torch::kDouble));
+  for (const auto& p : params)
+    sum_sq.push_back(torch::zeros(p.sizes(), p.options().dtype(torch::kDouble)));
   auto state = model->zero_state(B);
   GradientStats stats;
   double loss_sum = 0;
@@ -169,7 +171,7 @@ double dynamic_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, const G
   const RestoreWeights restore(model, params);  // W0, put back on every way out
   const auto& w0 = restore.w0();
   model->eval();
-  const auto data = data::batchify(ids, /*batch_size=*/1);  // (N, 1)
+  const auto data = data::batchify(ids, /*batch_size=*/1).to(device_of(*model));  // (N, 1)
   const int64_t n = data.size(0), bptt = options.bptt();
   const int64_t segments = (n - 1 + bptt - 1) / bptt;
   auto state = model->zero_state(1);

@@ -3,14 +3,15 @@
 #include <stdexcept>
 
 #include "datasets/batchify.h"
+#include "trainers/lm/device.h"
 
 namespace sb::lm {
 
-double evaluate(AwdLstm& model, const torch::Tensor& data, int64_t bptt,
+double evaluate(AwdLstm& model, const torch::Tensor& ids, int64_t bptt,
                 const ProgressFn& progress) {
-  if (data.dim() != 2 || data.size(0) < 2)
-    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " +
-                                c10::str(data.sizes()));
+  if (ids.dim() != 2 || ids.size(0) < 2)
+    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " + c10::str(ids.sizes()));
+  const auto data = ids.to(device_of(*model));  // no copy when it is there already
   torch::NoGradGuard no_grad;
   model->eval();
   const int64_t n = data.size(0), B = data.size(1);
@@ -39,7 +40,8 @@ double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t b
                                 std::to_string(ids.size()));
   torch::NoGradGuard no_grad;
   model->eval();
-  const auto data = data::batchify(ids, /*batch_size=*/1);  // (N, 1)
+  const auto data = data::batchify(ids, /*batch_size=*/1);  // (N, 1), on the CPU: the targets
+  const auto inputs = data.to(device_of(*model));           // (N, 1), on the model's device
   const int64_t n = data.size(0), M = model->options.vocab_size();
   header.head = model->options.head().name();
   header.d = model->d();
@@ -53,10 +55,11 @@ double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t b
   int64_t done = 0;
   for (int64_t i = 0; i < n - 1; i += bptt) {
     const int64_t len = std::min(bptt, n - 1 - i);
-    const auto input = data.slice(/*dim=*/0, i, i + len);  // (len, 1)
+    const auto input = inputs.slice(/*dim=*/0, i, i + len);  // (len, 1)
     const auto target = data.slice(/*dim=*/0, i + 1, i + 1 + len).reshape({-1}).contiguous();
     auto out = model->forward(input, state);
-    const auto log_p = model->log_probs(out.output).to(torch::kFloat).contiguous();  // (len, M)
+    const auto log_p =
+        model->log_probs(out.output).to(torch::kCPU, torch::kFloat).contiguous();  // (len, M)
     writer.write_rows(log_p.data_ptr<float>(), target.data_ptr<int64_t>(), len);
     state = std::move(out.state);
     if (progress) progress(++done, segments, i + len);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "datasets/batchify.h"
+#include "trainers/lm/device.h"
 #include "trainers/lm/evaluate.h"
 #include "trainers/lm/train_step.h"
 
@@ -30,18 +31,23 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-/// Keys whose change does not alter the trajectory of a run: allowed to differ on resume.
+/// Keys whose change does not alter the trajectory of a run: allowed to differ on resume. The
+/// device is one of them: a run may continue on another device (not bit for bit; device.h).
 WordLmConfig trajectory_keys(WordLmConfig c) {
   c.epochs = c.finetune_epochs = 0;
   c.log_interval = 1;
   c.out.clear();
   c.data.clear();
   c.dump_test = true;
+  c.device = "auto";
   return c;
 }
 }  // namespace
 
-void install_interrupt_handler() { std::signal(SIGINT, on_sigint); }
+void install_interrupt_handler() {
+  std::signal(SIGINT, on_sigint);
+  std::signal(SIGTERM, on_sigint);  // kill, or Slurm at a job's time limit: save and stop as well
+}
 
 int64_t draw_seq_len(int64_t base) {
   // Merity et al. 2018 sec. 4.1: bptt with p = 0.95 else bptt / 2, then N(., 5), at least 5.
@@ -81,10 +87,12 @@ std::vector<int64_t> eos_then(const data::Corpus& corpus, const std::vector<int6
 WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::string run_dir)
     : config_(std::move(config)), corpus_(std::move(corpus)), run_dir_(std::move(run_dir)) {
   fs::create_directories(run_dir_);
-  torch::manual_seed(static_cast<uint64_t>(config_.seed));
-  model = make_awd_lstm(config_, corpus_.vocab.size());
-  train_data_ = data::batchify(corpus_.train, config_.batch_size);
-  valid_data_ = data::batchify(corpus_.valid, config_.eval_batch_size);
+  const auto device = resolve_device(config_.device);
+  torch::manual_seed(static_cast<uint64_t>(config_.seed));  // CPU and CUDA generators
+  model = make_awd_lstm(config_, corpus_.vocab.size());     // initialised on the CPU: same weights
+  model->to(device);
+  train_data_ = data::batchify(corpus_.train, config_.batch_size).to(device);
+  valid_data_ = data::batchify(corpus_.valid, config_.eval_batch_size).to(device);
   if (train_data_.size(0) < 3)
     throw std::invalid_argument("train: " + std::to_string(corpus_.train.size()) +
                                 " training tokens give fewer than 3 rows at batch_size " +
@@ -100,9 +108,13 @@ std::vector<torch::Tensor> WordLmTrainer::params() const { return model->paramet
 
 void WordLmTrainer::resume() {
   auto loaded = load_checkpoint(path("checkpoint.pt"), model, averager_);
-  if (loaded.state.config != state_.config) {
+  // Compared as configs, not as text: a key added since the checkpoint was written reads as its
+  // default (e.g. device), and the saved text is normalised the same way as ours.
+  const auto saved_config = to_toml(
+      trajectory_keys(load_config_text(loaded.state.config, path("checkpoint.pt") + " config")));
+  if (saved_config != state_.config) {
     // Name the lines (keys) that differ.
-    std::istringstream saved(loaded.state.config), now(state_.config);
+    std::istringstream saved(saved_config), now(state_.config);
     std::string a, b, differ;
     while (std::getline(saved, a) && std::getline(now, b))
       if (a != b) differ += (differ.empty() ? "" : "; ") + a + " -> " + b;

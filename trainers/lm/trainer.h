@@ -23,8 +23,9 @@ namespace sb::lm {
 /// Exit statuses of a run.
 enum RunStatus : int { kFinished = 0, kNonFinite = 4, kInterrupted = 130 };
 
-/// Set by SIGINT (install_interrupt_handler) or by the trainer's stop_after_batches: the loop saves
-/// a checkpoint at the next batch boundary and returns kInterrupted.
+/// Set by SIGINT or SIGTERM (install_interrupt_handler; SIGTERM is what kill and Slurm's time limit
+/// send) or by the trainer's stop_after_batches: the loop saves a checkpoint at the next batch
+/// boundary and returns kInterrupted.
 void install_interrupt_handler();
 std::atomic<bool>& stop_requested();
 
