@@ -273,22 +273,29 @@ std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
   return s;
 }
 
+namespace {
+template <class Reader>
+std::vector<double> gram_spectrum(const Reader& read, int64_t rows, int64_t cols,
+                                  int64_t block_rows, FiniteScan* scan, SpectrumTiming* timing,
+                                  EigenSolver solver, const Progress& progress) {
+  auto gram = accumulate_gram(read, rows, cols, block_rows, scan, timing, progress);
+  if (gram.g.empty()) return {};
+  return gram_singular_values(std::move(gram), solver, timing);
+}
+}  // namespace
+
 std::vector<double> singular_values_gram(const RowReader& read, int64_t rows, int64_t cols,
                                          int64_t block_rows, FiniteScan* scan,
                                          SpectrumTiming* timing, EigenSolver solver,
                                          const Progress& progress) {
-  auto gram = accumulate_gram(read, rows, cols, block_rows, scan, timing, progress);
-  if (gram.g.empty()) return {};
-  return gram_singular_values(std::move(gram), solver, timing);
+  return gram_spectrum(read, rows, cols, block_rows, scan, timing, solver, progress);
 }
 
 std::vector<double> singular_values_gram(const RowReader64& read, int64_t rows, int64_t cols,
                                          int64_t block_rows, FiniteScan* scan,
                                          SpectrumTiming* timing, EigenSolver solver,
                                          const Progress& progress) {
-  auto gram = accumulate_gram(read, rows, cols, block_rows, scan, timing, progress);
-  if (gram.g.empty()) return {};
-  return gram_singular_values(std::move(gram), solver, timing);
+  return gram_spectrum(read, rows, cols, block_rows, scan, timing, solver, progress);
 }
 
 }  // namespace sb::analysis

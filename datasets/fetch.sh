@@ -45,7 +45,6 @@ if [ "$check_only" = 1 ]; then
 fi
 dest="$top/datasets/$name"
 echo "fetch.sh: $name not found in $top/datasets/$name or $top/../shared/datasets/$name; downloading ..." >&2
-mkdir -p "$dest"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fetch() {
@@ -63,5 +62,6 @@ else
   md5s+=("$(md5sum "$tmp/train.txt" | cut -d' ' -f1)")  # no published md5 for train
 fi
 verify "$tmp" || { echo "fetch.sh: downloaded $name failed its md5 check; nothing installed" >&2; exit 1; }
+mkdir -p "$dest"  # only now: a failed download leaves no empty datasets/<name>
 for f in "${files[@]}"; do mv "$tmp/$f" "$dest/$f"; done
 echo "$name: $dest (downloaded, md5 verified)"

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "trainers/lm/awd_lstm.h"
 #include "trainers/lm/checkpoint.h"
@@ -42,16 +43,7 @@ std::string read_bytes(const fs::path& path) {
   return bytes.str();
 }
 
-std::string run(const std::string& cmd, int* status) {
-  std::array<char, 4096> buf{};
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  while (fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  const int rc = pclose(pipe);
-  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  return out;
-}
+using sb::test::run;
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "tests/corpus_or_skip.h"
+#include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "trainers/lm/awd_lstm.h"
 #include "trainers/lm/config.h"
@@ -69,16 +70,7 @@ bool bit_equal(const std::vector<torch::Tensor>& a, const std::vector<torch::Ten
   return true;
 }
 
-std::string run(const std::string& cmd, int* status) {
-  std::array<char, 4096> buf{};
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  while (fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  const int rc = pclose(pipe);
-  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  return out;
-}
+using sb::test::run;
 
 }  // namespace
 

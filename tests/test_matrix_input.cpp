@@ -20,6 +20,7 @@
 #include "analysis/analyse.h"
 #include "analysis/matrix_source.h"
 #include "analysis/npy_file.h"
+#include "tests/run_command.h"
 #include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -28,16 +29,7 @@ using sb::test::temp_dir;
 
 namespace {
 
-std::string run(const std::string& cmd, int* status) {
-  std::array<char, 4096> buf{};
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  while (fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  const int rc = pclose(pipe);
-  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  return out;
-}
+using sb::test::run;
 
 // numpy's reference values, parsed from the fixture script's 'key value...' lines.
 struct Reference {

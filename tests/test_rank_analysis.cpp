@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyse.h"
+#include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "trainers/synthetic_logprobs.h"
 
@@ -28,16 +29,7 @@ namespace {
 
 using sb::test::temp_dir;
 
-std::string run(const std::string& cmd, int* status) {
-  std::array<char, 4096> buf{};
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  while (fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  const int rc = pclose(pipe);
-  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  return out;
-}
+using sb::test::run;
 
 // The h5py-written fixtures (valid and broken files); returns the script's stdout (numpy's
 // reference values for valid.h5).
