@@ -81,6 +81,8 @@ WordLmConfig all_changed() {
   c.log_interval = 13;
   c.out = "results/x";
   c.dump_test = false;
+  c.epoch_dump_rows = 5000;
+  c.mixture_stats = 0;
   return c;
 }
 
@@ -137,9 +139,9 @@ TEST_CASE("config: the defaults are the paper's PTB settings") {
 
 TEST_CASE("config: the key table covers every field once, in struct order, typed") {
   const auto& keys = sb::lm::config_keys();
-  REQUIRE(keys.size() == 33);
+  REQUIRE(keys.size() == 35);
   CHECK(keys.front().name == "dataset");
-  CHECK(keys.back().name == "dump_test");
+  CHECK(keys.back().name == "mixture_stats");
   std::vector<std::string> names;
   for (const auto& k : keys) names.push_back(k.name);
   std::sort(names.begin(), names.end());

@@ -43,13 +43,19 @@ torch::Tensor MixtureImpl::log_output(const torch::Tensor& logits) {
   return options.sigsoftmax() ? log_sigsoftmax(logits) : torch::log_softmax(logits, /*dim=*/-1);
 }
 
-torch::Tensor MixtureImpl::mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
-                               const torch::Tensor& weight, const torch::Tensor& bias) {
+std::pair<torch::Tensor, torch::Tensor> MixtureImpl::components(const torch::Tensor& contexts,
+                                                                const torch::Tensor& prior_logits,
+                                                                const torch::Tensor& weight,
+                                                                const torch::Tensor& bias) {
   const auto logits = expert_logits(contexts, prior_logits, weight, bias);  // (N*K, M)
   const int64_t n = contexts.size(0), k = options.experts(), m = logits.size(1);
-  const auto log_f = log_output(logits);                                       // (N*K, M)
-  const auto log_pi = log_output(prior_logits);                                // (N, K)
-  return (log_f.view({n, k, m}) + log_pi.unsqueeze(-1)).logsumexp(/*dim=*/1);  // (N, M)
+  return {log_output(prior_logits), log_output(logits).view({n, k, m})};  // (N, K), (N, K, M)
+}
+
+torch::Tensor MixtureImpl::mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
+                               const torch::Tensor& weight, const torch::Tensor& bias) {
+  const auto [log_pi, log_f] = components(contexts, prior_logits, weight, bias);
+  return (log_f + log_pi.unsqueeze(-1)).logsumexp(/*dim=*/1);  // (N, M)
 }
 
 torch::Tensor MixtureImpl::nll(const torch::Tensor& contexts, const torch::Tensor& prior_logits,

@@ -10,6 +10,8 @@
 
 #include <torch/torch.h>
 
+#include <utility>
+
 namespace sb::heads {
 
 struct MixtureOptions {
@@ -35,6 +37,13 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
   torch::Tensor contexts(const torch::Tensor& h);
   /// h (N, input_size) -> prior logits (N, K).
   torch::Tensor prior_logits(const torch::Tensor& h);
+  /// The mixture's parts: contexts (N, K * d), prior logits (N, K), decoder weight (M, d), bias
+  /// (M) or undefined -> {log pi (N, K), log f (N, K, M)}, log f[n, k] = expert k's
+  /// log-output. mix() is logsumexp over K of log pi + log f.
+  std::pair<torch::Tensor, torch::Tensor> components(const torch::Tensor& contexts,
+                                                     const torch::Tensor& prior_logits,
+                                                     const torch::Tensor& weight,
+                                                     const torch::Tensor& bias);
   /// contexts (N, K * d), prior logits (N, K), decoder weight (M, d), bias (M) or undefined
   /// -> log P (N, M).
   torch::Tensor mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,

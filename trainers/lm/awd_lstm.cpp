@@ -85,6 +85,15 @@ torch::Tensor AwdLstmImpl::mixture_log_probs(const torch::Tensor& output) {
   return head->mixture->mix(contexts, prior_logits, embedding, decoder_bias);
 }
 
+std::pair<torch::Tensor, torch::Tensor> AwdLstmImpl::mixture_components(
+    const torch::Tensor& output) {
+  if (!is_mixture(options.head()))
+    throw std::invalid_argument("AwdLstm::mixture_components: head " + options.head().name() +
+                                " is not a mixture");
+  const auto [contexts, prior_logits] = mixture_inputs(output);
+  return head->mixture->components(contexts, prior_logits, embedding, decoder_bias);
+}
+
 torch::Tensor AwdLstmImpl::loss(const torch::Tensor& output, const torch::Tensor& targets) {
   if (is_mixture(options.head())) {
     const auto [contexts, prior_logits] = mixture_inputs(output);

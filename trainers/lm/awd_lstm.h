@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include <utility>
 #include <vector>
 
 #include "common/head_spec.h"
@@ -67,6 +68,10 @@ class AwdLstmImpl : public torch::nn::Cloneable<AwdLstmImpl> {
   torch::Tensor loss(const torch::Tensor& output, const torch::Tensor& targets);
   /// output (T, B, H_last) -> log P (T * B, M), time-major rows.
   torch::Tensor log_probs(const torch::Tensor& output);
+
+  /// Mixture heads only: output (T, B, H_last) -> {log pi (N, K), log f (N, K, M)}, the prior and
+  /// the experts' log-outputs (heads::MixtureImpl::components), time-major rows.
+  std::pair<torch::Tensor, torch::Tensor> mixture_components(const torch::Tensor& output);
 
   std::vector<LstmState> zero_state(int64_t batch_size) const;
   /// d of Theorem 2: the decoder's input size (emsize).

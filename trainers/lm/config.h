@@ -62,8 +62,10 @@ struct WordLmConfig {
   int64_t threads = 0;         // 0 = number of cores
   int64_t log_interval = 200;  // progress line every N batches
   // outputs
-  std::string out = "";   // run directory; "" = default_run_dir(): results/<dataset>_<head>
-  bool dump_test = true;  // write the test-set log-output HDF5 file after training
+  std::string out = "";          // run directory; "" = default_run_dir(): results/<dataset>_<head>
+  bool dump_test = true;         // write the test-set log-output HDF5 file after training
+  int64_t epoch_dump_rows = 0;   // after every epoch: the first N test rows to epochs/
+  int64_t mixture_stats = 2000;  // MoS/MoSS: prior entropy, expert disagreement per epoch
 };
 
 /// The defaults above (the paper's PTB settings): the one place other option structs
