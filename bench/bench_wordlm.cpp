@@ -1,9 +1,11 @@
 // Training and evaluation speed of our word-level LM (issue 3/4), paired with the PyTorch
 // reference bench/wordlm_reference.py: the same model, data, settings and output, so that
 // bench/bench_train_speed.sh can time both in one run and report ratios.
-//   build/bench/bench_wordlm --head softmax|sigsoftmax|mos [--mode train|eval|both]
+//   build/bench/bench_wordlm --head softmax|sigsoftmax|mos|moss [--mode train|eval|both]
 //                            [--batches 60] [--warmup 10] [--threads 2] [--experts 3]
-//                            [--glibc-default-heap]
+//                            [--emsize 200] [--nhid 200] [--glibc-default-heap]
+// (--emsize / --nhid other than 200 and moss: our side only, e.g. the cpu profile's model for
+// bench/bench_mixture_speed.sh; the reference is fixed at 200.)
 // Start-up as train_wordlm: keep_freed_memory() (trainers/lm/process_setup.h), then the threads.
 // Model: AWD-LSTM (trainers/lm/awd_lstm.h), PTB (M = 10000), tied 200-dim embedding / decoder
 // with bias, 2 LSTM layers of 200 units; locked dropout 0.2 on the word vectors, between the layers
@@ -36,7 +38,7 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 // The settings shared with wordlm_reference.py (keep the two in step).
-constexpr int64_t kEmsize = 200, kNhid = 200, kLayers = 2;
+constexpr int64_t kLayers = 2;
 constexpr double kDropout = 0.2, kLr = 20, kWdecay = 1.2e-6, kClip = 0.25;
 constexpr double kAlpha = 2, kBeta = 1;
 
@@ -56,6 +58,7 @@ std::string loaded_blas() {
 struct Settings {
   std::string head = "softmax", mode = "both", data;
   int64_t batches = 60, warmup = 10, experts = 3, batch_size = 20, bptt = 35;
+  int64_t emsize = 200, nhid = 200;
   int threads = 2;
   bool glibc_default_heap = false;
 };
@@ -66,12 +69,13 @@ struct Split {
 };
 
 sb::lm::AwdLstm make_model(const Settings& s, int64_t vocab_size) {
+  const bool mixture = s.head == "mos" || s.head == "moss";
   const auto spec =
-      sb::HeadSpec::parse(s.head == "mos" ? "mos:K=" + std::to_string(s.experts) : s.head);
+      sb::HeadSpec::parse(mixture ? s.head + ":K=" + std::to_string(s.experts) : s.head);
   return sb::lm::AwdLstm(sb::lm::AwdLstmOptions(vocab_size, spec)
-                             .emsize(kEmsize)
-                             .nhid(kNhid)
-                             .nhidlast(kEmsize)
+                             .emsize(s.emsize)
+                             .nhid(s.nhid)
+                             .nhidlast(s.emsize)
                              .nlayers(kLayers)
                              .dropout(kDropout)
                              .dropouth(kDropout)
@@ -157,7 +161,9 @@ void report(const Settings& s, const std::string& mode, double seconds, const Sp
                                {"optimizer_ms", split.optimizer * per_batch_ms},
                                {"mean_loss", split.loss / static_cast<double>(s.batches)},
                                {"threads", torch::get_num_threads()},
-                               {"experts", s.head == "mos" ? s.experts : 0},
+                               {"experts", s.head == "mos" || s.head == "moss" ? s.experts : 0},
+                               {"emsize", s.emsize},
+                               {"nhid", s.nhid},
                                {"blas", loaded_blas()}};
   std::printf("%s\n", line.dump().c_str());
   std::fflush(stdout);
@@ -171,13 +177,17 @@ int main(int argc, char** argv) {
       "bench/wordlm_reference.py (bench/bench_train_speed.sh runs both)."};
   Settings s;
   app.add_option("--head", s.head, "output head")
-      ->check(CLI::IsMember({"softmax", "sigsoftmax", "mos"}));
+      ->check(CLI::IsMember({"softmax", "sigsoftmax", "mos", "moss"}));
   app.add_option("--mode", s.mode, "what to time")->check(CLI::IsMember({"train", "eval", "both"}));
   app.add_option("--batches", s.batches, "timed batches per mode")->check(CLI::PositiveNumber);
   app.add_option("--warmup", s.warmup, "untimed batches before them")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", s.threads, "torch threads")->check(CLI::PositiveNumber);
-  app.add_option("--experts", s.experts, "K of the mos head")->check(CLI::PositiveNumber);
+  app.add_option("--experts", s.experts, "K of the mos / moss head")->check(CLI::PositiveNumber);
+  app.add_option("--emsize", s.emsize, "embedding size = d (the reference: 200)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--nhid", s.nhid, "units of the inner LSTM layer (the reference: 200)")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--glibc-default-heap", s.glibc_default_heap,
                "skip keep_freed_memory() (what train_wordlm does at start-up): glibc's default "
                "mmap/trim behaviour, for comparison");

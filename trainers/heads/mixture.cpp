@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "trainers/heads/row_nll_function.h"
 #include "trainers/heads/sigsoftmax.h"
 
 namespace sb::heads {
@@ -65,13 +66,17 @@ torch::Tensor MixtureImpl::nll(const torch::Tensor& contexts, const torch::Tenso
   const int64_t n = contexts.size(0), k = options.experts();
   TORCH_CHECK(targets.dim() == 1 && targets.size(0) == n, "Mixture::nll: targets ", targets.sizes(),
               " expected (", n, ")");
-  const auto index = targets.repeat_interleave(k).unsqueeze(1);  // (N*K, 1): row n*K+k -> y_n
-  // log f_k(y) for every expert: MoS needs only z_k[y] - logsumexp(z_k), no (N*K, M) log_softmax.
-  const auto log_f_y = options.sigsoftmax()
-                           ? log_output(logits).gather(/*dim=*/1, index)
-                           : logits.gather(/*dim=*/1, index) -
-                                 logits.logsumexp(/*dim=*/1, /*keepdim=*/true);  // (N*K, 1)
-  const auto log_p_y = (log_f_y.view({n, k}) + log_output(prior_logits)).logsumexp(/*dim=*/1);
+  const auto index = targets.repeat_interleave(k);  // (N*K): row n*K+k -> y_n
+  // -log f_k(y) for every expert. Fused (CPU float): one pass over each expert's logits forward
+  // and one backward, which writes the (N*K, M) gradient scaled by each expert's posterior
+  // responsibility pi_k f_k(y) / P(y) (the upstream gradient of its row).
+  torch::Tensor neg_log_f_y;  // (N*K)
+  if (fused_row_nll_supports(logits)) {
+    neg_log_f_y = fused_row_nll(logits, index, options.sigsoftmax());
+  } else {
+    neg_log_f_y = -log_output(logits).gather(/*dim=*/1, index.unsqueeze(1)).squeeze(1);
+  }
+  const auto log_p_y = (log_output(prior_logits) - neg_log_f_y.view({n, k})).logsumexp(/*dim=*/1);
   return -log_p_y.mean();  // log_p_y: (N)
 }
 

@@ -51,7 +51,9 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
   /// Mean negative log-likelihood of targets (N) int64: equal to
   /// nll_loss(mix(contexts, prior_logits, weight, bias), targets), but it only forms each expert's
   /// log-normaliser and its target column, log P(y) = logsumexp_k(log pi_k + log f_k(y)), instead
-  /// of the (N, K, M) mixture over the whole vocabulary and its logsumexp over K.
+  /// of the (N, K, M) mixture over the whole vocabulary and its logsumexp over K. On CPU float
+  /// tensors -log f_k(y) comes from fused_row_nll (row_nll_function.h): no (N K, M)
+  /// log-probabilities, one pass over the logits forward and one backward.
   torch::Tensor nll(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
                     const torch::Tensor& weight, const torch::Tensor& bias,
                     const torch::Tensor& targets);
