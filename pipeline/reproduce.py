@@ -15,7 +15,6 @@ Output: <out>/<head>_s<seed>/ per run, <out>/singular_values.{png,svg}, <out>/su
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -25,17 +24,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from durations import format_duration  # noqa: E402
 from repro_profile import Profile, ProfileError, Run, load_profile  # noqa: E402
-from stages import STAGES, Stage, StageError, read_json, trainer_cmd  # noqa: E402
+from stages import (STAGES, Stage, StageError, read_json, trainer_cmd,  # noqa: E402
+                    write_json_atomically)
 
 PREFIX = "[reproduce]"
-
-
-def write_json_atomically(path: str, data: object) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 Step = tuple[Run | None, Stage]  # a per-run stage with its run, or a profile stage with None
