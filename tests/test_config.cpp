@@ -64,6 +64,7 @@ WordLmConfig all_changed() {
   c.dropoute = 0.07;
   c.wdrop = 0.55;
   c.dropoutl = 0.3;
+  c.latent_bias = false;
   c.batch_size = 12;
   c.eval_batch_size = 7;
   c.bptt = 35;
@@ -139,7 +140,7 @@ TEST_CASE("config: the defaults are the paper's PTB settings") {
 
 TEST_CASE("config: the key table covers every field once, in struct order, typed") {
   const auto& keys = sb::lm::config_keys();
-  REQUIRE(keys.size() == 35);
+  REQUIRE(keys.size() == 36);
   CHECK(keys.front().name == "dataset");
   CHECK(keys.back().name == "mixture_stats");
   std::vector<std::string> names;

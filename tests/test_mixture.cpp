@@ -147,3 +147,17 @@ TEST_CASE("MoS and MoSS: the float32 training NLL matches its float64 value and 
     }
   }
 }
+
+TEST_CASE("MoS and MoSS without the latent bias: contexts are tanh(W_h h), two parameters") {
+  torch::manual_seed(45);
+  heads::Mixture mix(heads::MixtureOptions(8, 4, 3).latent_bias(false));
+  mix->to(torch::kFloat64);
+  CHECK_FALSE(mix->latent->bias.defined());
+  CHECK(mix->parameters().size() == 2);  // W_h and W_pi
+  const auto h = torch::randn({5, 8}, f64());
+  CHECK(test::max_abs(mix->contexts(h) - torch::tanh(torch::mm(h, mix->latent->weight.t()))) <
+        1e-15);
+  heads::OutputHead head(
+      heads::OutputHeadOptions(HeadSpec::parse("moss:K=2"), 8, 4).latent_bias(false));
+  CHECK_FALSE(head->mixture->latent->bias.defined());
+}

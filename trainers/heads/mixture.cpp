@@ -16,8 +16,10 @@ void MixtureImpl::reset() {
         "Mixture: input_size, embedding_size and experts must be >= 1, got " +
         std::to_string(o.input_size()) + ", " + std::to_string(o.embedding_size()) + ", " +
         std::to_string(o.experts()));
-  latent = register_module("latent",
-                           torch::nn::Linear(o.input_size(), o.experts() * o.embedding_size()));
+  latent = register_module(
+      "latent",
+      torch::nn::Linear(torch::nn::LinearOptions(o.input_size(), o.experts() * o.embedding_size())
+                            .bias(o.latent_bias())));
   prior = register_module(
       "prior",
       torch::nn::Linear(torch::nn::LinearOptions(o.input_size(), o.experts()).bias(false)));

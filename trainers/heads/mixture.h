@@ -25,6 +25,11 @@ struct MixtureOptions {
   TORCH_ARG(int64_t, experts);
   /// false: MoS (softmax experts and prior); true: MoSS (sigsoftmax experts and prior).
   TORCH_ARG(bool, sigsoftmax) = false;
+  /// true: contexts tanh(W_h h + b_h), as Yang et al.'s code; false: tanh(W_h h). Measured on the
+  /// cpu profile's small model (README, "Why the mixtures stayed near the bound"): with b_h and
+  /// lr 20 the mixture's gradient norm is ~10x softmax's and its loss stalls near the unigram
+  /// level; without b_h it learns at softmax's pace.
+  TORCH_ARG(bool, latent_bias) = true;
 };
 
 class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
@@ -62,7 +67,7 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
                         const torch::Tensor& bias);
 
   MixtureOptions options;
-  torch::nn::Linear latent{nullptr};  ///< W_h, b_h: input_size -> K * d
+  torch::nn::Linear latent{nullptr};  ///< W_h, b_h (latent_bias): input_size -> K * d
   torch::nn::Linear prior{nullptr};   ///< W_pi: input_size -> K, no bias
 
  private:

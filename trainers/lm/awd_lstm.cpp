@@ -34,8 +34,10 @@ void AwdLstmImpl::reset() {
         "rnn" + std::to_string(l),
         WeightDropLstm(WeightDropLstmOptions(in, out).weight_drop(options.wdrop()))));
   }
-  head = register_module("head", heads::OutputHead(heads::OutputHeadOptions(
-                                     options.head(), last_size(), /*embedding_size=*/E)));
+  head = register_module("head",
+                         heads::OutputHead(heads::OutputHeadOptions(options.head(), last_size(),
+                                                                    /*embedding_size=*/E)
+                                               .latent_bias(options.latent_bias())));
 }
 
 std::vector<LstmState> AwdLstmImpl::zero_state(int64_t batch_size) const {

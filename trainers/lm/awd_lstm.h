@@ -46,6 +46,8 @@ struct AwdLstmOptions {
   TORCH_ARG(double, wdrop) = paper_defaults().wdrop;
   /// Locked dropout on MoS/MoSS contexts; unused by single heads.
   TORCH_ARG(double, dropoutl) = paper_defaults().dropoutl;
+  /// MoS/MoSS: the latent projection's bias b_h; unused by single heads.
+  TORCH_ARG(bool, latent_bias) = paper_defaults().latent_bias;
 };
 
 struct AwdLstmOutput {

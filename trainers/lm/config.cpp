@@ -156,6 +156,8 @@ std::vector<ConfigKey> make_table() {
           "DropConnect on the hidden-to-hidden weights"),
       row("dropoutl", "model", &C::dropoutl, probability(),
           "MoS/MoSS latent (context vector) dropout"),
+      row("latent_bias", "model", &C::latent_bias, any,
+          "MoS/MoSS: contexts tanh(W_h h + b_h) as Yang et al.'s code; false: tanh(W_h h)"),
       // training
       row("batch_size", "training", &C::batch_size, at_least(1), "training batch size"),
       row("eval_batch_size", "training", &C::eval_batch_size, at_least(1), "validation batch size"),

@@ -66,7 +66,8 @@ AwdLstm make_awd_lstm(const WordLmConfig& c, int64_t vocab_size) {
                      .dropouti(c.dropouti)
                      .dropoute(c.dropoute)
                      .wdrop(c.wdrop)
-                     .dropoutl(c.dropoutl));
+                     .dropoutl(c.dropoutl)
+                     .latent_bias(c.latent_bias));
 }
 
 std::vector<int64_t> eos_then(const data::Corpus& corpus, const std::vector<int64_t>& split,
