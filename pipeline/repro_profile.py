@@ -95,6 +95,12 @@ class Profile:
                                 dir=os.path.join(self.out, f"{name}_s{seed}")))
         return runs
 
+    def analysed(self, run: Run) -> bool:
+        """Whether the full-test rank analysis covers this run: its seed is among the first
+        `analysis.seeds` seeds of its head (0 = every seed)."""
+        n = int(self.analysis.get("seeds", 0))
+        return n == 0 or run.seed in self.seeds_of(run.head)[:n]
+
     def estimate(self, run: Run, stage: str, head_cost: bool) -> float:
         """Seconds the profile expects `stage` of `run` to take (before any measurement); a stage
         whose time scales with the head's cost is `mixture_cost` times longer for MoS / MoSS."""
@@ -147,6 +153,9 @@ def load_profile(path: str) -> Profile:
     analysis = data.get("analysis", {})
     if analysis.get("method", "auto") not in ("auto", "exact", "gram"):
         raise _fail(path, "analysis.method", "auto, exact or gram", analysis.get("method"))
+    a_seeds = analysis.get("seeds", 0)
+    if not isinstance(a_seeds, int) or isinstance(a_seeds, bool) or a_seeds < 0:
+        raise _fail(path, "analysis.seeds", "an integer >= 0 (0 = every seed)", a_seeds)
     epoch_ranks = data.get("epoch_ranks", {})
     for key, value in epoch_ranks.items():
         if key not in ("rows", "method", "keep_dumps"):

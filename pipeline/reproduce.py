@@ -119,7 +119,8 @@ class Driver:
     def plan(self) -> list[Step]:
         """Every enabled stage of the table: the per-run ones for each run, then the rest."""
         enabled = [s for s in STAGES if s.enabled(self.p)]
-        steps: list[Step] = [(r, s) for r in self.runs for s in enabled if s.per_run]
+        steps: list[Step] = [(r, s) for r in self.runs for s in enabled
+                             if s.per_run and s.applies(self.p, r)]
         return steps + [(None, s) for s in enabled if not s.per_run]
 
     def print_plan(self) -> None:
@@ -130,8 +131,8 @@ class Driver:
             print(f"  requires: {p.requires}")
         print(f"  output: {p.out}/; {len(self.runs)} runs, {self.threads} threads each")
         enabled = [s for s in STAGES if s.enabled(p)]
-        per_run = " -> ".join(s.name for s in enabled if s.per_run)
         for i, run in enumerate(self.runs, 1):
+            per_run = " -> ".join(s.name for s in enabled if s.per_run and s.applies(p, run))
             print(f"  run {i}/{len(self.runs)}: {run.label}: {per_run}")
             print(f"    {' '.join(trainer_cmd(self, run, 'dump'))}")
         print(f"  then: {' -> '.join(s.name for s in enabled if not s.per_run)}")

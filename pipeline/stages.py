@@ -33,6 +33,8 @@ class Stage:
     run: Callable[[object, object], None]  # (driver, run) -> runs it, raises StageError
     done: Callable[[object, object], bool]  # (driver, run) -> its outputs are complete
     head_cost: bool = False  # its time scales with the head's cost (estimate_seconds.mixture_cost)
+    # (profile, run) -> whether this run has the stage (per-run stages; default: every run)
+    applies: Callable[[object, object], bool] = lambda _p, _r: True
 
 
 # ---- helpers
@@ -253,7 +255,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("score", True, lambda p: p.score_after_training, _score, _score_done, head_cost=True),
     Stage("dyneval", True, lambda p: bool(p.dyneval.get("enabled", False)), _dyneval,
           _dyneval_done, head_cost=True),
-    Stage("analyse", True, _always, _analyse, _analyse_done),
+    Stage("analyse", True, _always, _analyse, _analyse_done,
+          applies=lambda p, run: p.analysed(run)),
     Stage("epoch_ranks", True, lambda p: epoch_dump_rows(p) > 0, _epoch_ranks, _epoch_ranks_done),
     Stage("plot", False, _always, _plot, _plot_done),
     Stage("epoch_plot", False, lambda p: epoch_dump_rows(p) > 0, _epoch_plot, _epoch_plot_done),

@@ -230,37 +230,56 @@ def write_summary(profile, runs, global_timings: dict) -> str:
                   if (name, s, sp) in paper_ppl else "-" for s, sp in STAGES]
             w(f"| {h} | paper | 10 | " + " | ".join(pc) + " |")
     w("")
-    soft = {r.seed: res[id(r)]["ppl"] for r in by_head.get("softmax", [])}
-    sig = {r.seed: res[id(r)]["ppl"] for r in by_head.get("sigsoftmax", [])}
-    lines = []
-    for key in STAGES:
-        seeds = [s for s in soft if s in sig and key in soft[s] and key in sig[s]]
-        if len(seeds) >= 2:
-            a = [soft[s][key] for s in seeds]
-            b = [sig[s][key] for s in seeds]
-            t, p = paired_t_test(a, b)
-            diff = statistics.mean(x - y for x, y in zip(a, b))
-            lines.append(f"| {key[0]} {key[1]} | {len(seeds)} | {diff:+.2f} | {t:.3f} | {p:.3g} |")
-    if lines:
-        w("Paired t-test, softmax vs sigsoftmax over the same seeds (the paper's test; "
-          "`scipy.stats.ttest_rel`, two-sided; difference = softmax - sigsoftmax perplexity):\n")
-        w("| stage | seeds | mean difference | t | p |")
-        w("|---|---|---|---|---|")
-        out.extend(lines)
-    else:
-        w("Paired t-test softmax vs sigsoftmax: not computed (needs >= 2 seeds of both).")
-    w("")
+    def by_name(name: str) -> list:
+        return next((rs for h, rs in by_head.items() if rs[0].name == name), [])
+
+    # The paper's two tests (Kanai et al. 2018, Tables 1 and 2): softmax vs sigsoftmax, MoS vs MoSS.
+    for a_name, b_name in (("softmax", "sigsoftmax"), ("mos", "moss")):
+        a_runs, b_runs = by_name(a_name), by_name(b_name)
+        if not a_runs and not b_runs:
+            continue
+        a_label = a_runs[0].head if a_runs else a_name
+        b_label = b_runs[0].head if b_runs else b_name
+        ppl_a = {r.seed: res[id(r)]["ppl"] for r in a_runs}
+        ppl_b = {r.seed: res[id(r)]["ppl"] for r in b_runs}
+        lines = []
+        for key in STAGES:
+            seeds = [s for s in ppl_a if s in ppl_b and key in ppl_a[s] and key in ppl_b[s]]
+            if len(seeds) >= 2:
+                a = [ppl_a[s][key] for s in seeds]
+                b = [ppl_b[s][key] for s in seeds]
+                t, p = paired_t_test(a, b)
+                diff = statistics.mean(x - y for x, y in zip(a, b))
+                lines.append(f"| {key[0]} {key[1]} | {len(seeds)} | {diff:+.2f} | {t:.3f} | "
+                             f"{p:.3g} |")
+        if lines:
+            w(f"Paired t-test, {a_label} vs {b_label} over the same seeds (the paper's test; "
+              f"`scipy.stats.ttest_rel`, two-sided; difference = {a_label} - {b_label} "
+              "perplexity):\n")
+            w("| stage | seeds | mean difference | t | p |")
+            w("|---|---|---|---|---|")
+            out.extend(lines)
+        else:
+            w(f"Paired t-test {a_label} vs {b_label}: not computed (needs >= 2 seeds of both).")
+        w("")
 
     w("## Numerical rank of the test-set log-output matrix (Table 3 analog)\n")
     w("Rank = #{sigma > tol}, tol = 0.5 sqrt(M + T + 1) sigma_max eps (Numerical Recipes), eps of "
       "the dump's compute dtype; numpy rank = numpy.linalg.matrix_rank's default tol. Bound = d + 2 "
       "(decoder bias). Paper: d = 400, bound 402, full PTB/WT2 (`results/paper/paper_ranks.csv`).\n")
+    n_analysed = int(profile.analysis.get("seeds", 0)) if hasattr(profile, "analysis") else 0
+    if n_analysed:
+        w(f"The full test set of the first {n_analysed} seed(s) of every head (profile "
+          "`analysis.seeds`); every seed's rank on the first test rows is in [Rank during "
+          "training](#rank-during-training).\n")
     w("| head | seed | M | T | d | bound | rank | numpy rank | verdict | Theorem 2 bounds it | "
       "tol | eps | sigma_b / sigma_b+1 | method | paper rank |")
     w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for h in heads:
         for r in by_head[h]:
             k = res[id(r)]["rank"]
+            if not k and hasattr(profile, "analysed") and not profile.analysed(r):
+                continue  # the profile analyses the full test set of the first seeds only
             if not k:
                 w(f"| {h} | {r.seed} | " + " | ".join(["-"] * 13) + " |")
                 continue
