@@ -3,7 +3,9 @@
 // bench/bench_train_speed.sh can time both in one run and report ratios.
 //   build/bench/bench_wordlm --head softmax|sigsoftmax|mos|moss [--mode train|eval|both]
 //                            [--batches 60] [--warmup 10] [--threads 2] [--experts 2]
-//                            [--glibc-default-heap]
+//                            [--emsize 200] [--nhid 200] [--glibc-default-heap]
+// (--emsize / --nhid other than 200: our side only, e.g. the cpu profile's model for
+// bench/bench_mixture_speed.sh; the reference is fixed at 200.)
 // Start-up as train_wordlm: keep_freed_memory() (trainers/lm/process_setup.h), then the threads.
 // Model and settings: bench/wordlm_bench_model.h, on PTB (M = 10000), locked dropout 0.2. Training
 // step as in trainer.cpp (trainers/lm/train_step.h): zero_grad, forward, head loss + AR (2) +
@@ -52,6 +54,7 @@ std::string loaded_blas() {
 struct Settings {
   std::string head = "softmax", mode = "both", data;
   int64_t batches = 60, warmup = 10, experts = kExperts, batch_size = kBatch, bptt = kBptt;
+  int64_t emsize = kEmsize, nhid = kNhid;
   int threads = 2;
   bool glibc_default_heap = false;
 };
@@ -133,6 +136,8 @@ void report(const Settings& s, const std::string& mode, double seconds, const Sp
                                {"mean_loss", split.loss / static_cast<double>(s.batches)},
                                {"threads", torch::get_num_threads()},
                                {"experts", is_mixture(s.head) ? s.experts : 0},
+                               {"emsize", s.emsize},
+                               {"nhid", s.nhid},
                                {"blas", loaded_blas()}};
   std::printf("%s\n", line.dump().c_str());
   std::fflush(stdout);
@@ -152,7 +157,11 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", s.warmup, "untimed batches before them")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", s.threads, "torch threads")->check(CLI::PositiveNumber);
-  app.add_option("--experts", s.experts, "K of the mos/moss heads")->check(CLI::PositiveNumber);
+  app.add_option("--experts", s.experts, "K of the mos / moss head")->check(CLI::PositiveNumber);
+  app.add_option("--emsize", s.emsize, "embedding size = d (the reference: 200)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--nhid", s.nhid, "units of the inner LSTM layer (the reference: 200)")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--glibc-default-heap", s.glibc_default_heap,
                "skip keep_freed_memory() (what train_wordlm does at start-up): glibc's default "
                "mmap/trim behaviour, for comparison");
@@ -163,7 +172,7 @@ int main(int argc, char** argv) {
     sb::lm::set_threads(s.threads);
     torch::manual_seed(0);
     const auto corpus = sb::data::load_corpus(sb::data::find_corpus_dir("ptb", s.data));
-    auto model = make_bench_model(s.head, s.experts, corpus.vocab.size());
+    auto model = make_bench_model(s.head, s.experts, corpus.vocab.size(), kDropout, s.emsize, s.nhid);
     if (s.mode != "eval") {
       const auto data = sb::data::batchify(corpus.train, s.batch_size);  // (rows, B)
       Split split;

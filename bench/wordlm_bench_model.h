@@ -30,13 +30,16 @@ inline HeadSpec bench_head_spec(const std::string& head, int64_t experts) {
 }
 
 /// The benchmark's AWD-LSTM for `head` over a vocabulary of vocab_size words; dropout: the
-/// probability of every locked dropout (0 = a deterministic forward).
+/// probability of every locked dropout (0 = a deterministic forward); emsize (= d) and nhid other
+/// than 200: our side only (the reference is fixed at 200), e.g. the cpu profile's model for
+/// bench/bench_mixture_speed.sh.
 inline lm::AwdLstm make_bench_model(const std::string& head, int64_t experts, int64_t vocab_size,
-                                    double dropout = kDropout) {
+                                    double dropout = kDropout, int64_t emsize = kEmsize,
+                                    int64_t nhid = kNhid) {
   return lm::AwdLstm(lm::AwdLstmOptions(vocab_size, bench_head_spec(head, experts))
-                         .emsize(kEmsize)
-                         .nhid(kNhid)
-                         .nhidlast(kEmsize)
+                         .emsize(emsize)
+                         .nhid(nhid)
+                         .nhidlast(emsize)
                          .nlayers(kLayers)
                          .dropout(dropout)
                          .dropouth(dropout)

@@ -23,7 +23,8 @@ _KEYS = {
     "name": str, "description": str, "scaled_down": str, "out": str, "config": str,
     "threads": int, "heads": list, "seeds": list, "seeds_by_head": dict, "overrides": dict,
     "overrides_by_head": dict,
-    "score_after_training": bool, "dyneval": dict, "analysis": dict, "estimate_seconds": dict,
+    "score_after_training": bool, "dyneval": dict, "analysis": dict, "epoch_ranks": dict,
+    "estimate_seconds": dict,
     "run_here": bool, "requires": str, "slurm": dict, "gpu_throughput": dict,
 }
 _REQUIRED = ("name", "scaled_down", "out", "config", "heads", "seeds")
@@ -72,6 +73,7 @@ class Profile:
     score_after_training: bool
     dyneval: dict[str, object]
     analysis: dict[str, object]
+    epoch_ranks: dict[str, object]  # rows (0 = off), method, keep_dumps: see epoch_ranks.py
     estimate_seconds: dict[str, float]
     run_here: bool
     requires: str
@@ -96,6 +98,12 @@ class Profile:
                 runs.append(Run(head=head, seed=seed, config=self.config.format(name=name),
                                 dir=os.path.join(self.out, f"{name}_s{seed}")))
         return runs
+
+    def analysed(self, run: Run) -> bool:
+        """Whether the full-test rank analysis covers this run: its seed is among the first
+        `analysis.seeds` seeds of its head (0 = every seed)."""
+        n = int(self.analysis.get("seeds", 0))
+        return n == 0 or run.seed in self.seeds_of(run.head)[:n]
 
     def estimate(self, run: Run, stage: str, head_cost: bool) -> float:
         """Seconds the profile expects `stage` of `run` to take (before any measurement); a stage
@@ -149,6 +157,20 @@ def load_profile(path: str) -> Profile:
     analysis = data.get("analysis", {})
     if analysis.get("method", "auto") not in ("auto", "exact", "gram"):
         raise _fail(path, "analysis.method", "auto, exact or gram", analysis.get("method"))
+    a_seeds = analysis.get("seeds", 0)
+    if not isinstance(a_seeds, int) or isinstance(a_seeds, bool) or a_seeds < 0:
+        raise _fail(path, "analysis.seeds", "an integer >= 0 (0 = every seed)", a_seeds)
+    epoch_ranks = data.get("epoch_ranks", {})
+    for key, value in epoch_ranks.items():
+        if key not in ("rows", "method", "keep_dumps"):
+            raise _fail(path, f"epoch_ranks.{key}", "one of rows, method, keep_dumps", key)
+    rows = epoch_ranks.get("rows", 0)
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+        raise _fail(path, "epoch_ranks.rows", "an integer >= 0 (0 = no epoch dumps)", rows)
+    if epoch_ranks.get("method", "exact") not in ("auto", "exact", "gram"):
+        raise _fail(path, "epoch_ranks.method", "auto, exact or gram", epoch_ranks.get("method"))
+    if not isinstance(epoch_ranks.get("keep_dumps", False), bool):
+        raise _fail(path, "epoch_ranks.keep_dumps", "true or false", epoch_ranks["keep_dumps"])
     estimates = data.get("estimate_seconds", {})
     for key, value in estimates.items():
         if key not in STAGE_NAMES + ("mixture_cost",) or \
@@ -158,7 +180,7 @@ def load_profile(path: str) -> Profile:
         if not isinstance(table, dict):
             raise _fail(path, field, "a table of trainer keys", table)
         for key, value in table.items():
-            if key in ("head", "seed", "out", "threads"):
+            if key in ("head", "seed", "out", "threads", "epoch_dump_rows"):
                 raise _fail(path, f"{field}.{key}", "a key the profile does not set itself", key)
             if isinstance(value, (dict, list)):
                 raise _fail(path, f"{field}.{key}", "a scalar", value)
@@ -180,6 +202,7 @@ def load_profile(path: str) -> Profile:
         seeds_by_head=by_head, overrides=overrides, overrides_by_head=by_head_overrides,
         score_after_training=data.get("score_after_training", False),
         dyneval=dict(data.get("dyneval", {})), analysis=dict(analysis),
+        epoch_ranks=dict(epoch_ranks),
         estimate_seconds={k: float(v) for k, v in estimates.items()},
         run_here=data.get("run_here", True), requires=data.get("requires", ""), slurm=slurm,
         gpu_throughput=gpu)

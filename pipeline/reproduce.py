@@ -33,17 +33,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from durations import format_duration  # noqa: E402
 from gpu_projection import projection_lines  # noqa: E402
 from repro_profile import Profile, ProfileError, Run, load_profile  # noqa: E402
-from stages import STAGES, Stage, StageError, read_json, trainer_cmd  # noqa: E402
+from stages import (STAGES, Stage, StageError, read_json, trainer_cmd,  # noqa: E402
+                    write_json_atomically)
 
 PREFIX = "[reproduce]"
-
-
-def write_json_atomically(path: str, data: object) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 Step = tuple[Run | None, Stage]  # a per-run stage with its run, or a profile stage with None
@@ -141,7 +134,8 @@ class Driver:
     def plan(self) -> list[Step]:
         """Every enabled stage of the table: the per-run ones for each run, then the rest."""
         enabled = [s for s in STAGES if s.enabled(self.p)]
-        steps: list[Step] = [(r, s) for r in self.runs for s in enabled if s.per_run]
+        steps: list[Step] = [(r, s) for r in self.runs for s in enabled
+                             if s.per_run and s.applies(self.p, r)]
         return steps + [(None, s) for s in enabled if not s.per_run]
 
     def select(self, stages: list[str], run: str | None) -> list[Step]:
@@ -167,8 +161,8 @@ class Driver:
             print(f"  requires: {p.requires}")
         print(f"  output: {p.out}/; {len(self.runs)} runs, {self.threads} threads each")
         enabled = [s for s in STAGES if s.enabled(p)]
-        per_run = " -> ".join(s.name for s in enabled if s.per_run)
         for i, run in enumerate(self.runs, 1):
+            per_run = " -> ".join(s.name for s in enabled if s.per_run and s.applies(p, run))
             print(f"  run {i}/{len(self.runs)}: {run.label}: {per_run}")
             print(f"    {' '.join(trainer_cmd(self, run, 'dump'))}")
         print(f"  then: {' -> '.join(s.name for s in enabled if not s.per_run)}")

@@ -83,7 +83,8 @@ class SlurmBackend:
         jobs: list[Job] = []
         for run in self.d.runs:
             key = run_key(run)
-            pending = {s.name for s in enabled if s.per_run and not s.done(self.d, run)}
+            pending = {s.name for s in enabled
+                       if s.per_run and s.applies(self.p, run) and not s.done(self.d, run)}
             for s in enabled:
                 if s.per_run and s.name in pending:
                     jobs.append(self._job(f"{key}/{s.name}", f"{key}-{s.name}", run, [s],

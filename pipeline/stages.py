@@ -3,8 +3,9 @@ it, what it runs and how to tell that its outputs are complete (so a re-run skip
 
 Per run (one head, one seed): train (the main SGD -> NT-ASGD phase), finetune, dump (the test-set
 log-probabilities, batch size 1), score (the model before finetuning on valid and test, when the
-profile asks), dyneval (when the profile asks), analyse (rank of the dump). Per profile: plot and
-tables. The driver (reproduce.py) walks this table; repro_profile.py reads the stage names from it
+profile asks), dyneval (when the profile asks), analyse (rank of the dump), epoch_ranks (the rank
+of the first test rows after every epoch, when the profile asks: epoch_ranks.py). Per profile:
+plot, epoch_plot (rank vs epoch, with epoch_ranks) and tables. The driver (reproduce.py) walks this table; repro_profile.py reads the stage names from it
 to check a profile's estimate_seconds.
 
 Every `run` and `done` function takes the driver `d` (its profile `d.p`, binaries `d.bins`,
@@ -36,6 +37,8 @@ class Stage:
     # those are done (pipeline/slurm.py: --dependency=afterok). The profile stages come after
     # every run's stages.
     after: tuple[str, ...] = ()
+    # (profile, run) -> whether this run has the stage (per-run stages; default: every run)
+    applies: Callable[[object, object], bool] = lambda _p, _r: True
 
 
 # ---- helpers
@@ -79,10 +82,24 @@ def trainer_cmd(d, run, until: str) -> list[str]:
     for key, value in d.p.overrides_of(run.head).items():
         text = str(value).lower() if isinstance(value, bool) else str(value)
         cmd += [f"--{key}", text]
+    if epoch_dump_rows(d.p):
+        cmd += ["--epoch_dump_rows", str(epoch_dump_rows(d.p))]
     cmd += ["--until", until]
     if os.path.exists(os.path.join(run.dir, "checkpoint.pt")):
         cmd.append("--resume")
     return cmd
+
+
+def epoch_dump_rows(profile) -> int:
+    return int(profile.epoch_ranks.get("rows", 0))
+
+
+def write_json_atomically(path: str, data: object) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
 
 
 def plot_inputs(d) -> list[str]:
@@ -160,6 +177,52 @@ def _analyse_done(d, run) -> bool:
         and os.path.exists(_in(run, "logprobs.rank.h5"))
 
 
+def _epoch_ranks(d, run) -> None:
+    import epoch_ranks as er
+    opts = d.p.epoch_ranks
+    epochs = er.dumped_epochs(run.dir)
+    if not epochs:
+        raise StageError(f"{run.dir}/metrics.jsonl reports no epoch dumps (epoch_ranks.rows = "
+                         f"{epoch_dump_rows(d.p)}): was the run trained before the profile asked "
+                         "for them? Train it again in a fresh --out")
+    for phase, epoch in epochs:
+        if er.rank_is_current(run.dir, phase, epoch):
+            continue
+        base = os.path.join(er.epochs_dir(run.dir), er.stem(phase, epoch))
+        if not os.path.exists(base + ".h5"):
+            raise StageError(f"{base}.h5 is missing and has no rank result: train the run again "
+                             "in a fresh --out")
+        d.execute([d.bins["rank_analysis"], base + ".h5", "--method",
+                   str(opts.get("method", "exact")), "--json", "--check", "--quiet",
+                   "--threads", str(d.threads), "--out", base + ".rank.h5"],
+                  d.log_of(run), stdout_path=base + ".rank.json")
+        if not opts.get("keep_dumps", False):
+            os.remove(base + ".h5")  # the singular values stay in .rank.h5
+    write_json_atomically(_in(run, "rank_vs_epoch.json"), er.collect(run.dir, run.head, run.seed))
+
+
+def _epoch_ranks_done(_d, run) -> bool:
+    import epoch_ranks as er
+    return er.is_complete(run.dir)
+
+
+def _epoch_plot_inputs(d) -> list[str]:
+    return [os.path.join(r.dir, "rank_vs_epoch.json") for r in d.runs]
+
+
+def _epoch_plot(d, _run) -> None:
+    d.execute(["/usr/bin/python3", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                "plot_rank_vs_epoch.py"),
+               *_epoch_plot_inputs(d), "--out", os.path.join(d.p.out, "rank_vs_epoch"),
+               "--title", f"{d.p.name} profile: rank of the first test rows after every epoch"],
+              os.path.join(d.p.out, "reproduce.log"))
+
+
+def _epoch_plot_done(d, _run) -> bool:
+    prefix = os.path.join(d.p.out, "rank_vs_epoch")
+    return all(newer(prefix + ext, *_epoch_plot_inputs(d)) for ext in (".png", ".svg"))
+
+
 def _plot(d, _run) -> None:
     first = read_json(os.path.join(d.runs[0].dir, "rank.json")) or {}
     title = (f"{d.p.name} profile: {first.get('dataset', '?')} test set, "
@@ -203,8 +266,12 @@ STAGES: tuple[Stage, ...] = (
           after=("train",)),
     Stage("dyneval", True, lambda p: bool(p.dyneval.get("enabled", False)), _dyneval,
           _dyneval_done, head_cost=True, after=("dump",)),
-    Stage("analyse", True, _always, _analyse, _analyse_done, after=("dump",)),
+    Stage("analyse", True, _always, _analyse, _analyse_done, after=("dump",),
+          applies=lambda p, run: p.analysed(run)),
+    Stage("epoch_ranks", True, lambda p: epoch_dump_rows(p) > 0, _epoch_ranks, _epoch_ranks_done,
+          after=("finetune",)),
     Stage("plot", False, _always, _plot, _plot_done),
+    Stage("epoch_plot", False, lambda p: epoch_dump_rows(p) > 0, _epoch_plot, _epoch_plot_done),
     Stage("tables", False, _always, _tables, _never_done),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)

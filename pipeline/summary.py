@@ -137,6 +137,60 @@ def _setting(profile, runs) -> str:
             + (f"; mixtures: {', '.join(mixtures)}" if mixtures else "") + ".")
 
 
+def rank_vs_epoch_section(profile, runs) -> list[str]:
+    """The rank of every run's epoch dumps by epoch, and the mixtures' prior and expert statistics
+    by epoch (rank_vs_epoch.json, epoch_ranks.py); nothing when no run has them."""
+    data = [(r, _json(os.path.join(r.dir, "rank_vs_epoch.json"))) for r in runs]
+    data = [(r, j) for r, j in data if j.get("epochs")]
+    if not data:
+        return []
+    label = {"main": "main", "finetune": "ft"}
+    steps = []  # (phase, epoch) in training order, over every run
+    for _, j in data:
+        for e in j["epochs"]:
+            if (e["phase"], e["epoch"]) not in steps:
+                steps.append((e["phase"], e["epoch"]))
+    steps.sort(key=lambda k: (0 if k[0] == "main" else 1, k[1]))
+    rows = sorted({j.get("rows") for _, j in data if j.get("rows")})
+    out = ["## Rank during training\n",
+           f"Numerical rank (the same NR tolerance, eps float32) of the first "
+           f"{', '.join(map(str, rows))} test rows, dumped after every epoch of the main phase "
+           "(main k) and of finetuning (ft k) with the weights just validated (averaged once ASGD "
+           "runs); bound = d + 2. A rank above the bound is a head leaving softmax's subspace. "
+           "Plot: `rank_vs_epoch.png`, `rank_vs_epoch.svg`.\n",
+           "| head | seed | bound | " + " | ".join(f"{label[p]} {e}" for p, e in steps) + " |",
+           "|---|---|---|" + "---|" * len(steps)]
+    for r, j in data:
+        by = {(e["phase"], e["epoch"]): e["rank"] for e in j["epochs"]}
+        out.append(f"| {r.head} | {r.seed} | {j.get('bound', '-')} | " +
+                   " | ".join(str(by.get(k, "-")) for k in steps) + " |")
+    out.append("")
+    out.append(f"![rank vs epoch](rank_vs_epoch.png)\n")
+    mixtures = [(r, j) for r, j in data if any("mixture" in e for e in j["epochs"])]
+    if mixtures:
+        out += ["Mixture diagnostics after every epoch (metrics.jsonl; trainers/heads/"
+                "mixture_stats.h), in nats, over the first validation tokens: H(pi) = mean "
+                "entropy of the prior (0: each context uses one expert), H(mean pi) = entropy of "
+                "the mean prior (0: every context uses the same expert, a collapse), both at most "
+                "log K; disagreement = mean over contexts of sum_k pi_k KL(f_k || P) (0: the "
+                "experts agree and the mixture is one softmax; at most H(pi)).\n",
+                "| head | seed | epoch | rank | subset ppl | H(pi) | H(mean pi) | log K | "
+                "disagreement |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for r, j in mixtures:
+            for e in j["epochs"]:
+                m = e.get("mixture")
+                if not m:
+                    continue
+                ppl = e.get("subset_ppl")
+                out.append(f"| {r.head} | {r.seed} | {label[e['phase']]} {e['epoch']} | "
+                           f"{e['rank']} | {'-' if ppl is None else _fmt(ppl)} | "
+                           f"{m['prior_entropy']:.3f} | {m['mean_prior_entropy']:.3f} | "
+                           f"{m['max_prior_entropy']:.3f} | {m['disagreement']:.4f} |")
+        out.append("")
+    return out
+
+
 def write_summary(profile, runs, global_timings: dict) -> str:
     res = {id(r): run_results(r) for r in runs}
     heads = list(dict.fromkeys(r.head for r in runs))
@@ -150,7 +204,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     out = []
     w = out.append
     w(f"# Profile `{profile.name}`: {profile.description}\n")
-    w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 analysis/"
+    w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 pipeline/"
       f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
     w(f"**Scaled down:** {profile.scaled_down}\n")
     w(f"**Our setting:** {_setting(profile, runs)}\n")
@@ -176,37 +230,56 @@ def write_summary(profile, runs, global_timings: dict) -> str:
                   if (name, s, sp) in paper_ppl else "-" for s, sp in STAGES]
             w(f"| {h} | paper | 10 | " + " | ".join(pc) + " |")
     w("")
-    soft = {r.seed: res[id(r)]["ppl"] for r in by_head.get("softmax", [])}
-    sig = {r.seed: res[id(r)]["ppl"] for r in by_head.get("sigsoftmax", [])}
-    lines = []
-    for key in STAGES:
-        seeds = [s for s in soft if s in sig and key in soft[s] and key in sig[s]]
-        if len(seeds) >= 2:
-            a = [soft[s][key] for s in seeds]
-            b = [sig[s][key] for s in seeds]
-            t, p = paired_t_test(a, b)
-            diff = statistics.mean(x - y for x, y in zip(a, b))
-            lines.append(f"| {key[0]} {key[1]} | {len(seeds)} | {diff:+.2f} | {t:.3f} | {p:.3g} |")
-    if lines:
-        w("Paired t-test, softmax vs sigsoftmax over the same seeds (the paper's test; "
-          "`scipy.stats.ttest_rel`, two-sided; difference = softmax - sigsoftmax perplexity):\n")
-        w("| stage | seeds | mean difference | t | p |")
-        w("|---|---|---|---|---|")
-        out.extend(lines)
-    else:
-        w("Paired t-test softmax vs sigsoftmax: not computed (needs >= 2 seeds of both).")
-    w("")
+    def by_name(name: str) -> list:
+        return next((rs for h, rs in by_head.items() if rs[0].name == name), [])
+
+    # The paper's two tests (Kanai et al. 2018, Tables 1 and 2): softmax vs sigsoftmax, MoS vs MoSS.
+    for a_name, b_name in (("softmax", "sigsoftmax"), ("mos", "moss")):
+        a_runs, b_runs = by_name(a_name), by_name(b_name)
+        if not a_runs and not b_runs:
+            continue
+        a_label = a_runs[0].head if a_runs else a_name
+        b_label = b_runs[0].head if b_runs else b_name
+        ppl_a = {r.seed: res[id(r)]["ppl"] for r in a_runs}
+        ppl_b = {r.seed: res[id(r)]["ppl"] for r in b_runs}
+        lines = []
+        for key in STAGES:
+            seeds = [s for s in ppl_a if s in ppl_b and key in ppl_a[s] and key in ppl_b[s]]
+            if len(seeds) >= 2:
+                a = [ppl_a[s][key] for s in seeds]
+                b = [ppl_b[s][key] for s in seeds]
+                t, p = paired_t_test(a, b)
+                diff = statistics.mean(x - y for x, y in zip(a, b))
+                lines.append(f"| {key[0]} {key[1]} | {len(seeds)} | {diff:+.2f} | {t:.3f} | "
+                             f"{p:.3g} |")
+        if lines:
+            w(f"Paired t-test, {a_label} vs {b_label} over the same seeds (the paper's test; "
+              f"`scipy.stats.ttest_rel`, two-sided; difference = {a_label} - {b_label} "
+              "perplexity):\n")
+            w("| stage | seeds | mean difference | t | p |")
+            w("|---|---|---|---|---|")
+            out.extend(lines)
+        else:
+            w(f"Paired t-test {a_label} vs {b_label}: not computed (needs >= 2 seeds of both).")
+        w("")
 
     w("## Numerical rank of the test-set log-output matrix (Table 3 analog)\n")
     w("Rank = #{sigma > tol}, tol = 0.5 sqrt(M + T + 1) sigma_max eps (Numerical Recipes), eps of "
       "the dump's compute dtype; numpy rank = numpy.linalg.matrix_rank's default tol. Bound = d + 2 "
       "(decoder bias). Paper: d = 400, bound 402, full PTB/WT2 (`results/paper/paper_ranks.csv`).\n")
+    n_analysed = int(profile.analysis.get("seeds", 0)) if hasattr(profile, "analysis") else 0
+    if n_analysed:
+        w(f"The full test set of the first {n_analysed} seed(s) of every head (profile "
+          "`analysis.seeds`); every seed's rank on the first test rows is in [Rank during "
+          "training](#rank-during-training).\n")
     w("| head | seed | M | T | d | bound | rank | numpy rank | verdict | Theorem 2 bounds it | "
       "tol | eps | sigma_b / sigma_b+1 | method | paper rank |")
     w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for h in heads:
         for r in by_head[h]:
             k = res[id(r)]["rank"]
+            if not k and hasattr(profile, "analysed") and not profile.analysed(r):
+                continue  # the profile analyses the full test set of the first seeds only
             if not k:
                 w(f"| {h} | {r.seed} | " + " | ".join(["-"] * 13) + " |")
                 continue
@@ -222,8 +295,10 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("Singular values of every head's log-output matrix (first seed; supplementary Figure 1 "
       "analog): `singular_values.png`, `singular_values.svg`.\n")
 
+    out.extend(rank_vs_epoch_section(profile, runs))
+
     w("## Wall time of every stage\n")
-    names = ["train", "finetune", "dump", "score", "dyneval", "analyse"]
+    names = ["train", "finetune", "dump", "score", "dyneval", "analyse", "epoch_ranks"]
     w("| run | " + " | ".join(names) + " | total |")
     w("|---|" + "---|" * (len(names) + 1))
     grand = 0.0

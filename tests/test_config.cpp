@@ -64,6 +64,7 @@ WordLmConfig all_changed() {
   c.dropoute = 0.07;
   c.wdrop = 0.55;
   c.dropoutl = 0.3;
+  c.latent_bias = false;
   c.batch_size = 12;
   c.eval_batch_size = 7;
   c.bptt = 35;
@@ -82,6 +83,8 @@ WordLmConfig all_changed() {
   c.log_interval = 13;
   c.out = "results/x";
   c.dump_test = false;
+  c.epoch_dump_rows = 5000;
+  c.mixture_stats = 0;
   return c;
 }
 
@@ -138,9 +141,9 @@ TEST_CASE("config: the defaults are the paper's PTB settings") {
 
 TEST_CASE("config: the key table covers every field once, in struct order, typed") {
   const auto& keys = sb::lm::config_keys();
-  REQUIRE(keys.size() == 34);
+  REQUIRE(keys.size() == 37);
   CHECK(keys.front().name == "dataset");
-  CHECK(keys.back().name == "dump_test");
+  CHECK(keys.back().name == "mixture_stats");
   std::vector<std::string> names;
   for (const auto& k : keys) names.push_back(k.name);
   std::sort(names.begin(), names.end());

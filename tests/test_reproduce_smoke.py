@@ -15,6 +15,10 @@ that make it a test of the science and of the driver, not only a run.
   summed in float64 by both sides, only the summation order differs).
 - summary.md holds a perplexity row and a rank row per head and the paper's figures; the plot
   exists in PNG and SVG.
+- Rank during training: every run has rank_vs_epoch.json with one entry per epoch (3 main + 1
+  finetuning), each the rank of the first 400 test rows; softmax's never exceeds d + 2 (Theorem 2
+  holds at every epoch); mixtures carry their prior/expert statistics within the ranges of their
+  definitions; the epoch dumps are deleted once ranked; the plot and the summary's table exist.
 - A second run skips every stage (outputs checked, nothing recomputed: the dumps' mtimes stay).
 - A profile with a bad field fails with exit status 2 and a message naming the file and field.
 """
@@ -117,7 +121,35 @@ def main() -> int:
               f"{d}: numpy ppl {ppl:.4f} = ppl attribute {attr:.4f} = final.json "
               f"{final['test_ppl']:.4f}")
 
+    for d in runs:
+        rve = json.load(open(os.path.join(out, d, "rank_vs_epoch.json")))
+        eps = rve["epochs"]
+        check([(e["phase"], e["epoch"], e["step"]) for e in eps] ==
+              [("main", 1, 1), ("main", 2, 2), ("main", 3, 3), ("finetune", 1, 4)] and
+              rve["rows"] == 400,
+              f"{d}: rank_vs_epoch.json has main 1-3 and finetune 1 over 400 rows")
+        if rve["head"] == "softmax":
+            check(all(e["rank"] <= rve["bound"] for e in eps),
+                  f"softmax: rank <= d + 2 = {rve['bound']} at every epoch "
+                  f"({[e['rank'] for e in eps]})")
+        if rve["head"].startswith(("mos", "moss")):
+            ok = all(0 <= e["mixture"]["prior_entropy"] <= e["mixture"]["mean_prior_entropy"] + 1e-9
+                     <= e["mixture"]["max_prior_entropy"] + 2e-9 and
+                     -1e-9 <= e["mixture"]["disagreement"] <= e["mixture"]["prior_entropy"] + 1e-9
+                     for e in eps)
+            check(ok, f"{d}: mixture statistics at every epoch, within their ranges")
+        epoch_dir = os.path.join(out, d, "epochs")
+        names = sorted(os.listdir(epoch_dir))
+        check(not any(n.endswith(".h5") and not n.endswith(".rank.h5") for n in names) and
+              sum(n.endswith(".rank.h5") for n in names) == 4,
+              f"{d}: epoch dumps deleted once ranked, 4 rank results kept")
+    for ext in ("png", "svg"):
+        p = os.path.join(out, f"rank_vs_epoch.{ext}")
+        check(os.path.exists(p) and os.path.getsize(p) > 1000, f"plot {p} written")
+
     summary = open(os.path.join(out, "summary.md")).read()
+    check("## Rank during training" in summary and summary.count(f"| 141 | {s['bound']} |") == len(runs),
+          "summary.md has the rank-during-training table, one row per run")
     for d, r in ranks.items():  # rows name the head spec ("mos:K=2"), rank.json the head
         ours = re.search(rf"^\| {r['head']}(:[^ |]*)? \| ours \|", summary, re.M)
         rank = re.search(rf"^\| {r['head']}(:[^ |]*)? \| 141 \|", summary, re.M)

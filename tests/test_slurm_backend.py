@@ -5,7 +5,7 @@
 - --dry-run of the paper profile prints one script per (run, stage) and the plot + tables job,
   with the profile's per-stage resources (a GPU for the trainer stages, none for the analysis),
   and submits and writes nothing.
-- A submission of the smoke profile: 31 sbatch calls; every job's --dependency=afterok lists
+- A submission of the smoke profile: 37 sbatch calls (6 stages x 6 runs + the report); every job's --dependency=afterok lists
   exactly the job ids of the stages it reads (Stage.after), the last job those of every run's
   last jobs; each script runs reproduce.py --stage S --run R.
 - Resume: a run whose train stage is done gets no train job and its finetune job no dependency;
@@ -119,11 +119,11 @@ def test_submit_resume_wait(tmp: str) -> None:
     r = driver("--profile", "smoke", "--build", build, "--out", out, "--scheduler", "slurm",
                env=env)
     jobs = sbatch_calls(tmp)
-    check(r.returncode == 0 and len(jobs) == 31,
-          f"smoke: 31 jobs submitted (got {r.returncode}, {len(jobs)}): {r.stderr.strip()}")
+    check(r.returncode == 0 and len(jobs) == 37,
+          f"smoke: 37 jobs submitted (got {r.returncode}, {len(jobs)}): {r.stderr.strip()}")
     ids = {j["key"]: j["id"] for j in jobs}
     after = {"train": [], "finetune": ["train"], "dump": ["finetune"], "score": ["train"],
-             "analyse": ["dump"]}
+             "analyse": ["dump"], "epoch_ranks": ["finetune"]}
     wrong = []
     for j in jobs:
         if j["key"] == "report":
@@ -136,11 +136,12 @@ def test_submit_resume_wait(tmp: str) -> None:
             wrong.append((j["key"], "script does not run its step"))
     check(not wrong, f"every per-run job waits for exactly the stages it reads ({wrong[:3]})")
     leaves = {ids[f"{r}/{s}"] for r in {k.split('/')[0] for k in ids if '/' in k}
-              for s in ("score", "analyse")}
+              for s in ("score", "analyse", "epoch_ranks")}
     check(jobs[-1]["key"] == "report" and jobs[-1]["deps"] == leaves,
           f"the plot + tables job is last and waits for every run's score and analyse jobs "
           f"({len(jobs[-1]['deps'])} ids)")
-    check("--stage plot --stage tables" in jobs[-1]["text"], "the last job runs plot and tables")
+    check("--stage plot --stage epoch_plot --stage tables" in jobs[-1]["text"],
+          "the last job runs plot, epoch_plot and tables")
 
     # Resume: softmax's train is done; sigsoftmax's train job is still queued as job 999.
     run = os.path.join(out, "softmax_s141")
@@ -156,7 +157,7 @@ def test_submit_resume_wait(tmp: str) -> None:
                env=env)
     jobs = sbatch_calls(tmp)
     keys = {j["key"]: j for j in jobs}
-    check(r.returncode == 0 and "softmax_s141/train" not in keys and len(jobs) == 29,
+    check(r.returncode == 0 and "softmax_s141/train" not in keys and len(jobs) == 35,
           f"re-submission: no job for the done train stage, none for the queued one "
           f"({len(jobs)} submitted)")
     check(keys.get("softmax_s141/finetune", {}).get("deps") == set() and

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """pipeline/summary.py on fabricated run directories (no training): mean ± std over seeds, the
 paired t-test checked against its closed form, the paper's figures beside ours, missing stages
-shown as '-', and a profile with one seed per head printing no t-test.
+shown as '-', a profile with one seed per head printing no t-test, and the MoS vs MoSS test.
 
 The closed form: d_i = softmax_i - sigsoftmax_i, t = mean(d) / (stdev(d) / sqrt(n)) (sample
 stdev); compared to the table's t to the 3 decimals it prints. p is checked against the
@@ -104,6 +104,26 @@ def main():
         fabricate(out1, "sigsoftmax", 1, 99.0, 104.0)
         text1 = open(summary.write_summary(p1, p1.runs(), {})).read()
         check("not computed (needs >= 2 seeds of both)" in text1, "one seed: t-test not computed")
+        # MoS vs MoSS: the paper's second test, by head name whatever K.
+        out2 = os.path.join(tmp, "mix")
+        open(prof, "w").write(
+            f'name = "t"\nscaled_down = "tiny"\nout = "{out2}"\nconfig = "c.toml"\n'
+            'heads = ["mos:K=2", "moss:K=2"]\nseeds = [1, 2, 3]\n')
+        p2 = load_profile(prof)
+        mos, moss = [150.0, 149.0, 152.5], [148.0, 149.5, 150.0]
+        for i, seed in enumerate(p2.seeds):
+            fabricate(out2, "mos", seed, mos[i], mos[i] + 5)
+            fabricate(out2, "moss", seed, moss[i], moss[i] + 5)
+        text2 = open(summary.write_summary(p2, p2.runs(), {})).read()
+        diffs = [a - b for a, b in zip(mos, moss)]
+        t2 = statistics.mean(diffs) / (statistics.stdev(diffs) / math.sqrt(len(diffs)))
+        block = text2.split("Paired t-test, mos:K=2 vs moss:K=2", 1)
+        rows = [line for line in block[-1].splitlines() if line.startswith("| finetune test | 3 |")]
+        check(len(block) == 2 and len(rows) == 1 and
+              abs(float(rows[0].strip("|").split("|")[3]) - t2) < 6e-4,
+              f"MoS vs MoSS: a t-test row over 3 seeds, t = closed form {t2:.4f}")
+        check("Paired t-test softmax vs sigsoftmax: not computed" not in text2,
+              "no softmax/sigsoftmax line in a profile without them")
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -239,4 +240,126 @@ TEST_CASE("trainer: resuming with a different config is refused, naming the key"
   WordLmTrainer longer(config, corpus, dir.string());
   CHECK_NOTHROW(longer.resume());
   fs::remove_all(dir);
+}
+
+namespace {
+
+/// metrics.jsonl's records of one event, in order.
+std::vector<nlohmann::json> events(const fs::path& run_dir, const std::string& event) {
+  std::ifstream in(run_dir / "metrics.jsonl");
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    const auto it = j.find("event");
+    if (it != j.end() && *it == event) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "trainer: epoch dumps hold the first N test rows after every epoch, equal to the final dump "
+    "of the same weights, and leave the run unchanged") {
+  const auto base = temp_dir("trainer_epoch_dumps");
+  const auto corpus_found = ptb_slice(12000, 3000, 400);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
+  const int64_t rows = 100;  // not a multiple of bptt 35: the last segment is shorter
+  auto config = tiny_config(base / "dumps");
+  config.epoch_dump_rows = rows;
+  WordLmTrainer trainer(config, corpus, config.out);
+  REQUIRE(trainer.run() == kFinished);
+  const fs::path epochs = base / "dumps" / "epochs";
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(epochs)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  // 2 main epochs and 1 finetuning epoch (tiny_config), one file each and nothing else.
+  CHECK(names == std::vector<std::string>{"finetune_1.h5", "main_1.h5", "main_2.h5"});
+  const std::vector<int64_t> first(corpus.test.begin(), corpus.test.begin() + rows);
+  const auto dumps = events(base / "dumps", "epoch_dump");
+  REQUIRE(dumps.size() == 3);
+  std::map<std::string, std::vector<float>> data;
+  for (const auto& d : dumps) {
+    const std::string file = d["path"];
+    INFO(file);
+    const analysis::LogProbReader reader(file);  // validates the contract
+    CHECK(reader.rows() == rows);
+    CHECK(reader.read_targets() == first);
+    CHECK(reader.header().ppl == d["ppl"].get<double>());
+    data[fs::path(file).filename()] = all_rows(reader);
+  }
+  // Different weights after every epoch: the dumps differ (by far more than rounding).
+  float differ = 0;
+  for (size_t i = 0; i < data["main_1.h5"].size(); ++i)
+    differ = std::max(differ, std::abs(data["main_1.h5"][i] - data["main_2.h5"][i]));
+  CHECK(differ > 1e-2f);
+  // The final model is the last finetuning epoch's averaged weights (best_finetune.pt), which the
+  // finetune_1 dump used: its rows are the first rows of logprobs.h5. Same ops on the same
+  // weights, except the last segment (30 tokens here, 35 in the full dump), whose float32 GEMMs
+  // may block differently: 1e-4 on log-probabilities of magnitude ~10 is ~1e-5 relative.
+  const auto final = read_json(base / "dumps" / "final.json");
+  REQUIRE(final["best_model"].get<std::string>().find("best_finetune.pt") != std::string::npos);
+  const analysis::LogProbReader full((base / "dumps" / "logprobs.h5").string());
+  std::vector<float> head(static_cast<size_t>(rows * full.cols()));
+  full.read_rows(0, rows, head.data());
+  float worst = 0;
+  for (size_t i = 0; i < head.size(); ++i)
+    worst = std::max(worst, std::abs(head[i] - data["finetune_1.h5"][i]));
+  CHECK(worst < 1e-4f);
+  // The probes evaluate without drawing random numbers: the same run without them is identical.
+  auto plain = tiny_config(base / "plain");
+  WordLmTrainer without(plain, corpus, plain.out);
+  REQUIRE(without.run() == kFinished);
+  const auto other = read_json(base / "plain" / "final.json");
+  CHECK(final["valid_loss"].get<double>() == other["valid_loss"].get<double>());
+  CHECK(final["test_ppl"].get<double>() == other["test_ppl"].get<double>());
+  CHECK_FALSE(fs::exists(base / "plain" / "epochs"));
+  fs::remove_all(base);
+}
+
+TEST_CASE(
+    "trainer: a mixture run logs its prior entropies and expert disagreement after every epoch") {
+  const auto dir = temp_dir("trainer_mixture_stats");
+  const auto corpus_found = ptb_slice(12000, 3000, 100);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
+  auto config = tiny_config(dir);
+  config.head = "mos:K=3";
+  config.lr = 20;
+  config.dump_test = false;
+  config.mixture_stats = 500;
+  WordLmTrainer trainer(config, corpus, dir.string());
+  REQUIRE(trainer.run() == kFinished);
+  const auto stats = events(dir, "mixture");
+  REQUIRE(stats.size() == 3);  // main 1, main 2, finetune 1
+  const double log_k = std::log(3.0);
+  for (const auto& s : stats) {
+    INFO(s.dump());
+    CHECK(s["contexts"] == 500);
+    CHECK(s["experts"] == 3);
+    CHECK(s["max_prior_entropy"].get<double>() == Approx(log_k).epsilon(1e-12));
+    const double h = s["prior_entropy"], hm = s["mean_prior_entropy"], js = s["disagreement"];
+    // Ranges of the definitions (mixture_stats.h), with 1e-9 for float64 rounding.
+    CHECK(h >= 0);
+    CHECK(h <= hm + 1e-9);  // concavity: the mean prior's entropy is at least the mean entropy
+    CHECK(hm <= log_k + 1e-9);
+    CHECK(js >= -1e-9);
+    CHECK(js <= h + 1e-9);
+  }
+  CHECK(stats[0]["phase"] == "main");
+  CHECK(stats[2]["phase"] == "finetune");
+  CHECK(stats[2]["averaged"] == true);
+  // A single head logs none.
+  const auto single_dir = temp_dir("trainer_mixture_stats_single");
+  auto single = tiny_config(single_dir);
+  single.dump_test = false;
+  single.epochs = 1;
+  single.finetune_epochs = 0;
+  single.mixture_stats = 500;
+  WordLmTrainer softmax(single, corpus, single_dir.string());
+  REQUIRE(softmax.run() == kFinished);
+  CHECK(events(single_dir, "mixture").empty());
+  fs::remove_all(dir);
+  fs::remove_all(single_dir);
 }

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "trainers/heads/row_nll_function.h"
 #include "trainers/heads/sigsoftmax.h"
 
 namespace sb::heads {
@@ -15,8 +16,10 @@ void MixtureImpl::reset() {
         "Mixture: input_size, embedding_size and experts must be >= 1, got " +
         std::to_string(o.input_size()) + ", " + std::to_string(o.embedding_size()) + ", " +
         std::to_string(o.experts()));
-  latent = register_module("latent",
-                           torch::nn::Linear(o.input_size(), o.experts() * o.embedding_size()));
+  latent = register_module(
+      "latent",
+      torch::nn::Linear(torch::nn::LinearOptions(o.input_size(), o.experts() * o.embedding_size())
+                            .bias(o.latent_bias())));
   prior = register_module(
       "prior",
       torch::nn::Linear(torch::nn::LinearOptions(o.input_size(), o.experts()).bias(false)));
@@ -43,13 +46,19 @@ torch::Tensor MixtureImpl::log_output(const torch::Tensor& logits) {
   return options.sigsoftmax() ? log_sigsoftmax(logits) : torch::log_softmax(logits, /*dim=*/-1);
 }
 
-torch::Tensor MixtureImpl::mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
-                               const torch::Tensor& weight, const torch::Tensor& bias) {
+std::pair<torch::Tensor, torch::Tensor> MixtureImpl::components(const torch::Tensor& contexts,
+                                                                const torch::Tensor& prior_logits,
+                                                                const torch::Tensor& weight,
+                                                                const torch::Tensor& bias) {
   const auto logits = expert_logits(contexts, prior_logits, weight, bias);  // (N*K, M)
   const int64_t n = contexts.size(0), k = options.experts(), m = logits.size(1);
-  const auto log_f = log_output(logits);                                       // (N*K, M)
-  const auto log_pi = log_output(prior_logits);                                // (N, K)
-  return (log_f.view({n, k, m}) + log_pi.unsqueeze(-1)).logsumexp(/*dim=*/1);  // (N, M)
+  return {log_output(prior_logits), log_output(logits).view({n, k, m})};  // (N, K), (N, K, M)
+}
+
+torch::Tensor MixtureImpl::mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
+                               const torch::Tensor& weight, const torch::Tensor& bias) {
+  const auto [log_pi, log_f] = components(contexts, prior_logits, weight, bias);
+  return (log_f + log_pi.unsqueeze(-1)).logsumexp(/*dim=*/1);  // (N, M)
 }
 
 torch::Tensor MixtureImpl::nll(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
@@ -59,13 +68,17 @@ torch::Tensor MixtureImpl::nll(const torch::Tensor& contexts, const torch::Tenso
   const int64_t n = contexts.size(0), k = options.experts();
   TORCH_CHECK(targets.dim() == 1 && targets.size(0) == n, "Mixture::nll: targets ", targets.sizes(),
               " expected (", n, ")");
-  const auto index = targets.repeat_interleave(k).unsqueeze(1);  // (N*K, 1): row n*K+k -> y_n
-  // log f_k(y) for every expert: MoS needs only z_k[y] - logsumexp(z_k), no (N*K, M) log_softmax.
-  const auto log_f_y = options.sigsoftmax()
-                           ? log_output(logits).gather(/*dim=*/1, index)
-                           : logits.gather(/*dim=*/1, index) -
-                                 logits.logsumexp(/*dim=*/1, /*keepdim=*/true);  // (N*K, 1)
-  const auto log_p_y = (log_f_y.view({n, k}) + log_output(prior_logits)).logsumexp(/*dim=*/1);
+  const auto index = targets.repeat_interleave(k);  // (N*K): row n*K+k -> y_n
+  // -log f_k(y) for every expert. Fused (CPU float): one pass over each expert's logits forward
+  // and one backward, which writes the (N*K, M) gradient scaled by each expert's posterior
+  // responsibility pi_k f_k(y) / P(y) (the upstream gradient of its row).
+  torch::Tensor neg_log_f_y;  // (N*K)
+  if (fused_row_nll_supports(logits)) {
+    neg_log_f_y = fused_row_nll(logits, index, options.sigsoftmax());
+  } else {
+    neg_log_f_y = -log_output(logits).gather(/*dim=*/1, index.unsqueeze(1)).squeeze(1);
+  }
+  const auto log_p_y = (log_output(prior_logits) - neg_log_f_y.view({n, k})).logsumexp(/*dim=*/1);
   return -log_p_y.mean();  // log_p_y: (N)
 }
 

@@ -10,6 +10,8 @@
 
 #include <torch/torch.h>
 
+#include <utility>
+
 namespace sb::heads {
 
 struct MixtureOptions {
@@ -23,6 +25,11 @@ struct MixtureOptions {
   TORCH_ARG(int64_t, experts);
   /// false: MoS (softmax experts and prior); true: MoSS (sigsoftmax experts and prior).
   TORCH_ARG(bool, sigsoftmax) = false;
+  /// true: contexts tanh(W_h h + b_h), as Yang et al.'s code; false: tanh(W_h h). Measured on the
+  /// cpu profile's small model (README, "Why the mixtures stayed near the bound"): with b_h and
+  /// lr 20 the mixture's gradient norm is ~10x softmax's and its loss stalls near the unigram
+  /// level; without b_h it learns at softmax's pace.
+  TORCH_ARG(bool, latent_bias) = true;
 };
 
 class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
@@ -35,6 +42,13 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
   torch::Tensor contexts(const torch::Tensor& h);
   /// h (N, input_size) -> prior logits (N, K).
   torch::Tensor prior_logits(const torch::Tensor& h);
+  /// The mixture's parts: contexts (N, K * d), prior logits (N, K), decoder weight (M, d), bias
+  /// (M) or undefined -> {log pi (N, K), log f (N, K, M)}, log f[n, k] = expert k's
+  /// log-output. mix() is logsumexp over K of log pi + log f.
+  std::pair<torch::Tensor, torch::Tensor> components(const torch::Tensor& contexts,
+                                                     const torch::Tensor& prior_logits,
+                                                     const torch::Tensor& weight,
+                                                     const torch::Tensor& bias);
   /// contexts (N, K * d), prior logits (N, K), decoder weight (M, d), bias (M) or undefined
   /// -> log P (N, M).
   torch::Tensor mix(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
@@ -42,7 +56,9 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
   /// Mean negative log-likelihood of targets (N) int64: equal to
   /// nll_loss(mix(contexts, prior_logits, weight, bias), targets), but it only forms each expert's
   /// log-normaliser and its target column, log P(y) = logsumexp_k(log pi_k + log f_k(y)), instead
-  /// of the (N, K, M) mixture over the whole vocabulary and its logsumexp over K.
+  /// of the (N, K, M) mixture over the whole vocabulary and its logsumexp over K. On CPU float
+  /// tensors -log f_k(y) comes from fused_row_nll (row_nll_function.h): no (N K, M)
+  /// log-probabilities, one pass over the logits forward and one backward.
   torch::Tensor nll(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
                     const torch::Tensor& weight, const torch::Tensor& bias,
                     const torch::Tensor& targets);
@@ -51,7 +67,7 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
                         const torch::Tensor& bias);
 
   MixtureOptions options;
-  torch::nn::Linear latent{nullptr};  ///< W_h, b_h: input_size -> K * d
+  torch::nn::Linear latent{nullptr};  ///< W_h, b_h (latent_bias): input_size -> K * d
   torch::nn::Linear prior{nullptr};   ///< W_pi: input_size -> K, no bias
 
  private:

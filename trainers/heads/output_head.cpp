@@ -57,7 +57,8 @@ void OutputHeadImpl::reset() {
     mixture = register_module(
         "mixture",
         Mixture(MixtureOptions(options.input_size(), options.embedding_size(), spec.experts)
-                    .sigsoftmax(spec.kind == HeadKind::moss)));
+                    .sigsoftmax(spec.kind == HeadKind::moss)
+                    .latent_bias(options.latent_bias())));
   } else if (spec.kind == HeadKind::sigsoftmax && spec.learnable_bias) {
     sigsoftmax =
         register_module("sigsoftmax", Sigsoftmax(SigsoftmaxOptions().learnable_bias(true)));

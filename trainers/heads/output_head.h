@@ -22,6 +22,8 @@ struct OutputHeadOptions {
   TORCH_ARG(int64_t, input_size);
   /// d: the decoder's input size (the vector the decoder multiplies; Theorem 2's d).
   TORCH_ARG(int64_t, embedding_size);
+  /// mos/moss: the latent projection's bias (MixtureOptions::latent_bias).
+  TORCH_ARG(bool, latent_bias) = true;
 };
 
 /// Any head on top of a (possibly tied) decoder: hidden (N, input_size) -> log P (N, M).

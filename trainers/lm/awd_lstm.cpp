@@ -34,8 +34,10 @@ void AwdLstmImpl::reset() {
         "rnn" + std::to_string(l),
         WeightDropLstm(WeightDropLstmOptions(in, out).weight_drop(options.wdrop()))));
   }
-  head = register_module("head", heads::OutputHead(heads::OutputHeadOptions(
-                                     options.head(), last_size(), /*embedding_size=*/E)));
+  head = register_module("head",
+                         heads::OutputHead(heads::OutputHeadOptions(options.head(), last_size(),
+                                                                    /*embedding_size=*/E)
+                                               .latent_bias(options.latent_bias())));
 }
 
 std::vector<LstmState> AwdLstmImpl::zero_state(int64_t batch_size) const {
@@ -83,6 +85,15 @@ std::pair<torch::Tensor, torch::Tensor> AwdLstmImpl::mixture_inputs(const torch:
 torch::Tensor AwdLstmImpl::mixture_log_probs(const torch::Tensor& output) {
   const auto [contexts, prior_logits] = mixture_inputs(output);
   return head->mixture->mix(contexts, prior_logits, embedding, decoder_bias);
+}
+
+std::pair<torch::Tensor, torch::Tensor> AwdLstmImpl::mixture_components(
+    const torch::Tensor& output) {
+  if (!is_mixture(options.head()))
+    throw std::invalid_argument("AwdLstm::mixture_components: head " + options.head().name() +
+                                " is not a mixture");
+  const auto [contexts, prior_logits] = mixture_inputs(output);
+  return head->mixture->components(contexts, prior_logits, embedding, decoder_bias);
 }
 
 torch::Tensor AwdLstmImpl::loss(const torch::Tensor& output, const torch::Tensor& targets) {

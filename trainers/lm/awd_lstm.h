@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include <utility>
 #include <vector>
 
 #include "common/head_spec.h"
@@ -45,6 +46,8 @@ struct AwdLstmOptions {
   TORCH_ARG(double, wdrop) = paper_defaults().wdrop;
   /// Locked dropout on MoS/MoSS contexts; unused by single heads.
   TORCH_ARG(double, dropoutl) = paper_defaults().dropoutl;
+  /// MoS/MoSS: the latent projection's bias b_h; unused by single heads.
+  TORCH_ARG(bool, latent_bias) = paper_defaults().latent_bias;
 };
 
 struct AwdLstmOutput {
@@ -67,6 +70,10 @@ class AwdLstmImpl : public torch::nn::Cloneable<AwdLstmImpl> {
   torch::Tensor loss(const torch::Tensor& output, const torch::Tensor& targets);
   /// output (T, B, H_last) -> log P (T * B, M), time-major rows.
   torch::Tensor log_probs(const torch::Tensor& output);
+
+  /// Mixture heads only: output (T, B, H_last) -> {log pi (N, K), log f (N, K, M)}, the prior and
+  /// the experts' log-outputs (heads::MixtureImpl::components), time-major rows.
+  std::pair<torch::Tensor, torch::Tensor> mixture_components(const torch::Tensor& output);
 
   std::vector<LstmState> zero_state(int64_t batch_size) const;
   /// d of Theorem 2: the decoder's input size (emsize).

@@ -156,6 +156,8 @@ std::vector<ConfigKey> make_table() {
           "DropConnect on the hidden-to-hidden weights"),
       row("dropoutl", "model", &C::dropoutl, probability(),
           "MoS/MoSS latent (context vector) dropout"),
+      row("latent_bias", "model", &C::latent_bias, any,
+          "MoS/MoSS: contexts tanh(W_h h + b_h) as Yang et al.'s code; false: tanh(W_h h)"),
       // training
       row("batch_size", "training", &C::batch_size, at_least(1), "training batch size"),
       row("eval_batch_size", "training", &C::eval_batch_size, at_least(1), "validation batch size"),
@@ -181,6 +183,12 @@ std::vector<ConfigKey> make_table() {
       row("out", "outputs", &C::out, any, "run directory; \"\" = results/<dataset>_<head>"),
       row("dump_test", "outputs", &C::dump_test, any,
           "write the test-set log-output HDF5 file after training"),
+      row("epoch_dump_rows", "outputs", &C::epoch_dump_rows, at_least(0),
+          "after every epoch (main and finetuning), write the first N test rows (batch size 1, "
+          "the weights just validated) to <out>/epochs/<phase>_<epoch>.h5 (0 = off)"),
+      row("mixture_stats", "outputs", &C::mixture_stats, at_least(0),
+          "MoS/MoSS: after every epoch, the prior's entropies and the experts' disagreement on "
+          "N positions at the start of the validation split, to metrics.jsonl (0 = off)"),
   };
 }
 

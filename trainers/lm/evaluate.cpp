@@ -32,6 +32,25 @@ double evaluate(AwdLstm& model, const torch::Tensor& ids, int64_t bptt,
   return total / static_cast<double>(tokens);
 }
 
+heads::MixtureStats mixture_stats(AwdLstm& model, const torch::Tensor& data, int64_t bptt) {
+  if (data.dim() != 2 || data.size(0) < 2)
+    throw std::invalid_argument("mixture_stats: data must be (N >= 2, B), got " +
+                                c10::str(data.sizes()));
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const int64_t n = data.size(0), B = data.size(1);
+  auto state = model->zero_state(B);
+  heads::MixtureStatsAccumulator acc;
+  for (int64_t i = 0; i < n - 1; i += bptt) {
+    const int64_t len = std::min(bptt, n - 1 - i);
+    auto out = model->forward(data.slice(/*dim=*/0, i, i + len), state);  // input (len, B)
+    const auto [log_pi, log_f] = model->mixture_components(out.output);   // (len B, K), (., K, M)
+    acc.add(log_pi, log_f);
+    state = std::move(out.state);
+  }
+  return acc.result();
+}
+
 double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t bptt,
                       const std::string& path, analysis::LogProbHeader header,
                       const ProgressFn& progress) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/logprob_file.h"
+#include "trainers/heads/mixture_stats.h"
 #include "trainers/lm/awd_lstm.h"
 #include "trainers/lm/run_log.h"
 
@@ -18,6 +19,11 @@ namespace sb::lm {
 /// in eval mode and leaves it there; no gradients.
 double evaluate(AwdLstm& model, const torch::Tensor& data, int64_t bptt,
                 const ProgressFn& progress = {});
+
+/// Mixture heads: the prior's entropies and the experts' disagreement (heads/mixture_stats.h) over
+/// every position of data (N, B), read as evaluate() reads it (segments of `bptt`, state carried,
+/// eval mode, no gradients). Throws std::invalid_argument for a single head.
+heads::MixtureStats mixture_stats(AwdLstm& model, const torch::Tensor& data, int64_t bptt);
 
 /// Runs the model over `ids` with batch size 1 (segments of `bptt`, state carried) and streams
 /// row t = log P(. | ids[0..t]) for the target ids[t + 1] into `path` (T = ids.size() - 1 rows,

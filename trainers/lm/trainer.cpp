@@ -40,6 +40,7 @@ WordLmConfig trajectory_keys(WordLmConfig c) {
   c.data.clear();
   c.dump_test = true;
   c.device = "auto";
+  c.epoch_dump_rows = c.mixture_stats = 0;  // evaluations in eval mode: no random draws
   return c;
 }
 }  // namespace
@@ -71,7 +72,8 @@ AwdLstm make_awd_lstm(const WordLmConfig& c, int64_t vocab_size) {
                      .dropouti(c.dropouti)
                      .dropoute(c.dropoute)
                      .wdrop(c.wdrop)
-                     .dropoutl(c.dropoutl));
+                     .dropoutl(c.dropoutl)
+                     .latent_bias(c.latent_bias));
 }
 
 std::vector<int64_t> eos_then(const data::Corpus& corpus, const std::vector<int64_t>& split,
@@ -93,6 +95,15 @@ WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::stri
   model->to(device);
   train_data_ = data::batchify(corpus_.train, config_.batch_size).to(device);
   valid_data_ = data::batchify(corpus_.valid, config_.eval_batch_size).to(device);
+  if (is_mixture(model->options.head()) && config_.mixture_stats > 0) {
+    // N predicted positions: the first N + B validation tokens in B = eval_batch_size columns.
+    const auto want = static_cast<size_t>(config_.mixture_stats + config_.eval_batch_size);
+    const auto n = std::min(corpus_.valid.size(), want);
+    const std::vector<int64_t> first(corpus_.valid.begin(),
+                                     corpus_.valid.begin() + static_cast<std::ptrdiff_t>(n));
+    if (static_cast<int64_t>(n) >= 2 * config_.eval_batch_size)
+      stats_data_ = data::batchify(first, config_.eval_batch_size).to(device);
+  }
   if (train_data_.size(0) < 3)
     throw std::invalid_argument("train: " + std::to_string(corpus_.train.size()) +
                                 " training tokens give fewer than 3 rows at batch_size " +
@@ -214,6 +225,70 @@ double WordLmTrainer::validate() {
   return evaluate(model, valid_data_, config_.bptt, progress);
 }
 
+analysis::LogProbHeader WordLmTrainer::dump_header() const {
+  analysis::LogProbHeader header;
+  header.dataset = config_.dataset;
+  header.split = "test";
+  header.seed = config_.seed;
+  header.config = to_toml(config_);
+  header.vocab.reserve(static_cast<size_t>(corpus_.vocab.size()));
+  for (int64_t id = 0; id < corpus_.vocab.size(); ++id)
+    header.vocab.push_back(corpus_.vocab.word(id));
+  return header;
+}
+
+void WordLmTrainer::epoch_probes() {
+  const bool stats = stats_data_.defined();
+  const bool dump = config_.epoch_dump_rows > 0;
+  if (!stats && !dump) return;
+  const auto phase = phase_name(state_.phase);
+  const auto probe = [&] {
+    if (stats) {
+      const auto s = mixture_stats(model, stats_data_, config_.bptt);
+      std::printf(
+          "  mixture: prior entropy %.4f, entropy of the mean prior %.4f (log K = %.4f), expert "
+          "disagreement %.4f nats (%lld validation tokens)\n",
+          s.prior_entropy, s.mean_prior_entropy, s.max_prior_entropy, s.disagreement,
+          static_cast<long long>(s.contexts));
+      metrics_.write({{"event", "mixture"},
+                      {"phase", phase},
+                      {"epoch", state_.epoch},
+                      {"averaged", state_.asgd},
+                      {"contexts", s.contexts},
+                      {"experts", s.experts},
+                      {"prior_entropy", s.prior_entropy},
+                      {"mean_prior_entropy", s.mean_prior_entropy},
+                      {"max_prior_entropy", s.max_prior_entropy},
+                      {"disagreement", s.disagreement}});
+    }
+    if (dump) {
+      // The final dump's path (batch size 1, <eos> first) on the first epoch_dump_rows tokens.
+      const auto ids = eos_then(corpus_, corpus_.test, config_.epoch_dump_rows);
+      fs::create_directories(path("epochs"));
+      const auto file =
+          (fs::path(run_dir_) / "epochs" / (phase + "_" + std::to_string(state_.epoch) + ".h5"))
+              .string();
+      const double ppl = dump_log_probs(model, ids, config_.bptt, file, dump_header(),
+                                        timed_progress("epoch dump"));
+      std::printf("  epoch dump: %lld test rows, ppl %.2f, to %s\n",
+                  static_cast<long long>(ids.size() - 1), ppl, file.c_str());
+      metrics_.write({{"event", "epoch_dump"},
+                      {"phase", phase},
+                      {"epoch", state_.epoch},
+                      {"averaged", state_.asgd},
+                      {"rows", static_cast<int64_t>(ids.size() - 1)},
+                      {"ppl", ppl},
+                      {"path", file}});
+    }
+  };
+  if (state_.asgd) {
+    SwapInGuard averaged(params(), averager_.averages());  // the weights validate() scored
+    probe();
+  } else {
+    probe();
+  }
+}
+
 void WordLmTrainer::end_epoch(double valid_loss, double seconds) {
   const double train_loss =
       state_.epoch_loss / static_cast<double>(std::max<int64_t>(1, state_.epoch_tokens));
@@ -295,17 +370,9 @@ void WordLmTrainer::finish() {
     // Batch size 1 as the paper; <eos> in front so that every test token is predicted (T = the
     // test tokens, 82430 on PTB, the paper's count).
     const auto ids = eos_then(corpus_, corpus_.test);
-    analysis::LogProbHeader header;
-    header.dataset = config_.dataset;
-    header.split = "test";
-    header.seed = config_.seed;
-    header.config = to_toml(config_);
-    header.vocab.reserve(static_cast<size_t>(corpus_.vocab.size()));
-    for (int64_t id = 0; id < corpus_.vocab.size(); ++id)
-      header.vocab.push_back(corpus_.vocab.word(id));
     result_.dump_path = path("logprobs.h5");
-    result_.test_ppl =
-        dump_log_probs(model, ids, config_.bptt, result_.dump_path, header, timed_progress("test"));
+    result_.test_ppl = dump_log_probs(model, ids, config_.bptt, result_.dump_path, dump_header(),
+                                      timed_progress("test"));
     std::printf("| test ppl %9.2f | %lld rows written to %s\n", result_.test_ppl,
                 static_cast<long long>(ids.size() - 1), result_.dump_path.c_str());
   }
@@ -368,7 +435,10 @@ int WordLmTrainer::run(Phase until) {
       metrics_.write({{"event", "interrupted"}, {"epoch", state_.epoch}, {"batch", state_.batch}});
       return kInterrupted;
     }
-    end_epoch(validate(), seconds_since(start));
+    const double valid_loss = validate();
+    const double seconds = seconds_since(start);
+    epoch_probes();
+    end_epoch(valid_loss, seconds);
     save();
   }
   save();

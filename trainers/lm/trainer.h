@@ -3,7 +3,8 @@
 // SGD with random BPTT lengths -> NT-ASGD -> finetuning (ASGD restarted from the best model until
 // the trigger fires again) -> test-set dump with batch size 1.
 // Run directory: config.toml, metrics.jsonl, checkpoint.pt, best.pt, best_finetune.pt,
-// logprobs.h5 (the HDF5 contract of analysis/logprob_file.h), final.json.
+// logprobs.h5 (the HDF5 contract of analysis/logprob_file.h), final.json; with epoch_dump_rows,
+// epochs/<phase>_<epoch>.h5 (the first rows of the test set after every epoch, same contract).
 
 #include <torch/torch.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/logprob_file.h"
 #include "datasets/corpus.h"
 #include "trainers/lm/awd_lstm.h"
 #include "trainers/lm/checkpoint.h"
@@ -70,6 +72,10 @@ class WordLmTrainer {
   enum class EpochEnd { completed, interrupted, non_finite };
   EpochEnd train_epoch();
   double validate();
+  /// After validate(), with the weights it used: the mixture statistics and the epoch dump, as
+  /// configured (mixture_stats, epoch_dump_rows).
+  void epoch_probes();
+  analysis::LogProbHeader dump_header() const;
   void end_epoch(double valid_loss, double seconds);
   void start_finetune();
   void finish();
@@ -81,6 +87,7 @@ class WordLmTrainer {
   data::Corpus corpus_;
   std::string run_dir_;
   torch::Tensor train_data_, valid_data_;  // (N, batch_size), (N, eval_batch_size)
+  torch::Tensor stats_data_;               // the first mixture_stats of valid, (N, eval_batch_size)
   ParameterAverager averager_;
   TrainState state_;
   std::vector<LstmState> carried_;  // mid-epoch state after a Ctrl-C resume

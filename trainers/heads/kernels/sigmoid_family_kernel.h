@@ -46,6 +46,15 @@ void sigmoid_family_nll_backward(const double* z, const int64_t* targets, const 
                                  double scale, double* grad_z, int64_t rows, int64_t cols,
                                  bool sigsoftmax);
 
+/// The same with each row's own upstream gradient: grad_z[r, j] = scales[r] * (...) (a sum of
+/// per-row losses with weights, e.g. a mixture's posterior over its experts).
+void sigmoid_family_nll_backward_rows(const float* z, const int64_t* targets, const double* stats,
+                                      const double* scales, float* grad_z, int64_t rows,
+                                      int64_t cols, bool sigsoftmax);
+void sigmoid_family_nll_backward_rows(const double* z, const int64_t* targets, const double* stats,
+                                      const double* scales, double* grad_z, int64_t rows,
+                                      int64_t cols, bool sigsoftmax);
+
 /// "avx2" or "baseline": the float32 code path in use (by default the best this CPU has).
 const char* sigmoid_family_isa();
 

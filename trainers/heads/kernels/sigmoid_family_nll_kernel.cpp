@@ -50,8 +50,10 @@ SB_INLINE void nll_forward_rows_f32(const float* z, const int64_t* targets, doub
 
 template <int A>
 SB_INLINE void nll_backward_rows_f32(const float* z, const int64_t* targets, const double* stats,
-                                     float scale, float* gz, int64_t rows, int64_t cols) {
+                                     const double* scales, float scalar, float* gz, int64_t rows,
+                                     int64_t cols) {
   for (int64_t row = 0; row < rows; ++row) {
+    const float scale = scales ? static_cast<float>(scales[row]) : scalar;
     const float* zr = z + row * cols;
     float* gr = gz + row * cols;
     const double zm = stats[2 * row], lse = stats[2 * row + 1];
@@ -109,8 +111,10 @@ void nll_forward_rows_f64(const double* z, const int64_t* targets, double* loss,
 
 template <int A>
 void nll_backward_rows_f64(const double* z, const int64_t* targets, const double* stats,
-                           double scale, double* gz, int64_t rows, int64_t cols) {
+                           const double* scales, double scalar, double* gz, int64_t rows,
+                           int64_t cols) {
   for (int64_t row = 0; row < rows; ++row) {
+    const double scale = scales ? scales[row] : scalar;
     const double* zr = z + row * cols;
     const double lse = stats[2 * row + 1];
     for (int64_t j = 0; j < cols; ++j) {
@@ -126,16 +130,17 @@ void nll_backward_rows_f64(const double* z, const int64_t* targets, const double
   }
 }
 
-#define SB_NLL_ENTRY_POINTS(SUFFIX, ATTR)                                                          \
-  template <int A>                                                                                 \
-  ATTR void nll_forward_##SUFFIX(const float* z, const int64_t* t, double* loss, double* st,       \
-                                 int64_t rows, int64_t cols) {                                     \
-    nll_forward_rows_f32<A>(z, t, loss, st, rows, cols);                                           \
-  }                                                                                                \
-  template <int A>                                                                                 \
-  ATTR void nll_backward_##SUFFIX(const float* z, const int64_t* t, const double* st, float scale, \
-                                  float* gz, int64_t rows, int64_t cols) {                         \
-    nll_backward_rows_f32<A>(z, t, st, scale, gz, rows, cols);                                     \
+#define SB_NLL_ENTRY_POINTS(SUFFIX, ATTR)                                                     \
+  template <int A>                                                                            \
+  ATTR void nll_forward_##SUFFIX(const float* z, const int64_t* t, double* loss, double* st,  \
+                                 int64_t rows, int64_t cols) {                                \
+    nll_forward_rows_f32<A>(z, t, loss, st, rows, cols);                                      \
+  }                                                                                           \
+  template <int A>                                                                            \
+  ATTR void nll_backward_##SUFFIX(const float* z, const int64_t* t, const double* st,         \
+                                  const double* scales, float scale, float* gz, int64_t rows, \
+                                  int64_t cols) {                                             \
+    nll_backward_rows_f32<A>(z, t, st, scales, scale, gz, rows, cols);                        \
   }
 SB_NLL_ENTRY_POINTS(baseline, )
 #if SB_X86_DISPATCH
@@ -163,26 +168,54 @@ void sigmoid_family_nll_forward(const double* z, const int64_t* targets, double*
              : nll_forward_rows_f64<0>(z, targets, loss, stats, rows, cols);
 }
 
-void sigmoid_family_nll_backward(const float* z, const int64_t* targets, const double* stats,
-                                 double scale, float* grad_z, int64_t rows, int64_t cols,
-                                 bool sigsoftmax) {
+namespace {
+
+void nll_backward_f32(const float* z, const int64_t* targets, const double* stats,
+                      const double* scales, double scale, float* grad_z, int64_t rows, int64_t cols,
+                      bool sigsoftmax) {
   const auto s = static_cast<float>(scale);
 #if SB_X86_DISPATCH
   if (use_avx2_flag().load(std::memory_order_relaxed)) {
-    sigsoftmax ? nll_backward_avx2<1>(z, targets, stats, s, grad_z, rows, cols)
-               : nll_backward_avx2<0>(z, targets, stats, s, grad_z, rows, cols);
+    sigsoftmax ? nll_backward_avx2<1>(z, targets, stats, scales, s, grad_z, rows, cols)
+               : nll_backward_avx2<0>(z, targets, stats, scales, s, grad_z, rows, cols);
     return;
   }
 #endif
-  sigsoftmax ? nll_backward_baseline<1>(z, targets, stats, s, grad_z, rows, cols)
-             : nll_backward_baseline<0>(z, targets, stats, s, grad_z, rows, cols);
+  sigsoftmax ? nll_backward_baseline<1>(z, targets, stats, scales, s, grad_z, rows, cols)
+             : nll_backward_baseline<0>(z, targets, stats, scales, s, grad_z, rows, cols);
+}
+
+void nll_backward_f64(const double* z, const int64_t* targets, const double* stats,
+                      const double* scales, double scale, double* grad_z, int64_t rows,
+                      int64_t cols, bool sigsoftmax) {
+  sigsoftmax ? nll_backward_rows_f64<1>(z, targets, stats, scales, scale, grad_z, rows, cols)
+             : nll_backward_rows_f64<0>(z, targets, stats, scales, scale, grad_z, rows, cols);
+}
+
+}  // namespace
+
+void sigmoid_family_nll_backward(const float* z, const int64_t* targets, const double* stats,
+                                 double scale, float* grad_z, int64_t rows, int64_t cols,
+                                 bool sigsoftmax) {
+  nll_backward_f32(z, targets, stats, nullptr, scale, grad_z, rows, cols, sigsoftmax);
 }
 
 void sigmoid_family_nll_backward(const double* z, const int64_t* targets, const double* stats,
                                  double scale, double* grad_z, int64_t rows, int64_t cols,
                                  bool sigsoftmax) {
-  sigsoftmax ? nll_backward_rows_f64<1>(z, targets, stats, scale, grad_z, rows, cols)
-             : nll_backward_rows_f64<0>(z, targets, stats, scale, grad_z, rows, cols);
+  nll_backward_f64(z, targets, stats, nullptr, scale, grad_z, rows, cols, sigsoftmax);
+}
+
+void sigmoid_family_nll_backward_rows(const float* z, const int64_t* targets, const double* stats,
+                                      const double* scales, float* grad_z, int64_t rows,
+                                      int64_t cols, bool sigsoftmax) {
+  nll_backward_f32(z, targets, stats, scales, 0, grad_z, rows, cols, sigsoftmax);
+}
+
+void sigmoid_family_nll_backward_rows(const double* z, const int64_t* targets, const double* stats,
+                                      const double* scales, double* grad_z, int64_t rows,
+                                      int64_t cols, bool sigsoftmax) {
+  nll_backward_f64(z, targets, stats, scales, 0, grad_z, rows, cols, sigsoftmax);
 }
 
 }  // namespace sb::kernels

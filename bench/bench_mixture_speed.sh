@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Training speed of the mixtures relative to softmax on the cpu profile's model (2 layers, 256
+# units, d = 100, K = 2: trainers/configs/ptb_cpu.toml): bench_wordlm (bench_wordlm.cpp: batch 20,
+# BPTT 35, locked dropout 0.2, no weight drop) for softmax, mos and moss in turn, the order reversed
+# every other round so that both sides of a ratio see the same load drift. Prints markdown: the
+# ratios of training tokens/s (median over rounds and each round's) and the median ms per batch
+# of forward (incl. the loss) and backward. Compare ratios, not tokens/s, across runs.
+#   bench/bench_mixture_speed.sh [BUILD_DIR]
+# Environment: SB_BENCH_THREADS (2), SB_BENCH_ROUNDS (3), SB_BENCH_BATCHES (40 timed),
+# SB_BENCH_WARMUP (5), SB_BENCH_EXPERTS (2), SB_BENCH_EMSIZE (100), SB_BENCH_NHID (256),
+# SB_BENCH_HEADS ("softmax mos moss").
+set -euo pipefail
+build=${1:-build}
+bin="$build/bench/bench_wordlm"
+threads=${SB_BENCH_THREADS:-2}
+rounds=${SB_BENCH_ROUNDS:-3}
+batches=${SB_BENCH_BATCHES:-40}
+warmup=${SB_BENCH_WARMUP:-5}
+experts=${SB_BENCH_EXPERTS:-2}
+emsize=${SB_BENCH_EMSIZE:-100}
+nhid=${SB_BENCH_NHID:-256}
+read -r -a heads <<< "${SB_BENCH_HEADS:-softmax mos moss}"
+[ -x "$bin" ] || { echo "bench_mixture_speed.sh: $bin not built (cmake --build $build --target bench_wordlm)" >&2; exit 1; }
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+for ((r = 1; r <= rounds; ++r)); do
+  order=("${heads[@]}")
+  if ((r % 2 == 0)); then
+    order=()
+    for ((i = ${#heads[@]} - 1; i >= 0; --i)); do order+=("${heads[i]}"); done
+  fi
+  for head in "${order[@]}"; do
+    echo "bench_mixture_speed: round $r/$rounds: $head ..." >&2
+    "$bin" --head "$head" --mode train --batches "$batches" --warmup "$warmup" --threads "$threads" \
+      --experts "$experts" --emsize "$emsize" --nhid "$nhid" | sed "s/^/$r /" >> "$log"
+  done
+done
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+/usr/bin/python3 - "$log" "$rounds" "$experts" "$emsize" "$nhid" "$threads" "$batches" "$warmup" \
+  "$load_start" "$load_end" <<'PY'
+import json, statistics, sys
+path, rounds, k, emsize, nhid, threads, batches, warmup, load_start, load_end = sys.argv[1:]
+rounds = int(rounds)
+rec = {}
+for line in open(path):
+    r, text = line.split(" ", 1)
+    d = json.loads(text)
+    rec[(int(r), d["head"])] = d
+heads = list(dict.fromkeys(h for _, h in rec))
+print(f"2-layer AWD-LSTM, {nhid} units, d = emsize = {emsize}, PTB (M = 10000), batch 20, BPTT 35; "
+      f"MoS / MoSS with K = {k}; {threads} threads; {rounds} rounds of {warmup} warm-up + "
+      f"{batches} timed training batches per head, order reversed every other round. Load average "
+      f"(1, 5, 15 min) at start {load_start}, at end {load_end} (2 cores).")
+print()
+print("| ratio of training tokens/s | median | " + " | ".join(f"round {r}" for r in range(1, rounds + 1)) + " |")
+print("|---|---|" + "---|" * rounds)
+for h in heads:
+    if h == "softmax":
+        continue
+    per = [rec[(r, h)]["tokens_per_s"] / rec[(r, "softmax")]["tokens_per_s"]
+           for r in range(1, rounds + 1) if (r, h) in rec and (r, "softmax") in rec]
+    name = f"{h} (K={k})" if h in ("mos", "moss") else h
+    print(f"| {name} / softmax | **{statistics.median(per):.2f}x** | " +
+          " | ".join(f"{x:.2f}x" for x in per) + " |")
+print()
+print("| head | tokens/s (median) | forward ms | backward ms | optimizer ms |")
+print("|---|---|---|---|---|")
+for h in heads:
+    rs = [rec[(r, h)] for r in range(1, rounds + 1) if (r, h) in rec]
+    med = lambda key: statistics.median(x[key] for x in rs)
+    print(f"| {h} | {med('tokens_per_s'):.0f} | {med('forward_ms'):.1f} | {med('backward_ms'):.1f} | "
+          f"{med('optimizer_ms'):.1f} |")
+PY

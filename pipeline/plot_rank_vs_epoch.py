@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Plot the numerical rank of each head's epoch dumps against the epoch (make reproduce's
+epoch_plot stage): one line per run (colour by head, line style by seed), x = the epoch counted
+over the main phase and then finetuning (a dotted vertical line where finetuning starts), y = the
+rank of the first `rows` test rows (epoch_ranks.py), with Theorem 2's softmax bound d + 2 as a
+dashed horizontal line.
+
+  plot_rank_vs_epoch.py RUN/rank_vs_epoch.json [...] --out PREFIX [--title TEXT]
+
+Writes PREFIX.png (dpi 150) and PREFIX.svg, each atomically. Bad input: one line on stderr
+naming the file and the field, exit status 2, no output.
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+COLOURS = {"softmax": "tab:blue", "sigsoftmax": "tab:red", "sigmoid": "tab:orange",
+           "relu": "tab:gray", "mos": "tab:green", "moss": "tab:purple"}
+SPARE = ["tab:brown", "tab:pink", "tab:olive", "tab:cyan"]
+STYLES = ["-", "--", ":", "-."]
+
+
+class InputError(Exception):
+    pass
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from None
+    except ValueError as e:
+        raise InputError(f"{path}: not JSON ({e})") from None
+    for key in ("head", "seed", "bound", "rows", "epochs"):
+        if key not in data:
+            raise InputError(f"{path}: field '{key}' missing")
+    if not isinstance(data["epochs"], list) or not data["epochs"]:
+        raise InputError(f"{path}: field 'epochs': expected a non-empty list")
+    for i, e in enumerate(data["epochs"]):
+        for key in ("phase", "step", "rank"):
+            if key not in e:
+                raise InputError(f"{path}: field 'epochs[{i}].{key}' missing")
+    return data
+
+
+def save_atomically(fig, path, **kw):
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=os.path.splitext(path)[1])
+    os.close(fd)
+    try:
+        fig.savefig(tmp, **kw)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("files", nargs="+", help="rank_vs_epoch.json files (one per run)")
+    ap.add_argument("--out", required=True, help="output prefix: PREFIX.png and PREFIX.svg")
+    ap.add_argument("--title", default="rank of the epoch dumps")
+    args = ap.parse_args()
+    try:
+        runs = [load(p) for p in args.files]
+    except InputError as e:
+        print(f"plot_rank_vs_epoch.py: {e}", file=sys.stderr)
+        return 2
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    colours, seeds = {}, {}
+    bounds = set()
+    finetune_starts = set()
+    for r in runs:
+        name = r["head"].split(":", 1)[0]
+        colour = colours.setdefault(r["head"], COLOURS.get(name) or SPARE[len(colours) % len(SPARE)])
+        style = STYLES[len(seeds.setdefault(r["head"], [])) % len(STYLES)]
+        seeds[r["head"]].append(r["seed"])
+        steps = [e["step"] for e in r["epochs"]]
+        ranks = [e["rank"] for e in r["epochs"]]
+        first = len(seeds[r["head"]]) == 1
+        ax.plot(steps, ranks, style, marker="o", markersize=3, color=colour,
+                label=r["head"] if first else None)
+        bounds.add(r["bound"])
+        finetune_starts.update(e["step"] - 0.5 for e in r["epochs"]
+                               if e["phase"] == "finetune" and e.get("epoch") == 1)
+    for b in sorted(bounds):
+        ax.axhline(b, color="black", linestyle="--", linewidth=1,
+                   label=f"softmax bound d + 2 = {b}")
+    for x in sorted(finetune_starts):
+        ax.axvline(x, color="gray", linestyle=":", linewidth=1)
+        ax.annotate(" finetuning", xy=(x, 1), xycoords=("data", "axes fraction"), va="top",
+                    ha="left", fontsize=8, color="gray")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("epoch (main phase, then finetuning)")
+    rows = sorted({r["rows"] for r in runs})
+    ax.set_ylabel(f"numerical rank of the first {', '.join(map(str, rows))} test rows")
+    ax.set_title(args.title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    save_atomically(fig, args.out + ".png", dpi=150)
+    save_atomically(fig, args.out + ".svg")
+    print(f"wrote {args.out}.png, {args.out}.svg")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

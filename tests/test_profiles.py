@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Every shipped profile (pipeline/profiles/*.toml) loads and plans: `reproduce.py --plan` exits 0
+and prints one trainer command per (head, seed), each with the profile's overrides and, where the
+profile asks for rank during training, --epoch_dump_rows. Needs no build and no corpus.
+
+Then the profiles' promises that a typo would break silently:
+- cpu (the default): >= 2 seeds for every head (the paired t-tests need them), the same seeds for
+  every head (equal budget per seed), epoch ranks on;
+- cpu-long: the paper's depth (3 layers in its trainer settings), K between 5 and 15, epoch
+  ranks on, an estimate of at most 9 hours;
+- a bad epoch_ranks field is refused with the file and field named.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+from repro_profile import ProfileError, load_profile  # noqa: E402
+from stages import STAGES  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def plan(name):
+    return subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "pipeline", "reproduce.py"),
+                           "--profile", name, "--plan", "--build", "/nonexistent"],
+                          cwd=ROOT, capture_output=True, text=True)
+
+
+def estimate_seconds(p):
+    runs = p.runs()
+    total = 0.0
+    for run in runs:
+        for s in STAGES:
+            if s.per_run and s.enabled(p) and s.applies(p, run):
+                total += p.estimate(run, s.name, s.head_cost)
+    return total
+
+
+def main():
+    names = sorted(f[:-5] for f in os.listdir(os.path.join(ROOT, "pipeline", "profiles"))
+                   if f.endswith(".toml"))
+    check({"smoke", "cpu", "cpu-long", "paper"} <= set(names), f"shipped profiles: {names}")
+    for name in names:
+        p = load_profile(os.path.join(ROOT, "pipeline", "profiles", name + ".toml"))
+        r = plan(name)
+        commands = [line for line in r.stdout.splitlines() if "train_wordlm" in line]
+        check(r.returncode == 0 and len(commands) == len(p.runs()),
+              f"{name}: --plan exits 0 and prints {len(p.runs())} trainer commands "
+              f"(got {r.returncode}, {len(commands)}; {r.stderr.strip()})")
+        rows = int(p.epoch_ranks.get("rows", 0))
+        missing = []
+        for run, cmd in zip(p.runs(), commands):
+            want = [f"--head {run.head}", f"--seed {run.seed}"]
+            want += [f"--{k} {str(v).lower() if isinstance(v, bool) else v}"
+                     for k, v in p.overrides_of(run.head).items()]
+            if rows:
+                want.append(f"--epoch_dump_rows {rows}")
+            missing += [f"{run.label}: {w}" for w in want if w + " " not in cmd + " "]
+        check(not missing, f"{name}: every command has its head, seed, overrides"
+              + (" and --epoch_dump_rows" if rows else "") + (f" (missing {missing})" if missing else ""))
+        config = p.config.format(name="softmax")
+        check(os.path.exists(os.path.join(ROOT, config)), f"{name}: trainer config {config} exists")
+
+    cpu = load_profile(os.path.join(ROOT, "pipeline", "profiles", "cpu.toml"))
+    seeds = {tuple(cpu.seeds_of(h)) for h in cpu.heads}
+    check(len(seeds) == 1 and len(next(iter(seeds))) >= 2,
+          f"cpu: every head has the same >= 2 seeds ({seeds})")
+    check(int(cpu.epoch_ranks.get("rows", 0)) > 0, "cpu: rank during training is on")
+    est = estimate_seconds(cpu)
+    check(est <= 120 * 60, f"cpu: estimate {est / 60:.0f} min <= 120 min")
+
+    long = load_profile(os.path.join(ROOT, "pipeline", "profiles", "cpu-long.toml"))
+    layers = long.overrides.get("nlayers")
+    if layers is None:
+        text = open(os.path.join(ROOT, long.config)).read()
+        layers = int(re.search(r"^nlayers\s*=\s*(\d+)", text, re.M).group(1))
+    check(layers == 3, f"cpu-long: 3 LSTM layers as the paper (got {layers})")
+    ks = [int(h.split("K=")[1]) for h in long.heads if h.startswith(("mos:", "moss:"))]
+    check(len(ks) == 2 and all(5 <= k <= 15 for k in ks), f"cpu-long: mixtures with K in 5..15 {ks}")
+    check(int(long.epoch_ranks.get("rows", 0)) > 0, "cpu-long: rank during training is on")
+    est = estimate_seconds(long)
+    check(6 * 3600 <= est <= 9 * 3600, f"cpu-long: estimate {est / 3600:.1f} h, overnight (6-9 h)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for field, value, expected in (("rows", "-1", "epoch_ranks.rows"),
+                                       ("method", '"svd"', "epoch_ranks.method"),
+                                       ("every", "2", "epoch_ranks.every")):
+            bad = os.path.join(tmp, "bad.toml")
+            with open(bad, "w") as f:
+                f.write('name = "bad"\nscaled_down = "x"\nout = "x"\nconfig = "x"\n'
+                        f'heads = ["softmax"]\nseeds = [1]\n[epoch_ranks]\n{field} = {value}\n')
+            try:
+                load_profile(bad)
+                check(False, f"epoch_ranks.{field} = {value} refused")
+            except ProfileError as e:
+                check(f"{bad}: field '{expected}'" in str(e), f"epoch_ranks.{field} = {value} "
+                      f"refused naming the file and field ({e})")
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+#include "trainers/heads/kernels/softmax_nll_kernel.h"
+
+#include <cmath>
+#include <limits>
+
+#include "trainers/heads/kernels/vector_math.h"
+
+namespace sb::kernels {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+SB_INLINE void forward_rows_f32(const float* z, const int64_t* targets, double* loss, double* stats,
+                                int64_t rows, int64_t cols) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* zr = z + row * cols;
+    bool has_nan = false;
+    const float zm = row_max(zr, cols, &has_nan);
+    if (has_nan) {
+      loss[row] = stats[2 * row] = stats[2 * row + 1] = kNaN;
+      continue;
+    }
+    const vf mv = splat(zm);
+    Sum64 acc;
+    for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+      acc.add(vexp(load(zr + j, n, kNegInf) - mv));  // padding: exp(-inf) = 0
+    });
+    const double lse = static_cast<double>(zm) + std::log(acc.total());
+    stats[2 * row] = zm;
+    stats[2 * row + 1] = lse;
+    loss[row] = lse - static_cast<double>(zr[targets[row]]);
+  }
+}
+
+SB_INLINE void backward_rows_f32(const float* z, const int64_t* targets, const double* stats,
+                                 const double* scales, float* gz, int64_t rows, int64_t cols) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* zr = z + row * cols;
+    float* gr = gz + row * cols;
+    const double zm = stats[2 * row], lse = stats[2 * row + 1];
+    if (std::isnan(zm)) {
+      for (int64_t j = 0; j < cols; ++j) gr[j] = std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
+    // f_j = e^{z_j - max z} / S: the max is subtracted in float32 (exact for the largest terms),
+    // 1 / S = e^{max z - lse} folded into the scale.
+    const vf mv = splat(static_cast<float>(zm));
+    const vf sv = splat(static_cast<float>(scales[row] * std::exp(zm - lse)));
+    for_each_vector(cols, [&](int64_t j, int64_t n) SB_LAMBDA_INLINE {
+      store(gr + j, sv * vexp(load(zr + j, n, 0.0f) - mv), n);
+    });
+    // The target's f_t - 1 in float64: no cancellation when f_t is close to 1.
+    const int64_t t = targets[row];
+    gr[t] = static_cast<float>(scales[row] * std::expm1(static_cast<double>(zr[t]) - lse));
+  }
+}
+
+#define SB_SOFTMAX_NLL_ENTRY_POINTS(SUFFIX, ATTR)                                            \
+  ATTR void forward_##SUFFIX(const float* z, const int64_t* t, double* loss, double* st,     \
+                             int64_t rows, int64_t cols) {                                   \
+    forward_rows_f32(z, t, loss, st, rows, cols);                                            \
+  }                                                                                          \
+  ATTR void backward_##SUFFIX(const float* z, const int64_t* t, const double* st,            \
+                              const double* scales, float* gz, int64_t rows, int64_t cols) { \
+    backward_rows_f32(z, t, st, scales, gz, rows, cols);                                     \
+  }
+SB_SOFTMAX_NLL_ENTRY_POINTS(baseline, )
+#if SB_X86_DISPATCH
+SB_SOFTMAX_NLL_ENTRY_POINTS(avx2, SB_AVX2)
+#endif
+
+}  // namespace
+
+void softmax_nll_forward(const float* z, const int64_t* targets, double* loss, double* stats,
+                         int64_t rows, int64_t cols) {
+#if SB_X86_DISPATCH
+  if (use_avx2_flag().load(std::memory_order_relaxed))
+    return forward_avx2(z, targets, loss, stats, rows, cols);
+#endif
+  forward_baseline(z, targets, loss, stats, rows, cols);
+}
+
+void softmax_nll_backward(const float* z, const int64_t* targets, const double* stats,
+                          const double* scales, float* grad_z, int64_t rows, int64_t cols) {
+#if SB_X86_DISPATCH
+  if (use_avx2_flag().load(std::memory_order_relaxed))
+    return backward_avx2(z, targets, stats, scales, grad_z, rows, cols);
+#endif
+  backward_baseline(z, targets, stats, scales, grad_z, rows, cols);
+}
+
+void softmax_nll_forward(const double* z, const int64_t* targets, double* loss, double* stats,
+                         int64_t rows, int64_t cols) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const double* zr = z + row * cols;
+    double zm = -std::numeric_limits<double>::infinity();
+    bool has_nan = false;
+    for (int64_t j = 0; j < cols; ++j) {
+      zm = std::fmax(zm, zr[j]);
+      has_nan |= std::isnan(zr[j]);
+    }
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) sum += std::exp(zr[j] - zm);
+    stats[2 * row] = has_nan ? kNaN : zm;
+    stats[2 * row + 1] = has_nan ? kNaN : zm + std::log(sum);
+    loss[row] = has_nan ? kNaN : stats[2 * row + 1] - zr[targets[row]];
+  }
+}
+
+void softmax_nll_backward(const double* z, const int64_t* targets, const double* stats,
+                          const double* scales, double* grad_z, int64_t rows, int64_t cols) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const double* zr = z + row * cols;
+    double* gr = grad_z + row * cols;
+    const double lse = stats[2 * row + 1];
+    if (std::isnan(stats[2 * row])) {
+      for (int64_t j = 0; j < cols; ++j) gr[j] = kNaN;
+      continue;
+    }
+    for (int64_t j = 0; j < cols; ++j) gr[j] = scales[row] * std::exp(zr[j] - lse);
+    const int64_t t = targets[row];
+    gr[t] = scales[row] * std::expm1(zr[t] - lse);
+  }
+}
+
+}  // namespace sb::kernels

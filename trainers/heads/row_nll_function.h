@@ -1,0 +1,22 @@
+#pragma once
+// Per-row negative log-likelihood of a softmax or sigsoftmax over (R, M) logits, fused: the
+// mixtures' experts (MoS, MoSS) need only -log f_k(y) of each expert's target, never the
+// (R, M) log-probabilities. A torch::autograd::Function over softmax_nll_kernel.h and
+// sigmoid_family_kernel.h; its backward writes the (R, M) gradient in one pass with each row's
+// own upstream gradient (a mixture's posterior responsibility of that expert).
+
+#include <torch/torch.h>
+
+namespace sb::heads {
+
+/// -log f(z_r)[t_r] for every row r: logits (R, M) CPU float32/float64, targets (R) int64 in
+/// [0, M) -> (R) of the logits' dtype. f = softmax, or sigsoftmax when `sigsoftmax`. The first
+/// derivatives come from the fused kernels; under create_graph (double backward) the backward is
+/// the same closed form in differentiable torch ops.
+torch::Tensor fused_row_nll(const torch::Tensor& logits, const torch::Tensor& targets,
+                            bool sigsoftmax);
+
+/// Whether fused_row_nll takes these logits (CPU, float32/float64); else callers compose.
+bool fused_row_nll_supports(const torch::Tensor& logits);
+
+}  // namespace sb::heads
