@@ -128,8 +128,15 @@ bench: build
 	$(BUILD_DIR)/bench/bench_heads
 	bench/blas_threads.sh $(BUILD_DIR)
 
+# Writes results/bench/rank_ptb_synthetic.md (~17 minutes on 2 cores).
 bench-rank: build
-	bench/bench_rank.sh $(BUILD_DIR)
+	@mkdir -p results/bench
+	@{ echo "# Rank-analysis benchmark: PTB-size synthetic softmax matrix"; echo; \
+	  echo "Measured $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') on $$(nproc) cores, all in one run of"; \
+	  echo; echo '```'; echo "bench/bench_rank.sh $(BUILD_DIR)        # or: make bench-rank"; echo '```'; echo; \
+	  bench/bench_rank.sh $(BUILD_DIR); } > results/bench/rank_ptb_synthetic.md.tmp
+	@mv results/bench/rank_ptb_synthetic.md.tmp results/bench/rank_ptb_synthetic.md
+	@cat results/bench/rank_ptb_synthetic.md
 
 # Builds only bench_wordlm (and what it links), then times it against bench/wordlm_reference.py.
 bench-train: deps-bench
@@ -143,7 +150,10 @@ bench-train: deps-bench
 	  echo "Every number compared is a ratio of tokens/s measured within this one run, in alternating"; \
 	  echo "order, on a shared 2-core machine (other jobs running): compare ratios, not absolute"; \
 	  echo "tokens/s across runs."; echo; \
-	  bench/bench_train_speed.sh $(BUILD_DIR); } > results/bench/train_speed.md.tmp
+	  bench/bench_train_speed.sh $(BUILD_DIR); \
+	  echo; echo "## Mixtures on the cpu profile's model (issue 12)"; echo; \
+	  echo '```'; echo "bench/bench_mixture_speed.sh $(BUILD_DIR)"; echo '```'; echo; \
+	  bench/bench_mixture_speed.sh $(BUILD_DIR); } > results/bench/train_speed.md.tmp
 	@mv results/bench/train_speed.md.tmp results/bench/train_speed.md
 	@cat results/bench/train_speed.md
 

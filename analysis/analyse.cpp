@@ -105,7 +105,9 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
       gram = accumulate_gram(read, rows, cols, options.block_rows, &scan, &timing, progress,
                              options.overlap_read);
   };
-  if (source->float64())
+  if (method == SvdMethod::gram && options.backend.accumulate)
+    gram = options.backend.accumulate(*source, options.block_rows, &scan, &timing, progress);
+  else if (source->float64())
     stream(RowReader64(
         [&](int64_t begin, int64_t count, double* out) { source->read_rows(begin, count, out); }));
   else
@@ -140,8 +142,13 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
         std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start).count();
   } else {
     if (method == SvdMethod::gram) {
-      res.solver = eigen_solver_name(EigenSolver::automatic, cols);
-      sigma = gram_singular_values(std::move(gram), EigenSolver::automatic, &timing);
+      if (options.backend.singular_values) {
+        res.solver = options.backend.solver;
+        sigma = options.backend.singular_values(std::move(gram), &timing);
+      } else {
+        res.solver = eigen_solver_name(EigenSolver::automatic, cols);
+        sigma = gram_singular_values(std::move(gram), EigenSolver::automatic, &timing);
+      }
     } else {
       res.solver = f64 ? "dgesdd" : "sgesdd";
     }

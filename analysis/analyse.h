@@ -6,12 +6,27 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "analysis/matrix_source.h"
 #include "analysis/model_facts.h"
 #include "analysis/rank_result.h"
 #include "analysis/spectrum.h"
 
 namespace sb::analysis {
+
+/// The Gram path on another device (analysis/torch/gram_torch.h: a CUDA or CPU LibTorch device):
+/// accumulate G = A^T A there from the source's row blocks (returned to the host for the
+/// inertia count of --rank-only), and G's eigenvalues there. Empty: dsyrk and dsyevd here.
+struct GramBackend {
+  std::string device;  ///< "cuda:0", "cpu": the solver name says where it ran
+  std::function<GramMatrix(const MatrixSource& source, int64_t block_rows, FiniteScan* scan,
+                           SpectrumTiming* timing, const Progress& progress)>
+      accumulate;
+  /// Descending singular values sqrt(max(lambda, 0)) of G; consumes G.
+  std::function<std::vector<double>(GramMatrix&& gram, SpectrumTiming* timing)> singular_values;
+  std::string solver;  ///< names the eigensolver in the result, e.g. "torch eigvalsh (cuda:0)"
+};
 
 struct AnalyseOptions {
   std::string method = "auto";  ///< exact | gram | auto
@@ -31,6 +46,7 @@ struct AnalyseOptions {
   /// and always the last block's and the solver's.
   std::function<void(const std::string& line)> on_progress;
   double progress_seconds = 10;
+  GramBackend backend;  ///< gram: where G is accumulated and solved; empty: here, by LAPACK
 };
 
 /// Which method `auto` picks: gram when the matrix is at least as tall as wide, its resolution

@@ -5,10 +5,13 @@
 # every other round so that both sides of a ratio see the same load drift. Prints markdown: the
 # ratios of training tokens/s (median over rounds and each round's) and the median ms per batch
 # of forward (incl. the loss) and backward. Compare ratios, not tokens/s, across runs.
+# "mos-composed" / "moss-composed" in the heads: the same head with the composed training NLL
+# (bench_wordlm --composed-mixture-nll), i.e. without the fused per-expert kernel, so that the
+# fusion's gain is measured in the same run.
 #   bench/bench_mixture_speed.sh [BUILD_DIR]
 # Environment: SB_BENCH_THREADS (2), SB_BENCH_ROUNDS (3), SB_BENCH_BATCHES (40 timed),
 # SB_BENCH_WARMUP (5), SB_BENCH_EXPERTS (2), SB_BENCH_EMSIZE (100), SB_BENCH_NHID (256),
-# SB_BENCH_HEADS ("softmax mos moss").
+# SB_BENCH_HEADS ("softmax mos moss mos-composed").
 set -euo pipefail
 build=${1:-build}
 bin="$build/bench/bench_wordlm"
@@ -19,7 +22,7 @@ warmup=${SB_BENCH_WARMUP:-5}
 experts=${SB_BENCH_EXPERTS:-2}
 emsize=${SB_BENCH_EMSIZE:-100}
 nhid=${SB_BENCH_NHID:-256}
-read -r -a heads <<< "${SB_BENCH_HEADS:-softmax mos moss}"
+read -r -a heads <<< "${SB_BENCH_HEADS:-softmax mos moss mos-composed}"
 [ -x "$bin" ] || { echo "bench_mixture_speed.sh: $bin not built (cmake --build $build --target bench_wordlm)" >&2; exit 1; }
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -32,7 +35,9 @@ for ((r = 1; r <= rounds; ++r)); do
   fi
   for head in "${order[@]}"; do
     echo "bench_mixture_speed: round $r/$rounds: $head ..." >&2
-    "$bin" --head "$head" --mode train --batches "$batches" --warmup "$warmup" --threads "$threads" \
+    flags=()
+    [[ "$head" == *-composed ]] && flags=(--composed-mixture-nll)
+    "$bin" --head "${head%-composed}" "${flags[@]}" --mode train --batches "$batches" --warmup "$warmup" --threads "$threads" \
       --experts "$experts" --emsize "$emsize" --nhid "$nhid" | sed "s/^/$r /" >> "$log"
   done
 done
@@ -46,7 +51,9 @@ rec = {}
 for line in open(path):
     r, text = line.split(" ", 1)
     d = json.loads(text)
-    rec[(int(r), d["head"])] = d
+    key = d["head"] + ("-composed" if d.get("mixture_nll") == "composed" and
+                       d["head"] in ("mos", "moss") else "")
+    rec[(int(r), key)] = d
 heads = list(dict.fromkeys(h for _, h in rec))
 print(f"2-layer AWD-LSTM, {nhid} units, d = emsize = {emsize}, PTB (M = 10000), batch 20, BPTT 35; "
       f"MoS / MoSS with K = {k}; {threads} threads; {rounds} rounds of {warmup} warm-up + "
@@ -60,9 +67,22 @@ for h in heads:
         continue
     per = [rec[(r, h)]["tokens_per_s"] / rec[(r, "softmax")]["tokens_per_s"]
            for r in range(1, rounds + 1) if (r, h) in rec and (r, "softmax") in rec]
-    name = f"{h} (K={k})" if h in ("mos", "moss") else h
+    name = f"{h} (K={k})" if h.split("-")[0] in ("mos", "moss") else h
     print(f"| {name} / softmax | **{statistics.median(per):.2f}x** | " +
           " | ".join(f"{x:.2f}x" for x in per) + " |")
+def ratio(a, b):
+    per = [rec[(r, a)]["tokens_per_s"] / rec[(r, b)]["tokens_per_s"]
+           for r in range(1, rounds + 1) if (r, a) in rec and (r, b) in rec]
+    return statistics.median(per) if per else None
+print()
+for h in ("mos", "moss"):
+    gain = ratio(h, h + "-composed")
+    if gain is not None:
+        print(f"- fused per-expert NLL vs composed, {h} (K = {k}): **{gain:.2f}x** training tokens/s")
+mos = ratio("mos", "softmax")
+if mos is not None:
+    print(f"- target (issue 12): MoS (K = {k}) training >= 0.6x softmax's tokens/s: "
+          f"{'met' if mos >= 0.6 else 'NOT met'} ({mos:.2f}x)")
 print()
 print("| head | tokens/s (median) | forward ms | backward ms | optimizer ms |")
 print("|---|---|---|---|---|")

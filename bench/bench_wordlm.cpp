@@ -29,6 +29,7 @@
 #include "datasets/batchify.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
+#include "trainers/heads/row_nll_function.h"
 #include "trainers/lm/process_setup.h"
 #include "trainers/lm/train_step.h"
 
@@ -57,6 +58,7 @@ struct Settings {
   int64_t emsize = kEmsize, nhid = kNhid;
   int threads = 2;
   bool glibc_default_heap = false;
+  bool composed_mixture_nll = false;
 };
 
 // Seconds spent in each phase over the timed batches, and their summed head loss.
@@ -136,6 +138,7 @@ void report(const Settings& s, const std::string& mode, double seconds, const Sp
                                {"mean_loss", split.loss / static_cast<double>(s.batches)},
                                {"threads", torch::get_num_threads()},
                                {"experts", is_mixture(s.head) ? s.experts : 0},
+                               {"mixture_nll", s.composed_mixture_nll ? "composed" : "fused"},
                                {"emsize", s.emsize},
                                {"nhid", s.nhid},
                                {"blas", loaded_blas()}};
@@ -162,6 +165,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--nhid", s.nhid, "units of the inner LSTM layer (the reference: 200)")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--composed-mixture-nll", s.composed_mixture_nll,
+               "mos / moss: the composed training NLL (log_output + gather) instead of the fused "
+               "per-expert kernel (row_nll_function.h), to measure what the fusion gains");
   app.add_flag("--glibc-default-heap", s.glibc_default_heap,
                "skip keep_freed_memory() (what train_wordlm does at start-up): glibc's default "
                "mmap/trim behaviour, for comparison");
@@ -170,9 +176,11 @@ int main(int argc, char** argv) {
   try {
     if (!s.glibc_default_heap) sb::lm::keep_freed_memory();  // as train_wordlm and dyneval
     sb::lm::set_threads(s.threads);
+    sb::heads::set_fused_row_nll_enabled(!s.composed_mixture_nll);
     torch::manual_seed(0);
     const auto corpus = sb::data::load_corpus(sb::data::find_corpus_dir("ptb", s.data));
-    auto model = make_bench_model(s.head, s.experts, corpus.vocab.size(), kDropout, s.emsize, s.nhid);
+    auto model =
+        make_bench_model(s.head, s.experts, corpus.vocab.size(), kDropout, s.emsize, s.nhid);
     if (s.mode != "eval") {
       const auto data = sb::data::batchify(corpus.train, s.batch_size);  // (rows, B)
       Split split;

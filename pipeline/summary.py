@@ -191,6 +191,58 @@ def rank_vs_epoch_section(profile, runs) -> list[str]:
     return out
 
 
+# The paper's rank order (Kanai et al. 2018, Table 3): MoSS >= MoS > ReLU > sigsoftmax > sigmoid >
+# softmax; softmax at d + 2.
+SINGLE_HEADS = ("softmax", "sigsoftmax", "sigmoid", "relu")
+
+
+def findings_section(runs, res: dict) -> list[str]:
+    """The paper's claims checked on this profile's numbers, each line 'yes' or 'NO' (computed
+    here from the tables above, never written by hand); nothing when softmax has no rank."""
+    rank = {}  # head name -> rank of its first analysed seed, bound
+    for r in runs:
+        k = res[id(r)]["rank"]
+        if k and r.name not in rank:
+            rank[r.name] = (k["rank"], k["bound"], r.head)
+    if "softmax" not in rank:
+        return []
+    ppl = {}  # head name -> {seed: finetune test ppl}
+    for r in runs:
+        v = res[id(r)]["ppl"].get(("finetune", "test"))
+        if v is not None:
+            ppl.setdefault(r.name, {})[r.seed] = v
+    yes = lambda ok: "yes" if ok else "**NO**"  # noqa: E731
+    out = ["## Findings, checked on the numbers above\n",
+           "Each line is computed by `pipeline/summary.py` from this profile's results (first "
+           "seed's full-test rank; test perplexity after finetuning, mean over seeds).\n"]
+    sm_rank, bound, _ = rank["softmax"]
+    out.append(f"- softmax's rank equals its bound d + 2 = {bound}: {yes(sm_rank == bound)} "
+               f"({sm_rank})")
+    for name, (k, b, label) in rank.items():
+        if name != "softmax":
+            out.append(f"- {label} exceeds d + 2 = {b}: {yes(k > b)} ({k})")
+    singles = {n: rank[n][0] for n in SINGLE_HEADS if n in rank and n != "relu"}
+    for mix in ("mos", "moss"):
+        if mix in rank and singles:
+            top = max(singles, key=singles.get)
+            out.append(f"- {rank[mix][2]} ranks above every single head but g:ReLU (the paper's "
+                       f"order): {yes(rank[mix][0] > singles[top])} ({rank[mix][0]} vs "
+                       f"{rank[top][2]} {singles[top]})")
+    order = [n for n in ("moss", "mos", "sigsoftmax", "sigmoid", "softmax") if n in rank]
+    in_order = all(rank[x][0] >= rank[y][0] if (x, y) == ("moss", "mos") else
+                   rank[x][0] > rank[y][0] for x, y in zip(order, order[1:]))
+    out.append("- the paper's order MoSS >= MoS > sigsoftmax > g:sigmoid > softmax (g:ReLU left "
+               f"out): {yes(in_order)} ({' / '.join(f'{rank[n][2]} {rank[n][0]}' for n in order)})")
+    for a, b in (("sigsoftmax", "softmax"), ("moss", "mos")):
+        if a in ppl and b in ppl:
+            ma, mb = statistics.mean(ppl[a].values()), statistics.mean(ppl[b].values())
+            out.append(f"- test perplexity {a} <= {b} (the paper's direction): {yes(ma <= mb)} "
+                       f"({_fmt(ma)} vs {_fmt(mb)}, {len(ppl[a])} and {len(ppl[b])} seeds; "
+                       "significance: the t-test above)")
+    out.append("")
+    return out
+
+
 def write_summary(profile, runs, global_timings: dict) -> str:
     res = {id(r): run_results(r) for r in runs}
     heads = list(dict.fromkeys(r.head for r in runs))
@@ -295,6 +347,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("Singular values of every head's log-output matrix (first seed; supplementary Figure 1 "
       "analog): `singular_values.png`, `singular_values.svg`.\n")
 
+    out.extend(findings_section(runs, res))
     out.extend(rank_vs_epoch_section(profile, runs))
 
     w("## Wall time of every stage\n")

@@ -5,6 +5,7 @@
 #include <lapacke.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -315,6 +316,29 @@ TEST_CASE("rank_analysis binary: loads no LibTorch, while synthetic_logprobs doe
   INFO("rank_analysis loads: " << (analysis.empty() ? "" : analysis.front()));
   CHECK(analysis.empty());
   CHECK_FALSE(torch_libs(SB_SYNTHETIC_LOGPROBS).empty());
+}
+
+TEST_CASE("rank_analysis binary: --device cuda needs rank_analysis_torch beside it, else exit 2") {
+  // The LAPACK binary hands --device cuda to rank_analysis_torch in its own directory or torch/
+  // below it (analysis/torch/, built only against a CUDA LibTorch or with SB_ANALYSIS_TORCH).
+  const auto dir = temp_dir("device");
+  make_fixture_files(dir);
+  const fs::path bin = SB_RANK_ANALYSIS;
+  const bool has_torch = fs::exists(bin.parent_path() / "rank_analysis_torch") ||
+                         fs::exists(bin.parent_path() / "torch" / "rank_analysis_torch");
+  int status = 0;
+  if (!has_torch) {  // with it, tests/test_rank_analysis_torch.py checks the device path
+    const auto out = run(
+        bin.string() + " --device cuda --quiet " + (dir / "valid.h5").string() + " 2>&1", &status);
+    CHECK(status == 2);
+    CHECK(std::count(out.begin(), out.end(), '\n') == 1);
+    CHECK(out.find("this build has no rank_analysis_torch") != std::string::npos);
+  }
+  // cpu (the default) is LAPACK here, and anything else is a malformed command line.
+  run(bin.string() + " --device cpu --quiet " + (dir / "valid.h5").string() + " 2>&1", &status);
+  CHECK(status == 0);
+  run(bin.string() + " --device tpu --quiet " + (dir / "valid.h5").string() + " 2>&1", &status);
+  CHECK(status == 2);
 }
 
 TEST_CASE("synthetic_logprobs binary: a softmax file has rank d + 2 under rank_analysis --check") {

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """pipeline/summary.py on fabricated run directories (no training): mean ± std over seeds, the
 paired t-test checked against its closed form, the paper's figures beside ours, missing stages
-shown as '-', a profile with one seed per head printing no t-test, and the MoS vs MoSS test.
+shown as '-', a profile with one seed per head printing no t-test, the MoS vs MoSS test, and the
+findings (the paper's claims, each yes or NO) computed from fabricated ranks and perplexities.
 
 The closed form: d_i = softmax_i - sigsoftmax_i, t = mean(d) / (stdev(d) / sqrt(n)) (sample
 stdev); compared to the table's t to the 3 decimals it prints. p is checked against the
@@ -124,6 +125,38 @@ def main():
               f"MoS vs MoSS: a t-test row over 3 seeds, t = closed form {t2:.4f}")
         check("Paired t-test softmax vs sigsoftmax: not computed" not in text2,
               "no softmax/sigsoftmax line in a profile without them")
+        # Findings: each claim computed from the ranks and perplexities, 'yes' or '**NO**'.
+        out3 = os.path.join(tmp, "findings")
+        open(prof, "w").write(
+            f'name = "t"\nscaled_down = "tiny"\nout = "{out3}"\nconfig = "c.toml"\n'
+            'heads = ["softmax", "sigsoftmax", "sigmoid", "relu", "mos:K=2", "moss:K=2"]\n'
+            'seeds = [1]\n')
+        p3 = load_profile(prof)
+        ranks = {"softmax": 102, "sigsoftmax": 500, "sigmoid": 300, "relu": 7, "mos": 450,
+                 "moss": 900}
+        ppls = {"softmax": 150.0, "sigsoftmax": 145.0, "sigmoid": 160.0, "relu": 9e4,
+                "mos": 140.0, "moss": 141.0}
+        for head, k in ranks.items():
+            fabricate(out3, head, 1, ppls[head], ppls[head] + 5)
+            json.dump({"rank": k, "bound": 102, "M": 10, "T": 20, "d": 100, "rank_numpy": 1,
+                       "verdict": "x", "theorem2_bounded": head == "softmax", "tol": 1.0,
+                       "eps": 1e-7, "spectral_gap": 1.0, "method": "gram"},
+                      open(os.path.join(out3, f"{head}_s1", "rank.json"), "w"))
+        text3 = open(summary.write_summary(p3, p3.runs(), {})).read()
+        lines = [x for x in text3.splitlines() if x.startswith("- ")]
+        expect = {"softmax's rank equals its bound d + 2 = 102: yes (102)": True,
+                  "relu exceeds d + 2 = 102: **NO** (7)": True,
+                  "mos:K=2 ranks above every single head but g:ReLU (the paper's order): **NO** "
+                  "(450 vs sigsoftmax 500)": True,
+                  "moss:K=2 ranks above every single head but g:ReLU (the paper's order): yes "
+                  "(900 vs sigsoftmax 500)": True,
+                  "the paper's order MoSS >= MoS > sigsoftmax > g:sigmoid > softmax (g:ReLU left "
+                  "out): **NO**": True,
+                  "test perplexity sigsoftmax <= softmax (the paper's direction): yes": True,
+                  "test perplexity moss <= mos (the paper's direction): **NO**": True}
+        for want in expect:
+            check(any(x[2:].startswith(want) for x in lines), f"findings: '{want}'")
+
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

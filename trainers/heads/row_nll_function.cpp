@@ -2,11 +2,20 @@
 
 #include <ATen/Parallel.h>
 
+#include <atomic>
+
 #include "trainers/heads/kernels/sigmoid_family_kernel.h"
 #include "trainers/heads/kernels/softmax_nll_kernel.h"
 
 namespace sb::heads {
 namespace {
+
+std::atomic<bool> fused_enabled{true};
+
+bool kernel_takes(const torch::Tensor& logits) {
+  return logits.device().is_cpu() &&
+         (logits.scalar_type() == torch::kFloat || logits.scalar_type() == torch::kDouble);
+}
 
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
@@ -99,7 +108,7 @@ torch::Tensor fused_row_nll(const torch::Tensor& logits, const torch::Tensor& ta
   TORCH_CHECK(logits.dim() == 2 && targets.dim() == 1 && targets.size(0) == logits.size(0),
               "fused_row_nll: logits ", logits.sizes(), " and targets ", targets.sizes(),
               " must be (R, M) and (R)");
-  TORCH_CHECK(fused_row_nll_supports(logits),
+  TORCH_CHECK(kernel_takes(logits),
               "fused_row_nll: needs CPU float32/float64 logits, "
               "got ",
               logits.scalar_type(), " on ", logits.device());
@@ -111,9 +120,10 @@ torch::Tensor fused_row_nll(const torch::Tensor& logits, const torch::Tensor& ta
   return RowNllFn::apply(logits, targets, sigsoftmax);
 }
 
+void set_fused_row_nll_enabled(bool enabled) { fused_enabled = enabled; }
+
 bool fused_row_nll_supports(const torch::Tensor& logits) {
-  return logits.device().is_cpu() &&
-         (logits.scalar_type() == torch::kFloat || logits.scalar_type() == torch::kDouble);
+  return fused_enabled && kernel_takes(logits);
 }
 
 }  // namespace sb::heads

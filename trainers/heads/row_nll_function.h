@@ -16,7 +16,13 @@ namespace sb::heads {
 torch::Tensor fused_row_nll(const torch::Tensor& logits, const torch::Tensor& targets,
                             bool sigsoftmax);
 
-/// Whether fused_row_nll takes these logits (CPU, float32/float64); else callers compose.
+/// Whether fused_row_nll takes these logits (CPU, float32/float64) and it is enabled; else
+/// callers compose.
 bool fused_row_nll_supports(const torch::Tensor& logits);
+
+/// For benchmarks (bench_wordlm --composed-mixture-nll): false makes fused_row_nll_supports say
+/// no, so the mixtures take the composed path (log_output + gather) in the same process. Default
+/// true; process-wide.
+void set_fused_row_nll_enabled(bool enabled);
 
 }  // namespace sb::heads
