@@ -107,7 +107,9 @@ def _machine() -> str:
             return "?"
 
     commit = run("git", "rev-parse", "--short", "HEAD")
-    if run("git", "status", "--porcelain", "--untracked-files=no"):
+    # The pipeline's own outputs (results/, the README block it fills) do not count as changes.
+    if run("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!results",
+           ":!README.md"):
         commit += " (with uncommitted changes)"
     torch = run("dpkg-query", "-W", "-f=${Version}", "libtorch-dev")
     os_name = "?"
