@@ -153,7 +153,10 @@ bench-train: deps-bench
 	  bench/bench_train_speed.sh $(BUILD_DIR); \
 	  echo; echo "## Mixtures on the cpu profile's model (issue 12)"; echo; \
 	  echo '```'; echo "bench/bench_mixture_speed.sh $(BUILD_DIR)"; echo '```'; echo; \
-	  bench/bench_mixture_speed.sh $(BUILD_DIR); } > results/bench/train_speed.md.tmp
+	  bench/bench_mixture_speed.sh $(BUILD_DIR); \
+	  if [ -f results/cpu/softmax_s141/metrics.jsonl ]; then echo; \
+	    echo "In the committed cpu profile run (\`/usr/bin/python3 bench/profile_train_speed.py results/cpu\`):"; \
+	    echo; /usr/bin/python3 bench/profile_train_speed.py results/cpu; fi; } > results/bench/train_speed.md.tmp
 	@mv results/bench/train_speed.md.tmp results/bench/train_speed.md
 	@cat results/bench/train_speed.md
 
