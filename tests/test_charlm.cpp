@@ -84,8 +84,7 @@ TEST_CASE("char corpus: PTB spelled as characters round-trips to the words of ev
   CHECK(unspell(chars.test, chars.vocab) == words_of(words.vocab, words.test));
   // Independent count from the files: per line, its characters + one symbol per word (a
   // boundary after each word but the last, <eos> after the last), or 1 for an empty line.
-  for (const auto& [split, ids] :
-       std::vector<std::pair<std::string, const std::vector<int64_t>*>>{
+  for (const auto& [split, ids] : std::vector<std::pair<std::string, const std::vector<int64_t>*>>{
            {"train", &chars.train}, {"valid", &chars.valid}, {"test", &chars.test}}) {
     std::ifstream in(data::split_file(*dir_found, split));
     int64_t expected = 0;

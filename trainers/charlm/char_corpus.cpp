@@ -11,7 +11,8 @@ std::vector<int64_t> spell(const std::vector<int64_t>& word_ids, const data::Voc
     const int64_t id = grow ? chars.add(s) : chars.find(s);
     if (id < 0) {
       char byte[8];
-      std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(s[0])));
+      std::snprintf(byte, sizeof byte, "0x%02x",
+                    static_cast<unsigned>(static_cast<unsigned char>(s[0])));
       throw std::runtime_error(split + ": character '" + s + "' (byte " + byte + ") of word '" +
                                word + "' is not in the training characters");
     }

@@ -2,9 +2,9 @@
 
 namespace sb::charlm {
 
-CharLstmImpl::CharLstmImpl(int64_t vocab_size, HeadSpec head_spec, int64_t emsize, int64_t nhid,
+CharLstmImpl::CharLstmImpl(int64_t vocab_size, HeadSpec spec, int64_t emsize, int64_t nhid,
                            int64_t nlayers)
-    : spec_(head_spec), nhid_(nhid), nlayers_(nlayers) {
+    : spec_(spec), nhid_(nhid), nlayers_(nlayers) {
   embedding = register_module("embedding", torch::nn::Embedding(vocab_size, emsize));
   lstm = register_module("lstm",
                          torch::nn::LSTM(torch::nn::LSTMOptions(emsize, nhid).num_layers(nlayers)));
@@ -14,12 +14,13 @@ CharLstmImpl::CharLstmImpl(int64_t vocab_size, HeadSpec head_spec, int64_t emsiz
 
 CharState CharLstmImpl::zero_state(int64_t batch) const {
   const auto opts = decoder->weight.options();
-  return {torch::zeros({nlayers_, batch, nhid_}, opts), torch::zeros({nlayers_, batch, nhid_}, opts)};
+  return {torch::zeros({nlayers_, batch, nhid_}, opts),
+          torch::zeros({nlayers_, batch, nhid_}, opts)};
 }
 
 std::pair<torch::Tensor, CharState> CharLstmImpl::forward(const torch::Tensor& x,
                                                           const CharState& state) {
-  const auto emb = embedding(x);  // (len, B, emsize)
+  const auto emb = embedding(x);                                           // (len, B, emsize)
   auto [out, hc] = lstm(emb, std::make_tuple(state.first, state.second));  // out (len, B, nhid)
   return {out.reshape({-1, nhid_}), {std::get<0>(hc), std::get<1>(hc)}};
 }

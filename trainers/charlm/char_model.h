@@ -16,7 +16,7 @@ using CharState = std::pair<torch::Tensor, torch::Tensor>;  ///< h, c: (nlayers,
 
 class CharLstmImpl : public torch::nn::Module {
  public:
-  CharLstmImpl(int64_t vocab_size, HeadSpec head, int64_t emsize, int64_t nhid, int64_t nlayers);
+  CharLstmImpl(int64_t vocab_size, HeadSpec spec, int64_t emsize, int64_t nhid, int64_t nlayers);
 
   CharState zero_state(int64_t batch) const;
   /// x (len, B) int64 -> the LSTM output (len * B, nhid), and the state after the last step.

@@ -32,7 +32,8 @@ CharState detached(const CharState& s) { return {s.first.detach(), s.second.deta
 double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
                 const lm::ProgressFn& progress) {
   if (data.dim() != 2 || data.size(0) < 2)
-    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " + c10::str(data.sizes()));
+    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " +
+                                c10::str(data.sizes()));
   torch::NoGradGuard no_grad;
   model->eval();
   const int64_t n = data.size(0), B = data.size(1);
@@ -150,11 +151,12 @@ CharTrainer::EpochEnd CharTrainer::train_epoch() {
                           static_cast<double>(interval_tokens) / elapsed,
                           mean,
                           eta};
-      std::printf("| char     epoch %3lld | %5lld/%5lld batches | ms/batch %7.1f | chars/s %6.0f "
-                  "| loss %6.3f | bpc %6.3f | ETA %s\n",
-                  static_cast<long long>(p.epoch), static_cast<long long>(p.batch),
-                  static_cast<long long>(p.batches), p.ms_per_batch, p.tokens_per_s, mean,
-                  bpc(mean), lm::format_duration(eta).c_str());
+      std::printf(
+          "| char     epoch %3lld | %5lld/%5lld batches | ms/batch %7.1f | chars/s %6.0f "
+          "| loss %6.3f | bpc %6.3f | ETA %s\n",
+          static_cast<long long>(p.epoch), static_cast<long long>(p.batch),
+          static_cast<long long>(p.batches), p.ms_per_batch, p.tokens_per_s, mean, bpc(mean),
+          lm::format_duration(eta).c_str());
       std::fflush(stdout);
       auto record = lm::to_json(p);
       record["bpc"] = bpc(mean);
@@ -203,8 +205,7 @@ void CharTrainer::end_epoch(double valid_loss, double seconds) {
 
 void CharTrainer::finish() {
   runkit::load_weights(path("best.pt"), *model);
-  result_.valid_loss =
-      evaluate(model, valid_data_, config_.bptt, lm::timed_progress("valid"));
+  result_.valid_loss = evaluate(model, valid_data_, config_.bptt, lm::timed_progress("valid"));
   // The test set with batch size 1, <eos> in front: row t predicts test symbol t from all before.
   const int64_t eos = corpus_.vocab.find(data::kEos);
   if (eos < 0) throw std::invalid_argument("the character vocabulary has no <eos>");
@@ -259,8 +260,9 @@ void CharTrainer::finish() {
                              {"epochs", state_.epoch - 1},
                              {"steps", state_.step}};
   metrics_.write(final);
-  lm::write_atomically(path("final.json"),
-                       [&](const std::string& tmp) { std::ofstream(tmp) << final.dump(2) << '\n'; });
+  lm::write_atomically(path("final.json"), [&](const std::string& tmp) {
+    std::ofstream(tmp) << final.dump(2) << '\n';
+  });
 }
 
 int CharTrainer::run() {
@@ -288,7 +290,8 @@ int CharTrainer::run() {
       metrics_.write({{"event", "interrupted"}, {"epoch", state_.epoch}, {"batch", state_.batch}});
       return lm::kInterrupted;
     }
-    const double valid_loss = evaluate(model, valid_data_, config_.bptt, lm::timed_progress("valid"));
+    const double valid_loss =
+        evaluate(model, valid_data_, config_.bptt, lm::timed_progress("valid"));
     end_epoch(valid_loss, seconds_since(start));
     save();
   }

@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include <memory>
 #include <string>
 
 #include "trainers/charlm/char_corpus.h"

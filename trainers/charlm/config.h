@@ -26,9 +26,9 @@ struct CharConfig {
   // training
   int64_t batch_size = 100;  // paper: 100
   int64_t eval_batch_size = 10;
-  int64_t bptt = 200;      // paper: 200
-  double lr = 0.001;       // Adam (paper: 0.001)
-  double clip = 0;         // gradient norm clipping (0 = none)
+  int64_t bptt = 200;  // paper: 200
+  double lr = 0.001;   // Adam (paper: 0.001)
+  double clip = 0;     // gradient norm clipping (0 = none)
   int64_t epochs = 10;
   int64_t max_batches = 0;  // stop an epoch after N batches (0 = whole epoch)
   int64_t seed = 141;

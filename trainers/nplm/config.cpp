@@ -14,11 +14,11 @@ const runkit::FlatConfig<NplmConfig>& nplm_config() {
           {"dataset", &C::dataset, "corpus name: ptb | wikitext-2"},
           {"data", &C::data, "corpus directory; \"\" = search datasets/ and ../shared/datasets"},
           {"train_tokens", &C::train_tokens, "use only the first N training tokens (0 = all)", 0},
-          {"valid_tokens", &C::valid_tokens, "use only the first N validation tokens (0 = all)",
-           0},
+          {"valid_tokens", &C::valid_tokens, "use only the first N validation tokens (0 = all)", 0},
           {"test_tokens", &C::test_tokens, "use only the first N test tokens (0 = all)", 0},
-          {"head", &C::head, "output head: softmax, softmax_abs, spherical[:eps=..], taylor, "
-                             "sigsoftmax, sigmoid, relu"},
+          {"head", &C::head,
+           "output head: softmax, softmax_abs, spherical[:eps=..], taylor, "
+           "sigsoftmax, sigmoid, relu"},
           {"context", &C::context, "words of context (paper: 6)", 1},
           {"emsize", &C::emsize, "word embedding size (paper: 250)", 1},
           {"layers", &C::layers, "ReLU hidden layers", 1},

@@ -36,7 +36,7 @@ struct NplmConfig {
   int64_t threads = 0;         // 0 = number of cores
   int64_t log_interval = 500;  // progress line every N batches
   // outputs
-  std::string out = "";  // run directory; "" = results/nplm_<dataset>_<head>
+  std::string out = "";   // run directory; "" = results/nplm_<dataset>_<head>
   int64_t dump_rows = 0;  // test rows written to logprobs.h5 (0 = every test token)
 };
 

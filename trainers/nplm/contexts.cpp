@@ -18,7 +18,7 @@ Contexts make_contexts(const std::vector<int64_t>& ids, int64_t n, int64_t pad) 
   // Window t = padded[t .. t + n) = the n tokens before ids[t].
   c.inputs = stream.unfold(/*dimension=*/0, /*size=*/n, /*step=*/1)
                  .slice(/*dim=*/0, 0, T)
-                 .contiguous();                          // (T, n)
+                 .contiguous();                           // (T, n)
   c.targets = stream.slice(/*dim=*/0, n, n + T).clone();  // (T)
   return c;
 }

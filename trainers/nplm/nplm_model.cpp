@@ -15,8 +15,7 @@ NplmImpl::NplmImpl(const NplmOptions& o, const torch::Tensor& unigram_p) : optio
   embedding = register_module("embedding", torch::nn::Embedding(M, o.emsize()));
   int64_t in = o.context() * o.emsize();
   for (int64_t l = 0; l < o.layers(); ++l) {
-    auto layer = register_module("hidden" + std::to_string(l),
-                                 torch::nn::Linear(in, o.hidden()));
+    auto layer = register_module("hidden" + std::to_string(l), torch::nn::Linear(in, o.hidden()));
     torch::NoGradGuard no_grad;
     // He et al. 2015 (as de Brebisson & Vincent 2016, sec. 4): std sqrt(2 / fan_in), zero bias.
     layer->weight.normal_(0, std::sqrt(2.0 / static_cast<double>(in)));

@@ -98,8 +98,7 @@ NplmTrainer::EpochEnd NplmTrainer::train_epoch() {
   const int64_t full = (T + B - 1) / B;
   const int64_t batches = config_.max_batches > 0 ? std::min(full, config_.max_batches) : full;
   const auto order = epoch_order(T, config_.seed, state_.epoch);  // (T)
-  for (auto& group : optimizer_->param_groups())
-    group.options().set_lr(state_.lr);
+  for (auto& group : optimizer_->param_groups()) group.options().set_lr(state_.lr);
   model->train();
   double interval_loss = 0;
   int64_t interval_batches = 0, interval_tokens = 0;
@@ -242,8 +241,9 @@ void NplmTrainer::finish() {
                              {"epochs", state_.epoch - 1},
                              {"steps", state_.step}};
   metrics_.write(final);
-  lm::write_atomically(path("final.json"),
-                       [&](const std::string& tmp) { std::ofstream(tmp) << final.dump(2) << '\n'; });
+  lm::write_atomically(path("final.json"), [&](const std::string& tmp) {
+    std::ofstream(tmp) << final.dump(2) << '\n';
+  });
 }
 
 int NplmTrainer::run() {

@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include <memory>
 #include <string>
 
 #include "datasets/corpus.h"

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -221,6 +222,17 @@ class FlatConfig {
     return source + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
   }
 
+  /// A TOML value as the error shows it: "fast" (quoted), 3, 0.5, true, or its kind.
+  static std::string describe(const toml::node& node) {
+    if (const auto* v = node.as_string()) return flat_string(v->get());
+    if (const auto* v = node.as_integer()) return std::to_string(v->get());
+    if (const auto* v = node.as_floating_point()) return flat_double(v->get());
+    if (const auto* v = node.as_boolean()) return v->get() ? "true" : "false";
+    if (node.is_table()) return "a table";
+    if (node.is_array()) return "an array";
+    return "a date or time";
+  }
+
   static std::string type_name(const Key& k) {
     switch (k.field.index()) {
       case 0:
@@ -236,10 +248,8 @@ class FlatConfig {
 
   void set_from_node(C& c, const Key& k, const toml::node& node, const std::string& at) const {
     const auto mismatch = [&](const char* type) {
-      std::ostringstream got;
-      got << node;
       return std::runtime_error(at + ": key '" + k.name + "': expected " + type + ", got " +
-                                got.str());
+                                describe(node));
     };
     std::visit(
         [&](auto field) {

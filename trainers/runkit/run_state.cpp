@@ -30,8 +30,8 @@ void load_module(torch::serialize::InputArchive& archive, torch::nn::Module& mod
   try {
     model.load(archive);
   } catch (const c10::Error& e) {
-    throw std::runtime_error(path + ": the weights do not match this model's config: " +
-                             e.what_without_backtrace());
+    throw std::runtime_error(
+        path + ": the weights do not match this model's config: " + e.what_without_backtrace());
   }
 }
 

@@ -14,13 +14,13 @@
 namespace sb::runkit {
 
 struct RunState {
-  int64_t epoch = 1;        ///< the epoch in progress, 1-based (epochs + 1 once training is over)
-  int64_t batch = 0;        ///< batches of that epoch already done
-  int64_t step = 0;         ///< optimiser steps in the whole run
-  double lr = 0;            ///< the current learning rate (may decay)
+  int64_t epoch = 1;  ///< the epoch in progress, 1-based (epochs + 1 once training is over)
+  int64_t batch = 0;  ///< batches of that epoch already done
+  int64_t step = 0;   ///< optimiser steps in the whole run
+  double lr = 0;      ///< the current learning rate (may decay)
   double best_valid = std::numeric_limits<double>::infinity();  ///< mean NLL of best.pt
-  int64_t bad_epochs = 0;   ///< epochs in a row without a better validation loss
-  double epoch_loss = 0;    ///< sum of batch losses times their token counts (this epoch)
+  int64_t bad_epochs = 0;  ///< epochs in a row without a better validation loss
+  double epoch_loss = 0;   ///< sum of batch losses times their token counts (this epoch)
   int64_t epoch_tokens = 0;
   std::string config;  ///< the TOML of the keys that shape the run, compared on resume
   /// Mid-epoch only: a recurrent model's carried state (e.g. LSTM h and c), else empty.
