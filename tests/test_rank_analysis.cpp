@@ -449,7 +449,8 @@ TEST_CASE(
   const auto file = (dir / "softmax_d40_m20.h5").string();
   sb::write_synthetic_logprobs(file, o);
   const std::string bin = SB_RANK_ANALYSIS;
-  for (const char* args : {"--method exact", "--method gram --spectrum", "--method gram --rank-only"}) {
+  for (const char* args :
+       {"--method exact", "--method gram --spectrum", "--method gram --rank-only"}) {
     INFO(args);
     int status = -1;
     const auto json =

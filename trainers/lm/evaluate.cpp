@@ -75,7 +75,7 @@ double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t b
   int64_t done = 0;
   for (int64_t i = 0; i < n - 1; i += bptt) {
     const int64_t len = std::min(bptt, n - 1 - i);
-    const auto input = inputs.slice(/*dim=*/0, i, i + len);  // (len, 1)
+    const auto input = inputs.slice(/*dim=*/0, i, i + len);                       // (len, 1)
     const auto target = data.slice(/*dim=*/0, i + 1, i + 1 + len).reshape({-1});  // (len)
     auto out = model->forward(input, state);
     write_rows(writer, model->log_probs(out.output), target);  // (len, M) rows
