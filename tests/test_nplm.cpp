@@ -184,6 +184,7 @@ TEST_CASE("train_nplm: a tiny model on 100k PTB tokens beats the unigram model i
   const double unigram_ppl = std::exp(nll / static_cast<double>(corpus.valid.size()));
   auto config = tiny_config(dir);
   config.epochs = 2;
+  config.lr = 1.0;  // measured: lr 0.1 reaches 0.87 of the unigram ppl, 0.5: 0.73, 1.0: 0.69
   NplmTrainer trainer(config, corpus, dir.string());
   // Before any step the model is that unigram model (float32: 1e-4 relative on the ppl).
   const auto eos = corpus.vocab.find(data::kEos);
