@@ -40,6 +40,7 @@ RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_
   r.bound = bound;
   r.theorem2_bounded = theorem2_bounded;
   r.within_bound = r.rank <= bound;
+  r.bound_binding = bound < std::min(rows, cols);
   const auto b = static_cast<size_t>(bound);
   r.spectral_gap = (bound >= 1 && b < sigma.size() && sigma[b] > 0)
                        ? sigma[b - 1] / sigma[b]

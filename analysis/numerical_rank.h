@@ -27,7 +27,14 @@ struct RankReport {
   bool within_bound = false;
   bool resolvable = true;  ///< the method resolves singular values down to tol
   double resolution = 0;   ///< smallest sigma the method resolves, absolute
-  std::string verdict() const { return within_bound ? "within_bound" : "exceeds_bound"; }
+  /// The bound is below min(M, T), so Theorem 2 can constrain the rank. When it is not (e.g. a
+  /// character-level LM with M = 50 symbols and d = 128), every rank up to full is allowed:
+  /// within_bound holds trivially and the verdict says bound_not_binding.
+  bool bound_binding = true;
+  std::string verdict() const {
+    if (!bound_binding) return "bound_not_binding";
+    return within_bound ? "within_bound" : "exceeds_bound";
+  }
 
   /// false: the rank came from inertia counts (--rank-only); no singular values, so rank_numpy is
   /// -1 and spectral_gap NaN (not computed).

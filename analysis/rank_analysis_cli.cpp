@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -44,6 +45,12 @@ void print_table(const std::vector<RankResult>& results) {
       std::printf("! %s: head '%s' is bounded by Theorem 2 (rank <= %lld) but has rank %lld\n",
                   r.source.c_str(), r.header.head.c_str(), static_cast<long long>(p.bound),
                   static_cast<long long>(p.rank));
+    if (!p.bound_binding)
+      std::printf(
+          "note: %s: the bound %lld is not below min(M, T) = %lld, so Theorem 2 does not "
+          "constrain this matrix (any rank up to full is allowed): verdict bound_not_binding\n",
+          r.source.c_str(), static_cast<long long>(p.bound),
+          static_cast<long long>(std::min(r.header.vocab_size, r.header.num_tokens)));
     if (!p.resolvable)
       std::printf(
           "! %s: method '%s' resolves singular values only down to %.3e (%.1e sigma_max), "

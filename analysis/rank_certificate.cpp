@@ -131,6 +131,7 @@ RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bo
   r.bound = bound;
   r.theorem2_bounded = theorem2_bounded;
   r.within_bound = r.rank <= bound;
+  r.bound_binding = bound < std::min(rows, cols);
   r.spectral_gap = std::numeric_limits<double>::quiet_NaN();
   r.resolution = std::sqrt(kFloat64Eps) * r.sigma_max;
   r.resolvable = r.tol > r.resolution;

@@ -38,6 +38,7 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "bound", r.bound);
     h5::write_attribute(root, "spectral_gap", r.spectral_gap);
     h5::write_attribute(root, "verdict", r.verdict());
+    h5::write_attribute(root, "bound_binding", int64_t{r.bound_binding ? 1 : 0});
     h5::write_attribute(root, "theorem2_bounded", int64_t{r.theorem2_bounded ? 1 : 0});
     h5::write_attribute(root, "resolvable", int64_t{r.resolvable ? 1 : 0});
     h5::write_attribute(root, "resolution", r.resolution);
@@ -87,6 +88,7 @@ std::string rank_result_json(const RankResult& res) {
       {"bound", r.bound},
       {"spectral_gap", num(r.spectral_gap)},
       {"verdict", r.verdict()},
+      {"bound_binding", r.bound_binding},
       {"theorem2_bounded", r.theorem2_bounded},
       {"resolvable", r.resolvable},
       {"resolution", num(r.resolution)},

@@ -25,8 +25,12 @@ _KEYS = {
     "overrides_by_head": dict,
     "score_after_training": bool, "dyneval": dict, "analysis": dict, "epoch_ranks": dict,
     "estimate_seconds": dict,
-    "run_here": bool, "requires": str, "slurm": dict, "gpu_throughput": dict,
+    "run_here": bool, "requires": str, "slurm": dict, "gpu_throughput": dict, "trainer": str,
 }
+# The trainer binaries a profile may drive (build/trainers/train_<name>): the word-level AWD-LSTM
+# of the sigsoftmax paper, and the seed papers' feed-forward LM (nplm) and character LM (charlm),
+# which train, evaluate and dump in one command (stage train) with no finetune/dump/score stages.
+TRAINERS = ("wordlm", "nplm", "charlm")
 _REQUIRED = ("name", "scaled_down", "out", "config", "heads", "seeds")
 
 
@@ -79,6 +83,12 @@ class Profile:
     requires: str
     slurm: SlurmTable  # [slurm]: partition, account, per-stage resources (slurm_resources.py)
     gpu_throughput: dict  # [gpu_throughput]: measured tokens/s for the plan (gpu_projection.py)
+    trainer: str = "wordlm"  # one of TRAINERS: which build/trainers/train_<trainer> runs
+
+    @property
+    def seed_trainer(self) -> bool:
+        """nplm / charlm: one trainer command does train, evaluation and the dump."""
+        return self.trainer != "wordlm"
 
     def seeds_of(self, head: str) -> list[int]:
         return self.seeds_by_head.get(head, self.seeds_by_head.get(head.split(":")[0], self.seeds))
@@ -192,6 +202,9 @@ def load_profile(path: str) -> Profile:
     except (SlurmTableError, GpuTableError) as e:
         raise _fail(path, e.field, e.expected, e.got) from None
 
+    trainer = data.get("trainer", "wordlm")
+    if trainer not in TRAINERS:
+        raise _fail(path, "trainer", "one of " + ", ".join(TRAINERS), trainer)
     overrides = check_overrides("overrides", data.get("overrides", {}))
     by_head_overrides = {h: check_overrides(f"overrides_by_head.{h}", t)
                          for h, t in data.get("overrides_by_head", {}).items()}
@@ -205,4 +218,4 @@ def load_profile(path: str) -> Profile:
         epoch_ranks=dict(epoch_ranks),
         estimate_seconds={k: float(v) for k, v in estimates.items()},
         run_here=data.get("run_here", True), requires=data.get("requires", ""), slurm=slurm,
-        gpu_throughput=gpu)
+        gpu_throughput=gpu, trainer=trainer)

@@ -58,6 +58,8 @@ class Driver:
             "train_wordlm": os.path.join(build, "trainers", "train_wordlm"),
             "dyneval": os.path.join(build, "trainers", "dyneval"),
             "rank_analysis": os.path.join(build, "analysis", "rank_analysis"),
+            "train_nplm": os.path.join(build, "trainers", "train_nplm"),
+            "train_charlm": os.path.join(build, "trainers", "train_charlm"),
         }
 
     # ---- bookkeeping
@@ -172,7 +174,11 @@ class Driver:
             print(f"  {line}")
 
     def check_binaries(self) -> None:
+        needed = ["train_" + self.p.trainer, "rank_analysis"] + \
+            ([] if self.p.seed_trainer else ["dyneval"])
         for name, path in self.bins.items():
+            if name not in needed:
+                continue
             if not os.access(path, os.X_OK):
                 raise StageError(f"{path} not built: run `make build` (or pass --build DIR)")
 
@@ -219,7 +225,8 @@ class Driver:
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
-        epilog="Profiles: pipeline/profiles/{smoke,cpu,paper}.toml. Re-running resumes.")
+        epilog="Profiles: pipeline/profiles/{smoke,cpu,cpu-long,paper,nplm,char}.toml. "
+               "Re-running resumes.")
     ap.add_argument("--profile", default="cpu",
                     help="a name from pipeline/profiles/ or a path to a profile TOML (default cpu)")
     ap.add_argument("--build", default="build", help="the CMake build directory (default build)")

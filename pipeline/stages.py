@@ -73,10 +73,24 @@ def dump_is_valid(run_dir: str) -> bool:
             ppl = float(f.attrs["ppl"])
     except Exception:  # unreadable or truncated: redo the dump
         return False
-    return ok and math.isclose(ppl, float(final["test_ppl"]), rel_tol=1e-9)
+    # train_nplm / train_charlm record the dump's own ppl (the dump may hold the first test rows
+    # only); train_wordlm's test_ppl is the dump's.
+    expected = float(final.get("dump_ppl", final.get("test_ppl", "nan")))
+    return ok and math.isclose(ppl, expected, rel_tol=1e-9)
 
 
 def trainer_cmd(d, run, until: str) -> list[str]:
+    """The trainer command of a run: train_wordlm up to `until`, or for a seed trainer (nplm,
+    charlm) the one command that trains, evaluates and dumps (`until` does not apply)."""
+    if d.p.seed_trainer:
+        cmd = [d.bins["train_" + d.p.trainer], "--config", run.config, "--head", run.head,
+               "--seed", str(run.seed), "--out", run.dir, "--threads", str(d.threads)]
+        for key, value in d.p.overrides_of(run.head).items():
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            cmd += [f"--{key}", text]
+        if os.path.exists(os.path.join(run.dir, "checkpoint.pt")):
+            cmd.append("--resume")
+        return cmd
     cmd = [d.bins["train_wordlm"], "--config", run.config, "--head", run.head,
            "--seed", str(run.seed), "--out", run.dir, "--threads", str(d.threads)]
     for key, value in d.p.overrides_of(run.head).items():
@@ -120,6 +134,8 @@ def _trained(stage: str) -> Callable:
     def done(d, run) -> bool:
         if dump_is_valid(run.dir):  # a finished dump implies train and finetune
             return True
+        if d.p.seed_trainer:  # train is the whole run: done only with its dump
+            return False
         return stage in d.timings(run) and os.path.exists(_in(run, "checkpoint.pt")) and \
             os.path.exists(_in(run, "best.pt"))
     return done
@@ -128,6 +144,8 @@ def _trained(stage: str) -> Callable:
 def _train(until: str) -> Callable:
     def run_it(d, run) -> None:
         d.execute(trainer_cmd(d, run, until), d.log_of(run))
+        if d.p.seed_trainer and not dump_is_valid(run.dir):
+            raise StageError(f"{run.dir}/logprobs.h5 and final.json disagree after training")
     return run_it
 
 
@@ -239,7 +257,10 @@ def _plot_done(d, _run) -> bool:
 
 
 def _tables(d, _run) -> None:
-    import summary
+    if d.p.seed_trainer:
+        import seed_summary as summary
+    else:
+        import summary
     path = summary.write_summary(d.p, d.runs, d.global_timings)
     print(f"[reproduce] wrote {path}", flush=True)
 
@@ -256,22 +277,28 @@ def _never_done(_d, _run) -> bool:
 # checkpoint of train; the dump reads the finetuned model; score reads best.pt, which finetuning
 # does not rewrite (it writes best_finetune.pt); dyneval reads final.json and best_finetune.pt;
 # analyse reads logprobs.h5.
+def _wordlm(profile) -> bool:
+    """Stages of train_wordlm only: the seed trainers train, evaluate and dump in stage train."""
+    return not profile.seed_trainer
+
+
 STAGES: tuple[Stage, ...] = (
     Stage("train", True, _always, _train("train"), _trained("train"), head_cost=True),
-    Stage("finetune", True, _always, _train("finetune"), _trained("finetune"), head_cost=True,
+    Stage("finetune", True, _wordlm, _train("finetune"), _trained("finetune"), head_cost=True,
           after=("train",)),
-    Stage("dump", True, _always, _dump, lambda d, run: dump_is_valid(run.dir), head_cost=True,
+    Stage("dump", True, _wordlm, _dump, lambda d, run: dump_is_valid(run.dir), head_cost=True,
           after=("finetune",)),
-    Stage("score", True, lambda p: p.score_after_training, _score, _score_done, head_cost=True,
-          after=("train",)),
-    Stage("dyneval", True, lambda p: bool(p.dyneval.get("enabled", False)), _dyneval,
-          _dyneval_done, head_cost=True, after=("dump",)),
+    Stage("score", True, lambda p: _wordlm(p) and p.score_after_training, _score, _score_done,
+          head_cost=True, after=("train",)),
+    Stage("dyneval", True, lambda p: _wordlm(p) and bool(p.dyneval.get("enabled", False)),
+          _dyneval, _dyneval_done, head_cost=True, after=("dump",)),
     Stage("analyse", True, _always, _analyse, _analyse_done, after=("dump",),
           applies=lambda p, run: p.analysed(run)),
-    Stage("epoch_ranks", True, lambda p: epoch_dump_rows(p) > 0, _epoch_ranks, _epoch_ranks_done,
-          after=("finetune",)),
+    Stage("epoch_ranks", True, lambda p: _wordlm(p) and epoch_dump_rows(p) > 0, _epoch_ranks,
+          _epoch_ranks_done, after=("finetune",)),
     Stage("plot", False, _always, _plot, _plot_done),
-    Stage("epoch_plot", False, lambda p: epoch_dump_rows(p) > 0, _epoch_plot, _epoch_plot_done),
+    Stage("epoch_plot", False, lambda p: _wordlm(p) and epoch_dump_rows(p) > 0, _epoch_plot,
+          _epoch_plot_done),
     Stage("tables", False, _always, _tables, _never_done),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)

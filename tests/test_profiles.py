@@ -8,7 +8,9 @@ Then the profiles' promises that a typo would break silently:
   every head (equal budget per seed), epoch ranks on;
 - cpu-long: the paper's depth (3 layers in its trainer settings), K between 5 and 15, epoch
   ranks on, an estimate of at most 9 hours;
-- a bad epoch_ranks field is refused with the file and field named.
+- nplm / char (the seed papers' trainers): per-run stages train and analyse only, an estimate
+  of at most 30 minutes, the heads whose figures results/paper/ holds;
+- a bad epoch_ranks field or trainer is refused with the file and field named.
 """
 
 import os
@@ -54,7 +56,8 @@ def main():
     for name in names:
         p = load_profile(os.path.join(ROOT, "pipeline", "profiles", name + ".toml"))
         r = plan(name)
-        commands = [line for line in r.stdout.splitlines() if "train_wordlm" in line]
+        commands = [line for line in r.stdout.splitlines()
+                    if f"/trainers/train_{p.trainer} " in line]
         check(r.returncode == 0 and len(commands) == len(p.runs()),
               f"{name}: --plan exits 0 and prints {len(p.runs())} trainer commands "
               f"(got {r.returncode}, {len(commands)}; {r.stderr.strip()})")
@@ -92,7 +95,39 @@ def main():
     est = estimate_seconds(long)
     check(6 * 3600 <= est <= 9 * 3600, f"cpu-long: estimate {est / 3600:.1f} h, overnight (6-9 h)")
 
+    # The seed papers' profiles (trainer = nplm / charlm): one stage trains, evaluates and dumps,
+    # then the rank analysis; within ~30 minutes; the heads whose paper figures the tables show.
+    import csv
+    with open(os.path.join(ROOT, "results", "paper", "other_seed_results.csv")) as f:
+        figures = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    for name, trainer, dataset, want in (("nplm", "nplm", "ptb_nplm",
+                                          {"softmax", "softmax_abs", "spherical", "taylor"}),
+                                         ("char", "charlm", "text8", {"softmax", "sigsoftmax"})):
+        p = load_profile(os.path.join(ROOT, "pipeline", "profiles", name + ".toml"))
+        check(p.trainer == trainer and p.seed_trainer, f"{name}: trainer {p.trainer}")
+        stages = [s.name for s in STAGES if s.per_run and s.enabled(p)]
+        check(stages == ["train", "analyse"], f"{name}: per-run stages train, analyse ({stages})")
+        est = estimate_seconds(p)
+        check(est <= 30 * 60, f"{name}: estimate {est / 60:.0f} min <= 30 min")
+        names = {h.split(":")[0] for h in p.heads}
+        check(want <= names, f"{name}: heads {sorted(names)} include {sorted(want)}")
+        paper = {r["head"] for r in figures if r["dataset"] == dataset}
+        check(want <= paper, f"{name}: results/paper has the paper's figures for {sorted(want)}")
+        r = plan(name)
+        check("--until" not in r.stdout and "--epoch_dump_rows" not in r.stdout,
+              f"{name}: no train_wordlm-only options in the plan")
+
     with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "bad_trainer.toml")
+        with open(bad, "w") as f:
+            f.write('name = "bad"\nscaled_down = "x"\nout = "x"\nconfig = "x"\n'
+                    'heads = ["softmax"]\nseeds = [1]\ntrainer = "mlp"\n')
+        try:
+            load_profile(bad)
+            check(False, "trainer = \"mlp\" refused")
+        except ProfileError as e:
+            check(f"{bad}: field 'trainer'" in str(e), f"trainer = \"mlp\" refused naming the "
+                  f"file and field ({e})")
         for field, value, expected in (("rows", "-1", "epoch_ranks.rows"),
                                        ("method", '"svd"', "epoch_ranks.method"),
                                        ("every", "2", "epoch_ranks.every")):

@@ -439,3 +439,58 @@ TEST_CASE(
   CHECK(attrs == "1 1 0 2000\n");
   fs::remove_all(dir);
 }
+
+TEST_CASE(
+    "rank analysis: a bound at or above min(M, T) is reported as not binding, never as a "
+    "violation") {
+  // A character-level LM has M ~ 50 symbols and d >= M: Theorem 2's d + 2 cannot bind. The rank
+  // may reach M; the verdict says the bound is not binding, and --check must not fail.
+  std::vector<double> sigma(20);
+  for (size_t i = 0; i < sigma.size(); ++i) sigma[i] = 10.0 / static_cast<double>(i + 1);
+  const auto r = numerical_rank(sigma, /*rows=*/300, /*cols=*/20, kFloat32Eps, /*bound=*/42,
+                                /*theorem2_bounded=*/true, /*resolution_rel=*/1e-8);
+  CHECK(r.rank == 20);
+  CHECK(r.within_bound);
+  CHECK_FALSE(r.bound_binding);
+  CHECK(r.verdict() == "bound_not_binding");
+  CHECK(std::isnan(r.spectral_gap));
+  // The edge: a bound equal to min(M, T) constrains nothing either; one below it does.
+  CHECK(numerical_rank(sigma, 300, 20, kFloat32Eps, 20, true, 1e-8).verdict() ==
+        "bound_not_binding");
+  CHECK(numerical_rank(sigma, 300, 20, kFloat32Eps, 19, true, 1e-8).verdict() == "exceeds_bound");
+  CHECK(numerical_rank(sigma, 15, 20, kFloat32Eps, 16, true, 1e-8).verdict() ==
+        "bound_not_binding");  // T = 15 < M: min(M, T) = 15
+
+  // The binary on a softmax file with d = 40 > M = 20: full rank, exit 0 under --check, for the
+  // exact path, the gram path with singular values, and the gram rank-only (inertia) path.
+  const auto dir = temp_dir("not_binding");
+  sb::SyntheticOptions o;
+  o.spec = sb::HeadSpec::parse("softmax");
+  o.tokens = 300;
+  o.vocab = 20;
+  o.d = 40;
+  o.bias = true;
+  const auto file = (dir / "softmax_d40_m20.h5").string();
+  sb::write_synthetic_logprobs(file, o);
+  const std::string bin = SB_RANK_ANALYSIS;
+  for (const char* args :
+       {"--method exact", "--method gram --spectrum", "--method gram --rank-only"}) {
+    INFO(args);
+    int status = -1;
+    const auto json =
+        run(bin + " --quiet --check --json " + args + " " + file + " 2>/dev/null", &status);
+    CHECK(status == 0);
+    const auto j = nlohmann::json::parse(json);
+    CHECK(j["rank"] == 20);
+    CHECK(j["bound"] == 42);
+    CHECK(j["verdict"] == "bound_not_binding");
+    CHECK(j["bound_binding"] == false);
+  }
+  int status = -1;
+  const auto table = run(bin + " --quiet --check " + file, &status);
+  CHECK(status == 0);
+  CHECK(table.find("bound_not_binding") != std::string::npos);
+  CHECK(table.find("note: " + file + ": the bound 42 is not below min(M, T) = 20") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}

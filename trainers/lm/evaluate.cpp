@@ -4,6 +4,7 @@
 
 #include "datasets/batchify.h"
 #include "trainers/lm/device.h"
+#include "trainers/lm/log_prob_rows.h"
 
 namespace sb::lm {
 
@@ -74,12 +75,10 @@ double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t b
   int64_t done = 0;
   for (int64_t i = 0; i < n - 1; i += bptt) {
     const int64_t len = std::min(bptt, n - 1 - i);
-    const auto input = inputs.slice(/*dim=*/0, i, i + len);  // (len, 1)
-    const auto target = data.slice(/*dim=*/0, i + 1, i + 1 + len).reshape({-1}).contiguous();
+    const auto input = inputs.slice(/*dim=*/0, i, i + len);                       // (len, 1)
+    const auto target = data.slice(/*dim=*/0, i + 1, i + 1 + len).reshape({-1});  // (len)
     auto out = model->forward(input, state);
-    const auto log_p =
-        model->log_probs(out.output).to(torch::kCPU, torch::kFloat).contiguous();  // (len, M)
-    writer.write_rows(log_p.data_ptr<float>(), target.data_ptr<int64_t>(), len);
+    write_rows(writer, model->log_probs(out.output), target);  // (len, M) rows
     state = std::move(out.state);
     if (progress) progress(++done, segments, i + len);
   }

@@ -12,6 +12,7 @@
 #include "datasets/batchify.h"
 #include "trainers/lm/device.h"
 #include "trainers/lm/evaluate.h"
+#include "trainers/lm/log_prob_rows.h"
 #include "trainers/lm/train_step.h"
 
 namespace sb::lm {
@@ -226,15 +227,7 @@ double WordLmTrainer::validate() {
 }
 
 analysis::LogProbHeader WordLmTrainer::dump_header() const {
-  analysis::LogProbHeader header;
-  header.dataset = config_.dataset;
-  header.split = "test";
-  header.seed = config_.seed;
-  header.config = to_toml(config_);
-  header.vocab.reserve(static_cast<size_t>(corpus_.vocab.size()));
-  for (int64_t id = 0; id < corpus_.vocab.size(); ++id)
-    header.vocab.push_back(corpus_.vocab.word(id));
-  return header;
+  return vocab_header(corpus_.vocab, config_.dataset, "test", config_.seed, to_toml(config_));
 }
 
 void WordLmTrainer::epoch_probes() {

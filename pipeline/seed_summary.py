@@ -1,0 +1,150 @@
+"""results/<profile>/summary.md for the seed papers' profiles (trainer = nplm or charlm): our
+test perplexity (NPLM, de Brebisson & Vincent 2016, Table 5) or bits per character (character LM,
+Kanai et al. 2018, supplementary Table 3) beside the paper's, and the numerical rank of each
+head's test dump against Theorem 2's bound. Reads only what the runs wrote (final.json,
+rank.json, stages.json, config.toml) and results/paper/other_seed_results.csv.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import tomllib
+
+from durations import format_duration
+from summary import _json, _machine, _mean_std, _paper_csv
+
+
+def _paper(paper: str, dataset: str) -> dict[tuple[str, str], float]:
+    return {(r["head"], r["metric"]): float(r["value"]) for r in
+            _paper_csv("other_seed_results.csv") if r["paper"] == paper and r["dataset"] == dataset}
+
+
+def _bpc(xs: list[float]) -> str:
+    """Bits per character: three decimals, mean ± sample std over seeds."""
+    if not xs:
+        return "-"
+    if len(xs) == 1:
+        return f"{xs[0]:.3f}"
+    return f"{statistics.mean(xs):.3f} ± {statistics.stdev(xs):.3f}"
+
+
+def _setting(profile, runs) -> str:
+    try:
+        with open(os.path.join(runs[0].dir, "config.toml"), "rb") as f:
+            c = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return "(no config.toml yet)"
+    threads = profile.threads or os.cpu_count()
+    if profile.trainer == "nplm":
+        return (f"{c.get('dataset')}: feed-forward LM, context {c.get('context')}, embeddings "
+                f"{c.get('emsize')}, {c.get('layers')} x {c.get('hidden')} ReLU (d = "
+                f"{c.get('hidden')}), plain SGD lr {c.get('lr')} (x {c.get('lr_decay')} after an "
+                f"epoch that is not the best), batch {c.get('batch_size')}, {c.get('epochs')} "
+                f"epochs, train tokens {c.get('train_tokens') or 'all'}, dump rows "
+                f"{c.get('dump_rows') or 'all'}, {threads} threads.")
+    return (f"{c.get('dataset')} characters: {c.get('nlayers')}-layer LSTM, {c.get('nhid')} units "
+            f"(d = {c.get('nhid')}), embeddings {c.get('emsize')}, Adam lr {c.get('lr')}, batch "
+            f"{c.get('batch_size')}, BPTT {c.get('bptt')}, {c.get('epochs')} epochs, train "
+            f"symbols {c.get('train_chars') or 'all'}, {threads} threads.")
+
+
+def _rank_cells(rank: dict) -> list[str]:
+    if not rank:
+        return ["-"] * 7
+    gap = rank.get("spectral_gap")
+    gap_text = "-" if gap is None or (isinstance(gap, float) and math.isnan(gap)) else f"{gap:.3g}"
+    np_rank = rank.get("rank_numpy")
+    return [str(rank.get("T", "-")), str(rank.get("bound", "-")), f"**{rank.get('rank', '-')}**",
+            "-" if np_rank is None else str(np_rank), str(rank.get("verdict", "-")),
+            "yes" if rank.get("theorem2_bounded") else "no", gap_text]
+
+
+def write_summary(profile, runs, global_timings: dict) -> str:
+    heads = list(dict.fromkeys(r.head for r in runs))
+    by_head = {h: [r for r in runs if r.head == h] for h in heads}
+    final = {id(r): _json(os.path.join(r.dir, "final.json")) for r in runs}
+    rank = {id(r): _json(os.path.join(r.dir, "rank.json")) for r in runs}
+    out: list[str] = []
+    w = out.append
+    w(f"# Profile `{profile.name}`: {profile.description}\n")
+    w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 pipeline/"
+      f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
+    w(f"**Scaled down:** {profile.scaled_down}\n")
+    w(f"**Our setting:** {_setting(profile, runs)}\n")
+    w(f"**Machine:** {_machine()}.\n")
+
+    nplm = profile.trainer == "nplm"
+    if nplm:
+        paper = _paper("spherical", "ptb_nplm")
+        w("## Test perplexity (de Brebisson & Vincent 2016, Table 5 analog)\n")
+        w("Ours: the best model by validation loss, every valid / test token predicted from its "
+          "context (mean ± sample std over seeds where there are several). Paper: PTB at full "
+          "scale, layer sizes tuned per head (softmax 2 x 809, spherical 3 x 1264, Taylor "
+          "3 x 1427), `results/paper/other_seed_results.csv`.\n")
+        w("| head | seeds | valid ppl | test ppl | paper test ppl |")
+        w("|---|---|---|---|---|")
+        for h in heads:
+            rs = by_head[h]
+            valid = _mean_std([final[id(r)]["valid_ppl"] for r in rs if final[id(r)]])
+            test = _mean_std([final[id(r)]["test_ppl"] for r in rs if final[id(r)]])
+            p = paper.get((rs[0].name, "ppl"))
+            w(f"| {h} | {len(rs)} | {valid} | {test} | {'-' if p is None else p} |")
+    else:
+        paper = _paper("sigsoftmax", "text8")
+        w("## Bits per character (Kanai et al. 2018, supplementary Table 3 analog)\n")
+        w("Ours: PTB spelled as characters (M symbols), the best model by validation loss; valid "
+          "with the evaluation batch size, test with batch size 1 over every test symbol (the "
+          "dump). Paper: text8 (M = 27), one 1024-unit LSTM, `results/paper/"
+          "other_seed_results.csv`: a different corpus, so compare the softmax-sigsoftmax "
+          "difference, not the values.\n")
+        w("| head | seeds | valid bpc | test bpc | paper valid bpc (text8) | "
+          "paper test bpc (text8) |")
+        w("|---|---|---|---|---|---|")
+        for h in heads:
+            rs = by_head[h]
+            valid = _bpc([final[id(r)]["valid_bpc"] for r in rs if final[id(r)]])
+            test = _bpc([final[id(r)]["test_bpc"] for r in rs if final[id(r)]])
+            pv, pt = paper.get((rs[0].name, "valid_bpc")), paper.get((rs[0].name, "test_bpc"))
+            w(f"| {h} | {len(rs)} | {valid} | {test} | "
+              f"{'-' if pv is None else pv} | {'-' if pt is None else pt} |")
+    w("")
+
+    w("## Numerical rank of the test log-output matrix\n")
+    w("Rank = #{sigma > tol}, tol = 0.5 sqrt(M + T + 1) sigma_max eps (Numerical Recipes, float32 "
+      "eps), from `rank_analysis --check`; bound = d + 2 (Theorem 2 with a decoder bias). "
+      "`bound_not_binding`: the bound is not below min(M, T), so Theorem 2 allows any rank. "
+      "Theorem 2 bounds softmax only: softmax_abs, spherical, Taylor and sigsoftmax may exceed "
+      "the bound.\n")
+    w("| head | seed | M | d | T | bound | rank | numpy rank | verdict | Theorem 2 bounds it | "
+      "sigma_b / sigma_b+1 |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        k = rank[id(r)]
+        w(f"| {r.head} | {r.seed} | {k.get('M', '-')} | {k.get('d', '-')} | " +
+          " | ".join(_rank_cells(k)) + " |")
+    w("\nSingular values of each head's dump (first seed): `singular_values.png`, "
+      "`singular_values.svg`.\n")
+
+    w("## Wall time of every stage\n")
+    w("| run | train (+ evaluation and dump) | analyse | total |")
+    w("|---|---|---|---|")
+    grand = 0.0
+    for r in runs:
+        st = _json(os.path.join(r.dir, "stages.json"))
+        secs = [st[n]["seconds"] if n in st else None for n in ("train", "analyse")]
+        total = sum(s for s in secs if s is not None)
+        grand += total
+        w(f"| {r.label} | " + " | ".join("-" if s is None else format_duration(s) for s in secs) +
+          f" | {format_duration(total)} |")
+    extra = sum(v.get("seconds", 0.0) for v in global_timings.values())
+    grand += extra
+    w(f"\nPlot and tables: {format_duration(extra)}. **All stages: {format_duration(grand)}** "
+      "(sum of the recorded stage times, interrupted attempts included).\n")
+    path = os.path.join(profile.out, "summary.md")
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.replace(tmp, path)
+    return path

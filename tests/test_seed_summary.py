@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""pipeline/seed_summary.py on fabricated run directories (no training) of the seed papers'
+profiles: the NPLM table puts our test ppl beside de Brebisson & Vincent's Table 5 figure of the
+same head (read here independently from results/paper/other_seed_results.csv), the character
+table our bpc (three decimals) beside the paper's text8 figures, the rank table carries every
+run's verdict (bound_not_binding included), mean ± sample std over seeds, '-' for a run without
+results, and the profile stages (train, analyse) in the wall-time table.
+"""
+
+import csv
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+import seed_summary  # noqa: E402
+from repro_profile import load_profile  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def figures():
+    with open(os.path.join(ROOT, "results", "paper", "other_seed_results.csv")) as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def fabricate(out, name, seed, final, rank):
+    d = os.path.join(out, f"{name}_s{seed}")
+    os.makedirs(d)
+    if final is not None:
+        json.dump(final, open(f"{d}/final.json", "w"))
+    if rank is not None:
+        json.dump(rank, open(f"{d}/rank.json", "w"))
+    json.dump({"train": {"seconds": 125.0}, "analyse": {"seconds": 7.0}},
+              open(f"{d}/stages.json", "w"))
+    open(f"{d}/config.toml", "w").write('dataset = "ptb"\nhidden = 64\nnhid = 64\n')
+
+
+def row(text, first):
+    return next((line for line in text.splitlines() if line.startswith(f"| {first} |")), "")
+
+
+def main():
+    paper = {(r["dataset"], r["head"], r["metric"]): r["value"] for r in figures()}
+    with tempfile.TemporaryDirectory() as tmp:
+        # NPLM: two seeds of softmax (mean ± std), one of taylor, a spherical run without results.
+        out = os.path.join(tmp, "nplm")
+        prof = os.path.join(tmp, "nplm.toml")
+        open(prof, "w").write(
+            f'name = "n"\nscaled_down = "tiny"\nout = "{out}"\nconfig = "c.toml"\n'
+            'trainer = "nplm"\nheads = ["softmax", "taylor", "spherical:eps=0.0198"]\n'
+            'seeds = [1]\nseeds_by_head = { softmax = [1, 2] }\n')
+        p = load_profile(prof)
+        rank = {"M": 10000, "d": 64, "T": 5000, "bound": 66, "rank": 66, "rank_numpy": 20,
+                "verdict": "within_bound", "theorem2_bounded": True, "spectral_gap": 1234.5}
+        fabricate(out, "softmax", 1, {"valid_ppl": 200.0, "test_ppl": 190.0}, rank)
+        fabricate(out, "softmax", 2, {"valid_ppl": 210.0, "test_ppl": 196.0}, rank)
+        fabricate(out, "taylor", 1, {"valid_ppl": 250.0, "test_ppl": 240.5},
+                  dict(rank, rank=900, verdict="exceeds_bound", theorem2_bounded=False))
+        fabricate(out, "spherical", 1, None, None)
+        text = open(seed_summary.write_summary(p, p.runs(), {})).read()
+        sm = row(text, "softmax")
+        mean, std = statistics.mean([190.0, 196.0]), statistics.stdev([190.0, 196.0])
+        check(f"| softmax | 2 | 205.0 ± 7.1 | {mean:.1f} ± {std:.1f} | "
+              f"{paper[('ptb_nplm', 'softmax', 'ppl')]} |" == sm, f"softmax row: {sm}")
+        check(row(text, "taylor").endswith(f"| 240.5 | {paper[('ptb_nplm', 'taylor', 'ppl')]} |"),
+              f"taylor row: {row(text, 'taylor')}")
+        check(row(text, "spherical:eps=0.0198") ==
+              f"| spherical:eps=0.0198 | 1 | - | - | {paper[('ptb_nplm', 'spherical', 'ppl')]} |",
+              f"a run without results: {row(text, 'spherical:eps=0.0198')}")
+        check("| taylor | 1 | 10000 | 64 | 5000 | 66 | **900** | 20 | exceeds_bound | no |" in text,
+              "the rank row of taylor")
+        check("| 1234.5 |" in text or "| 1.23e+03 |" in text, "the spectral gap")
+        check("| softmax seed 2 | 2m05s | 7s | 2m12s |" in text, "wall times of train and analyse")
+
+        # Character LM: bpc with three decimals beside the text8 figures; bound_not_binding.
+        out = os.path.join(tmp, "char")
+        prof = os.path.join(tmp, "char.toml")
+        open(prof, "w").write(
+            f'name = "c"\nscaled_down = "tiny"\nout = "{out}"\nconfig = "c.toml"\n'
+            'trainer = "charlm"\nheads = ["softmax", "sigsoftmax"]\nseeds = [1]\n')
+        p = load_profile(prof)
+        rank = {"M": 50, "d": 64, "T": 442423, "bound": 66, "rank": 50, "rank_numpy": 50,
+                "verdict": "bound_not_binding", "theorem2_bounded": True, "spectral_gap": None}
+        fabricate(out, "softmax", 1, {"valid_bpc": 1.61234, "test_bpc": 1.65}, rank)
+        fabricate(out, "sigsoftmax", 1, {"valid_bpc": 1.6, "test_bpc": 1.649}, rank)
+        text = open(seed_summary.write_summary(p, p.runs(), {})).read()
+        check(row(text, "softmax") == f"| softmax | 1 | 1.612 | 1.650 | "
+              f"{paper[('text8', 'softmax', 'valid_bpc')]} | {paper[('text8', 'softmax', 'test_bpc')]} |",
+              f"softmax bpc row: {row(text, 'softmax')}")
+        check(text.count("bound_not_binding | yes | - |") == 2,
+              "both char runs: bound_not_binding, no spectral gap")
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

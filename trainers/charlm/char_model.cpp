@@ -1,0 +1,36 @@
+#include "trainers/charlm/char_model.h"
+
+namespace sb::charlm {
+
+CharLstmImpl::CharLstmImpl(int64_t vocab_size, HeadSpec spec, int64_t emsize, int64_t nhid,
+                           int64_t nlayers)
+    : spec_(spec), nhid_(nhid), nlayers_(nlayers) {
+  embedding = register_module("embedding", torch::nn::Embedding(vocab_size, emsize));
+  lstm = register_module("lstm",
+                         torch::nn::LSTM(torch::nn::LSTMOptions(emsize, nhid).num_layers(nlayers)));
+  decoder = register_module("decoder", torch::nn::Linear(nhid, vocab_size));
+  head = register_module("head", heads::OutputHead(heads::OutputHeadOptions(spec_, nhid, nhid)));
+}
+
+CharState CharLstmImpl::zero_state(int64_t batch) const {
+  const auto opts = decoder->weight.options();
+  return {torch::zeros({nlayers_, batch, nhid_}, opts),
+          torch::zeros({nlayers_, batch, nhid_}, opts)};
+}
+
+std::pair<torch::Tensor, CharState> CharLstmImpl::forward(const torch::Tensor& x,
+                                                          const CharState& state) {
+  const auto emb = embedding(x);                                           // (len, B, emsize)
+  auto [out, hc] = lstm(emb, std::make_tuple(state.first, state.second));  // out (len, B, nhid)
+  return {out.reshape({-1, nhid_}), {std::get<0>(hc), std::get<1>(hc)}};
+}
+
+torch::Tensor CharLstmImpl::log_probs(const torch::Tensor& output) {
+  return head(output, decoder->weight, decoder->bias);  // (N, M)
+}
+
+torch::Tensor CharLstmImpl::loss(const torch::Tensor& output, const torch::Tensor& targets) {
+  return head->loss(output, decoder->weight, decoder->bias, targets);
+}
+
+}  // namespace sb::charlm

@@ -1,0 +1,53 @@
+#pragma once
+// train_nplm's configuration (runkit/flat_config.h): Bengio et al.'s feed-forward neural LM as
+// de Brebisson & Vincent (2016, sec. 4.4.1) train it on PTB. Defaults: their setting where the
+// paper gives it (6-word context, embeddings of 250, ReLU hidden layers, plain SGD on batches of
+// 250); the layer sizes were tuned per head in the paper (softmax: 2 x 809, spherical: 3 x 1264,
+// Taylor: 3 x 1427) and the learning rate is not given.
+
+#include <cstdint>
+#include <string>
+
+#include "trainers/runkit/flat_config.h"
+
+namespace sb::nplm {
+
+struct NplmConfig {
+  // data
+  std::string dataset = "ptb";  // corpus name (finds the data; names the outputs)
+  std::string data = "";        // corpus directory; "" = search datasets/, ../shared/datasets
+  int64_t train_tokens = 0;     // use only the first N training tokens (0 = all)
+  int64_t valid_tokens = 0;     // same for validation
+  int64_t test_tokens = 0;      // same for test
+  // model
+  std::string head = "softmax";  // output head (registry spelling); no mixtures, no sparse
+  int64_t context = 6;           // words of context (paper: 6)
+  int64_t emsize = 250;          // word embedding size (paper: 250)
+  int64_t layers = 2;            // ReLU hidden layers (paper: 2 for softmax, 3 for spherical)
+  int64_t hidden = 809;          // units per hidden layer = d (paper's softmax: 809)
+  // training
+  int64_t batch_size = 250;  // paper: 250
+  double lr = 0.1;           // plain SGD learning rate (not given in the paper)
+  double lr_decay = 0.5;     // multiply lr by this after an epoch without a better valid loss
+  double clip = 0;           // gradient norm clipping (0 = none, as the paper)
+  int64_t epochs = 7;        // paper: 6-7 epochs at its best
+  int64_t max_batches = 0;   // stop an epoch after N batches (0 = whole epoch)
+  int64_t seed = 141;
+  int64_t threads = 0;         // 0 = number of cores
+  int64_t log_interval = 500;  // progress line every N batches
+  // outputs
+  std::string out = "";   // run directory; "" = results/nplm_<dataset>_<head>
+  int64_t dump_rows = 0;  // test rows written to logprobs.h5 (0 = every test token)
+};
+
+const runkit::FlatConfig<NplmConfig>& nplm_config();
+
+/// Cross-key checks beyond the ranges: the head parses and is a single, everywhere-finite head.
+void validate(const NplmConfig& c);
+
+/// The config with the keys that do not change the trajectory blanked (compared on resume).
+std::string trajectory_toml(NplmConfig c);
+
+std::string run_dir(const NplmConfig& c);
+
+}  // namespace sb::nplm

@@ -1,0 +1,67 @@
+#pragma once
+// The training loop of the feed-forward LM (de Brebisson & Vincent 2016, sec. 4.4.1): plain SGD on
+// shuffled context windows, validation after every epoch (best.pt keeps the best model; the lr is
+// multiplied by lr_decay after an epoch that is not the best), then the best model's valid and
+// test perplexities and the test-set dump (the HDF5 contract, analysis/logprob_file.h).
+// Run directory: config.toml, metrics.jsonl, checkpoint.pt (after every epoch and on Ctrl-C /
+// SIGTERM), best.pt, logprobs.h5, final.json. Exit statuses as train_wordlm: 0, 2 bad input,
+// 4 non-finite loss (the last checkpoint kept), 130 interrupted (checkpoint saved).
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "datasets/corpus.h"
+#include "trainers/lm/run_log.h"
+#include "trainers/nplm/config.h"
+#include "trainers/nplm/contexts.h"
+#include "trainers/nplm/nplm_model.h"
+#include "trainers/runkit/run_state.h"
+
+namespace sb::nplm {
+
+struct NplmResult {
+  double valid_loss = 0, test_loss = 0;  ///< mean NLL of best.pt over every valid / test token
+  double dump_ppl = 0;                   ///< the ppl attribute of logprobs.h5
+  int64_t dump_rows = 0;
+};
+
+class NplmTrainer {
+ public:
+  /// corpus: already truncated to the config's *_tokens. Creates run_dir.
+  NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run_dir);
+  /// Continues from run_dir/checkpoint.pt; refuses a config that changes the trajectory.
+  void resume();
+  /// Trains the remaining epochs, then evaluates and dumps; returns the exit status.
+  int run();
+  const NplmResult& result() const { return result_; }
+
+  /// Testing: behave as if Ctrl-C arrived after this many batches of this process (0 = never).
+  int64_t stop_after_batches = 0;
+  Nplm model{nullptr};
+
+ private:
+  enum class EpochEnd { completed, interrupted, non_finite };
+  EpochEnd train_epoch();
+  void end_epoch(double valid_loss, double seconds);
+  void finish();
+  void save();
+  std::string path(const std::string& name) const;
+
+  NplmConfig config_;
+  data::Corpus corpus_;
+  std::string run_dir_;
+  Contexts train_, valid_, test_;
+  std::unique_ptr<torch::optim::SGD> optimizer_;
+  runkit::RunState state_;
+  lm::MetricsLog metrics_;
+  NplmResult result_;
+  int64_t batches_this_process_ = 0;
+};
+
+/// Mean NLL of the model over every row of `data`, in batches, no gradients, eval mode.
+double mean_nll(Nplm& model, const Contexts& data, int64_t batch = 1000,
+                const lm::ProgressFn& progress = {});
+
+}  // namespace sb::nplm
