@@ -9,6 +9,7 @@
 #include <cblas.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -42,6 +43,7 @@ void print_table(const std::vector<RankResult>& results) {
   }
   for (const auto& r : results) {
     const auto& p = r.report;
+    if (const auto note = vacuous_bound_note(r); !note.empty()) std::printf("! %s\n", note.c_str());
     if (p.theorem2_bounded && !p.within_bound)
       std::printf("! %s: head '%s' is bounded by Theorem 2 (rank <= %lld) but has rank %lld\n",
                   r.source.c_str(), r.header.head.c_str(), static_cast<long long>(p.bound),
@@ -59,6 +61,21 @@ void print_table(const std::vector<RankResult>& results) {
           r.source.c_str(), static_cast<long long>(p.rank_max - p.rank_min), p.tol_lo, p.tol_hi,
           static_cast<long long>(p.rank_min), static_cast<long long>(p.rank_max));
   }
+}
+
+/// When the bound is not below min(T, M) (e.g. a 10-class classifier with d = 500), every matrix
+/// of that shape is within it: the verdict says nothing about Theorem 2. One line saying so, or
+/// "" when the bound is below min(T, M).
+std::string vacuous_bound_note(const RankResult& r) {
+  const auto& h = r.header;
+  const int64_t full = std::min(h.num_tokens, h.vocab_size);
+  if (r.report.bound < full) return "";
+  return r.source + ": the bound d + 1 + bias = " + std::to_string(r.report.bound) +
+         " is not below min(T, M) = " + std::to_string(full) + " (M = " +
+         std::to_string(h.vocab_size) + " classes): every " + std::to_string(h.num_tokens) +
+         " x " + std::to_string(h.vocab_size) +
+         " matrix is within it, so the verdict says nothing about Theorem 2 here (the softmax "
+         "bottleneck needs d + 2 < M)";
 }
 
 }  // namespace
@@ -188,7 +205,11 @@ int main(int argc, char** argv) {
       }
     }
     if (json) {
-      for (const auto& r : results) std::cout << sb::analysis::rank_result_json(r) << "\n";
+      for (const auto& r : results) {
+        std::cout << sb::analysis::rank_result_json(r) << "\n";
+        if (const auto note = vacuous_bound_note(r); !note.empty())
+          std::fprintf(stderr, "rank_analysis: note: %s\n", note.c_str());
+      }
     } else {
       print_table(results);
     }
