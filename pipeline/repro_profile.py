@@ -26,7 +26,11 @@ _KEYS = {
     "score_after_training": bool, "dyneval": dict, "analysis": dict, "epoch_ranks": dict,
     "estimate_seconds": dict,
     "run_here": bool, "requires": str, "slurm": dict, "gpu_throughput": dict,
+    "trainer": str,
 }
+# Which trainer binary a profile drives: the word-level LM (train_wordlm: train, finetune, dump,
+# ...) or the image classifier (train_classifier: one classify stage per run; stages.py).
+TRAINERS = ("wordlm", "classifier")
 _REQUIRED = ("name", "scaled_down", "out", "config", "heads", "seeds")
 
 
@@ -79,6 +83,7 @@ class Profile:
     requires: str
     slurm: SlurmTable  # [slurm]: partition, account, per-stage resources (slurm_resources.py)
     gpu_throughput: dict  # [gpu_throughput]: measured tokens/s for the plan (gpu_projection.py)
+    trainer: str = "wordlm"  # wordlm | classifier (TRAINERS)
 
     def seeds_of(self, head: str) -> list[int]:
         return self.seeds_by_head.get(head, self.seeds_by_head.get(head.split(":")[0], self.seeds))
@@ -92,11 +97,15 @@ class Profile:
 
     def runs(self) -> list[Run]:
         runs = []
-        for head in self.heads:
-            name = head.split(":", 1)[0]
+        names = [h.split(":", 1)[0] for h in self.heads]
+        for head, name in zip(self.heads, names):
+            # The bare name unless two heads share it (sparse:k=2, sparse:k=3): then the full
+            # spelling with ':', '=' and ',' as '_' (docs/design.md, "One spelling of a head").
+            label = name if names.count(name) == 1 else \
+                head.replace(":", "_").replace("=", "_").replace(",", "_")
             for seed in self.seeds_of(head):
                 runs.append(Run(head=head, seed=seed, config=self.config.format(name=name),
-                                dir=os.path.join(self.out, f"{name}_s{seed}")))
+                                dir=os.path.join(self.out, f"{label}_s{seed}")))
         return runs
 
     def analysed(self, run: Run) -> bool:
@@ -186,6 +195,9 @@ def load_profile(path: str) -> Profile:
                 raise _fail(path, f"{field}.{key}", "a scalar", value)
         return dict(table)
 
+    trainer = data.get("trainer", "wordlm")
+    if trainer not in TRAINERS:
+        raise _fail(path, "trainer", " or ".join(TRAINERS), trainer)
     try:
         slurm = parse_slurm_table(data.get("slurm", {}))
         gpu = parse_gpu_table(data.get("gpu_throughput", {}))
@@ -205,4 +217,4 @@ def load_profile(path: str) -> Profile:
         epoch_ranks=dict(epoch_ranks),
         estimate_seconds={k: float(v) for k, v in estimates.items()},
         run_here=data.get("run_here", True), requires=data.get("requires", ""), slurm=slurm,
-        gpu_throughput=gpu)
+        gpu_throughput=gpu, trainer=trainer)

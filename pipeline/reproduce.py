@@ -58,7 +58,11 @@ class Driver:
             "train_wordlm": os.path.join(build, "trainers", "train_wordlm"),
             "dyneval": os.path.join(build, "trainers", "dyneval"),
             "rank_analysis": os.path.join(build, "analysis", "rank_analysis"),
+            "train_classifier": os.path.join(build, "trainers", "train_classifier"),
         }
+        # The binaries this profile's stages run (check_binaries).
+        self.needed = ("train_classifier", "rank_analysis") if profile.trainer == "classifier" \
+            else ("train_wordlm", "dyneval", "rank_analysis")
 
     # ---- bookkeeping
     def timings(self, run: Run) -> dict:
@@ -172,7 +176,8 @@ class Driver:
             print(f"  {line}")
 
     def check_binaries(self) -> None:
-        for name, path in self.bins.items():
+        for name in self.needed:
+            path = self.bins[name]
             if not os.access(path, os.X_OK):
                 raise StageError(f"{path} not built: run `make build` (or pass --build DIR)")
 
@@ -204,7 +209,7 @@ class Driver:
                 self.measured += seconds
                 self.estimated += self.estimate(run, stage)
             else:
-                if stage.name == "tables":  # the table counts itself (written as it is made)
+                if stage.name in ("tables", "classify_report"):  # counts itself (written as made)
                     self.global_timings["tables"] = {"seconds": 0.0}
                 stage.run(self, None)
                 self.global_timings[stage.name] = {"seconds": round(time.monotonic() - t0, 1)}

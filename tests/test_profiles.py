@@ -8,7 +8,11 @@ Then the profiles' promises that a typo would break silently:
   every head (equal budget per seed), epoch ranks on;
 - cpu-long: the paper's depth (3 layers in its trainer settings), K between 5 and 15, epoch
   ranks on, an estimate of at most 9 hours;
-- a bad epoch_ranks field is refused with the file and field named.
+- classify: train_classifier for every head of issue 13 (softmax, softmax_abs, spherical, taylor,
+  mse, sparse with k = 2, 3, 5, sigsoftmax, g:sigmoid), the same >= 5 seeds for each, one run
+  directory per (head, seed), rank analysis planned only where the dump has a rank (not mse, not
+  sparse), an estimate of at most 45 minutes;
+- a bad epoch_ranks field, and an unknown trainer, are refused with the file and field named.
 """
 
 import os
@@ -50,11 +54,12 @@ def estimate_seconds(p):
 def main():
     names = sorted(f[:-5] for f in os.listdir(os.path.join(ROOT, "pipeline", "profiles"))
                    if f.endswith(".toml"))
-    check({"smoke", "cpu", "cpu-long", "paper"} <= set(names), f"shipped profiles: {names}")
+    check({"smoke", "cpu", "cpu-long", "paper", "classify"} <= set(names), f"shipped profiles: {names}")
     for name in names:
         p = load_profile(os.path.join(ROOT, "pipeline", "profiles", name + ".toml"))
         r = plan(name)
-        commands = [line for line in r.stdout.splitlines() if "train_wordlm" in line]
+        commands = [line for line in r.stdout.splitlines()
+                    if "train_wordlm" in line or "train_classifier" in line]
         check(r.returncode == 0 and len(commands) == len(p.runs()),
               f"{name}: --plan exits 0 and prints {len(p.runs())} trainer commands "
               f"(got {r.returncode}, {len(commands)}; {r.stderr.strip()})")
@@ -92,7 +97,37 @@ def main():
     est = estimate_seconds(long)
     check(6 * 3600 <= est <= 9 * 3600, f"cpu-long: estimate {est / 3600:.1f} h, overnight (6-9 h)")
 
+    cls = load_profile(os.path.join(ROOT, "pipeline", "profiles", "classify.toml"))
+    check(cls.trainer == "classifier", "classify: trainer = classifier")
+    want_heads = {"softmax", "softmax_abs", "spherical", "taylor", "mse", "sparse:k=2",
+                  "sparse:k=3", "sparse:k=5", "sigsoftmax", "sigmoid"}
+    check(want_heads <= set(cls.heads), f"classify: every head of the issue ({sorted(cls.heads)})")
+    seeds = {tuple(cls.seeds_of(h)) for h in cls.heads}
+    check(len(seeds) == 1 and len(next(iter(seeds))) >= 5,
+          f"classify: every head has the same >= 5 seeds ({seeds})")
+    dirs = [run.dir for run in cls.runs()]
+    check(len(set(dirs)) == len(dirs), "classify: one run directory per (head, seed)")
+    r = plan("classify")
+    lines = r.stdout.splitlines()
+    analysed = {line.split(":")[1].strip().rsplit(" seed", 1)[0] for line in lines
+                if line.strip().startswith("run ") and "-> analyse" in line}
+    check(analysed == want_heads - {"mse", "sparse:k=2", "sparse:k=3", "sparse:k=5"},
+          f"classify: analyse planned for the heads with a rank only ({sorted(analysed)})")
+    check(all("train_wordlm" not in line for line in lines), "classify: no train_wordlm command")
+    est = estimate_seconds(cls)
+    check(est <= 45 * 60, f"classify: estimate {est / 60:.0f} min <= 45 min")
+
     with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "bad_trainer.toml")
+        with open(bad, "w") as f:
+            f.write('name = "bad"\nscaled_down = "x"\nout = "x"\nconfig = "x"\n'
+                    'heads = ["softmax"]\nseeds = [1]\ntrainer = "gan"\n')
+        try:
+            load_profile(bad)
+            check(False, "trainer = gan refused")
+        except ProfileError as e:
+            check(f"{bad}: field 'trainer'" in str(e), f"trainer = gan refused naming the file "
+                  f"and field ({e})")
         for field, value, expected in (("rows", "-1", "epoch_ranks.rows"),
                                        ("method", '"svd"', "epoch_ranks.method"),
                                        ("every", "2", "epoch_ranks.every")):
