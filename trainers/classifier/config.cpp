@@ -218,7 +218,8 @@ void validate(const ClassifierConfig& cfg) {
       continue;
     if (!std::isfinite(v) || (k.min_open ? !(v > k.min) : !(v >= k.min)))
       throw std::invalid_argument(k.name + " must be " + (k.min_open ? "> " : ">= ") +
-                                  format_double(k.min) + ", got " + k.value_text(cfg));
+                                  std::to_string(static_cast<int64_t>(k.min)) + ", got " +
+                                  k.value_text(cfg));
   }
   if (cfg.momentum >= 1)
     throw std::invalid_argument("momentum must be in [0, 1), got " + format_double(cfg.momentum));
