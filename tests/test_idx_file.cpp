@@ -175,7 +175,10 @@ TEST_CASE("idx reader: a cut or damaged copy of the package's gzip file is named
   e = error_of([&] { read_idx(damaged_path.string(), 3); });
   CHECK(one_line(e));
   CHECK(e.find(damaged_path.string() + ": ") == 0);
-  CHECK((e.find(": gzip: ") != std::string::npos || e.find("(truncated file)") != std::string::npos));
+  // Which one depends on where inflate notices: invalid codes, a bad CRC at the end, a stream
+  // that ends early or runs long. Any of them, never a silent read.
+  CHECK((e.find(": gzip: ") != std::string::npos || e.find("(truncated file)") != std::string::npos ||
+         e.find("found more") != std::string::npos));
 }
 
 TEST_CASE("image dataset: labels out of range, mismatched counts and other sizes are named",
