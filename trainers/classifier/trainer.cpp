@@ -193,14 +193,19 @@ ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
       const double elapsed = seconds_since(interval_start);
       const double per_batch = seconds_since(start) / static_cast<double>(state_.batch - first);
       const double eta = per_batch * static_cast<double>(batches - state_.batch);
+      // At most: the epochs left after this one at this speed, plus their validations' share
+      // (early stopping may end sooner).
+      const double eta_run =
+          eta + per_batch * static_cast<double>(batches * (config_.epochs - state_.epoch));
       const double mean = interval_loss / static_cast<double>(interval_batches);
       std::printf(
           "| epoch %3lld | %5lld/%5lld batches | lr %8.5f | ms/batch %7.1f | img/s %6.0f | loss "
-          "%7.4f | ETA epoch %s\n",
+          "%7.4f | ETA epoch %s, run <= %s\n",
           static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch),
           static_cast<long long>(batches), state_.lr,
           1000 * elapsed / static_cast<double>(interval_batches),
-          static_cast<double>(interval_images) / elapsed, mean, format_duration(eta).c_str());
+          static_cast<double>(interval_images) / elapsed, mean, format_duration(eta).c_str(),
+          format_duration(eta_run).c_str());
       std::fflush(stdout);
       metrics_.write({{"event", "train"},
                       {"epoch", state_.epoch},
@@ -209,7 +214,8 @@ ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
                       {"lr", state_.lr},
                       {"images_per_s", static_cast<double>(interval_images) / elapsed},
                       {"loss", mean},
-                      {"eta_epoch_s", eta}});
+                      {"eta_epoch_s", eta},
+                      {"eta_run_max_s", eta_run}});
       interval_loss = 0;
       interval_batches = interval_images = 0;
       interval_start = clock_type::now();
