@@ -193,8 +193,8 @@ ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
       const double elapsed = seconds_since(interval_start);
       const double per_batch = seconds_since(start) / static_cast<double>(state_.batch - first);
       const double eta = per_batch * static_cast<double>(batches - state_.batch);
-      // At most: the epochs left after this one at this speed, plus their validations' share
-      // (early stopping may end sooner).
+      // At most: this epoch's rest and the epochs left at this speed (validation not counted;
+      // early stopping may end sooner).
       const double eta_run =
           eta + per_batch * static_cast<double>(batches * (config_.epochs - state_.epoch));
       const double mean = interval_loss / static_cast<double>(interval_batches);
