@@ -312,3 +312,20 @@ TEST_CASE("train_classifier: --help, bad data and a bad config exit with one lin
   out = sb::test::run(bin + " --lr abc 2>&1", &status);
   CHECK(status == 2);
 }
+
+TEST_CASE("classifier: a diverging run stops at the first non-finite loss with status 4",
+          "[classifier]") {
+  SB_FASHION_MNIST_OR_SKIP(dir);
+  const auto ds = data::load_image_dataset("fashion-mnist", dir);
+  const auto tmp = sb::test::temp_dir("classifier_nan");
+  auto cfg = tiny_config(tmp / "run", "softmax");
+  cfg.lr = 1e30;  // the first step sends the weights to ~1e30: logits overflow, the loss is nan
+  cfg.train_size = 1000;
+  ClassifierTrainer t(cfg, make_splits(ds, cfg), ds.classes, ds.name, cfg.out);
+  CHECK(t.run() == kNonFinite);
+  std::ifstream metrics(tmp / "run" / "metrics.jsonl");
+  std::string line, last;
+  while (std::getline(metrics, line)) last = line;
+  CHECK(nlohmann::json::parse(last)["event"] == "non_finite");
+  CHECK(!fs::exists(tmp / "run" / "final.json"));
+}
