@@ -22,6 +22,21 @@ namespace {
 
 using sb::analysis::RankResult;
 
+/// When the bound is not below min(T, M) (e.g. a 10-class classifier with d = 500), every matrix
+/// of that shape is within it: the verdict says nothing about Theorem 2. One line saying so, or
+/// "" when the bound is below min(T, M).
+std::string vacuous_bound_note(const RankResult& r) {
+  const auto& h = r.header;
+  const int64_t full = std::min(h.num_tokens, h.vocab_size);
+  if (r.report.bound < full) return "";
+  return r.source + ": the bound d + 1 + bias = " + std::to_string(r.report.bound) +
+         " is not below min(T, M) = " + std::to_string(full) + " (M = " +
+         std::to_string(h.vocab_size) + " classes): every " + std::to_string(h.num_tokens) +
+         " x " + std::to_string(h.vocab_size) +
+         " matrix is within it, so the verdict says nothing about Theorem 2 here (the softmax "
+         "bottleneck needs d + 2 < M)";
+}
+
 void print_table(const std::vector<RankResult>& results) {
   std::printf("%-28s %-11s %6s %7s %5s %4s %6s %8s %8s %10s %9s %10s %9s %-13s %-6s %8s %s\n",
               "file", "head", "M", "T", "d", "bias", "bound", "rank_NR", "rank_np", "tol", "eps",
@@ -61,21 +76,6 @@ void print_table(const std::vector<RankResult>& results) {
           r.source.c_str(), static_cast<long long>(p.rank_max - p.rank_min), p.tol_lo, p.tol_hi,
           static_cast<long long>(p.rank_min), static_cast<long long>(p.rank_max));
   }
-}
-
-/// When the bound is not below min(T, M) (e.g. a 10-class classifier with d = 500), every matrix
-/// of that shape is within it: the verdict says nothing about Theorem 2. One line saying so, or
-/// "" when the bound is below min(T, M).
-std::string vacuous_bound_note(const RankResult& r) {
-  const auto& h = r.header;
-  const int64_t full = std::min(h.num_tokens, h.vocab_size);
-  if (r.report.bound < full) return "";
-  return r.source + ": the bound d + 1 + bias = " + std::to_string(r.report.bound) +
-         " is not below min(T, M) = " + std::to_string(full) + " (M = " +
-         std::to_string(h.vocab_size) + " classes): every " + std::to_string(h.num_tokens) +
-         " x " + std::to_string(h.vocab_size) +
-         " matrix is within it, so the verdict says nothing about Theorem 2 here (the softmax "
-         "bottleneck needs d + 2 < M)";
 }
 
 }  // namespace
