@@ -48,11 +48,6 @@ ClassifierConfig tiny_config(const fs::path& out, const std::string& head = "sof
   return c;
 }
 
-nlohmann::json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
 template <typename F>
 std::string error_of(F&& f) {
   try {
@@ -243,7 +238,7 @@ TEST_CASE("classifier: interrupted and resumed equals uninterrupted, bit for bit
   auto cfg = tiny_config(tmp / "whole", "taylor");
   cfg.epochs = 2;
   cfg.train_size = 600;
-  cfg.patience = 1;  // exercise the lr halving across the interruption
+  cfg.patience = 1;  // an epoch without improvement would halve the lr (state in the checkpoint)
   const auto whole = train(cfg, ds);
   cfg.out = (tmp / "resumed").string();
   // 600 images / 50 = 12 batches per epoch: stop mid-way through the first epoch.
