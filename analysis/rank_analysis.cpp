@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
     if (json) {
       for (const auto& r : results) {
         std::cout << sb::analysis::rank_result_json(r) << "\n";
-        if (const auto note = vacuous_bound_note(r); !note.empty())
+        if (const auto note = vacuous_bound_note(r); !note.empty() && !quiet)
           std::fprintf(stderr, "rank_analysis: note: %s\n", note.c_str());
       }
     } else {
