@@ -28,9 +28,11 @@ _KEYS = {
     "run_here": bool, "requires": str, "slurm": dict, "gpu_throughput": dict, "trainer": str,
 }
 # The trainer binaries a profile may drive (build/trainers/train_<name>): the word-level AWD-LSTM
-# of the sigsoftmax paper, and the seed papers' feed-forward LM (nplm) and character LM (charlm),
-# which train, evaluate and dump in one command (stage train) with no finetune/dump/score stages.
-TRAINERS = ("wordlm", "nplm", "charlm")
+# of the sigsoftmax paper (train, finetune, dump, ...); the seed papers' feed-forward LM (nplm) and
+# character LM (charlm), which train, evaluate and dump in one command (stage train) with no
+# finetune/dump/score stages; and the image classifier (train_classifier: one classify stage per
+# run; stages.py).
+TRAINERS = ("wordlm", "nplm", "charlm", "classifier")
 _REQUIRED = ("name", "scaled_down", "out", "config", "heads", "seeds")
 
 
@@ -88,7 +90,7 @@ class Profile:
     @property
     def seed_trainer(self) -> bool:
         """nplm / charlm: one trainer command does train, evaluation and the dump."""
-        return self.trainer != "wordlm"
+        return self.trainer in ("nplm", "charlm")
 
     def seeds_of(self, head: str) -> list[int]:
         return self.seeds_by_head.get(head, self.seeds_by_head.get(head.split(":")[0], self.seeds))
@@ -102,11 +104,15 @@ class Profile:
 
     def runs(self) -> list[Run]:
         runs = []
-        for head in self.heads:
-            name = head.split(":", 1)[0]
+        names = [h.split(":", 1)[0] for h in self.heads]
+        for head, name in zip(self.heads, names):
+            # The bare name unless two heads share it (sparse:k=2, sparse:k=3): then the full
+            # spelling with ':', '=' and ',' as '_' (docs/design.md, "One spelling of a head").
+            label = name if names.count(name) == 1 else \
+                head.replace(":", "_").replace("=", "_").replace(",", "_")
             for seed in self.seeds_of(head):
                 runs.append(Run(head=head, seed=seed, config=self.config.format(name=name),
-                                dir=os.path.join(self.out, f"{name}_s{seed}")))
+                                dir=os.path.join(self.out, f"{label}_s{seed}")))
         return runs
 
     def analysed(self, run: Run) -> bool:
@@ -196,6 +202,9 @@ def load_profile(path: str) -> Profile:
                 raise _fail(path, f"{field}.{key}", "a scalar", value)
         return dict(table)
 
+    trainer = data.get("trainer", "wordlm")
+    if trainer not in TRAINERS:
+        raise _fail(path, "trainer", " or ".join(TRAINERS), trainer)
     try:
         slurm = parse_slurm_table(data.get("slurm", {}))
         gpu = parse_gpu_table(data.get("gpu_throughput", {}))

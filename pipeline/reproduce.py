@@ -60,7 +60,11 @@ class Driver:
             "rank_analysis": os.path.join(build, "analysis", "rank_analysis"),
             "train_nplm": os.path.join(build, "trainers", "train_nplm"),
             "train_charlm": os.path.join(build, "trainers", "train_charlm"),
+            "train_classifier": os.path.join(build, "trainers", "train_classifier"),
         }
+        # The binaries this profile's stages run (check_binaries).
+        self.needed = ("train_" + profile.trainer, "rank_analysis") + \
+            (("dyneval",) if profile.trainer == "wordlm" else ())
 
     # ---- bookkeeping
     def timings(self, run: Run) -> dict:
@@ -174,11 +178,8 @@ class Driver:
             print(f"  {line}")
 
     def check_binaries(self) -> None:
-        needed = ["train_" + self.p.trainer, "rank_analysis"] + \
-            ([] if self.p.seed_trainer else ["dyneval"])
-        for name, path in self.bins.items():
-            if name not in needed:
-                continue
+        for name in self.needed:
+            path = self.bins[name]
             if not os.access(path, os.X_OK):
                 raise StageError(f"{path} not built: run `make build` (or pass --build DIR)")
 
@@ -210,7 +211,7 @@ class Driver:
                 self.measured += seconds
                 self.estimated += self.estimate(run, stage)
             else:
-                if stage.name == "tables":  # the table counts itself (written as it is made)
+                if stage.name in ("tables", "classify_report"):  # counts itself (written as made)
                     self.global_timings["tables"] = {"seconds": 0.0}
                 stage.run(self, None)
                 self.global_timings[stage.name] = {"seconds": round(time.monotonic() - t0, 1)}

@@ -80,8 +80,9 @@ def dump_is_valid(run_dir: str) -> bool:
 
 
 def trainer_cmd(d, run, until: str) -> list[str]:
-    """The trainer command of a run: train_wordlm up to `until`, or for a seed trainer (nplm,
-    charlm) the one command that trains, evaluates and dumps (`until` does not apply)."""
+    """The trainer command of a run: train_wordlm up to `until`; for a seed trainer (nplm,
+    charlm) the one command that trains, evaluates and dumps (`until` does not apply); for the
+    classifier, classifier_cmd."""
     if d.p.seed_trainer:
         cmd = [d.bins["train_" + d.p.trainer], "--config", run.config, "--head", run.head,
                "--seed", str(run.seed), "--out", run.dir, "--threads", str(d.threads)]
@@ -91,6 +92,8 @@ def trainer_cmd(d, run, until: str) -> list[str]:
         if os.path.exists(os.path.join(run.dir, "checkpoint.pt")):
             cmd.append("--resume")
         return cmd
+    if d.p.trainer == "classifier":
+        return classifier_cmd(d, run)
     cmd = [d.bins["train_wordlm"], "--config", run.config, "--head", run.head,
            "--seed", str(run.seed), "--out", run.dir, "--threads", str(d.threads)]
     for key, value in d.p.overrides_of(run.head).items():
@@ -102,6 +105,43 @@ def trainer_cmd(d, run, until: str) -> list[str]:
     if os.path.exists(os.path.join(run.dir, "checkpoint.pt")):
         cmd.append("--resume")
     return cmd
+
+
+def classifier_cmd(d, run) -> list[str]:
+    """train_classifier for one run: train, evaluate the best model, dump (one stage)."""
+    cmd = [d.bins["train_classifier"], "--config", run.config, "--head", run.head,
+           "--seed", str(run.seed), "--out", run.dir, "--threads", str(d.threads)]
+    for key, value in d.p.overrides_of(run.head).items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        cmd += [f"--{key}", text]
+    if os.path.exists(os.path.join(run.dir, "checkpoint.pt")):
+        cmd.append("--resume")
+    return cmd
+
+
+def classifier_dumps(run) -> bool:
+    """Whether a classifier run writes logprobs.h5 (mse has no probabilities)."""
+    return run.name != "mse"
+
+
+def classifier_ranked(run) -> bool:
+    """Whether its dump has a rank: sparse's -inf off the top k leaves it undefined."""
+    return classifier_dumps(run) and run.name != "sparse"
+
+
+def classified(run_dir: str, dumps: bool) -> bool:
+    """final.json holds the test results and, where the run dumps, logprobs.h5 has its rows."""
+    final = read_json(os.path.join(run_dir, "final.json"))
+    if not final or "test_error_pct" not in final:
+        return False
+    if not dumps:
+        return True
+    try:
+        import h5py
+        with h5py.File(os.path.join(run_dir, "logprobs.h5"), "r") as f:
+            return f["log_probs"].shape[0] == int(final["test_images"])
+    except Exception:
+        return False
 
 
 def epoch_dump_rows(profile) -> int:
@@ -269,6 +309,32 @@ def _always(_profile) -> bool:
     return True
 
 
+def _wordlm(profile) -> bool:
+    return profile.trainer == "wordlm"
+
+
+def _classifier(profile) -> bool:
+    return profile.trainer == "classifier"
+
+
+def _classify(d, run) -> None:
+    d.execute(classifier_cmd(d, run), d.log_of(run))
+    if not classified(run.dir, classifier_dumps(run)):
+        raise StageError(f"{run.dir}/final.json or logprobs.h5 incomplete after train_classifier")
+
+
+def _analysed_run(p, run) -> bool:
+    if p.trainer == "classifier" and not classifier_ranked(run):
+        return False
+    return p.analysed(run)
+
+
+def _classify_report(d, _run) -> None:
+    import classify_summary
+    path = classify_summary.write_summary(d.p, d.runs, d.global_timings)
+    print(f"[reproduce] wrote {path}", flush=True)
+
+
 def _never_done(_d, _run) -> bool:
     return False  # cheap, always rewritten from the run outputs
 
@@ -277,28 +343,36 @@ def _never_done(_d, _run) -> bool:
 # checkpoint of train; the dump reads the finetuned model; score reads best.pt, which finetuning
 # does not rewrite (it writes best_finetune.pt); dyneval reads final.json and best_finetune.pt;
 # analyse reads logprobs.h5.
-def _wordlm(profile) -> bool:
-    """Stages of train_wordlm only: the seed trainers train, evaluate and dump in stage train."""
-    return not profile.seed_trainer
+def _not_classifier(profile) -> bool:
+    """train_wordlm and the seed trainers (nplm, charlm): stage train, the plot and summary.md."""
+    return profile.trainer != "classifier"
 
 
+#
+# A classifier profile (trainer = "classifier") has one trainer stage per run, classify
+# (train_classifier: training, the best model on the test split, the dump), then analyse for the
+# heads whose dump has a rank (not mse: no dump; not sparse: -inf), and classify_report (the
+# summary table and the test-error plot) for the profile.
 STAGES: tuple[Stage, ...] = (
-    Stage("train", True, _always, _train("train"), _trained("train"), head_cost=True),
+    Stage("train", True, _not_classifier, _train("train"), _trained("train"), head_cost=True),
     Stage("finetune", True, _wordlm, _train("finetune"), _trained("finetune"), head_cost=True,
           after=("train",)),
     Stage("dump", True, _wordlm, _dump, lambda d, run: dump_is_valid(run.dir), head_cost=True,
           after=("finetune",)),
+    Stage("classify", True, _classifier, _classify,
+          lambda d, run: classified(run.dir, classifier_dumps(run)), head_cost=True),
     Stage("score", True, lambda p: _wordlm(p) and p.score_after_training, _score, _score_done,
           head_cost=True, after=("train",)),
     Stage("dyneval", True, lambda p: _wordlm(p) and bool(p.dyneval.get("enabled", False)),
           _dyneval, _dyneval_done, head_cost=True, after=("dump",)),
-    Stage("analyse", True, _always, _analyse, _analyse_done, after=("dump",),
-          applies=lambda p, run: p.analysed(run)),
+    Stage("analyse", True, _always, _analyse, _analyse_done, after=("dump", "classify"),
+          applies=_analysed_run),
     Stage("epoch_ranks", True, lambda p: _wordlm(p) and epoch_dump_rows(p) > 0, _epoch_ranks,
           _epoch_ranks_done, after=("finetune",)),
-    Stage("plot", False, _always, _plot, _plot_done),
+    Stage("plot", False, _not_classifier, _plot, _plot_done),
     Stage("epoch_plot", False, lambda p: _wordlm(p) and epoch_dump_rows(p) > 0, _epoch_plot,
           _epoch_plot_done),
-    Stage("tables", False, _always, _tables, _never_done),
+    Stage("tables", False, _not_classifier, _tables, _never_done),
+    Stage("classify_report", False, _classifier, _classify_report, _never_done),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)

@@ -10,7 +10,11 @@ Then the profiles' promises that a typo would break silently:
   ranks on, an estimate of at most 9 hours;
 - nplm / char (the seed papers' trainers): per-run stages train and analyse only, an estimate
   of at most 30 minutes, the heads whose figures results/paper/ holds;
-- a bad epoch_ranks field or trainer is refused with the file and field named.
+- classify: train_classifier for every head of issue 13 (softmax, softmax_abs, spherical, taylor,
+  mse, sparse with k = 2, 3, 5, sigsoftmax, g:sigmoid), the same >= 5 seeds for each, one run
+  directory per (head, seed), rank analysis planned only where the dump has a rank (not mse, not
+  sparse), an estimate of at most 45 minutes;
+- a bad epoch_ranks field, and an unknown trainer, are refused with the file and field named.
 """
 
 import os
@@ -52,7 +56,7 @@ def estimate_seconds(p):
 def main():
     names = sorted(f[:-5] for f in os.listdir(os.path.join(ROOT, "pipeline", "profiles"))
                    if f.endswith(".toml"))
-    check({"smoke", "cpu", "cpu-long", "paper"} <= set(names), f"shipped profiles: {names}")
+    check({"smoke", "cpu", "cpu-long", "paper", "classify"} <= set(names), f"shipped profiles: {names}")
     for name in names:
         p = load_profile(os.path.join(ROOT, "pipeline", "profiles", name + ".toml"))
         r = plan(name)
@@ -116,6 +120,26 @@ def main():
         r = plan(name)
         check("--until" not in r.stdout and "--epoch_dump_rows" not in r.stdout,
               f"{name}: no train_wordlm-only options in the plan")
+
+    cls = load_profile(os.path.join(ROOT, "pipeline", "profiles", "classify.toml"))
+    check(cls.trainer == "classifier", "classify: trainer = classifier")
+    want_heads = {"softmax", "softmax_abs", "spherical", "taylor", "mse", "sparse:k=2",
+                  "sparse:k=3", "sparse:k=5", "sigsoftmax", "sigmoid"}
+    check(want_heads <= set(cls.heads), f"classify: every head of the issue ({sorted(cls.heads)})")
+    seeds = {tuple(cls.seeds_of(h)) for h in cls.heads}
+    check(len(seeds) == 1 and len(next(iter(seeds))) >= 5,
+          f"classify: every head has the same >= 5 seeds ({seeds})")
+    dirs = [run.dir for run in cls.runs()]
+    check(len(set(dirs)) == len(dirs), "classify: one run directory per (head, seed)")
+    r = plan("classify")
+    lines = r.stdout.splitlines()
+    analysed = {line.split(":")[1].strip().rsplit(" seed", 1)[0] for line in lines
+                if line.strip().startswith("run ") and "-> analyse" in line}
+    check(analysed == want_heads - {"mse", "sparse:k=2", "sparse:k=3", "sparse:k=5"},
+          f"classify: analyse planned for the heads with a rank only ({sorted(analysed)})")
+    check(all("train_wordlm" not in line for line in lines), "classify: no train_wordlm command")
+    est = estimate_seconds(cls)
+    check(est <= 45 * 60, f"classify: estimate {est / 60:.0f} min <= 45 min")
 
     with tempfile.TemporaryDirectory() as tmp:
         bad = os.path.join(tmp, "bad_trainer.toml")
