@@ -2,7 +2,7 @@
 // errors), the conv net's initialisation and losses against closed forms, and, on Fashion-MNIST
 // from the Debian package: a tiny model beats chance by a wide margin in seconds, an interrupted
 // and resumed run equals an uninterrupted one bit for bit, the dump satisfies the HDF5 contract
-// and rank_analysis reads it (M = 10 < d + 2: the bound is vacuous and it says so), and the
+// and rank_analysis reads it (M = 10 < d + 2: the verdict is bound_not_binding), and the
 // binary's --help and bad-input exits.
 
 #include <catch2/catch.hpp>
@@ -281,7 +281,9 @@ TEST_CASE("classifier: the dump is the HDF5 contract and rank_analysis reads it 
                                  &status);
   CHECK(status == 0);
   CHECK(out.find("\"rank\":") != std::string::npos);
-  CHECK(out.find("the bound d + 1 + bias = 66 is not below min(T, M) = 10") != std::string::npos);
+  // d + 2 = 66 is not below min(T, M) = 10: the bound cannot bind, and the verdict says so.
+  CHECK(out.find("\"verdict\":\"bound_not_binding\"") != std::string::npos);
+  CHECK(out.find("\"bound_binding\":false") != std::string::npos);
 }
 
 TEST_CASE("train_classifier: --help, bad data and a bad config exit with one line",

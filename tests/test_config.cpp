@@ -424,7 +424,12 @@ TEST_CASE("config: every shipped config file loads, validates and matches its na
   const fs::path dir = fs::path(SB_SOURCE_DIR) / "trainers" / "configs";
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.path().extension() == ".toml") files.push_back(entry.path());
+    // train_wordlm's configs (<dataset>_<profile>_<head>.toml); the other trainers' files
+    // (char_*, nplm_*, classify_*) have their own config structs and tests.
+    if (entry.path().extension() == ".toml" &&
+        (entry.path().stem().string().rfind("ptb_", 0) == 0 ||
+         entry.path().stem().string().rfind("wt2_", 0) == 0))
+      files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   REQUIRE(files.size() >= 14);  // 10 ptb_paper_*, 2 wt2_paper_*, ptb_cpu, ptb_smoke
   std::map<std::string, WordLmConfig> by_stem;
