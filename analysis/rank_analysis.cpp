@@ -30,9 +30,9 @@ std::string vacuous_bound_note(const RankResult& r) {
   const int64_t full = std::min(h.num_tokens, h.vocab_size);
   if (r.report.bound < full) return "";
   return r.source + ": the bound d + 1 + bias = " + std::to_string(r.report.bound) +
-         " is not below min(T, M) = " + std::to_string(full) + " (M = " +
-         std::to_string(h.vocab_size) + " classes): every " + std::to_string(h.num_tokens) +
-         " x " + std::to_string(h.vocab_size) +
+         " is not below min(T, M) = " + std::to_string(full) +
+         " (M = " + std::to_string(h.vocab_size) + " classes): every " +
+         std::to_string(h.num_tokens) + " x " + std::to_string(h.vocab_size) +
          " matrix is within it, so the verdict says nothing about Theorem 2 here (the softmax "
          "bottleneck needs d + 2 < M)";
 }
