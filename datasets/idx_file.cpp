@@ -65,10 +65,9 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 IdxArray read_idx(const std::string& path, int expected_ndims) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw std::runtime_error(path + ": cannot open (" +
-                             (std::filesystem::exists(path, ec) ? "not a regular file"
-                                                                : "no such file") +
-                             ")");
+    throw std::runtime_error(
+        path + ": cannot open (" +
+        (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file") + ")");
   GzFile file(gzopen(path.c_str(), "rb"));
   if (!file) throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
   gzbuffer(file.get(), 1 << 17);
@@ -96,8 +95,8 @@ IdxArray read_idx(const std::string& path, int expected_ndims) {
     if (got < 4)
       throw std::runtime_error(path + ": " + field + ": expected 4 bytes, got " +
                                std::to_string(got) + " (truncated file)");
-    const int64_t dim = (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) |
-                        int64_t{b[3]};
+    const int64_t dim =
+        (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | int64_t{b[3]};
     // 2^31 bytes would already be far beyond any MNIST-like file: refuse absurd headers before
     // allocating.
     if (dim <= 0 || total > (int64_t{1} << 31) / dim)

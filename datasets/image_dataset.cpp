@@ -29,9 +29,9 @@ LabelledImages load_pair(const std::string& dir, const std::string& images_stem,
                              std::to_string(images.dims[1]) + " x " +
                              std::to_string(images.dims[2]));
   if (labels.dims[0] != images.dims[0])
-    throw std::runtime_error(labels_path + ": dims[0]: expected " +
-                             std::to_string(images.dims[0]) + " labels (one per image of " +
-                             images_path + "), got " + std::to_string(labels.dims[0]));
+    throw std::runtime_error(labels_path + ": dims[0]: expected " + std::to_string(images.dims[0]) +
+                             " labels (one per image of " + images_path + "), got " +
+                             std::to_string(labels.dims[0]));
   for (size_t i = 0; i < labels.data.size(); ++i)
     if (labels.data[i] >= kClasses)
       throw std::runtime_error(labels_path + ": labels: expected values in [0, 10), got " +
@@ -78,8 +78,8 @@ std::string find_image_dataset_dir(const std::string& dataset, const std::string
     const auto gz = (fs::path(package_dir) / (std::string(stem) + ".gz")).string();
     if (!fs::exists(gz, ec) && !fs::exists((fs::path(package_dir) / stem), ec))
       throw std::runtime_error(std::string("Fashion-MNIST not found: ") + gz +
-                               " is missing; install the Debian package " +
-                               kFashionMnistPackage + " (apt-get install " + kFashionMnistPackage +
+                               " is missing; install the Debian package " + kFashionMnistPackage +
+                               " (apt-get install " + kFashionMnistPackage +
                                ", or `make deps`), or pass --data DIR");
   }
   return package_dir;

@@ -16,9 +16,10 @@ inline std::optional<std::string> fashion_mnist_or_skip() {
   try {
     return sb::data::find_image_dataset_dir("fashion-mnist", "");
   } catch (const std::runtime_error&) {
-    std::printf("SKIPPED: corpus 'fashion-mnist' not found in %s: install the Debian package %s "
-                "(`make deps`)\n",
-                sb::data::kFashionMnistDir, sb::data::kFashionMnistPackage);
+    std::printf(
+        "SKIPPED: corpus 'fashion-mnist' not found in %s: install the Debian package %s "
+        "(`make deps`)\n",
+        sb::data::kFashionMnistDir, sb::data::kFashionMnistPackage);
     return std::nullopt;
   }
 }
@@ -26,7 +27,7 @@ inline std::optional<std::string> fashion_mnist_or_skip() {
 }  // namespace sb::test
 
 /// Declares `const std::string var` = the Fashion-MNIST directory, or returns (skipped).
-#define SB_FASHION_MNIST_OR_SKIP(var)                       \
+#define SB_FASHION_MNIST_OR_SKIP(var)                         \
   const auto var##_found = sb::test::fashion_mnist_or_skip(); \
-  if (!var##_found) return;                                 \
+  if (!var##_found) return;                                   \
   const std::string var = *var##_found

@@ -105,8 +105,9 @@ TEST_CASE("classifier config: defaults are the paper's, files round-trip, bad ke
   const auto back = load_config_text(to_toml(c), "mem");
   CHECK(to_toml(back) == to_toml(c));
   CHECK(back.lr == c.lr);
-  CHECK(error_of([] { load_config_text("lr = 1\nlrr = 2\n", "f.toml"); })
-            .find("f.toml:2:1: unknown key 'lrr' (valid keys: dataset,") == 0);
+  CHECK(error_of([] {
+          load_config_text("lr = 1\nlrr = 2\n", "f.toml");
+        }).find("f.toml:2:1: unknown key 'lrr' (valid keys: dataset,") == 0);
   CHECK(error_of([] { load_config_text("epochs = 1.5\n", "f.toml"); }) ==
         "f.toml:1:1: key 'epochs': expected an integer");
   CHECK(error_of([] {
@@ -190,8 +191,8 @@ TEST_CASE("splits: the random split is a seeded partition, the official one keep
   CHECK(a.test.size() == 2000);
   // Partition: every image of the 70000 once (sum of all pixel sums equals the dataset's).
   const double all = ds.train.images.sum().item<double>() + ds.test.images.sum().item<double>();
-  const double parts = (a.train.images.sum() + a.valid.images.sum() + a.test.images.sum())
-                           .item<double>() * 255;
+  const double parts =
+      (a.train.images.sum() + a.valid.images.sum() + a.test.images.sum()).item<double>() * 255;
   CHECK(parts == Approx(all).epsilon(1e-6));
   const auto b = make_splits(ds, c);
   CHECK(torch::equal(a.test.labels, b.test.labels));
@@ -230,8 +231,7 @@ TEST_CASE("classifier: a tiny conv net beats chance (90% error) by far: test err
   }
 }
 
-TEST_CASE("classifier: interrupted and resumed equals uninterrupted, bit for bit",
-          "[classifier]") {
+TEST_CASE("classifier: interrupted and resumed equals uninterrupted, bit for bit", "[classifier]") {
   SB_FASHION_MNIST_OR_SKIP(dir);
   const auto ds = data::load_image_dataset("fashion-mnist", dir);
   const auto tmp = sb::test::temp_dir("classifier_resume");
@@ -243,8 +243,8 @@ TEST_CASE("classifier: interrupted and resumed equals uninterrupted, bit for bit
   cfg.out = (tmp / "resumed").string();
   // 600 images / 50 = 12 batches per epoch: stop mid-way through the first epoch.
   const auto resumed = train(cfg, ds, /*stop_after=*/7);
-  for (const auto* key : {"test_error_pct", "test_loss", "test_nll", "valid_loss",
-                          "train_loss", "final_lr", "steps", "best_epoch"})
+  for (const auto* key : {"test_error_pct", "test_loss", "test_nll", "valid_loss", "train_loss",
+                          "final_lr", "steps", "best_epoch"})
     CHECK(whole[key] == resumed[key]);
   CHECK(dump_rows(tmp / "whole" / "logprobs.h5") == dump_rows(tmp / "resumed" / "logprobs.h5"));
 }
@@ -276,9 +276,8 @@ TEST_CASE("classifier: the dump is the HDF5 contract and rank_analysis reads it 
     REQUIRE(total == Approx(1).epsilon(1e-5));  // float32 log-probabilities
   }
   int status = 0;
-  const auto out = sb::test::run(std::string(SB_RANK_ANALYSIS) + " --json --check " +
-                                     path.string() + " 2>&1",
-                                 &status);
+  const auto out = sb::test::run(
+      std::string(SB_RANK_ANALYSIS) + " --json --check " + path.string() + " 2>&1", &status);
   CHECK(status == 0);
   CHECK(out.find("\"rank\":") != std::string::npos);
   // d + 2 = 66 is not below min(T, M) = 10: the bound cannot bind, and the verdict says so.

@@ -27,7 +27,8 @@ std::vector<char> read_bytes(const fs::path& p) {
 }
 
 void write_bytes(const fs::path& p, const std::vector<char>& bytes) {
-  std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 /// A plain (uncompressed) IDX file of unsigned bytes.
@@ -35,7 +36,8 @@ std::vector<char> idx_bytes(std::vector<uint32_t> dims, const std::vector<uint8_
                             uint8_t type = 0x08) {
   std::vector<char> out{0, 0, static_cast<char>(type), static_cast<char>(dims.size())};
   for (const auto d : dims)
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((d >> shift) & 0xff));
+    for (int shift = 24; shift >= 0; shift -= 8)
+      out.push_back(static_cast<char>((d >> shift) & 0xff));
   out.insert(out.end(), data.begin(), data.end());
   return out;
 }
@@ -55,8 +57,7 @@ bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == std::
 
 }  // namespace
 
-TEST_CASE("idx reader: the package's gzip files read as Python's gzip module reads them",
-          "[idx]") {
+TEST_CASE("idx reader: the package's gzip files read as Python's gzip module reads them", "[idx]") {
   SB_FASHION_MNIST_OR_SKIP(dir);
   for (const auto* stem : {"t10k-labels-idx1-ubyte", "t10k-images-idx3-ubyte"}) {
     const auto path = idx_path(dir, stem);
@@ -66,7 +67,9 @@ TEST_CASE("idx reader: the package's gzip files read as Python's gzip module rea
     int status = 0;
     const auto out = sb::test::run(
         "/usr/bin/python3 -c \"import gzip,sys; d=gzip.open(sys.argv[1]).read(); "
-        "h=4+4*d[3]; print(len(d)-h, sum(d[h:]), d[h+7])\" " + path, &status);
+        "h=4+4*d[3]; print(len(d)-h, sum(d[h:]), d[h+7])\" " +
+            path,
+        &status);
     REQUIRE(status == 0);
     std::istringstream fields(out);
     int64_t n = 0, sum = 0, eighth = 0;
@@ -177,15 +180,16 @@ TEST_CASE("idx reader: a cut or damaged copy of the package's gzip file is named
   CHECK(e.find(damaged_path.string() + ": ") == 0);
   // Which one depends on where inflate notices: invalid codes, a bad CRC at the end, a stream
   // that ends early or runs long. Any of them, never a silent read.
-  CHECK((e.find(": gzip: ") != std::string::npos || e.find("(truncated file)") != std::string::npos ||
+  CHECK((e.find(": gzip: ") != std::string::npos ||
+         e.find("(truncated file)") != std::string::npos ||
          e.find("found more") != std::string::npos));
 }
 
 TEST_CASE("image dataset: labels out of range, mismatched counts and other sizes are named",
           "[idx]") {
   const auto tmp = sb::test::temp_dir("idx_set");
-  const auto write_set = [&](const fs::path& d, uint32_t n_images, uint32_t n_labels,
-                             uint8_t label, uint32_t side = 28) {
+  const auto write_set = [&](const fs::path& d, uint32_t n_images, uint32_t n_labels, uint8_t label,
+                             uint32_t side = 28) {
     fs::create_directories(d);
     const std::vector<uint8_t> pixels(size_t{n_images} * side * side, 0);
     for (const auto* split : {"train", "t10k"}) {

@@ -59,8 +59,8 @@ std::vector<ConfigKey> make_table() {
           "official: the train/t10k files, valid drawn from train (Table 2)"),
       key("train_size", "data", &C::train_size, "training images (0 = every image left)"),
       key("valid_size", "data", &C::valid_size, "validation images", 1),
-      key("test_size", "data", &C::test_size,
-          "test images (official split: the first N of t10k)", 1),
+      key("test_size", "data", &C::test_size, "test images (official split: the first N of t10k)",
+          1),
       key("head", "model", &C::head,
           "output head, registry spelling (softmax, taylor, sparse:k=3, ...) or mse (squared "
           "error on the one-hot target)"),
@@ -114,8 +114,7 @@ std::string override_error(const ConfigKey& k, const std::string& value) {
     case 2:
       return "";
     default:
-      return (value == "true" || value == "false" || value == "1" || value == "0") ? ""
-                                                                                    : expected;
+      return (value == "true" || value == "false" || value == "1" || value == "0") ? "" : expected;
   }
 }
 
@@ -193,8 +192,7 @@ ClassifierConfig load_config_text(const std::string& text, const std::string& so
 void apply_override(ClassifierConfig& cfg, const std::string& name, const std::string& value) {
   const ConfigKey* k = find_key(name);
   if (!k)
-    throw std::invalid_argument("unknown option '--" + name + "' (valid keys: " + key_list() +
-                                ")");
+    throw std::invalid_argument("unknown option '--" + name + "' (valid keys: " + key_list() + ")");
   const auto error = override_error(*k, value);
   if (!error.empty()) throw std::invalid_argument("--" + name + ": " + error);
   if (const auto* f = std::get_if<IntField>(&k->field))

@@ -37,20 +37,19 @@ struct ClassifierConfig {
   double momentum = 0.9;  // Nesterov
   int64_t batch_size = 200;
   int64_t eval_batch_size = 1000;
-  int64_t epochs = 100;      // at most
-  int64_t patience = 5;      // halve lr after this many epochs without validation improvement
-  int64_t early_stop = 15;   // stop after this many epochs without improvement (0 = never)
-  int64_t seed = 1;          // initial weights, shuffling and the random split
-  int64_t threads = 0;       // 0 = number of cores
+  int64_t epochs = 100;       // at most
+  int64_t patience = 5;       // halve lr after this many epochs without validation improvement
+  int64_t early_stop = 15;    // stop after this many epochs without improvement (0 = never)
+  int64_t seed = 1;           // initial weights, shuffling and the random split
+  int64_t threads = 0;        // 0 = number of cores
   int64_t log_interval = 50;  // progress line every N batches
   // outputs
-  std::string out = "";  // run directory; "" = results/<dataset>_<head>
+  std::string out = "";   // run directory; "" = results/<dataset>_<head>
   bool dump_test = true;  // write the test set's log-outputs (T, 10) to <out>/logprobs.h5
 };
 
-using ConfigField =
-    std::variant<int64_t ClassifierConfig::*, double ClassifierConfig::*,
-                 std::string ClassifierConfig::*, bool ClassifierConfig::*>;
+using ConfigField = std::variant<int64_t ClassifierConfig::*, double ClassifierConfig::*,
+                                 std::string ClassifierConfig::*, bool ClassifierConfig::*>;
 
 struct ConfigKey {
   std::string name;         ///< TOML key and --name

@@ -19,8 +19,8 @@ void he_init(const torch::Tensor& weight, const torch::Tensor& bias) {
 ConvNetImpl::ConvNetImpl(ConvNetOptions options) : options_(std::move(options)) {
   namespace nn = torch::nn;
   conv1 = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(1, options_.conv1, 5)));
-  conv2 = register_module("conv2",
-                          nn::Conv2d(nn::Conv2dOptions(options_.conv1, options_.conv2, 5)));
+  conv2 =
+      register_module("conv2", nn::Conv2d(nn::Conv2dOptions(options_.conv1, options_.conv2, 5)));
   fc = register_module("fc", nn::Linear(options_.conv2 * 4 * 4, options_.fc));
   out = register_module("out", nn::Linear(options_.fc, options_.classes));
   he_init(conv1->weight, conv1->bias);
@@ -43,9 +43,10 @@ ConvNetImpl::ConvNetImpl(ConvNetOptions options) : options_(std::move(options)) 
 
 torch::Tensor ConvNetImpl::hidden(const torch::Tensor& images) {
   namespace F = torch::nn::functional;
-  auto x = F::max_pool2d(torch::relu(conv1(images)), F::MaxPool2dFuncOptions(2));  // (N, c1, 12, 12)
-  x = F::max_pool2d(torch::relu(conv2(x)), F::MaxPool2dFuncOptions(2));  // (N, c2, 4, 4)
-  return torch::relu(fc(x.flatten(/*start_dim=*/1)));                    // (N, fc)
+  auto x =
+      F::max_pool2d(torch::relu(conv1(images)), F::MaxPool2dFuncOptions(2));  // (N, c1, 12, 12)
+  x = F::max_pool2d(torch::relu(conv2(x)), F::MaxPool2dFuncOptions(2));       // (N, c2, 4, 4)
+  return torch::relu(fc(x.flatten(/*start_dim=*/1)));                         // (N, fc)
 }
 
 torch::Tensor ConvNetImpl::logits(const torch::Tensor& h) { return out(h); }
@@ -57,7 +58,7 @@ torch::Tensor ConvNetImpl::log_probs(const torch::Tensor& h) {
 
 torch::Tensor ConvNetImpl::loss(const torch::Tensor& h, const torch::Tensor& targets) {
   if (options_.mse) {
-    const auto o = logits(h);                                                 // (N, M)
+    const auto o = logits(h);                                                // (N, M)
     const auto y = torch::one_hot(targets, options_.classes).to(o.dtype());  // (N, M)
     return (o - y).pow(2).sum(/*dim=*/1).mean();
   }

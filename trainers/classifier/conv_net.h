@@ -19,8 +19,8 @@ namespace sb::classifier {
 
 struct ConvNetOptions {
   int64_t conv1 = 30, conv2 = 60, fc = 500, classes = 10;
-  bool mse = false;     ///< squared-error outputs instead of a head
-  HeadSpec head;        ///< the head (ignored for mse)
+  bool mse = false;            ///< squared-error outputs instead of a head
+  HeadSpec head;               ///< the head (ignored for mse)
   double output_init_std = 0;  ///< 0 = zero output weights (the paper)
 };
 

@@ -72,9 +72,10 @@ ClassifierTrainer::ClassifierTrainer(ClassifierConfig config, Splits splits,
   torch::manual_seed(static_cast<uint64_t>(config_.seed));  // the initial weights
   model = make_conv_net(config_);
   // Nesterov momentum (Sutskever et al. 2013), as the paper's sec. 4.1.
-  optimizer_ = std::make_unique<torch::optim::SGD>(
-      model->parameters(),
-      torch::optim::SGDOptions(config_.lr).momentum(config_.momentum).nesterov(config_.momentum > 0));
+  optimizer_ =
+      std::make_unique<torch::optim::SGD>(model->parameters(), torch::optim::SGDOptions(config_.lr)
+                                                                   .momentum(config_.momentum)
+                                                                   .nesterov(config_.momentum > 0));
   state_.lr = config_.lr;
   state_.config = to_toml(trajectory_keys(config_));
 }
@@ -175,7 +176,8 @@ ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
                    "checkpoint is %s (lower the lr)\n",
                    static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch + 1),
                    value, path("checkpoint.pt").c_str());
-      metrics_.write({{"event", "non_finite"}, {"epoch", state_.epoch}, {"batch", state_.batch + 1}});
+      metrics_.write(
+          {{"event", "non_finite"}, {"epoch", state_.epoch}, {"batch", state_.batch + 1}});
       return EpochEnd::non_finite;
     }
     loss.backward();
@@ -229,7 +231,8 @@ ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
 
 void ClassifierTrainer::end_epoch(const Evaluation& valid, double seconds) {
   auto& s = state_;
-  const double train_loss = s.epoch_loss / static_cast<double>(std::max<int64_t>(1, s.epoch_images));
+  const double train_loss =
+      s.epoch_loss / static_cast<double>(std::max<int64_t>(1, s.epoch_images));
   std::printf(
       "| end of epoch %3lld | time %s | train loss %7.4f | valid loss %7.4f | valid error %6.2f%% "
       "| lr %g\n",
@@ -303,14 +306,14 @@ void ClassifierTrainer::finish() {
     h.vocab = classes_;
     writer = std::make_unique<analysis::LogProbWriter>(path("logprobs.h5"), h);
   }
-  const auto test = evaluate(model, splits_.test, config_.eval_batch_size,
-                             [&](const torch::Tensor& log_p, const torch::Tensor& labels) {
-                               if (!writer) return;
-                               const auto rows = log_p.to(torch::kFloat).contiguous();  // (n, M)
-                               const auto t = labels.contiguous();                      // (n,)
-                               writer->write_rows(rows.data_ptr<float>(), t.data_ptr<int64_t>(),
-                                                  rows.size(0));
-                             });
+  const auto test =
+      evaluate(model, splits_.test, config_.eval_batch_size,
+               [&](const torch::Tensor& log_p, const torch::Tensor& labels) {
+                 if (!writer) return;
+                 const auto rows = log_p.to(torch::kFloat).contiguous();  // (n, M)
+                 const auto t = labels.contiguous();                      // (n,)
+                 writer->write_rows(rows.data_ptr<float>(), t.data_ptr<int64_t>(), rows.size(0));
+               });
   double ppl = 0;
   if (writer) ppl = writer->finish();
   std::printf(
@@ -349,8 +352,9 @@ void ClassifierTrainer::finish() {
             {"test_ppl", dump ? number_or_null(ppl) : nlohmann::json(nullptr)},
             {"dump", dump ? path("logprobs.h5") : ""}};
   metrics_.write(final_);
-  lm::write_atomically(path("final.json"),
-                       [&](const std::string& tmp) { std::ofstream(tmp) << final_.dump(2) << '\n'; });
+  lm::write_atomically(path("final.json"), [&](const std::string& tmp) {
+    std::ofstream(tmp) << final_.dump(2) << '\n';
+  });
 }
 
 int ClassifierTrainer::run() {

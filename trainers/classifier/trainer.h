@@ -27,10 +27,10 @@ namespace sb::classifier {
 enum RunStatus : int { kFinished = 0, kNonFinite = 4, kInterrupted = 130 };
 
 struct ClassifierState {
-  int64_t epoch = 1;  ///< the epoch in progress (1-based)
-  int64_t batch = 0;  ///< batches of it done (0 at an epoch boundary)
-  int64_t step = 0;   ///< optimiser steps in the whole run
-  double lr = 0;      ///< current learning rate
+  int64_t epoch = 1;       ///< the epoch in progress (1-based)
+  int64_t batch = 0;       ///< batches of it done (0 at an epoch boundary)
+  int64_t step = 0;        ///< optimiser steps in the whole run
+  double lr = 0;           ///< current learning rate
   int64_t bad_epochs = 0;  ///< epochs since the last validation improvement
   int64_t best_epoch = 0;
   double best_valid_error = std::numeric_limits<double>::infinity();
