@@ -164,4 +164,19 @@ std::string HeadSpec::to_string() const {
   return out.str();
 }
 
+HeadSpec parse_head_setting(const std::string& text, const std::string& hint) {
+  try {
+    return HeadSpec::parse(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("head = \"" + text + "\": " + e.what() + hint);
+  }
+}
+
+std::string head_file_name(const std::string& text) {
+  std::string name = text;
+  for (char& c : name)
+    if (c == ':' || c == '=' || c == ',') c = '_';
+  return name;
+}
+
 }  // namespace sb

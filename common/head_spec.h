@@ -42,6 +42,11 @@ struct HeadSpec {
   std::string name() const;
 };
 
+/// HeadSpec::parse for a config's `head` key: the error reads `head = "<text>": <why><hint>`.
+HeadSpec parse_head_setting(const std::string& text, const std::string& hint = "");
+/// The spec as part of a file name: ':', '=' and ',' become '_' ("mos:K=15" -> "mos_K_15").
+std::string head_file_name(const std::string& text);
+
 /// Registry names in declaration order: softmax, sigsoftmax, relu, ...
 const std::vector<std::string>& head_names();
 std::string head_name(HeadKind kind);

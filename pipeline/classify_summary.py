@@ -12,7 +12,7 @@ import os
 import statistics
 
 from durations import format_duration
-from summary import ROOT, _json, _machine
+from summary import ROOT, _json, _machine, profile_header, write_markdown
 
 PAPER = os.path.join(ROOT, "results", "paper", "spherical_mnist.csv")
 
@@ -71,10 +71,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     paper = paper_rows()
     out: list[str] = []
     w = out.append
-    w(f"# Profile `{profile.name}`: {profile.description}\n")
-    w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 pipeline/"
-      f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
-    w(f"**Scaled down:** {profile.scaled_down}\n")
+    profile_header(w, profile)
     ds = first_final.get("dataset", "?")
     w(f"**Our setting:** dataset {ds}, {first_final.get('split', '?')} split, "
       f"{first_final.get('train_images', '?')} train / {first_final.get('valid_images', '?')} "
@@ -157,9 +154,4 @@ def write_summary(profile, runs, global_timings: dict) -> str:
       "analyse stage times).\n")
     if any(errors.values()):
         write_plot(profile, [h for h in heads if errors[h]], errors)
-    path = os.path.join(profile.out, "summary.md")
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write("\n".join(out))
-    os.replace(tmp, path)
-    return path
+    return write_markdown(os.path.join(profile.out, "summary.md"), out)

@@ -12,8 +12,8 @@ import os
 import statistics
 import tomllib
 
-from durations import format_duration
-from summary import _json, _machine, _mean_std, _paper_csv
+from summary import (_json, _machine, _mean_std, _paper_csv, profile_header, wall_time_rows,
+                     write_markdown)
 
 
 def _paper(paper: str, dataset: str) -> dict[tuple[str, str], float]:
@@ -68,10 +68,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     rank = {id(r): _json(os.path.join(r.dir, "rank.json")) for r in runs}
     out: list[str] = []
     w = out.append
-    w(f"# Profile `{profile.name}`: {profile.description}\n")
-    w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 pipeline/"
-      f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
-    w(f"**Scaled down:** {profile.scaled_down}\n")
+    profile_header(w, profile)
     w(f"**Our setting:** {_setting(profile, runs)}\n")
     w(f"**Machine:** {_machine()}.\n")
 
@@ -130,21 +127,6 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("## Wall time of every stage\n")
     w("| run | train (+ evaluation and dump) | analyse | total |")
     w("|---|---|---|---|")
-    grand = 0.0
-    for r in runs:
-        st = _json(os.path.join(r.dir, "stages.json"))
-        secs = [st[n]["seconds"] if n in st else None for n in ("train", "analyse")]
-        total = sum(s for s in secs if s is not None)
-        grand += total
-        w(f"| {r.label} | " + " | ".join("-" if s is None else format_duration(s) for s in secs) +
-          f" | {format_duration(total)} |")
-    extra = sum(v.get("seconds", 0.0) for v in global_timings.values())
-    grand += extra
-    w(f"\nPlot and tables: {format_duration(extra)}. **All stages: {format_duration(grand)}** "
-      "(sum of the recorded stage times, interrupted attempts included).\n")
-    path = os.path.join(profile.out, "summary.md")
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write("\n".join(out) + "\n")
-    os.replace(tmp, path)
-    return path
+    wall_time_rows(w, runs, lambda r: _json(os.path.join(r.dir, "stages.json")),
+                   ("train", "analyse"), global_timings)
+    return write_markdown(os.path.join(profile.out, "summary.md"), out)

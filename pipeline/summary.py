@@ -245,6 +245,40 @@ def findings_section(runs, res: dict) -> list[str]:
     return out
 
 
+def profile_header(w, profile) -> None:
+    """The first lines of every profile's summary.md: title, the command, the scaling."""
+    w(f"# Profile `{profile.name}`: {profile.description}\n")
+    w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 pipeline/"
+      f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
+    w(f"**Scaled down:** {profile.scaled_down}\n")
+
+
+def wall_time_rows(w, runs, stages_of, names, global_timings: dict) -> None:
+    """One row per run: the seconds of each stage in `names` (stages_of(run): its stages.json),
+    and its total; then the profile-wide stages and the sum of everything."""
+    grand = 0.0
+    for r in runs:
+        st = stages_of(r)
+        secs = [st[n]["seconds"] if n in st else None for n in names]
+        total = sum(s for s in secs if s is not None)
+        grand += total
+        w(f"| {r.label} | " + " | ".join("-" if s is None else format_duration(s) for s in secs) +
+          f" | {format_duration(total)} |")
+    extra = sum(v.get("seconds", 0.0) for v in global_timings.values())
+    grand += extra
+    w(f"\nPlot and tables: {format_duration(extra)}. **All stages: {format_duration(grand)}** "
+      "(sum of the recorded stage times, interrupted attempts included).\n")
+
+
+def write_markdown(path: str, lines: list[str]) -> str:
+    """Writes the lines to path atomically (a temporary file renamed into place)."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
 def write_summary(profile, runs, global_timings: dict) -> str:
     res = {id(r): run_results(r) for r in runs}
     heads = list(dict.fromkeys(r.head for r in runs))
@@ -257,10 +291,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
                   if r["dataset"] == dataset}
     out = []
     w = out.append
-    w(f"# Profile `{profile.name}`: {profile.description}\n")
-    w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 pipeline/"
-      f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
-    w(f"**Scaled down:** {profile.scaled_down}\n")
+    profile_header(w, profile)
     w(f"**Our setting:** {_setting(profile, runs)}\n")
     w(f"**Machine:** {_machine()}.\n")
 
@@ -356,22 +387,6 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     names = ["train", "finetune", "dump", "score", "dyneval", "analyse", "epoch_ranks"]
     w("| run | " + " | ".join(names) + " | total |")
     w("|---|" + "---|" * (len(names) + 1))
-    grand = 0.0
-    for r in runs:
-        st = res[id(r)]["stages"]
-        secs = [st[n]["seconds"] if n in st else None for n in names]
-        total = sum(s for s in secs if s is not None)
-        grand += total
-        w(f"| {r.label} | " + " | ".join("-" if s is None else format_duration(s) for s in secs) +
-          f" | {format_duration(total)} |")
-    extra = sum(v.get("seconds", 0.0) for v in global_timings.values())
-    grand += extra
-    w(f"\nPlot and tables: {format_duration(extra)}. **All stages: {format_duration(grand)}** (sum of the recorded "
-      "stage times, interrupted attempts included).\n")
-    path = os.path.join(profile.out, "summary.md")
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write("\n".join(out) + "\n")
-    os.replace(tmp, path)
-    return path
+    wall_time_rows(w, runs, lambda r: res[id(r)]["stages"], names, global_timings)
+    return write_markdown(os.path.join(profile.out, "summary.md"), out)
 

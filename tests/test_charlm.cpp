@@ -19,6 +19,7 @@
 #include "datasets/corpus.h"
 #include "tests/corpus_or_skip.h"
 #include "tests/run_command.h"
+#include "tests/run_outputs.h"
 #include "tests/temp_dir.h"
 #include "trainers/charlm/char_corpus.h"
 #include "trainers/charlm/char_trainer.h"
@@ -27,6 +28,8 @@
 using namespace sb;
 using namespace sb::charlm;
 namespace fs = std::filesystem;
+using sb::test::all_rows;
+using sb::test::read_json;
 using sb::test::temp_dir;
 
 namespace {
@@ -48,22 +51,7 @@ CharConfig tiny_config(const fs::path& out) {
 std::optional<CharCorpus> ptb_chars(int64_t train, int64_t valid, int64_t test) {
   const auto dir = sb::test::corpus_or_skip("ptb");
   if (!dir) return std::nullopt;
-  auto c = char_corpus(data::load_corpus(*dir));
-  c.train.resize(static_cast<size_t>(train));
-  c.valid.resize(static_cast<size_t>(valid));
-  c.test.resize(static_cast<size_t>(test));
-  return c;
-}
-
-nlohmann::json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-std::vector<float> all_rows(const analysis::LogProbReader& reader) {
-  std::vector<float> rows(static_cast<size_t>(reader.rows() * reader.cols()));
-  reader.read_rows(0, reader.rows(), rows.data());
-  return rows;
+  return sb::test::first_ids(char_corpus(data::load_corpus(*dir)), train, valid, test);
 }
 
 std::vector<std::string> words_of(const data::Vocabulary& v, const std::vector<int64_t>& ids) {
@@ -170,33 +158,17 @@ TEST_CASE("train_charlm: interrupted mid-epoch and resumed equals uninterrupted,
   const auto found = ptb_chars(20000, 2000, 500);
   if (!found) return;
   const auto& corpus = *found;
-  auto run = [&](const fs::path& out, int64_t stop_after) {
+  auto run = [&](const fs::path& out, int64_t stop_after, bool resume) {
     CharTrainer trainer(tiny_config(out), corpus, out.string());
+    if (resume) trainer.resume();
     trainer.stop_after_batches = stop_after;
     return trainer.run();
   };
-  REQUIRE(run(base / "straight", 0) == lm::kFinished);
+  REQUIRE(run(base / "straight", 0, false) == lm::kFinished);
   // 20 batches an epoch (1000 rows / 50), 2 epochs: stops at 7, 14 | 1, 8, 15 | 2, ...
   const auto out = base / "interrupted";
-  CHECK(run(out, 7) == lm::kInterrupted);
-  int status = lm::kInterrupted, resumes = 0;
-  while (status == lm::kInterrupted) {
-    CharTrainer trainer(tiny_config(out), corpus, out.string());
-    trainer.resume();
-    trainer.stop_after_batches = 7;
-    status = trainer.run();
-    ++resumes;
-  }
-  CHECK(status == lm::kFinished);
-  CHECK(resumes >= 4);
-  const auto a = read_json(base / "straight" / "final.json");
-  const auto b = read_json(out / "final.json");
-  CHECK(a["valid_loss"].get<double>() == b["valid_loss"].get<double>());
-  CHECK(a["test_loss"].get<double>() == b["test_loss"].get<double>());
-  CHECK(a["steps"].get<int64_t>() == b["steps"].get<int64_t>());
-  const analysis::LogProbReader ra((base / "straight" / "logprobs.h5").string());
-  const analysis::LogProbReader rb((out / "logprobs.h5").string());
-  CHECK(all_rows(ra) == all_rows(rb));
+  CHECK(sb::test::interrupt_and_resume(out, 7, run) >= 4);
+  sb::test::check_identical_runs(base / "straight", out);
   fs::remove_all(base);
 }
 

@@ -17,6 +17,7 @@
 #include "datasets/corpus.h"
 #include "tests/corpus_or_skip.h"
 #include "tests/run_command.h"
+#include "tests/run_outputs.h"
 #include "tests/temp_dir.h"
 #include "trainers/heads/output_head.h"
 #include "trainers/lm/trainer.h"
@@ -28,6 +29,9 @@
 using namespace sb;
 using namespace sb::nplm;
 namespace fs = std::filesystem;
+using sb::test::all_rows;
+using sb::test::ptb_slice;
+using sb::test::read_json;
 using sb::test::temp_dir;
 
 namespace {
@@ -43,27 +47,6 @@ NplmConfig tiny_config(const fs::path& out) {
   c.seed = 7;
   c.out = out.string();
   return c;
-}
-
-std::optional<data::Corpus> ptb_slice(int64_t train, int64_t valid, int64_t test) {
-  const auto dir = sb::test::corpus_or_skip("ptb");
-  if (!dir) return std::nullopt;
-  auto corpus = data::load_corpus(*dir);
-  corpus.train.resize(static_cast<size_t>(train));
-  corpus.valid.resize(static_cast<size_t>(valid));
-  corpus.test.resize(static_cast<size_t>(test));
-  return corpus;
-}
-
-nlohmann::json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-std::vector<float> all_rows(const analysis::LogProbReader& reader) {
-  std::vector<float> rows(static_cast<size_t>(reader.rows() * reader.cols()));
-  reader.read_rows(0, reader.rows(), rows.data());
-  return rows;
 }
 
 std::vector<int64_t> row(const torch::Tensor& t, int64_t i) {
@@ -203,34 +186,17 @@ TEST_CASE("train_nplm: interrupted mid-epoch and resumed equals uninterrupted, b
   const auto corpus_found = ptb_slice(5000, 1000, 300);
   if (!corpus_found) return;
   const auto& corpus = *corpus_found;
-  auto run = [&](const fs::path& out, int64_t stop_after) {
+  auto run = [&](const fs::path& out, int64_t stop_after, bool resume) {
     NplmTrainer trainer(tiny_config(out), corpus, out.string());
+    if (resume) trainer.resume();
     trainer.stop_after_batches = stop_after;
     return trainer.run();
   };
-  REQUIRE(run(base / "straight", 0) == lm::kFinished);
+  REQUIRE(run(base / "straight", 0, false) == lm::kFinished);
   // 50 batches an epoch, 2 epochs: stop at 23, 46 (epoch 1) and 69, 92 (epoch 2).
   const auto out = base / "interrupted";
-  CHECK(run(out, 23) == lm::kInterrupted);
-  CHECK_FALSE(fs::exists(out / "logprobs.h5"));
-  int status = lm::kInterrupted, resumes = 0;
-  while (status == lm::kInterrupted) {
-    NplmTrainer trainer(tiny_config(out), corpus, out.string());
-    trainer.resume();
-    trainer.stop_after_batches = 23;
-    status = trainer.run();
-    ++resumes;
-  }
-  CHECK(status == lm::kFinished);
-  CHECK(resumes >= 3);
-  const auto a = read_json(base / "straight" / "final.json");
-  const auto b = read_json(out / "final.json");
-  CHECK(a["valid_loss"].get<double>() == b["valid_loss"].get<double>());
-  CHECK(a["test_loss"].get<double>() == b["test_loss"].get<double>());
-  CHECK(a["steps"].get<int64_t>() == b["steps"].get<int64_t>());
-  const analysis::LogProbReader ra((base / "straight" / "logprobs.h5").string());
-  const analysis::LogProbReader rb((out / "logprobs.h5").string());
-  CHECK(all_rows(ra) == all_rows(rb));
+  CHECK(sb::test::interrupt_and_resume(out, 23, run) >= 3);
+  sb::test::check_identical_runs(base / "straight", out);
   // A changed config is refused, naming the key.
   auto changed = tiny_config(out);
   changed.lr = 0.2;

@@ -17,12 +17,16 @@
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "tests/corpus_or_skip.h"
+#include "tests/run_outputs.h"
 #include "tests/temp_dir.h"
 #include "trainers/lm/trainer.h"
 
 using namespace sb;
 using namespace sb::lm;
 namespace fs = std::filesystem;
+using sb::test::all_rows;
+using sb::test::ptb_slice;
+using sb::test::read_json;
 using sb::test::temp_dir;
 
 namespace {
@@ -43,28 +47,6 @@ WordLmConfig tiny_config(const fs::path& out) {
   c.seed = 7;
   c.out = out.string();
   return c;
-}
-
-/// The first tokens of PTB's splits, or nullopt (the test is skipped) without the corpus.
-std::optional<data::Corpus> ptb_slice(int64_t train, int64_t valid, int64_t test) {
-  const auto dir = sb::test::corpus_or_skip("ptb");
-  if (!dir) return std::nullopt;
-  auto corpus = data::load_corpus(*dir);
-  corpus.train.resize(static_cast<size_t>(train));
-  corpus.valid.resize(static_cast<size_t>(valid));
-  corpus.test.resize(static_cast<size_t>(test));
-  return corpus;
-}
-
-nlohmann::json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-std::vector<float> all_rows(const analysis::LogProbReader& reader) {
-  std::vector<float> rows(static_cast<size_t>(reader.rows() * reader.cols()));
-  reader.read_rows(0, reader.rows(), rows.data());
-  return rows;
 }
 
 }  // namespace

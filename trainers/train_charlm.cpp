@@ -7,21 +7,12 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/charlm/char_trainer.h"
 #include "trainers/lm/process_setup.h"
-#include "trainers/lm/trainer.h"
-
-namespace {
-
-void truncate(std::vector<int64_t>& ids, int64_t n) {
-  if (n > 0 && static_cast<int64_t>(ids.size()) > n) ids.resize(static_cast<size_t>(n));
-}
-
-}  // namespace
+#include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -34,30 +25,21 @@ int main(int argc, char** argv) {
       "4 non-finite loss, 130 interrupted (checkpoint saved; continue with --resume)."};
   sb::runkit::FlatArgs args;
   sb::charlm::char_config().add_options(app, args);
-  bool resume = false;
-  int64_t stop_after = 0;
-  app.add_flag("--resume", resume,
-               "continue the run in <out> from its checkpoint.pt (same config: bit-identical "
-               "result for the same seed and threads)");
-  app.add_option("--stop-after-batches", stop_after,
-                 "testing: stop as Ctrl-C would after this many batches of this process")
-      ->group("Testing");
-  CLI11_PARSE(app, argc, argv);
-  try {
+  sb::runkit::RunFlags flags;
+  sb::runkit::add_run_flags(app, flags);
+  if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
+  return sb::runkit::guarded([&] {
     const auto config = sb::charlm::char_config().resolve(args);
     sb::charlm::validate(config);
     sb::lm::keep_freed_memory();
     const int threads = sb::lm::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto chars = sb::charlm::char_corpus(sb::data::load_corpus(dir));
-    truncate(chars.train, config.train_chars);
-    truncate(chars.valid, config.valid_chars);
-    truncate(chars.test, config.test_chars);
+    sb::runkit::truncate(chars.train, config.train_chars);
+    sb::runkit::truncate(chars.valid, config.valid_chars);
+    sb::runkit::truncate(chars.test, config.test_chars);
     const auto run_dir = sb::charlm::run_dir(config);
-    if (!resume && std::filesystem::exists(std::filesystem::path(run_dir) / "checkpoint.pt"))
-      throw std::runtime_error(run_dir +
-                               "/checkpoint.pt exists: pass --resume to continue that run, or "
-                               "choose another --out");
+    sb::runkit::check_fresh_run(run_dir, flags.resume);
     std::printf(
         "%s characters: %s, %lld train / %lld valid / %lld test symbols, M = %lld; LSTM %lld x "
         "%lld (d = %lld), head %s; %d threads; run directory %s\n",
@@ -67,12 +49,6 @@ int main(int argc, char** argv) {
         static_cast<long long>(config.nhid), static_cast<long long>(config.nhid),
         config.head.c_str(), threads, run_dir.c_str());
     sb::charlm::CharTrainer trainer(config, std::move(chars), run_dir);
-    if (resume) trainer.resume();
-    trainer.stop_after_batches = stop_after;
-    sb::lm::install_interrupt_handler();
-    return trainer.run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  }
+    return sb::runkit::run_trainer(trainer, flags);
+  });
 }

@@ -8,14 +8,13 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 
 #include "datasets/image_dataset.h"
 #include "trainers/classifier/config.h"
 #include "trainers/classifier/splits.h"
 #include "trainers/classifier/trainer.h"
 #include "trainers/lm/process_setup.h"
-#include "trainers/lm/trainer.h"  // install_interrupt_handler
+#include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -31,20 +30,10 @@ int main(int argc, char** argv) {
       "(checkpoint saved; --resume continues)."};
   sb::classifier::ConfigArgs args;
   sb::classifier::add_config_options(app, args);
-  bool resume = false;
-  int64_t stop_after = 0;
-  app.add_flag("--resume", resume,
-               "continue the run in <out> from its checkpoint.pt (same config: bit-identical "
-               "result for the same seed and threads)");
-  app.add_option("--stop-after-batches", stop_after,
-                 "testing: stop as Ctrl-C would after this many batches of this process")
-      ->group("Testing");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  try {
+  sb::runkit::RunFlags flags;
+  sb::runkit::add_run_flags(app, flags);
+  if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
+  return sb::runkit::guarded([&] {
     const auto config = sb::classifier::resolve_config(args);
     sb::lm::keep_freed_memory();
     const int threads = sb::lm::set_threads(config.threads);
@@ -52,10 +41,7 @@ int main(int argc, char** argv) {
     const auto data = sb::data::load_image_dataset(config.dataset, dir);
     auto splits = sb::classifier::make_splits(data, config);
     const auto run_dir = sb::classifier::default_run_dir(config);
-    if (!resume && std::filesystem::exists(std::filesystem::path(run_dir) / "checkpoint.pt"))
-      throw std::runtime_error(run_dir +
-                               "/checkpoint.pt exists: pass --resume to continue that run, "
-                               "or choose another --out");
+    sb::runkit::check_fresh_run(run_dir, flags.resume);
     std::printf(
         "%s: %s, %s split: %lld train / %lld valid / %lld test images; head %s; %d threads; run "
         "directory %s\n",
@@ -65,12 +51,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     sb::classifier::ClassifierTrainer trainer(config, std::move(splits), data.classes, data.name,
                                               run_dir);
-    if (resume) trainer.resume();
-    trainer.stop_after_batches = stop_after;
-    sb::lm::install_interrupt_handler();
-    return trainer.run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  }
+    return sb::runkit::run_trainer(trainer, flags);
+  });
 }

@@ -6,21 +6,12 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/lm/process_setup.h"
-#include "trainers/lm/trainer.h"
 #include "trainers/nplm/nplm_trainer.h"
-
-namespace {
-
-void truncate(std::vector<int64_t>& ids, int64_t n) {
-  if (n > 0 && static_cast<int64_t>(ids.size()) > n) ids.resize(static_cast<size_t>(n));
-}
-
-}  // namespace
+#include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -33,30 +24,21 @@ int main(int argc, char** argv) {
       "interrupted (checkpoint saved; continue with --resume)."};
   sb::runkit::FlatArgs args;
   sb::nplm::nplm_config().add_options(app, args);
-  bool resume = false;
-  int64_t stop_after = 0;
-  app.add_flag("--resume", resume,
-               "continue the run in <out> from its checkpoint.pt (same config: bit-identical "
-               "result for the same seed and threads)");
-  app.add_option("--stop-after-batches", stop_after,
-                 "testing: stop as Ctrl-C would after this many batches of this process")
-      ->group("Testing");
-  CLI11_PARSE(app, argc, argv);
-  try {
+  sb::runkit::RunFlags flags;
+  sb::runkit::add_run_flags(app, flags);
+  if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
+  return sb::runkit::guarded([&] {
     const auto config = sb::nplm::nplm_config().resolve(args);
     sb::nplm::validate(config);
     sb::lm::keep_freed_memory();
     const int threads = sb::lm::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(dir);
-    truncate(corpus.train, config.train_tokens);
-    truncate(corpus.valid, config.valid_tokens);
-    truncate(corpus.test, config.test_tokens);
+    sb::runkit::truncate(corpus.train, config.train_tokens);
+    sb::runkit::truncate(corpus.valid, config.valid_tokens);
+    sb::runkit::truncate(corpus.test, config.test_tokens);
     const auto run_dir = sb::nplm::run_dir(config);
-    if (!resume && std::filesystem::exists(std::filesystem::path(run_dir) / "checkpoint.pt"))
-      throw std::runtime_error(run_dir +
-                               "/checkpoint.pt exists: pass --resume to continue that run, or "
-                               "choose another --out");
+    sb::runkit::check_fresh_run(run_dir, flags.resume);
     std::printf(
         "%s: %s, %lld train / %lld valid / %lld test tokens, vocabulary %lld; nplm, context %lld, "
         "%lld x %lld ReLU, head %s; %d threads; run directory %s\n",
@@ -66,12 +48,6 @@ int main(int argc, char** argv) {
         static_cast<long long>(config.layers), static_cast<long long>(config.hidden),
         config.head.c_str(), threads, run_dir.c_str());
     sb::nplm::NplmTrainer trainer(config, std::move(corpus), run_dir);
-    if (resume) trainer.resume();
-    trainer.stop_after_batches = stop_after;
-    sb::lm::install_interrupt_handler();
-    return trainer.run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  }
+    return sb::runkit::run_trainer(trainer, flags);
+  });
 }

@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
@@ -13,14 +12,7 @@
 #include "trainers/lm/device.h"
 #include "trainers/lm/process_setup.h"
 #include "trainers/lm/trainer.h"
-
-namespace {
-
-void truncate(std::vector<int64_t>& ids, int64_t n) {
-  if (n > 0 && static_cast<int64_t>(ids.size()) > n) ids.resize(static_cast<size_t>(n));
-}
-
-}  // namespace
+#include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -31,14 +23,8 @@ int main(int argc, char** argv) {
       "metrics.jsonl, checkpoint.pt, best.pt, best_finetune.pt, logprobs.h5, final.json."};
   sb::lm::ConfigArgs config_args;
   sb::lm::add_config_options(app, config_args);
-  bool resume = false;
-  int64_t stop_after = 0;
-  app.add_flag("--resume", resume,
-               "continue the run in <out> from its checkpoint.pt (same config, bit-identical "
-               "result for the same seed and threads)");
-  app.add_option("--stop-after-batches", stop_after,
-                 "testing: stop as Ctrl-C would after this many batches of this process")
-      ->group("Testing");
+  sb::runkit::RunFlags flags;
+  sb::runkit::add_run_flags(app, flags);
   std::string until = "dump";
   app.add_option("--until", until,
                  "stop after this stage, checkpoint saved: train (the main SGD/NT-ASGD phase), "
@@ -46,8 +32,8 @@ int main(int argc, char** argv) {
                  "--resume continues from there")
       ->check(CLI::IsMember({"train", "finetune", "dump"}))
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  try {
+  if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
+  return sb::runkit::guarded([&] {
     auto config = sb::lm::resolve_config(config_args);
     const auto device = sb::lm::resolve_device(config.device);  // fails here, before the corpus
     config.device = device.str();  // what config.toml records: cpu, cuda:0, ...
@@ -55,14 +41,11 @@ int main(int argc, char** argv) {
     const int threads = sb::lm::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(dir);
-    truncate(corpus.train, config.train_tokens);
-    truncate(corpus.valid, config.valid_tokens);
-    truncate(corpus.test, config.test_tokens);
+    sb::runkit::truncate(corpus.train, config.train_tokens);
+    sb::runkit::truncate(corpus.valid, config.valid_tokens);
+    sb::runkit::truncate(corpus.test, config.test_tokens);
     const auto run_dir = sb::lm::default_run_dir(config);
-    if (!resume && std::filesystem::exists(std::filesystem::path(run_dir) / "checkpoint.pt"))
-      throw std::runtime_error(run_dir +
-                               "/checkpoint.pt exists: pass --resume to continue that run, "
-                               "or choose another --out");
+    sb::runkit::check_fresh_run(run_dir, flags.resume);
     std::printf(
         "%s: %s, %lld train / %lld valid / %lld test tokens, vocabulary %lld; head %s; "
         "%d threads; device %s; run directory %s\n",
@@ -71,15 +54,12 @@ int main(int argc, char** argv) {
         static_cast<long long>(corpus.vocab.size()), config.head.c_str(), threads,
         sb::lm::describe_device(device).c_str(), run_dir.c_str());
     sb::lm::WordLmTrainer trainer(config, std::move(corpus), run_dir);
-    if (resume) trainer.resume();
-    trainer.stop_after_batches = stop_after;
-    sb::lm::install_interrupt_handler();
+    if (flags.resume) trainer.resume();
+    trainer.stop_after_batches = flags.stop_after_batches;
+    sb::runkit::handle_interrupts();
     const auto stop_phase = until == "train"      ? sb::lm::Phase::main
                             : until == "finetune" ? sb::lm::Phase::finetune
                                                   : sb::lm::Phase::done;
     return trainer.run(stop_phase);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  }
+  });
 }

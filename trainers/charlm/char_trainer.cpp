@@ -1,10 +1,7 @@
 #include "trainers/charlm/char_trainer.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "datasets/batchify.h"
@@ -14,14 +11,7 @@
 
 namespace sb::charlm {
 
-namespace fs = std::filesystem;
-using clock_type = std::chrono::steady_clock;
-
 namespace {
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
 double bpc(double nats) { return nats / std::log(2.0); }
 
@@ -53,8 +43,7 @@ double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
 }
 
 CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_dir)
-    : config_(std::move(config)), corpus_(std::move(corpus)), run_dir_(std::move(run_dir)) {
-  fs::create_directories(run_dir_);
+    : EpochTrainer(std::move(run_dir)), config_(std::move(config)), corpus_(std::move(corpus)) {
   torch::manual_seed(static_cast<uint64_t>(config_.seed));
   model = CharLstm(corpus_.vocab.size(), HeadSpec::parse(config_.head), config_.emsize,
                    config_.nhid, config_.nlayers);
@@ -74,23 +63,10 @@ CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_d
   state_.config = trajectory_toml(config_);
 }
 
-std::string CharTrainer::path(const std::string& name) const {
-  return (fs::path(run_dir_) / name).string();
-}
+std::string CharTrainer::config_toml() const { return char_config().to_toml(config_); }
 
-void CharTrainer::save() {
-  runkit::save_run_checkpoint(path("checkpoint.pt"), *model, *optimizer_, state_);
-}
-
-void CharTrainer::resume() {
-  auto loaded = runkit::load_run_checkpoint(path("checkpoint.pt"), *model, *optimizer_);
-  if (loaded.config != state_.config)
-    throw std::runtime_error(path("checkpoint.pt") + ": written with a different config (" +
-                             runkit::config_difference(loaded.config, state_.config) +
-                             "); resume with the same settings or use a new --out");
-  state_ = std::move(loaded);
-  std::printf("resuming %s: epoch %lld, batch %lld\n", run_dir_.c_str(),
-              static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch));
+double CharTrainer::validate() {
+  return evaluate(model, valid_data_, config_.bptt, lm::timed_progress("valid"));
 }
 
 CharTrainer::EpochEnd CharTrainer::train_epoch() {
@@ -101,74 +77,36 @@ CharTrainer::EpochEnd CharTrainer::train_epoch() {
                                           : model->zero_state(B);
   state_.carried.clear();
   model->train();
-  double interval_loss = 0;
-  int64_t interval_batches = 0, interval_tokens = 0;
-  auto interval_start = clock_type::now(), epoch_start = clock_type::now();
-  const int64_t first_batch = state_.batch;
+  runkit::IntervalMeter meter(state_.batch);
   while (state_.batch < batches) {
     auto [x, y] = data::get_batch(train_data_, state_.batch * bptt, bptt);  // (len, B)
     optimizer_->zero_grad();
     auto [out, next] = model->forward(x, state);
     const auto loss = model->loss(out, y.reshape({-1}));
     const double value = loss.item<double>();
-    if (!std::isfinite(value)) {
-      std::fprintf(stderr,
-                   "error: epoch %lld batch %lld: training loss is %g; stopping. The last good "
-                   "checkpoint is %s (resume with a lower lr or clip)\n",
-                   static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch + 1),
-                   value, path("checkpoint.pt").c_str());
-      metrics_.write(
-          {{"event", "non_finite"}, {"epoch", state_.epoch}, {"batch", state_.batch + 1}});
-      return EpochEnd::non_finite;
-    }
+    if (!std::isfinite(value)) return non_finite(value);
     loss.backward();
     if (config_.clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), config_.clip);
     optimizer_->step();
     state = detached(next);
-    const int64_t tokens = y.numel();
-    ++state_.batch;
-    ++state_.step;
-    ++batches_this_process_;
-    state_.epoch_loss += value * static_cast<double>(tokens);
-    state_.epoch_tokens += tokens;
-    interval_loss += value;
-    ++interval_batches;
-    interval_tokens += tokens;
+    const bool stop = count_batch(value, y.numel());
+    meter.add(value, y.numel());
     if (state_.batch % config_.log_interval == 0) {
-      const double elapsed = seconds_since(interval_start);
-      const double per_batch =
-          seconds_since(epoch_start) / static_cast<double>(state_.batch - first_batch);
-      const double mean = interval_loss / static_cast<double>(interval_batches);
-      const double eta = per_batch * static_cast<double>(batches - state_.batch) +
-                         per_batch * static_cast<double>(batches) *
-                             static_cast<double>(config_.epochs - state_.epoch);
-      lm::TrainProgress p{"char",
-                          state_.epoch,
-                          state_.batch,
-                          batches,
-                          state_.lr,
-                          1000 * elapsed / static_cast<double>(interval_batches),
-                          static_cast<double>(interval_tokens) / elapsed,
-                          mean,
-                          eta};
+      const auto p =
+          meter.take("char", state_.epoch, config_.epochs, state_.batch, batches, state_.lr);
       std::printf(
           "| char     epoch %3lld | %5lld/%5lld batches | ms/batch %7.1f | chars/s %6.0f "
           "| loss %6.3f | bpc %6.3f | ETA %s\n",
           static_cast<long long>(p.epoch), static_cast<long long>(p.batch),
-          static_cast<long long>(p.batches), p.ms_per_batch, p.tokens_per_s, mean, bpc(mean),
-          lm::format_duration(eta).c_str());
+          static_cast<long long>(p.batches), p.ms_per_batch, p.tokens_per_s, p.loss, bpc(p.loss),
+          lm::format_duration(p.eta_seconds).c_str());
       std::fflush(stdout);
       auto record = lm::to_json(p);
-      record["bpc"] = bpc(mean);
-      record["eta_seconds"] = eta;
+      record["bpc"] = bpc(p.loss);
+      record["eta_seconds"] = p.eta_seconds;
       metrics_.write(record);
-      interval_loss = 0;
-      interval_batches = interval_tokens = 0;
-      interval_start = clock_type::now();
     }
-    if (stop_after_batches > 0 && batches_this_process_ >= stop_after_batches)
-      lm::stop_requested().store(true);
-    if (lm::stop_requested().load()) {
+    if (stop) {
       if (state_.batch < batches) state_.carried = {state.first, state.second};
       return EpochEnd::interrupted;
     }
@@ -176,9 +114,7 @@ CharTrainer::EpochEnd CharTrainer::train_epoch() {
   return EpochEnd::completed;
 }
 
-void CharTrainer::end_epoch(double valid_loss, double seconds) {
-  const double train_loss =
-      state_.epoch_loss / static_cast<double>(std::max<int64_t>(1, state_.epoch_tokens));
+void CharTrainer::report_epoch(double train_loss, double valid_loss, double seconds) {
   std::printf("| end of epoch %3lld | time %s | train bpc %6.3f | valid bpc %6.3f\n",
               static_cast<long long>(state_.epoch), lm::format_duration(seconds).c_str(),
               bpc(train_loss), bpc(valid_loss));
@@ -189,18 +125,6 @@ void CharTrainer::end_epoch(double valid_loss, double seconds) {
                   {"valid_loss", valid_loss},
                   {"valid_bpc", bpc(valid_loss)},
                   {"seconds", seconds}});
-  if (valid_loss < state_.best_valid) {
-    state_.best_valid = valid_loss;
-    state_.bad_epochs = 0;
-    runkit::save_weights(path("best.pt"), *model);
-    std::printf("  saved the best model so far to %s\n", path("best.pt").c_str());
-  } else {
-    ++state_.bad_epochs;
-  }
-  ++state_.epoch;
-  state_.batch = 0;
-  state_.epoch_loss = 0;
-  state_.epoch_tokens = 0;
 }
 
 void CharTrainer::finish() {
@@ -259,44 +183,7 @@ void CharTrainer::finish() {
                              {"M", corpus_.vocab.size()},
                              {"epochs", state_.epoch - 1},
                              {"steps", state_.step}};
-  metrics_.write(final);
-  lm::write_atomically(path("final.json"), [&](const std::string& tmp) {
-    std::ofstream(tmp) << final.dump(2) << '\n';
-  });
-}
-
-int CharTrainer::run() {
-  lm::stop_requested().store(false);
-  const bool resumed = state_.step > 0 && fs::exists(path("metrics.jsonl"));
-  metrics_ = lm::MetricsLog(path("metrics.jsonl"), /*append=*/resumed);
-  lm::write_atomically(path("config.toml"), [&](const std::string& tmp) {
-    std::ofstream(tmp) << char_config().to_toml(config_);
-  });
-  int64_t params = 0;
-  for (const auto& p : model->parameters()) params += p.numel();
-  metrics_.write({{"event", resumed ? "resume" : "start"},
-                  {"epoch", state_.epoch},
-                  {"batch", state_.batch},
-                  {"params", params}});
-  while (state_.epoch <= config_.epochs) {
-    const auto start = clock_type::now();
-    const auto end = train_epoch();
-    if (end == EpochEnd::non_finite) return lm::kNonFinite;
-    if (end == EpochEnd::interrupted) {
-      save();
-      std::printf("interrupted: saved %s at epoch %lld batch %lld; continue with --resume\n",
-                  path("checkpoint.pt").c_str(), static_cast<long long>(state_.epoch),
-                  static_cast<long long>(state_.batch));
-      metrics_.write({{"event", "interrupted"}, {"epoch", state_.epoch}, {"batch", state_.batch}});
-      return lm::kInterrupted;
-    }
-    const double valid_loss =
-        evaluate(model, valid_data_, config_.bptt, lm::timed_progress("valid"));
-    end_epoch(valid_loss, seconds_since(start));
-    save();
-  }
-  finish();
-  return lm::kFinished;
+  write_final(final);
 }
 
 }  // namespace sb::charlm

@@ -14,7 +14,7 @@
 #include "trainers/charlm/char_model.h"
 #include "trainers/charlm/config.h"
 #include "trainers/lm/run_log.h"
-#include "trainers/runkit/run_state.h"
+#include "trainers/runkit/epoch_trainer.h"
 
 namespace sb::charlm {
 
@@ -29,33 +29,28 @@ struct CharResult {
 double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
                 const lm::ProgressFn& progress = {});
 
-class CharTrainer {
+class CharTrainer : public runkit::EpochTrainer {
  public:
   CharTrainer(CharConfig config, CharCorpus corpus, std::string run_dir);
-  void resume();
-  int run();
   const CharResult& result() const { return result_; }
 
-  int64_t stop_after_batches = 0;
   CharLstm model{nullptr};
 
  private:
-  enum class EpochEnd { completed, interrupted, non_finite };
-  EpochEnd train_epoch();
-  void end_epoch(double valid_loss, double seconds);
-  void finish();
-  void save();
-  std::string path(const std::string& name) const;
+  torch::nn::Module& module() override { return *model; }
+  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  int64_t epochs() const override { return config_.epochs; }
+  std::string config_toml() const override;
+  EpochEnd train_epoch() override;
+  double validate() override;
+  void report_epoch(double train_loss, double valid_loss, double seconds) override;
+  void finish() override;
 
   CharConfig config_;
   CharCorpus corpus_;
-  std::string run_dir_;
   torch::Tensor train_data_, valid_data_;  // (N, batch_size), (N, eval_batch_size)
   std::unique_ptr<torch::optim::Adam> optimizer_;
-  runkit::RunState state_;
-  lm::MetricsLog metrics_;
   CharResult result_;
-  int64_t batches_this_process_ = 0;
 };
 
 }  // namespace sb::charlm

@@ -37,12 +37,7 @@ const runkit::FlatConfig<CharConfig>& char_config() {
 
 void validate(const CharConfig& c) {
   char_config().check_ranges(c);
-  HeadSpec spec;
-  try {
-    spec = HeadSpec::parse(c.head);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("head = \"" + c.head + "\": " + e.what());
-  }
+  const HeadSpec spec = parse_head_setting(c.head);
   if (is_mixture(spec) || may_output_neg_inf(spec.kind))
     throw std::invalid_argument("head = \"" + c.head +
                                 "\": train_charlm takes a single head with finite log-outputs");
@@ -59,10 +54,7 @@ std::string trajectory_toml(CharConfig c) {
 
 std::string run_dir(const CharConfig& c) {
   if (!c.out.empty()) return c.out;
-  std::string head = c.head;
-  for (char& ch : head)
-    if (ch == ':' || ch == '=' || ch == ',') ch = '_';
-  return "results/char_" + c.dataset + "_" + head;
+  return "results/char_" + c.dataset + "_" + head_file_name(c.head);
 }
 
 }  // namespace sb::charlm

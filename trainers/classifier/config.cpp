@@ -3,13 +3,13 @@
 #include <toml++/toml.h>
 #include <CLI/CLI.hpp>
 
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/head_spec.h"
+#include "trainers/runkit/flat_config.h"
 
 namespace sb::classifier {
 
@@ -20,28 +20,6 @@ using IntField = int64_t C::*;
 using NumberField = double C::*;
 using StringField = std::string C::*;
 using BoolField = bool C::*;
-
-std::string format_double(double v) {
-  if (v == 0) return "0.0";
-  char buf[64];
-  const auto res = std::to_chars(buf, buf + sizeof buf, v);
-  std::string text(buf, res.ptr);
-  if (text.find_first_of(".e") == std::string::npos) text += ".0";  // a TOML float
-  return text;
-}
-
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
 
 ConfigKey key(const char* name, const char* group, ConfigField field, const char* description,
               double min = 0, bool min_open = false) {
@@ -127,8 +105,8 @@ std::string ConfigKey::type() const {
 
 std::string ConfigKey::value_text(const ClassifierConfig& cfg) const {
   if (const auto* f = std::get_if<IntField>(&field)) return std::to_string(cfg.*(*f));
-  if (const auto* n = std::get_if<NumberField>(&field)) return format_double(cfg.*(*n));
-  if (const auto* s = std::get_if<StringField>(&field)) return quoted(cfg.*(*s));
+  if (const auto* n = std::get_if<NumberField>(&field)) return runkit::flat_double(cfg.*(*n));
+  if (const auto* s = std::get_if<StringField>(&field)) return runkit::flat_string(cfg.*(*s));
   return cfg.*std::get<BoolField>(field) ? "true" : "false";
 }
 
@@ -220,19 +198,15 @@ void validate(const ClassifierConfig& cfg) {
                                   k.value_text(cfg));
   }
   if (cfg.momentum >= 1)
-    throw std::invalid_argument("momentum must be in [0, 1), got " + format_double(cfg.momentum));
+    throw std::invalid_argument("momentum must be in [0, 1), got " +
+                                runkit::flat_double(cfg.momentum));
   if (cfg.dataset != "fashion-mnist" && cfg.dataset != "mnist")
     throw std::invalid_argument("dataset must be fashion-mnist or mnist, got \"" + cfg.dataset +
                                 "\"");
   if (cfg.split != "random" && cfg.split != "official")
     throw std::invalid_argument("split must be random or official, got \"" + cfg.split + "\"");
   if (is_mse(cfg)) return;
-  HeadSpec spec;
-  try {
-    spec = HeadSpec::parse(cfg.head);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("head = \"" + cfg.head + "\": " + e.what() + " (or mse)");
-  }
+  const HeadSpec spec = parse_head_setting(cfg.head, " (or mse)");
   if (spec.kind == HeadKind::sparse && spec.k > 10)
     throw std::invalid_argument("head = \"" + cfg.head + "\": k must be <= 10 classes, got " +
                                 std::to_string(spec.k));
@@ -260,10 +234,7 @@ std::string to_toml(const ClassifierConfig& cfg) {
 
 std::string default_run_dir(const ClassifierConfig& cfg) {
   if (!cfg.out.empty()) return cfg.out;
-  std::string head = cfg.head;
-  for (char& c : head)
-    if (c == ':' || c == '=' || c == ',') c = '_';
-  return "results/" + cfg.dataset + "_" + head;
+  return "results/" + cfg.dataset + "_" + head_file_name(cfg.head);
 }
 
 void add_config_options(CLI::App& app, ConfigArgs& args) {

@@ -405,12 +405,7 @@ void validate(const WordLmConfig& cfg) {
     throw std::invalid_argument("device must be auto, cpu, cuda or cuda:N, got \"" + cfg.device +
                                 "\"");
 
-  HeadSpec spec;
-  try {
-    spec = HeadSpec::parse(cfg.head);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("head = \"" + cfg.head + "\": " + e.what());
-  }
+  const HeadSpec spec = parse_head_setting(cfg.head);
   const bool mixture = is_mixture(spec);
   if (!mixture && cfg.nhidlast != 0 && cfg.nhidlast != cfg.emsize)
     throw std::invalid_argument(
@@ -437,10 +432,7 @@ std::string to_toml(const WordLmConfig& cfg) {
 
 std::string default_run_dir(const WordLmConfig& cfg) {
   if (!cfg.out.empty()) return cfg.out;
-  std::string head = cfg.head;
-  for (char& c : head)
-    if (c == ':' || c == '=' || c == ',') c = '_';
-  return "results/" + cfg.dataset + "_" + head;
+  return "results/" + cfg.dataset + "_" + head_file_name(cfg.head);
 }
 
 void add_config_options(CLI::App& app, ConfigArgs& args) {

@@ -1,10 +1,7 @@
 #include "trainers/nplm/nplm_trainer.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "trainers/lm/checkpoint.h"
@@ -14,14 +11,7 @@
 
 namespace sb::nplm {
 
-namespace fs = std::filesystem;
-using clock_type = std::chrono::steady_clock;
-
 namespace {
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
 /// The permutation of the training rows in `epoch`: a generator of its own, seeded by (seed,
 /// epoch), so a resumed epoch replays the same order without saving it.
@@ -50,8 +40,7 @@ double mean_nll(Nplm& model, const Contexts& data, int64_t batch, const lm::Prog
 }
 
 NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run_dir)
-    : config_(std::move(config)), corpus_(std::move(corpus)), run_dir_(std::move(run_dir)) {
-  fs::create_directories(run_dir_);
+    : EpochTrainer(std::move(run_dir)), config_(std::move(config)), corpus_(std::move(corpus)) {
   const int64_t eos = corpus_.vocab.find(data::kEos);
   if (eos < 0) throw std::invalid_argument("the vocabulary has no " + std::string(data::kEos));
   if (static_cast<int64_t>(corpus_.train.size()) < config_.batch_size)
@@ -74,23 +63,10 @@ NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run
   state_.config = trajectory_toml(config_);
 }
 
-std::string NplmTrainer::path(const std::string& name) const {
-  return (fs::path(run_dir_) / name).string();
-}
+std::string NplmTrainer::config_toml() const { return nplm_config().to_toml(config_); }
 
-void NplmTrainer::save() {
-  runkit::save_run_checkpoint(path("checkpoint.pt"), *model, *optimizer_, state_);
-}
-
-void NplmTrainer::resume() {
-  auto loaded = runkit::load_run_checkpoint(path("checkpoint.pt"), *model, *optimizer_);
-  if (loaded.config != state_.config)
-    throw std::runtime_error(path("checkpoint.pt") + ": written with a different config (" +
-                             runkit::config_difference(loaded.config, state_.config) +
-                             "); resume with the same settings or use a new --out");
-  state_ = std::move(loaded);
-  std::printf("resuming %s: epoch %lld, batch %lld\n", run_dir_.c_str(),
-              static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch));
+double NplmTrainer::validate() {
+  return mean_nll(model, valid_, 1000, lm::timed_progress("valid"));
 }
 
 NplmTrainer::EpochEnd NplmTrainer::train_epoch() {
@@ -100,10 +76,7 @@ NplmTrainer::EpochEnd NplmTrainer::train_epoch() {
   const auto order = epoch_order(T, config_.seed, state_.epoch);  // (T)
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(state_.lr);
   model->train();
-  double interval_loss = 0;
-  int64_t interval_batches = 0, interval_tokens = 0;
-  auto interval_start = clock_type::now(), epoch_start = clock_type::now();
-  const int64_t first_batch = state_.batch;
+  runkit::IntervalMeter meter(state_.batch);
   while (state_.batch < batches) {
     const int64_t begin = state_.batch * B, end = std::min(T, begin + B);
     const auto rows = order.slice(/*dim=*/0, begin, end);
@@ -112,59 +85,25 @@ NplmTrainer::EpochEnd NplmTrainer::train_epoch() {
     optimizer_->zero_grad();
     const auto loss = model->loss(x, y);
     const double value = loss.item<double>();
-    if (!std::isfinite(value)) {
-      std::fprintf(stderr,
-                   "error: epoch %lld batch %lld: training loss is %g; stopping. The last good "
-                   "checkpoint is %s (resume with a lower lr or clip)\n",
-                   static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch + 1),
-                   value, path("checkpoint.pt").c_str());
-      metrics_.write(
-          {{"event", "non_finite"}, {"epoch", state_.epoch}, {"batch", state_.batch + 1}});
-      return EpochEnd::non_finite;
-    }
+    if (!std::isfinite(value)) return non_finite(value);
     loss.backward();
     if (config_.clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), config_.clip);
     optimizer_->step();
-    ++state_.batch;
-    ++state_.step;
-    ++batches_this_process_;
-    state_.epoch_loss += value * static_cast<double>(end - begin);
-    state_.epoch_tokens += end - begin;
-    interval_loss += value;
-    ++interval_batches;
-    interval_tokens += end - begin;
+    const bool stop = count_batch(value, end - begin);
+    meter.add(value, end - begin);
     if (state_.batch % config_.log_interval == 0) {
-      const double elapsed = seconds_since(interval_start);
-      const double per_batch =
-          seconds_since(epoch_start) / static_cast<double>(state_.batch - first_batch);
-      lm::TrainProgress p{"nplm",
-                          state_.epoch,
-                          state_.batch,
-                          batches,
-                          state_.lr,
-                          1000 * elapsed / static_cast<double>(interval_batches),
-                          static_cast<double>(interval_tokens) / elapsed,
-                          interval_loss / static_cast<double>(interval_batches),
-                          per_batch * static_cast<double>(batches - state_.batch) +
-                              per_batch * static_cast<double>(batches) *
-                                  static_cast<double>(config_.epochs - state_.epoch)};
+      const auto p =
+          meter.take("nplm", state_.epoch, config_.epochs, state_.batch, batches, state_.lr);
       std::printf("%s\n", lm::format_progress(p).c_str());
       std::fflush(stdout);
       metrics_.write(lm::to_json(p));
-      interval_loss = 0;
-      interval_batches = interval_tokens = 0;
-      interval_start = clock_type::now();
     }
-    if (stop_after_batches > 0 && batches_this_process_ >= stop_after_batches)
-      lm::stop_requested().store(true);
-    if (lm::stop_requested().load()) return EpochEnd::interrupted;
+    if (stop) return EpochEnd::interrupted;
   }
   return EpochEnd::completed;
 }
 
-void NplmTrainer::end_epoch(double valid_loss, double seconds) {
-  const double train_loss =
-      state_.epoch_loss / static_cast<double>(std::max<int64_t>(1, state_.epoch_tokens));
+void NplmTrainer::report_epoch(double train_loss, double valid_loss, double seconds) {
   std::printf(
       "| end of epoch %3lld | time %s | lr %.4g | train loss %6.3f | valid loss %6.3f | valid ppl "
       "%9.2f\n",
@@ -177,19 +116,6 @@ void NplmTrainer::end_epoch(double valid_loss, double seconds) {
                   {"valid_loss", valid_loss},
                   {"valid_ppl", std::exp(valid_loss)},
                   {"seconds", seconds}});
-  if (valid_loss < state_.best_valid) {
-    state_.best_valid = valid_loss;
-    state_.bad_epochs = 0;
-    runkit::save_weights(path("best.pt"), *model);
-    std::printf("  saved the best model so far to %s\n", path("best.pt").c_str());
-  } else {
-    ++state_.bad_epochs;
-    state_.lr *= config_.lr_decay;
-  }
-  ++state_.epoch;
-  state_.batch = 0;
-  state_.epoch_loss = 0;
-  state_.epoch_tokens = 0;
 }
 
 void NplmTrainer::finish() {
@@ -240,43 +166,7 @@ void NplmTrainer::finish() {
                              {"d", model->d()},
                              {"epochs", state_.epoch - 1},
                              {"steps", state_.step}};
-  metrics_.write(final);
-  lm::write_atomically(path("final.json"), [&](const std::string& tmp) {
-    std::ofstream(tmp) << final.dump(2) << '\n';
-  });
-}
-
-int NplmTrainer::run() {
-  lm::stop_requested().store(false);
-  const bool resumed = state_.step > 0 && fs::exists(path("metrics.jsonl"));
-  metrics_ = lm::MetricsLog(path("metrics.jsonl"), /*append=*/resumed);
-  lm::write_atomically(path("config.toml"), [&](const std::string& tmp) {
-    std::ofstream(tmp) << nplm_config().to_toml(config_);
-  });
-  int64_t params = 0;
-  for (const auto& p : model->parameters()) params += p.numel();
-  metrics_.write({{"event", resumed ? "resume" : "start"},
-                  {"epoch", state_.epoch},
-                  {"batch", state_.batch},
-                  {"params", params}});
-  while (state_.epoch <= config_.epochs) {
-    const auto start = clock_type::now();
-    const auto end = train_epoch();
-    if (end == EpochEnd::non_finite) return lm::kNonFinite;
-    if (end == EpochEnd::interrupted) {
-      save();
-      std::printf("interrupted: saved %s at epoch %lld batch %lld; continue with --resume\n",
-                  path("checkpoint.pt").c_str(), static_cast<long long>(state_.epoch),
-                  static_cast<long long>(state_.batch));
-      metrics_.write({{"event", "interrupted"}, {"epoch", state_.epoch}, {"batch", state_.batch}});
-      return lm::kInterrupted;
-    }
-    const double valid_loss = mean_nll(model, valid_, 1000, lm::timed_progress("valid"));
-    end_epoch(valid_loss, seconds_since(start));
-    save();
-  }
-  finish();
-  return lm::kFinished;
+  write_final(final);
 }
 
 }  // namespace sb::nplm

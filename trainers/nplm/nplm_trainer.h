@@ -17,7 +17,7 @@
 #include "trainers/nplm/config.h"
 #include "trainers/nplm/contexts.h"
 #include "trainers/nplm/nplm_model.h"
-#include "trainers/runkit/run_state.h"
+#include "trainers/runkit/epoch_trainer.h"
 
 namespace sb::nplm {
 
@@ -27,37 +27,31 @@ struct NplmResult {
   int64_t dump_rows = 0;
 };
 
-class NplmTrainer {
+class NplmTrainer : public runkit::EpochTrainer {
  public:
   /// corpus: already truncated to the config's *_tokens. Creates run_dir.
   NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run_dir);
-  /// Continues from run_dir/checkpoint.pt; refuses a config that changes the trajectory.
-  void resume();
-  /// Trains the remaining epochs, then evaluates and dumps; returns the exit status.
-  int run();
   const NplmResult& result() const { return result_; }
 
-  /// Testing: behave as if Ctrl-C arrived after this many batches of this process (0 = never).
-  int64_t stop_after_batches = 0;
   Nplm model{nullptr};
 
  private:
-  enum class EpochEnd { completed, interrupted, non_finite };
-  EpochEnd train_epoch();
-  void end_epoch(double valid_loss, double seconds);
-  void finish();
-  void save();
-  std::string path(const std::string& name) const;
+  torch::nn::Module& module() override { return *model; }
+  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  int64_t epochs() const override { return config_.epochs; }
+  std::string config_toml() const override;
+  EpochEnd train_epoch() override;
+  double validate() override;
+  void report_epoch(double train_loss, double valid_loss, double seconds) override;
+  /// The lr is multiplied by lr_decay after an epoch that is not the best.
+  void on_worse_epoch() override { state_.lr *= config_.lr_decay; }
+  void finish() override;
 
   NplmConfig config_;
   data::Corpus corpus_;
-  std::string run_dir_;
   Contexts train_, valid_, test_;
   std::unique_ptr<torch::optim::SGD> optimizer_;
-  runkit::RunState state_;
-  lm::MetricsLog metrics_;
   NplmResult result_;
-  int64_t batches_this_process_ = 0;
 };
 
 /// Mean NLL of the model over every row of `data`, in batches, no gradients, eval mode.

@@ -1,0 +1,54 @@
+#pragma once
+// What every trainer binary's main shares (train_wordlm, train_nplm, train_charlm,
+// train_classifier): the --resume and --stop-after-batches flags, the refusal to overwrite a run,
+// the corpus truncation, and the one-line "error: ..." with exit status 2 for bad input.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sb::runkit {
+
+/// Exit status for bad input or a bad setting (every trainer's --help states it).
+inline constexpr int kBadInput = 2;
+
+struct RunFlags {
+  bool resume = false;             ///< --resume: continue <out>/checkpoint.pt
+  int64_t stop_after_batches = 0;  ///< testing: act as Ctrl-C after this many batches (0 = never)
+};
+
+/// Adds --resume and --stop-after-batches (group "Testing") to `app`.
+void add_run_flags(CLI::App& app, RunFlags& flags);
+
+/// Parses argv; --help prints and gives 0, a parse error prints CLI11's message and gives
+/// kBadInput. Returns -1 when the program should go on.
+int parse_or_exit(CLI::App& app, int argc, char** argv);
+
+/// Throws std::runtime_error "<run_dir>/checkpoint.pt exists: ..." when the run directory holds a
+/// checkpoint and `resume` is false (a fresh run must not overwrite one).
+void check_fresh_run(const std::string& run_dir, bool resume);
+
+/// Keeps the first n ids (n <= 0 or n >= size: all).
+void truncate(std::vector<int64_t>& ids, int64_t n);
+
+/// Runs body; an exception prints "error: <what>" on stderr and gives kBadInput.
+int guarded(const std::function<int()>& body);
+
+/// Installs the SIGINT/SIGTERM handler that asks the running trainer to checkpoint and stop
+/// (lm::install_interrupt_handler).
+void handle_interrupts();
+
+/// Resumes the trainer when asked, sets its stop_after_batches, installs the SIGINT/SIGTERM
+/// handler and runs it; returns run()'s exit status.
+template <class Trainer>
+int run_trainer(Trainer& trainer, const RunFlags& flags) {
+  if (flags.resume) trainer.resume();
+  trainer.stop_after_batches = flags.stop_after_batches;
+  handle_interrupts();
+  return trainer.run();
+}
+
+}  // namespace sb::runkit
