@@ -15,18 +15,11 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+
+import_pipeline()
 import classify_summary  # noqa: E402
 from repro_profile import load_profile  # noqa: E402
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def main():
@@ -95,8 +88,7 @@ def main():
     check(len(analyse) == 30 and all(
         f"afterok {l.split()[0].split('/')[0]}/classify" in l for l in analyse),
         f"slurm: the 30 analyse jobs each wait for their run's classify job ({analyse[:2]})")
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

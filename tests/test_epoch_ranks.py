@@ -20,19 +20,12 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+
+import_pipeline()
 import epoch_ranks as er  # noqa: E402
 import summary  # noqa: E402
 from repro_profile import Run  # noqa: E402
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def fabricate(run_dir, head, ranks, mixture=False):
@@ -120,8 +113,7 @@ def main():
               "summary: a mixture row per epoch")
         check(summary.rank_vs_epoch_section(None, [Run("x", 1, "c", tmp)]) == [],
               "summary: no section without rank_vs_epoch.json")
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

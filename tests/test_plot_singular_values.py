@@ -3,7 +3,7 @@
 
 Run as:  /usr/bin/python3 tests/test_plot_singular_values.py
 Builds synthetic rank_analysis result files in a temp dir, runs the script
-via subprocess and checks its outputs.  Last line: "N passed, M failed".
+via subprocess and checks its outputs.  Last line: "N failure(s)".
 """
 import os
 import subprocess
@@ -13,20 +13,10 @@ import tempfile
 import h5py
 import numpy as np
 
+from checks import ROOT, check, finish
+
 PY = "/usr/bin/python3"  # Debian Python with numpy/h5py/matplotlib
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                      "..", "pipeline", "plot_singular_values.py")
-
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}")
+SCRIPT = os.path.join(ROOT, "pipeline", "plot_singular_values.py")
 
 
 def write_result(path, sv, head, rank, bound, bias, d, as_bytes=False, with_sv=True):
@@ -112,8 +102,7 @@ def main():
             check(len(r.stderr.strip().splitlines()) == 1, f"{bad}: one-line error")
             check(outputs_absent(bprefix), f"{bad}: no PNG/SVG written")
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

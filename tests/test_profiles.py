@@ -23,18 +23,11 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+
+import_pipeline()
 from repro_profile import ProfileError, load_profile  # noqa: E402
 from stages import STAGES  # noqa: E402
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def plan(name):
@@ -165,8 +158,7 @@ def main():
             except ProfileError as e:
                 check(f"{bad}: field '{expected}'" in str(e), f"epoch_ranks.{field} = {value} "
                       f"refused naming the file and field ({e})")
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -25,13 +25,7 @@ import tempfile
 import h5py
 import numpy as np
 
-FAILURES = []
-
-
-def check(ok: bool, what: str) -> None:
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        FAILURES.append(what)
+from checks import check, finish
 
 
 def run(*cmd):
@@ -92,8 +86,7 @@ def main() -> int:
         r = run(torch_bin, "--device", "cuda:99", "--quiet", bad)
         check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
               f"cuda:99 is refused: exit 2, one line (got {r.returncode}: {r.stderr.strip()[:200]})")
-    print(f"{len(FAILURES)} failure(s)")
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -9,15 +9,9 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from checks import ROOT, check, finish
+
 SCRIPT = os.path.join(ROOT, "pipeline", "readme_results.py")
-failures = 0
-
-
-def check(ok: bool, what: str) -> None:
-    global failures
-    print(("ok   " if ok else "FAIL ") + what)
-    failures += 0 if ok else 1
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -53,5 +47,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(bad.returncode == 2 and "no '<!-- results:x begin" in bad.stderr,
           "a README without the markers is refused, exit 2")
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

@@ -30,16 +30,9 @@ import tempfile
 import h5py
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from checks import ROOT, check, finish  # noqa: E402
 DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
 CLUSTER = os.path.join(ROOT, "pipeline", "slurm_local_cluster.sh")
-failures = []
-
-
-def check(cond: bool, what: str) -> None:
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def driver(*args: str, env=None, timeout=None) -> subprocess.CompletedProcess:
@@ -185,8 +178,7 @@ def main() -> int:
     finally:
         subprocess.run([CLUSTER, "stop", cluster])
         shutil.rmtree(cluster, ignore_errors=True)
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

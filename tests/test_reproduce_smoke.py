@@ -35,15 +35,8 @@ import tempfile
 import h5py
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from checks import ROOT, check, finish  # noqa: E402
 DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
-failures = []
-
-
-def check(cond: bool, what: str) -> None:
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def run_driver(*args: str) -> subprocess.CompletedProcess:
@@ -182,8 +175,7 @@ def main() -> int:
         check(r.returncode == 2 and f"{bad}: field 'seeds'" in r.stderr,
               f"bad profile: exit 2 naming the file and field (got {r.returncode}: "
               f"{r.stderr.strip()})")
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

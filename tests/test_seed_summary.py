@@ -14,18 +14,11 @@ import statistics
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+
+import_pipeline()
 import seed_summary  # noqa: E402
 from repro_profile import load_profile  # noqa: E402
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def figures():
@@ -99,8 +92,7 @@ def main():
               f"softmax bpc row: {row(text, 'softmax')}")
         check(text.count("bound_not_binding | yes | - |") == 2,
               "both char runs: bound_not_binding, no spectral gap")
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -25,16 +25,9 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from checks import ROOT, check, finish  # noqa: E402
 DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
 FAKE = os.path.join(ROOT, "tests", "fake_slurm.py")
-failures = []
-
-
-def check(cond: bool, what: str) -> None:
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def fake_env(tmp: str) -> dict:
@@ -242,8 +235,7 @@ def main() -> int:
             sub = os.path.join(tmp, name)
             os.makedirs(sub)
             test(sub)
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

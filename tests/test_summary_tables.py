@@ -17,18 +17,11 @@ import statistics
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+from checks import check, finish, import_pipeline
+
+import_pipeline()
 import summary  # noqa: E402
 from repro_profile import load_profile  # noqa: E402
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def t_sf(t, df):
@@ -157,8 +150,7 @@ def main():
         for want in expect:
             check(any(x[2:].startswith(want) for x in lines), f"findings: '{want}'")
 
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":
