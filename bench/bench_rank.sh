@@ -10,9 +10,9 @@
 # with each one's wall time, peak RSS and rank, and both Gram paths against the FLOP model
 # (M^2 T syrk FLOPs at the measured dgemm rate; + the eigensolver's time for gram).
 #   bench/bench_rank.sh [BUILD_DIR] [WORK_DIR]      (~17 minutes on 2 cores)
-# SB_BENCH_GRAM_ONLY=1 runs the two Gram paths alone (rank-only and gram), for a matrix larger than
-# RAM (the WikiText-2 test size: SB_BENCH_T=245570 SB_BENCH_M=33278, 32.7 GB of float32; ~2 hours
-# on 2 cores); SB_BENCH_RANK_ONLY=1 runs rank-only alone.
+# SB_BENCH_GRAM_ONLY=1 runs the Gram paths alone (rank-only, --no-overlap, gram), for a matrix
+# larger than RAM (the WikiText-2 test size: SB_BENCH_T=245570 SB_BENCH_M=33278, 32.7 GB of
+# float32; ~2.3 hours on 2 cores); SB_BENCH_RANK_ONLY=1 runs rank-only alone (~45 minutes there).
 set -euo pipefail
 build=${1:-build}
 work=${2:-${TMPDIR:-/tmp}/sb_bench_rank}
