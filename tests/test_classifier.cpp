@@ -5,8 +5,10 @@
 // and rank_analysis reads it (M = 10 < d + 2: the verdict is bound_not_binding), and the
 // binary's --help and bad-input exits.
 
+#include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -104,16 +106,57 @@ TEST_CASE("classifier config: defaults are the paper's, files round-trip, bad ke
   c.train_size = 777;
   const auto back = load_config_text(to_toml(c), "mem");
   CHECK(to_toml(back) == to_toml(c));
+  // The four sections in order, each key once.
+  const auto text = to_toml(c);
+  const auto data = text.find("\n# ---- data ----\n"), model = text.find("\n# ---- model ----\n");
+  const auto training = text.find("\n# ---- training ----\n");
+  const auto outputs = text.find("\n# ---- outputs ----\n");
+  CHECK((data < model && model < training && training < outputs && outputs != std::string::npos));
+  CHECK(text.find("\nhead = \"sparse:k=3\"\n") > model);
+  ClassifierConfig small;
+  small.batch_size = 0;
+  CHECK(error_of([&] { validate(small); }) == "batch_size must be >= 1, got 0");
+  small = ClassifierConfig{};
+  small.lr = 0;
+  CHECK(error_of([&] { validate(small); }) == "lr must be > 0.0, got 0.0");
   CHECK(back.lr == c.lr);
   CHECK(error_of([] {
           load_config_text("lr = 1\nlrr = 2\n", "f.toml");
         }).find("f.toml:2:1: unknown key 'lrr' (valid keys: dataset,") == 0);
   CHECK(error_of([] { load_config_text("epochs = 1.5\n", "f.toml"); }) ==
-        "f.toml:1:1: key 'epochs': expected an integer");
+        "f.toml:1:1: key 'epochs': expected an integer, got 1.5");
   CHECK(error_of([] {
           ClassifierConfig x;
           apply_override(x, "lr", "fast");
         }) == "--lr: expected a number, got 'fast'");
+}
+
+TEST_CASE(
+    "classifier config: the command line overrides the file whatever the order, the last "
+    "repeat wins, --help lists the keys by section",
+    "[classifier]") {
+  const auto dir = sb::test::temp_dir("classifier_cli");
+  const auto file = dir / "c.toml";
+  std::ofstream(file) << "lr = 0.5\nepochs = 3\n";
+  const auto parse = [&](std::vector<std::string> argv) {
+    CLI::App app;
+    ConfigArgs args;
+    add_config_options(app, args);
+    std::reverse(argv.begin(), argv.end());  // CLI11 takes the arguments last first
+    app.parse(argv);
+    return resolve_config(args);
+  };
+  const auto c = parse({"--lr", "0.25", "--config", file.string(), "--lr", "0.125"});
+  CHECK(c.lr == 0.125);
+  CHECK(c.epochs == 3);
+  CHECK(parse({"--seed", "3", "--seed", "4"}).seed == 4);
+  CLI::App app;
+  ConfigArgs args;
+  add_config_options(app, args);
+  const auto help = app.help();
+  CHECK(help.find("Training (config keys)") != std::string::npos);
+  CHECK(help.find("Data (config keys)") < help.find("Outputs (config keys)"));
+  CHECK(help.find("--batch_size INTEGER=200") != std::string::npos);
 }
 
 TEST_CASE("classifier config: heads stuck at zero logits and k > 10 are refused, mse accepted",

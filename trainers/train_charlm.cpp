@@ -35,16 +35,13 @@ int main(int argc, char** argv) {
     const int threads = sb::lm::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto chars = sb::charlm::char_corpus(sb::data::load_corpus(dir));
-    sb::runkit::truncate(chars.train, config.train_chars);
-    sb::runkit::truncate(chars.valid, config.valid_chars);
-    sb::runkit::truncate(chars.test, config.test_chars);
+    sb::runkit::truncate_splits(chars, config.train_chars, config.valid_chars, config.test_chars);
     const auto run_dir = sb::charlm::run_dir(config);
     sb::runkit::check_fresh_run(run_dir, flags.resume);
     std::printf(
-        "%s characters: %s, %lld train / %lld valid / %lld test symbols, M = %lld; LSTM %lld x "
-        "%lld (d = %lld), head %s; %d threads; run directory %s\n",
-        config.dataset.c_str(), dir.c_str(), static_cast<long long>(chars.train.size()),
-        static_cast<long long>(chars.valid.size()), static_cast<long long>(chars.test.size()),
+        "%s characters: %s, %s, M = %lld; LSTM %lld x %lld (d = %lld), head %s; %d threads; run "
+        "directory %s\n",
+        config.dataset.c_str(), dir.c_str(), sb::runkit::split_sizes(chars, "symbols").c_str(),
         static_cast<long long>(chars.vocab.size()), static_cast<long long>(config.nlayers),
         static_cast<long long>(config.nhid), static_cast<long long>(config.nhid),
         config.head.c_str(), threads, run_dir.c_str());

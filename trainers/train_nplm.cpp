@@ -34,16 +34,14 @@ int main(int argc, char** argv) {
     const int threads = sb::lm::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(dir);
-    sb::runkit::truncate(corpus.train, config.train_tokens);
-    sb::runkit::truncate(corpus.valid, config.valid_tokens);
-    sb::runkit::truncate(corpus.test, config.test_tokens);
+    sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,
+                                config.test_tokens);
     const auto run_dir = sb::nplm::run_dir(config);
     sb::runkit::check_fresh_run(run_dir, flags.resume);
     std::printf(
-        "%s: %s, %lld train / %lld valid / %lld test tokens, vocabulary %lld; nplm, context %lld, "
-        "%lld x %lld ReLU, head %s; %d threads; run directory %s\n",
-        config.dataset.c_str(), dir.c_str(), static_cast<long long>(corpus.train.size()),
-        static_cast<long long>(corpus.valid.size()), static_cast<long long>(corpus.test.size()),
+        "%s: %s, %s, vocabulary %lld; nplm, context %lld, %lld x %lld ReLU, head %s; %d "
+        "threads; run directory %s\n",
+        config.dataset.c_str(), dir.c_str(), sb::runkit::split_sizes(corpus, "tokens").c_str(),
         static_cast<long long>(corpus.vocab.size()), static_cast<long long>(config.context),
         static_cast<long long>(config.layers), static_cast<long long>(config.hidden),
         config.head.c_str(), threads, run_dir.c_str());

@@ -41,18 +41,15 @@ int main(int argc, char** argv) {
     const int threads = sb::lm::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(dir);
-    sb::runkit::truncate(corpus.train, config.train_tokens);
-    sb::runkit::truncate(corpus.valid, config.valid_tokens);
-    sb::runkit::truncate(corpus.test, config.test_tokens);
+    sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,
+                                config.test_tokens);
     const auto run_dir = sb::lm::default_run_dir(config);
     sb::runkit::check_fresh_run(run_dir, flags.resume);
-    std::printf(
-        "%s: %s, %lld train / %lld valid / %lld test tokens, vocabulary %lld; head %s; "
-        "%d threads; device %s; run directory %s\n",
-        config.dataset.c_str(), dir.c_str(), static_cast<long long>(corpus.train.size()),
-        static_cast<long long>(corpus.valid.size()), static_cast<long long>(corpus.test.size()),
-        static_cast<long long>(corpus.vocab.size()), config.head.c_str(), threads,
-        sb::lm::describe_device(device).c_str(), run_dir.c_str());
+    std::printf("%s: %s, %s, vocabulary %lld; head %s; %d threads; device %s; run directory %s\n",
+                config.dataset.c_str(), dir.c_str(),
+                sb::runkit::split_sizes(corpus, "tokens").c_str(),
+                static_cast<long long>(corpus.vocab.size()), config.head.c_str(), threads,
+                sb::lm::describe_device(device).c_str(), run_dir.c_str());
     sb::lm::WordLmTrainer trainer(config, std::move(corpus), run_dir);
     if (flags.resume) trainer.resume();
     trainer.stop_after_batches = flags.stop_after_batches;

@@ -6,6 +6,7 @@
 
 #include "datasets/batchify.h"
 #include "trainers/lm/checkpoint.h"
+#include "trainers/lm/evaluate.h"
 #include "trainers/lm/log_prob_rows.h"
 #include "trainers/lm/trainer.h"
 
@@ -21,25 +22,20 @@ CharState detached(const CharState& s) { return {s.first.detach(), s.second.deta
 
 double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
                 const lm::ProgressFn& progress) {
-  if (data.dim() != 2 || data.size(0) < 2)
+  if (data.dim() != 2)
     throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " +
                                 c10::str(data.sizes()));
   torch::NoGradGuard no_grad;
   model->eval();
-  const int64_t n = data.size(0), B = data.size(1);
-  const int64_t segments = (n - 1 + bptt - 1) / bptt;
-  auto state = model->zero_state(B);
-  double total = 0;
-  int64_t tokens = 0, done = 0;
-  for (int64_t i = 0; i < n - 1; i += bptt) {
-    auto [x, y] = data::get_batch(data, i, bptt);  // (len, B)
-    auto [out, next] = model->forward(x, state);
-    total += model->loss(out, y.reshape({-1})).item<double>() * static_cast<double>(y.numel());
-    tokens += y.numel();
-    state = next;
-    if (progress) progress(++done, segments, tokens);
-  }
-  return total / static_cast<double>(tokens);
+  auto state = model->zero_state(data.size(/*dim=*/1));
+  return lm::mean_segment_loss(
+      data, bptt,
+      [&](const torch::Tensor& input, const torch::Tensor& target) {
+        auto [out, next] = model->forward(input, state);
+        state = next;
+        return model->loss(out, target);
+      },
+      progress);
 }
 
 CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_dir)

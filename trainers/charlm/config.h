@@ -44,7 +44,7 @@ const runkit::FlatConfig<CharConfig>& char_config();
 void validate(const CharConfig& c);
 
 /// The config with the keys that do not change the trajectory blanked (compared on resume).
-std::string trajectory_toml(CharConfig c);
+std::string trajectory_toml(const CharConfig& c);
 
 std::string run_dir(const CharConfig& c);
 

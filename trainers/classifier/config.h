@@ -1,19 +1,14 @@
 #pragma once
 // The image classifier's configuration (train_classifier): one struct, one key table, a flat TOML
-// file and --<key> VALUE overrides, in the pattern of trainers/lm/config.h but smaller.
+// file and --<key> VALUE overrides (trainers/runkit/flat_config.h).
 // Precedence: command line > --config file > the defaults below (de Brebisson & Vincent 2016,
 // sec. 4.1: the MNIST conv net, batch 200, Nesterov momentum 0.9, lr halved after 5 epochs
 // without improvement, early stopping on the validation split). LibTorch-free.
 
 #include <cstdint>
 #include <string>
-#include <utility>
-#include <variant>
-#include <vector>
 
-namespace CLI {
-class App;
-}  // namespace CLI
+#include "trainers/runkit/flat_config.h"
 
 namespace sb::classifier {
 
@@ -48,22 +43,8 @@ struct ClassifierConfig {
   bool dump_test = true;  // write the test set's log-outputs (T, 10) to <out>/logprobs.h5
 };
 
-using ConfigField = std::variant<int64_t ClassifierConfig::*, double ClassifierConfig::*,
-                                 std::string ClassifierConfig::*, bool ClassifierConfig::*>;
-
-struct ConfigKey {
-  std::string name;         ///< TOML key and --name
-  std::string group;        ///< data | model | training | outputs
-  std::string description;  ///< one line
-  double min = 0;           ///< numeric keys: smallest value allowed
-  bool min_open = false;    ///< true: value > min
-  ConfigField field;
-  std::string type() const;  ///< integer | number | string | boolean
-  std::string value_text(const ClassifierConfig& cfg) const;  ///< as a TOML value
-};
-
-/// Every key, in the order of ClassifierConfig.
-const std::vector<ConfigKey>& config_keys();
+/// The key table (runkit/flat_config.h) in four sections: data, model, training, outputs.
+const runkit::FlatConfig<ClassifierConfig>& classifier_config();
 
 /// Reads a flat TOML file over `base`; throws std::runtime_error "<path>:<line>:<col>: ..."
 /// for a parse error, an unknown key (listing the valid ones) or a value of the wrong type.
@@ -89,10 +70,7 @@ std::string default_run_dir(const ClassifierConfig& cfg);
 /// no probabilities.
 inline bool is_mse(const ClassifierConfig& cfg) { return cfg.head == "mse"; }
 
-struct ConfigArgs {
-  std::string config_path;
-  std::vector<std::pair<std::string, std::string>> overrides;
-};
+using ConfigArgs = runkit::FlatArgs;
 
 /// --config FILE and --<key> VALUE for every key (applied by resolve_config, after the file).
 void add_config_options(CLI::App& app, ConfigArgs& args);

@@ -26,13 +26,10 @@ double seconds_since(clock_type::time_point t) {
 }
 
 /// The keys whose change leaves the trajectory as it is: allowed to differ on resume.
-ClassifierConfig trajectory_keys(ClassifierConfig c) {
-  c.epochs = 0;
-  c.log_interval = 1;
-  c.out.clear();
-  c.data.clear();
-  c.dump_test = true;
-  return c;
+ClassifierConfig trajectory_keys(const ClassifierConfig& c) {
+  auto t = runkit::trajectory_keys(c);
+  t.dump_test = true;  // written after training
+  return t;
 }
 
 c10::IValue read(torch::serialize::InputArchive& a, const std::string& path,

@@ -8,29 +8,42 @@
 
 namespace sb::lm {
 
-double evaluate(AwdLstm& model, const torch::Tensor& ids, int64_t bptt,
-                const ProgressFn& progress) {
-  if (ids.dim() != 2 || ids.size(0) < 2)
-    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " + c10::str(ids.sizes()));
-  const auto data = ids.to(device_of(*model));  // no copy when it is there already
-  torch::NoGradGuard no_grad;
-  model->eval();
+double mean_segment_loss(const torch::Tensor& data, int64_t bptt, const SegmentEval& segment,
+                         const ProgressFn& progress) {
+  if (data.dim() != 2 || data.size(0) < 2)
+    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " +
+                                c10::str(data.sizes()));
   const int64_t n = data.size(0), B = data.size(1);
   const int64_t segments = (n - 1 + bptt - 1) / bptt;
-  auto state = model->zero_state(B);
   double total = 0;
   int64_t tokens = 0, done = 0;
   for (int64_t i = 0; i < n - 1; i += bptt) {
     const int64_t len = std::min(bptt, n - 1 - i);
     const auto input = data.slice(/*dim=*/0, i, i + len);                         // (len, B)
     const auto target = data.slice(/*dim=*/0, i + 1, i + 1 + len).reshape({-1});  // (len B)
-    auto out = model->forward(input, state);
-    total += model->loss(out.output, target).item<double>() * static_cast<double>(len * B);
+    total += segment(input, target).item<double>() * static_cast<double>(len * B);
     tokens += len * B;
-    state = std::move(out.state);
     if (progress) progress(++done, segments, tokens);
   }
   return total / static_cast<double>(tokens);
+}
+
+double evaluate(AwdLstm& model, const torch::Tensor& ids, int64_t bptt,
+                const ProgressFn& progress) {
+  if (ids.dim() != 2)
+    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " + c10::str(ids.sizes()));
+  const auto data = ids.to(device_of(*model));  // no copy when it is there already
+  torch::NoGradGuard no_grad;
+  model->eval();
+  auto state = model->zero_state(data.size(/*dim=*/1));
+  return mean_segment_loss(
+      data, bptt,
+      [&](const torch::Tensor& input, const torch::Tensor& target) {
+        auto out = model->forward(input, state);
+        state = std::move(out.state);
+        return model->loss(out.output, target);
+      },
+      progress);
 }
 
 heads::MixtureStats mixture_stats(AwdLstm& model, const torch::Tensor& data, int64_t bptt) {

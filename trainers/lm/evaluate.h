@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,17 @@
 #include "trainers/lm/run_log.h"
 
 namespace sb::lm {
+
+/// One segment of a stateful evaluation: the mean loss (a 0-dim tensor) of the targets (len B)
+/// given the inputs (len, B); the callee carries its recurrent state to the next call.
+using SegmentEval =
+    std::function<torch::Tensor(const torch::Tensor& input, const torch::Tensor& target)>;
+
+/// The evaluation loop of the LSTM LMs (AWD-LSTM's evaluate()): data (N, B) from batchify() in
+/// order, in segments of `bptt` rows, each target the next row's token; returns the mean
+/// per-token loss, each segment weighted by its token count. Throws for N < 2 or a non-2-D data.
+double mean_segment_loss(const torch::Tensor& data, int64_t bptt, const SegmentEval& segment,
+                         const ProgressFn& progress = {});
 
 /// Mean per-token loss of the head (NLL; eq. 5 for sparse) over data (N, B) from batchify(),
 /// in segments of `bptt` with the LSTM state carried, as AWD-LSTM's evaluate(). Puts the model

@@ -10,33 +10,45 @@ const runkit::FlatConfig<NplmConfig>& nplm_config() {
   using C = NplmConfig;
   static const runkit::FlatConfig<C> table(
       "Feed-forward neural LM configuration (trainers/nplm/config.h)",
-      {
-          {"dataset", &C::dataset, "corpus name: ptb | wikitext-2"},
-          {"data", &C::data, "corpus directory; \"\" = search datasets/ and ../shared/datasets"},
-          {"train_tokens", &C::train_tokens, "use only the first N training tokens (0 = all)", 0},
-          {"valid_tokens", &C::valid_tokens, "use only the first N validation tokens (0 = all)", 0},
-          {"test_tokens", &C::test_tokens, "use only the first N test tokens (0 = all)", 0},
-          {"head", &C::head,
-           "output head: softmax, softmax_abs, spherical[:eps=..], taylor, "
-           "sigsoftmax, sigmoid, relu"},
-          {"context", &C::context, "words of context (paper: 6)", 1},
-          {"emsize", &C::emsize, "word embedding size (paper: 250)", 1},
-          {"layers", &C::layers, "ReLU hidden layers", 1},
-          {"hidden", &C::hidden, "units per hidden layer = d, the decoder's input size", 1},
-          {"batch_size", &C::batch_size, "SGD batch size (paper: 250)", 1},
-          {"lr", &C::lr, "plain SGD learning rate", 0, true},
-          {"lr_decay", &C::lr_decay,
-           "lr factor after an epoch whose validation loss is not the best (1 = constant)", 0,
-           true},
-          {"clip", &C::clip, "gradient norm clipping (0 = none)", 0},
-          {"epochs", &C::epochs, "training epochs", 1},
-          {"max_batches", &C::max_batches, "stop each epoch after N batches (0 = whole epoch)", 0},
-          {"seed", &C::seed, "random seed", 0},
-          {"threads", &C::threads, "threads (0 = number of cores)", 0},
-          {"log_interval", &C::log_interval, "progress line every N batches", 1},
-          {"out", &C::out, "run directory; \"\" = results/nplm_<dataset>_<head>"},
-          {"dump_rows", &C::dump_rows,
-           "test rows written to <out>/logprobs.h5 (0 = every test token)", 0},
+      std::vector<runkit::FlatGroup<C>>{
+          {"data",
+           {
+               {"dataset", &C::dataset, "corpus name: ptb | wikitext-2"},
+               {"data", &C::data,
+                "corpus directory; \"\" = search datasets/ and ../shared/datasets"},
+               {"train_tokens", &C::train_tokens, "use only the first N training tokens (0 = all)",
+                0},
+               {"valid_tokens", &C::valid_tokens,
+                "use only the first N validation tokens (0 = all)", 0},
+               {"test_tokens", &C::test_tokens, "use only the first N test tokens (0 = all)", 0},
+           }},
+          {"model",
+           {
+               {"head", &C::head,
+                "output head: softmax, softmax_abs, spherical[:eps=..], taylor, sigsoftmax, "
+                "sigmoid, relu"},
+               {"context", &C::context, "words of context (paper: 6)", 1},
+               {"emsize", &C::emsize, "word embedding size (paper: 250)", 1},
+               {"layers", &C::layers, "ReLU hidden layers", 1},
+               {"hidden", &C::hidden, "units per hidden layer = d, the decoder's input size", 1},
+           }},
+          {"training",
+           runkit::join<C>(
+               {
+                   {"batch_size", &C::batch_size, "SGD batch size (paper: 250)", 1},
+                   {"lr", &C::lr, "plain SGD learning rate", 0, /*min_open=*/true},
+                   {"lr_decay", &C::lr_decay,
+                    "lr factor after an epoch whose validation loss is not the best (1 = "
+                    "constant)",
+                    0, /*min_open=*/true},
+               },
+               runkit::epoch_loop_keys<C>())},
+          {"outputs",
+           {
+               {"out", &C::out, "run directory; \"\" = results/nplm_<dataset>_<head>"},
+               {"dump_rows", &C::dump_rows,
+                "test rows written to <out>/logprobs.h5 (0 = every test token)", 0},
+           }},
       });
   return table;
 }
@@ -54,13 +66,10 @@ void validate(const NplmConfig& c) {
   if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
 }
 
-std::string trajectory_toml(NplmConfig c) {
-  c.epochs = 0;
-  c.log_interval = 1;
-  c.out.clear();
-  c.data.clear();
-  c.dump_rows = 0;
-  return nplm_config().to_toml(c);
+std::string trajectory_toml(const NplmConfig& c) {
+  auto t = runkit::trajectory_keys(c);
+  t.dump_rows = 0;  // written after training
+  return nplm_config().to_toml(t);
 }
 
 std::string run_dir(const NplmConfig& c) {

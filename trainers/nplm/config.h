@@ -46,7 +46,7 @@ const runkit::FlatConfig<NplmConfig>& nplm_config();
 void validate(const NplmConfig& c);
 
 /// The config with the keys that do not change the trajectory blanked (compared on resume).
-std::string trajectory_toml(NplmConfig c);
+std::string trajectory_toml(const NplmConfig& c);
 
 std::string run_dir(const NplmConfig& c);
 

@@ -1,6 +1,7 @@
 #pragma once
-// A small flat TOML configuration for the seed-paper trainers (train_nplm, train_charlm): one
-// struct, one key table, `key = value` files and --<key> VALUE overrides. The same rules as the
+// A small flat TOML configuration for the trainers of the related papers (train_nplm,
+// train_charlm, train_classifier): one struct, one key table, `key = value` files and --<key> VALUE
+// overrides. The same rules as the
 // word-level trainer's trainers/lm/config.h, kept small: command line > --config file > defaults;
 // unknown keys and wrong types are one-line errors naming file:line:col, the key and the value;
 // numeric keys have a lower bound; the effective config is written back as TOML (round trip).
@@ -8,6 +9,8 @@
 #include <toml++/toml.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -36,6 +39,16 @@ struct FlatKey {
   /// Numeric keys: the smallest allowed value (inclusive, or exclusive with min_open).
   double min = -std::numeric_limits<double>::infinity();
   bool min_open = false;
+  /// Section of the TOML file and of --help ("data", "model", ...); "" = none. Set by the
+  /// FlatConfig constructor that takes groups.
+  std::string group = "";
+};
+
+/// A named run of keys: a "# ---- name ----" section in the TOML file and a --help group.
+template <class C>
+struct FlatGroup {
+  std::string name;
+  std::vector<FlatKey<C>> keys;
 };
 
 /// The --config path and the --<key> VALUE overrides, in command-line order.
@@ -68,12 +81,53 @@ inline std::string flat_string(const std::string& s) {
   return out + "\"";
 }
 
+/// a, then b: a key table put together from shared runs of rows (epoch_loop_keys).
+template <class C>
+std::vector<FlatKey<C>> join(std::vector<FlatKey<C>> a, const std::vector<FlatKey<C>>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+/// The rows every epoch trainer's config has (train_nplm, train_charlm), with the same meaning:
+/// clip, epochs, max_batches, seed, threads, log_interval.
+template <class C>
+std::vector<FlatKey<C>> epoch_loop_keys() {
+  return {
+      {"clip", &C::clip, "gradient norm clipping (0 = none)", 0},
+      {"epochs", &C::epochs, "training epochs", 1},
+      {"max_batches", &C::max_batches, "stop each epoch after N batches (0 = whole epoch)", 0},
+      {"seed", &C::seed, "random seed", 0},
+      {"threads", &C::threads, "threads (0 = number of cores)", 0},
+      {"log_interval", &C::log_interval, "progress line every N batches", 1},
+  };
+}
+
+/// The config with the keys that cannot change a run's trajectory blanked (epochs, log_interval,
+/// out, data): what a resumed run compares with its checkpoint's.
+template <class C>
+C trajectory_keys(C c) {
+  c.epochs = 0;
+  c.log_interval = 1;
+  c.out.clear();
+  c.data.clear();
+  return c;
+}
+
 template <class C>
 class FlatConfig {
  public:
   using Key = FlatKey<C>;
   FlatConfig(std::string title, std::vector<Key> keys)
       : title_(std::move(title)), keys_(std::move(keys)) {}
+
+  /// The keys in sections, in the order given.
+  FlatConfig(std::string title, std::vector<FlatGroup<C>> groups) : title_(std::move(title)) {
+    for (auto& g : groups)
+      for (auto& k : g.keys) {
+        k.group = g.name;
+        keys_.push_back(std::move(k));
+      }
+  }
 
   const std::vector<Key>& keys() const { return keys_; }
 
@@ -109,8 +163,11 @@ class FlatConfig {
   std::string to_toml(const C& c) const {
     std::ostringstream out;
     out << "# " << title_ << ". Flat `key = value` lines; --<key> VALUE overrides them.\n";
-    for (const auto& k : keys_)
+    std::string group;
+    for (const auto& k : keys_) {
+      if (k.group != group) out << "\n# ---- " << (group = k.group) << " ----\n";
       out << "# " << k.description << "\n" << k.name << " = " << value_text(k, c) << "\n";
+    }
     return out.str();
   }
 
@@ -186,24 +243,39 @@ class FlatConfig {
       if (!v) continue;
       if (!std::isfinite(*v) || (k.min_open ? !(*v > k.min) : !(*v >= k.min)))
         throw std::invalid_argument(k.name + " must be " + (k.min_open ? "> " : ">= ") +
-                                    flat_double(k.min) + ", got " + value_text(k, c));
+                                    (k.field.index() == 0
+                                         ? std::to_string(static_cast<int64_t>(k.min))
+                                         : flat_double(k.min)) +
+                                    ", got " + value_text(k, c));
     }
   }
 
-  /// --config FILE and one --<key> VALUE option per key (applied later by resolve()).
-  void add_options(CLI::App& app, FlatArgs& args) const {
+  /// --config FILE and one --<key> VALUE option per key (applied later by resolve()), in --help
+  /// groups "Config keys" or "<Group> (config keys)". `example` names a config file for --help.
+  void add_options(CLI::App& app, FlatArgs& args, const std::string& example = "") const {
+    // Room for the longest "--eval_batch_size INTEGER=1000" so each key's help stays on one line.
+    auto formatter = app.get_formatter();
+    formatter->column_width(std::max<std::size_t>(formatter->get_column_width(), 34));
     app.add_option("--config", args.config_path,
-                   "TOML file of the keys below; --<key> options override it")
+                   "TOML file of the keys below" +
+                       (example.empty() ? std::string() : " (e.g. " + example + ")") +
+                       "; --<key> options override it, whatever their order")
         ->type_name("FILE");
+    const C defaults{};
     for (const auto& k : keys_) {
-      const C defaults{};
+      std::string group = "Config keys";
+      if (!k.group.empty())
+        group = std::string(
+                    1, static_cast<char>(std::toupper(static_cast<unsigned char>(k.group[0])))) +
+                k.group.substr(1) + " (config keys)";
       app.add_option_function<std::string>(
              "--" + k.name,
              [&args, name = k.name](const std::string& v) { args.overrides.emplace_back(name, v); },
              k.description)
           ->type_name(type_name(k))
           ->default_str(value_text(k, defaults))
-          ->group("Config keys");
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+          ->group(group);
     }
   }
 

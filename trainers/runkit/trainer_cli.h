@@ -34,6 +34,22 @@ void check_fresh_run(const std::string& run_dir, bool resume);
 /// Keeps the first n ids (n <= 0 or n >= size: all).
 void truncate(std::vector<int64_t>& ids, int64_t n);
 
+/// Keeps the first n ids of each split of a corpus (anything with train, valid and test id
+/// vectors: data::Corpus, charlm::CharCorpus); 0 = the whole split.
+template <class Corpus>
+void truncate_splits(Corpus& c, int64_t train, int64_t valid, int64_t test) {
+  truncate(c.train, train);
+  truncate(c.valid, valid);
+  truncate(c.test, test);
+}
+
+/// "929589 train / 73760 valid / 82430 test <unit>", for the trainers' first line.
+template <class Corpus>
+std::string split_sizes(const Corpus& c, const std::string& unit) {
+  return std::to_string(c.train.size()) + " train / " + std::to_string(c.valid.size()) +
+         " valid / " + std::to_string(c.test.size()) + " test " + unit;
+}
+
 /// Runs body; an exception prints "error: <what>" on stderr and gives kBadInput.
 int guarded(const std::function<int()>& body);
 
