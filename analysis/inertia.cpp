@@ -213,24 +213,30 @@ int64_t InertiaCounter::split(double t_lo, double t_hi, int64_t max_pivots) {
   const double s_norm = std::sqrt(s2) * (1 + gamma_float64(static_cast<double>(n * n)));
   if (!(s_norm < t_lo)) return done(-1);
   if (k == 0) return done(0);
-  // lambda_min(G11 + F11) > t_hi, from a k x k Cholesky of the pristine G11 - (t_hi + margin) I:
-  // it is exact for G11 - (...) I + F' (Higham Thm 10.3), so margin = ||F|| + ||F'|| suffices.
-  auto g = [&](int64_t i, int64_t j) {
-    if (i == j) return diag_[static_cast<size_t>(i)];
-    return i > j ? a_[static_cast<size_t>(i + j * n)] : a_[static_cast<size_t>(j + i * n)];
-  };
-  std::vector<double> g11(static_cast<size_t>(k * k));
-  double trace11 = 0;
-  for (int64_t b = 0; b < k; ++b) {
-    for (int64_t a = 0; a <= b; ++a)
-      g11[static_cast<size_t>(a + b * k)] =
-          g(perm_[static_cast<size_t>(a)], perm_[static_cast<size_t>(b)]);
-    trace11 += g11[static_cast<size_t>(b + b * k)];
-  }
-  const double margin = backward_error_ + gamma_float64(static_cast<double>(k) + 1) * trace11;
-  for (int64_t b = 0; b < k; ++b) g11[static_cast<size_t>(b + b * k)] -= t_hi + margin;
+  // lambda_k(R^T R) = lambda_min(C), C = R R^T (k x k) = R11 R11^T + R12 R12^T, above
+  // t_hi + ||S_G||_F, from a Cholesky of C - s I. Weyl on G + F = R^T R + diag(0, S_G) then puts
+  // k eigenvalues above t_hi and the rest below ||S_G||_F < t_lo. Forming C errs by at most
+  // gamma_n ||R||_F^2, the Cholesky (Higham Thm 10.3) by gamma_(k+1) trace(C - s I) <= the same
+  // with r2: both go into s. (A principal block G11 = R11^T R11 would do as well in exact
+  // arithmetic when its lambda_min clears t_hi, but the pivots select columns, and the last
+  // signal eigenvectors of a log-output Gram matrix are spread over all of them: lambda_min(G11)
+  // falls ~M times below lambda_k, while lambda_min(R R^T) stays at lambda_k.)
+  const auto uk = static_cast<size_t>(k);
+  std::vector<double> c(uk * uk, 0.0), r11(uk * uk, 0.0);
+  for (int64_t j = 0; j < k; ++j)
+    for (int64_t i = 0; i <= j; ++i) r11[static_cast<size_t>(i + j * k)] = at(i, j);
+  const int ik = static_cast<int>(k), ni = static_cast<int>(n);
+  cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, ik, ik, 1.0, r11.data(), ik, 0.0, c.data(),
+              ik);
+  if (k < n)
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, ik, static_cast<int>(n - k), 1.0,
+                &at(0, k), ni, 1.0, c.data(), ik);
+  const double shift =
+      (t_hi + s_norm) * (1 + gamma_float64(1)) +
+      (gamma_float64(static_cast<double>(n)) + gamma_float64(static_cast<double>(k) + 1)) * r2;
+  for (int64_t b = 0; b < k; ++b) c[static_cast<size_t>(b + b * k)] -= shift;
   const auto lk = static_cast<lapack_int>(k);
-  const lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', lk, g11.data(), lk);
+  const lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', lk, c.data(), lk);
   if (info < 0) throw std::runtime_error(lapack_error("LAPACKE_dpotrf", k, info));
   return done(info == 0 ? k : -1);
 }

@@ -1,19 +1,19 @@
 #pragma once
 // Counting the eigenvalues of a symmetric float64 matrix G above a threshold without computing
 // them. Sylvester's law of inertia: for any factorisation P^T (G - t I) P = X^T D X with X
-// nonsingular, #{lambda_i(G) > t} is the number of positive eigenvalues of D. Haynsworth's inertia
-// additivity splits it at a leading block: In(G - t I) = In(G11 - t I) + In(S(t)),
-// S(t) = G22 - t I - G21 (G11 - t I)^-1 G12.
+// nonsingular, #{lambda_i(G) > t} is the number of positive eigenvalues of D.
 //
 // split(t_lo, t_hi): one count valid for a whole window of thresholds, for the Gram matrices of
 // log-outputs (a few hundred eigenvalues far above tol^2, the rest orders of magnitude below).
 // Cholesky with diagonal pivoting of G itself (LAPACK dpstrf's algorithm, n^2 k flops in BLAS-3
 // panels) stops after k pivots once the trace of the Schur complement S_G = G22 - G21 G11^-1 G12
-// falls below t_lo. With G11 = R11^T R11 and G21 = R12^T R11,
-//   S(t) = S_G - t I - R12^T U diag(t / (s_i^2 - t)) U^T R12   (R11 = U diag(s) V^T),
-// so S(t) <= S_G - t I < 0 when every s_i^2 = lambda_i(G11) exceeds t and lambda_max(S_G) < t.
-// Both are checked: ||S_G||_F < t_lo, and a k x k Cholesky of G11 - t_hi I (with margins). Then
-// In(G - t I) = (k, n - k, 0) for every t in [t_lo, t_hi]: no n x n factorisation at all.
+// falls below t_lo. Then P^T (G + F) P = R^T R + diag(0, S_G) with R the k x n factor, and by
+// Weyl's inequality k eigenvalues of G + F lie above lambda_min(R R^T) - ||S_G|| and the other
+// n - k below ||S_G||. Both are checked: ||S_G||_F < t_lo, and a k x k Cholesky of
+// R R^T - (t_hi + ||S_G||_F) I (with rounding margins, k^2 n flops to form). Then
+// In(G + F - t I) = (k, n - k, 0) for every t in [t_lo, t_hi]: no n x n factorisation at all.
+// (R R^T, not the pivoted principal block G11 = R11^T R11: lambda_min(G11) <= lambda_min(R R^T),
+// and for delocalised eigenvectors it is far smaller, ~lambda_k / n.)
 //
 // count_above(t): the general count, an LDL^T with rook pivoting of G - t I (dsytrf_rook,
 // n^3 / 3 flops), for spectra where split() cannot conclude.

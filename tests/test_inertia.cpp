@@ -96,9 +96,7 @@ TEST_CASE(
     "negligible, and refuses otherwise") {
   const int64_t n = 200;
   // Log-output-like: 40 eigenvalues log-spaced over [1e-3, 1], the other 160 at 1e-15 .. 1e-12
-  // (their sum, ~1e-11, far below the window [1e-8, 1e-7]). The 40 pivot columns must span the
-  // top eigenvectors well enough that lambda_min(G11) > 1e-7: with a random Q it is ~1e-3 lower
-  // than lambda_40 (log-output matrices: lambda_r / tol^2 ~ 1e5, lambda_min(G11) / tol^2 ~ 600).
+  // (their sum, ~1e-11, far below the window [1e-8, 1e-7]).
   std::vector<double> lambda(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
     lambda[size_t(i)] = i < 40 ? std::pow(10.0, -3.0 * double(i) / 39)
@@ -123,6 +121,45 @@ TEST_CASE(
   CHECK(spd.split(0.5, 0.6, n) == n);
   CHECK(spd.split(300, 400, n) == 0);
   CHECK(spd.split(1.5, 1.6, n) == -1);  // 200 eigenvalues of 1 sum to more than the window
+}
+
+TEST_CASE(
+    "inertia: the window count concludes when the pivoted principal block is ill-conditioned but "
+    "R R^T is not (delocalised eigenvectors, as in large-vocabulary Gram matrices)") {
+  const int64_t n = 400, k = 40;
+  // 40 eigenvalues log-spaced over [1e-3, 1], the rest at 1e-15 .. 1e-12; random Q spreads every
+  // eigenvector over all n coordinates, so the last pivots are ~lambda_40 / n and the pivoted
+  // 40 x 40 principal block G11 has lambda_min far below lambda_40 (measured below).
+  std::vector<double> lambda(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    lambda[size_t(i)] = i < k ? std::pow(10.0, -3.0 * double(i) / double(k - 1))
+                              : std::pow(10.0, -12 - 3.0 * double(i - k) / double(n - k - 1));
+  const auto g = prescribed(lambda, 21);
+  // An independent pivoted Cholesky (LAPACK dpstrf) picks the pivot columns; lambda_min of G on
+  // them, by dsyevd, is below the window: a check on G11 - t_hi I could not conclude here.
+  std::vector<double> f(g);
+  std::vector<lapack_int> piv(static_cast<size_t>(n));
+  lapack_int rank = 0;
+  REQUIRE(LAPACKE_dpstrf(LAPACK_COL_MAJOR, 'U', n, f.data(), n, piv.data(), &rank, -1.0) >= 0);
+  std::vector<double> g11(static_cast<size_t>(k * k));
+  for (int64_t b = 0; b < k; ++b)
+    for (int64_t a = 0; a < k; ++a)
+      g11[size_t(a + b * k)] = g[size_t((piv[size_t(a)] - 1) + (piv[size_t(b)] - 1) * n)];
+  const double g11_min = eigenvalues(g11, k).front();
+  const double t_lo = 1e-4, t_hi = 2e-4;  // 5x below lambda_40
+  INFO("lambda_min(G11) = " << g11_min << ", lambda_40 = " << lambda[size_t(k - 1)]);
+  CHECK(g11_min < t_lo);
+  // The count over the whole window, without an n x n factorisation, equals the eigenvalue count.
+  InertiaCounter counter(g, n);
+  CHECK(counter.split(t_lo, t_hi, n) == k);
+  CHECK(counter.method() == "pivoted_cholesky");
+  CHECK(counter.pivots() == k);
+  CHECK(count_above(lambda, t_lo) == k);
+  CHECK(count_above(lambda, t_hi) == k);
+  CHECK(count_above(eigenvalues(g, n), t_lo) == k);  // dsyevd on the stored matrix agrees
+  CHECK(counter.count_above(1.5e-4) == k);           // and so does the LDL^T count
+  // The window's top above lambda_40: refused, not miscounted.
+  CHECK(counter.split(t_lo, 2 * lambda[size_t(k - 1)], n) == -1);
 }
 
 TEST_CASE("inertia: power iteration brackets lambda_1 as dsyevd computes it") {
