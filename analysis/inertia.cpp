@@ -127,13 +127,10 @@ PowerIteration InertiaCounter::largest_eigenvalue(double rel_tol, int max_iterat
 // of LAPACK's dpstrf (panels of nb columns: rows of R by dgemv within a panel, the trailing matrix
 // by one dsyrk per panel). Stops before pivot j when the trace of the Schur complement is below
 // trace_stop, when no diagonal entry is positive, or at max_pivots; then applies the pending panel
-// rows so that the trailing block A(j:, j:) holds the Schur complement S_G. Returns j; perm_ maps
-// positions to G's indices.
+// rows so that the trailing block A(j:, j:) holds the Schur complement S_G. Returns j.
 int64_t InertiaCounter::pivoted_cholesky(double trace_stop, int64_t max_pivots) {
   const int64_t n = n_, nb = 64;
   auto at = [&](int64_t i, int64_t j) -> double& { return a_[static_cast<size_t>(i + j * n)]; };
-  perm_.resize(static_cast<size_t>(n));
-  std::iota(perm_.begin(), perm_.end(), int64_t{0});
   std::vector<double> dot(static_cast<size_t>(n));
   const int ni = static_cast<int>(n);
   // The O(n) and O(n nb) work of each pivot is plain loops: OpenMP BLAS calls that small cost more
@@ -165,7 +162,6 @@ int64_t InertiaCounter::pivoted_cholesky(double trace_stop, int64_t max_pivots) 
         for (int64_t c = p + 1; c < n; ++c) std::swap(at(j, c), at(p, c));
         for (int64_t m = j + 1; m < p; ++m) std::swap(at(j, m), at(m, p));
         std::swap(dot[static_cast<size_t>(j)], dot[static_cast<size_t>(p)]);
-        std::swap(perm_[static_cast<size_t>(j)], perm_[static_cast<size_t>(p)]);
       }
       const double ajj = std::sqrt(best);
       at(j, j) = ajj;

@@ -87,10 +87,9 @@ class InertiaCounter {
   int64_t pivoted_cholesky(double trace_stop, int64_t max_pivots);
 
   int64_t n_;
-  std::vector<double> a_;      // n x n: upper = work, strict lower = G
-  std::vector<double> diag_;   // G's diagonal
-  std::vector<int64_t> perm_;  // step 1's pivot order: position -> index of G
-  bool upper_clean_ = true;    // the upper triangle holds G (up to its diagonal shift)
+  std::vector<double> a_;     // n x n: upper = work, strict lower = G
+  std::vector<double> diag_;  // G's diagonal
+  bool upper_clean_ = true;   // the upper triangle holds G (up to its diagonal shift)
   bool nonnegative_ = true;
   double frobenius_ = 0;
   double lambda1_upper_ = 0;  // from largest_eigenvalue, for abs_norm in the error bounds
