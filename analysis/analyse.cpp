@@ -74,10 +74,10 @@ SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOpt
   return exact_fits ? SvdMethod::exact : SvdMethod::gram;
 }
 
-RankResult analyse_file(const std::string& path, const AnalyseOptions& options) {
+contract::RankResult analyse_file(const std::string& path, const AnalyseOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const auto source = open_matrix(path);
-  const LogProbHeader h = resolve_header(*source, options.facts);
+  const contract::LogProbHeader h = resolve_header(*source, options.facts);
   const double eps = parse_eps(options.eps.empty() ? h.compute_dtype : options.eps);
   const std::string precision = options.precision.empty() ? h.compute_dtype : options.precision;
   if (precision != "float32" && precision != "float64")
@@ -124,7 +124,7 @@ RankResult analyse_file(const std::string& path, const AnalyseOptions& options) 
     throw std::runtime_error(why);
   }
 
-  RankResult res;
+  contract::RankResult res;
   res.source = path;
   res.header = h;
   res.method = method_name(method);

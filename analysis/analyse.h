@@ -1,5 +1,5 @@
 #pragma once
-// One log-output file in, one RankResult out: open and validate (HDF5 or .npy, matrix_source.h),
+// One log-output file in, one RankResult (contract/rank_result.h) out: open and validate (HDF5 or .npy, matrix_source.h),
 // complete the header from the given facts (model_facts.h), choose the method, stream the matrix
 // (float32 or float64 rows, as stored), refuse non-finite entries, compute the spectrum and the
 // rank report.
@@ -10,7 +10,7 @@
 
 #include "analysis/matrix_source.h"
 #include "analysis/model_facts.h"
-#include "analysis/rank_result.h"
+#include "contract/rank_result.h"
 #include "analysis/spectrum.h"
 
 namespace sb::analysis {
@@ -57,6 +57,6 @@ SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOpt
 /// Throws std::runtime_error "<file>: ..." for invalid files, missing facts of a plain file and
 /// non-finite entries (with counts and the first position; -inf from a head that outputs it
 /// makes the rank undefined).
-RankResult analyse_file(const std::string& path, const AnalyseOptions& options);
+contract::RankResult analyse_file(const std::string& path, const AnalyseOptions& options);
 
 }  // namespace sb::analysis

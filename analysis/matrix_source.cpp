@@ -14,12 +14,12 @@ namespace {
 
 class Hdf5Source final : public MatrixSource {
  public:
-  explicit Hdf5Source(const std::string& path) : reader_(path, Contract::allow_plain) {}
+  explicit Hdf5Source(const std::string& path) : reader_(path, contract::Contract::allow_plain) {}
   const std::string& path() const override { return reader_.path(); }
   int64_t rows() const override { return reader_.rows(); }
   int64_t cols() const override { return reader_.cols(); }
   bool float64() const override { return reader_.float64(); }
-  const LogProbHeader* header() const override {
+  const contract::LogProbHeader* header() const override {
     return reader_.plain() ? nullptr : &reader_.header();
   }
   std::string data_name() const override { return "/log_probs"; }
@@ -32,7 +32,7 @@ class Hdf5Source final : public MatrixSource {
   }
 
  private:
-  LogProbReader reader_;
+  contract::LogProbReader reader_;
 };
 
 class NpySource final : public MatrixSource {
@@ -42,7 +42,7 @@ class NpySource final : public MatrixSource {
   int64_t rows() const override { return matrix_.rows(); }
   int64_t cols() const override { return matrix_.cols(); }
   bool float64() const override { return matrix_.float64(); }
-  const LogProbHeader* header() const override { return nullptr; }
+  const contract::LogProbHeader* header() const override { return nullptr; }
   std::string data_name() const override { return "the array"; }
   std::string plain_kind() const override { return "a .npy file"; }
   void read_rows(int64_t begin, int64_t count, float* out) const override {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 
 namespace sb::analysis {
 
@@ -21,7 +21,7 @@ class MatrixSource {
   virtual int64_t cols() const = 0;  ///< M
   virtual bool float64() const = 0;  ///< element dtype as stored: float64, else float32
   /// The contract header (head, d, bias, dataset, ...), or nullptr for a plain matrix.
-  virtual const LogProbHeader* header() const = 0;
+  virtual const contract::LogProbHeader* header() const = 0;
   /// Names the data in messages: "/log_probs", "the array".
   virtual std::string data_name() const = 0;
   /// Names a plain file's kind in messages: "a .npy file", "an HDF5 file without format_version".

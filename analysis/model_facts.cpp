@@ -40,10 +40,10 @@ void check_model_facts(const ModelFacts& given) {
     throw std::invalid_argument("--bias: expected 0 or 1, got " + std::to_string(given.bias));
 }
 
-LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given) {
+contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given) {
   check_model_facts(given);
   const std::string& path = source.path();
-  if (const LogProbHeader* file = source.header()) {
+  if (const contract::LogProbHeader* file = source.header()) {
     if (!given.head.empty()) agree(path, "head", file->head, given.head);
     if (given.d > 0) agree(path, "d", std::to_string(file->d), std::to_string(given.d));
     if (given.bias >= 0) agree(path, "bias", file->bias ? "1" : "0", std::to_string(given.bias));
@@ -65,12 +65,12 @@ LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given
   if (!missing.empty())
     throw std::runtime_error(path + ": missing " + join(missing) + " (" + source.plain_kind() +
                              " carries no attributes): pass " + join(options));
-  LogProbHeader h;
+  contract::LogProbHeader h;
   h.head = given.head;
   h.d = given.d;
   h.bias = given.bias == 1;
-  h.vocab_size = source.cols();
-  h.num_tokens = source.rows();
+  h.M = source.cols();
+  h.T = source.rows();
   h.compute_dtype = source.float64() ? "float64" : "float32";
   h.ppl = std::numeric_limits<double>::quiet_NaN();
   return h;

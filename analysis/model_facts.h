@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 #include "analysis/matrix_source.h"
 
 namespace sb::analysis {
@@ -27,6 +27,6 @@ void check_model_facts(const ModelFacts& given);
 /// compute_dtype = the data's dtype, which sets the default eps; ppl NaN; dataset, split empty).
 /// A plain matrix without some of head, d, bias throws one std::runtime_error line naming the
 /// file, each missing fact and the option that supplies it.
-LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given);
+contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given);
 
 }  // namespace sb::analysis

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "contract/rank_report.h"
+
 namespace sb::analysis {
 
 inline constexpr double kFloat32Eps = 1.1920928955078125e-07;  // 2^-23
@@ -14,46 +16,8 @@ inline constexpr double kFloat64Eps = 2.220446049250313e-16;   // 2^-52
 /// "float32" | "float64" | a positive number -> eps. Throws std::invalid_argument otherwise.
 double parse_eps(const std::string& text);
 
-struct RankReport {
-  double sigma_max = 0;
-  double eps = 0;
-  double tol = 0;        ///< NR: 0.5 sqrt(M + T + 1) sigma_max eps
-  int64_t rank = 0;      ///< #{sigma > tol}
-  double tol_numpy = 0;  ///< numpy.linalg.matrix_rank: sigma_max max(M, T) eps
-  int64_t rank_numpy = 0;
-  int64_t bound = 0;        ///< Theorem 2: d + 1 + bias
-  double spectral_gap = 0;  ///< sigma_b / sigma_(b+1) at the bound (NaN if out of range)
-  bool theorem2_bounded = false;
-  bool within_bound = false;
-  bool resolvable = true;  ///< the method resolves singular values down to tol
-  double resolution = 0;   ///< smallest sigma the method resolves, absolute
-  /// The bound is below min(M, T), so Theorem 2 can constrain the rank. When it is not (e.g. a
-  /// character-level LM with M = 50 symbols and d = 128), every rank up to full is allowed:
-  /// within_bound holds trivially and the verdict says bound_not_binding.
-  bool bound_binding = true;
-  std::string verdict() const {
-    if (!bound_binding) return "bound_not_binding";
-    return within_bound ? "within_bound" : "exceeds_bound";
-  }
+using contract::RankReport;  // the report is part of the result file (contract/rank_report.h)
 
-  /// false: the rank came from inertia counts (--rank-only); no singular values, so rank_numpy is
-  /// -1 and spectral_gap NaN (not computed).
-  bool spectrum = true;
-  /// The certificate of the gram paths (rank_certificate.h): the true rank of A lies in
-  /// [rank_min, rank_max]; certified when they agree. Absent (has_certificate false) for exact.
-  bool has_certificate = false;
-  bool certified = false;
-  int64_t rank_min = -1, rank_max = -1;
-  int64_t uncertain = 0;  ///< max(rank - rank_min, rank_max - rank)
-  double tol_lo = 0,
-         tol_hi = 0;             ///< sigma thresholds of the window: rank_max counts sigma > tol_lo
-  double gram_error = 0;         ///< bound on ||fl(A^T A) - A^T A||_2
-  double solver_error = 0;       ///< bound on the factorisation's / eigensolver's backward error
-  int sigma_max_iterations = 0;  ///< rank-only: power iteration steps
-  double sigma_max_rel_error = 0;  ///< rank-only: relative width of lambda_1's bracket
-  /// "certified", "uncertain +-3", or "-" without a certificate.
-  std::string certificate() const;
-};
 
 /// sigma: descending. resolution_rel: the method's relative resolution (gram: sqrt(eps64);
 /// exact: a few eps of its precision).

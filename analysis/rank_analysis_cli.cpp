@@ -20,7 +20,7 @@
 namespace sb::analysis {
 namespace {
 
-void print_table(const std::vector<RankResult>& results) {
+void print_table(const std::vector<contract::RankResult>& results) {
   std::printf("%-28s %-11s %6s %7s %5s %4s %6s %8s %8s %10s %9s %10s %9s %-13s %-6s %8s %s\n",
               "file", "head", "M", "T", "d", "bias", "bound", "rank_NR", "rank_np", "tol", "eps",
               "sigma_max", "gap@b", "verdict", "method", "seconds", "certificate");
@@ -33,8 +33,8 @@ void print_table(const std::vector<RankResult>& results) {
     std::printf(
         "%-28s %-11s %6lld %7lld %5lld %4d %6lld %8lld %8s %10.3e %9.3e %10.4e %9.3g %-13s %-6s "
         "%8.2f %s\n",
-        file.c_str(), h.head.c_str(), static_cast<long long>(h.vocab_size),
-        static_cast<long long>(h.num_tokens), static_cast<long long>(h.d), h.bias ? 1 : 0,
+        file.c_str(), h.head.c_str(), static_cast<long long>(h.M),
+        static_cast<long long>(h.T), static_cast<long long>(h.d), h.bias ? 1 : 0,
         static_cast<long long>(p.bound), static_cast<long long>(p.rank), rank_np.c_str(), p.tol,
         p.eps, p.sigma_max, p.spectral_gap, p.verdict().c_str(), r.method.c_str(), r.seconds,
         p.certificate().c_str());
@@ -50,7 +50,7 @@ void print_table(const std::vector<RankResult>& results) {
           "note: %s: the bound %lld is not below min(M, T) = %lld, so Theorem 2 does not "
           "constrain this matrix (any rank up to full is allowed): verdict bound_not_binding\n",
           r.source.c_str(), static_cast<long long>(p.bound),
-          static_cast<long long>(std::min(r.header.vocab_size, r.header.num_tokens)));
+          static_cast<long long>(std::min(r.header.M, r.header.T)));
     if (!p.resolvable)
       std::printf(
           "! %s: method '%s' resolves singular values only down to %.3e (%.1e sigma_max), "
@@ -190,7 +190,7 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
     if (!out.empty() && files.size() != 1)
       throw std::invalid_argument("--out takes one input file; use --out-dir for " +
                                   std::to_string(files.size()));
-    std::vector<RankResult> results;
+    std::vector<contract::RankResult> results;
     for (const auto& f : files) {
       if (!quiet) {
         std::fprintf(stderr, "rank_analysis: analysing %s ...\n", f.c_str());
@@ -199,15 +199,15 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
         };
       }
       results.push_back(analyse_file(f, opt));
-      if (!out.empty()) write_rank_result(out, results.back());
+      if (!out.empty()) contract::write_rank_result(out, results.back());
       if (!out_dir.empty()) {
         std::filesystem::create_directories(out_dir);
         const auto stem = std::filesystem::path(f).stem().string();
-        write_rank_result(out_dir + "/" + stem + ".rank.h5", results.back());
+        contract::write_rank_result(out_dir + "/" + stem + ".rank.h5", results.back());
       }
     }
     if (json) {
-      for (const auto& r : results) std::cout << rank_result_json(r) << "\n";
+      for (const auto& r : results) std::cout << contract::rank_result_json(r) << "\n";
     } else {
       print_table(results);
     }

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "contract/rank_report.h"
+
 namespace sb::analysis {
 
 /// Fills out (count x M, row-major) with rows [begin, begin + count).
@@ -28,12 +30,8 @@ struct FiniteScan {
   std::string describe() const;  // "12 NaN, 0 +inf, 3 -inf entries; the first at row 5, column 7"
 };
 
-/// Where the time went (seconds): reading + conversion, BLAS accumulation (gram: dsyrk), and the
-/// LAPACK solver (gesdd / syevd).
-struct SpectrumTiming {
-  double read = 0, accumulate = 0, solve = 0;
-  double sigma_max = 0;  ///< rank-only: power iteration for sigma_max (part of solve)
-};
+using contract::SpectrumTiming;  // contract/rank_report.h
+
 
 /// Progress of the streaming pass: called after each block with the rows read so far. The last
 /// call (rows_done == rows_total) comes right before the LAPACK call, which reports nothing.

@@ -30,7 +30,7 @@
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/heads/row_nll_function.h"
-#include "trainers/lm/process_setup.h"
+#include "trainers/runkit/process_setup.h"
 #include "trainers/lm/train_step.h"
 
 namespace {
@@ -174,8 +174,8 @@ int main(int argc, char** argv) {
   app.add_option("--data", s.data, "PTB directory (default: found as the trainer finds it)");
   CLI11_PARSE(app, argc, argv);
   try {
-    if (!s.glibc_default_heap) sb::lm::keep_freed_memory();  // as train_wordlm and dyneval
-    sb::lm::set_threads(s.threads);
+    if (!s.glibc_default_heap) sb::runkit::keep_freed_memory();  // as train_wordlm and dyneval
+    sb::runkit::set_threads(s.threads);
     sb::heads::set_fused_row_nll_enabled(!s.composed_mixture_nll);
     torch::manual_seed(0);
     const auto corpus = sb::data::load_corpus(sb::data::find_corpus_dir("ptb", s.data));

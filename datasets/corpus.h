@@ -21,6 +21,8 @@ class Vocabulary {
   int64_t find(const std::string& word) const;
   const std::string& word(int64_t id) const { return words_.at(static_cast<size_t>(id)); }
   int64_t size() const { return static_cast<int64_t>(words_.size()); }
+  /// Every word in id order (a dump's /vocab).
+  const std::vector<std::string>& words() const { return words_; }
 
  private:
   std::unordered_map<std::string, int64_t> ids_;

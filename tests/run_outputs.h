@@ -12,10 +12,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 #include "datasets/corpus.h"
 #include "tests/corpus_or_skip.h"
-#include "trainers/lm/trainer.h"
+#include "trainers/runkit/interrupt.h"
 
 namespace sb::test {
 
@@ -43,7 +43,7 @@ inline nlohmann::json read_json(const std::filesystem::path& path) {
 }
 
 /// The whole (T, M) matrix of a dump, row-major.
-inline std::vector<float> all_rows(const analysis::LogProbReader& reader) {
+inline std::vector<float> all_rows(const contract::LogProbReader& reader) {
   std::vector<float> rows(static_cast<size_t>(reader.rows() * reader.cols()));
   reader.read_rows(0, reader.rows(), rows.data());
   return rows;
@@ -55,27 +55,29 @@ inline std::vector<float> all_rows(const analysis::LogProbReader& reader) {
 template <class RunFn>
 int interrupt_and_resume(const std::filesystem::path& out, int64_t stop_every, RunFn run) {
   int status = run(out, stop_every, /*resume=*/false);
-  CHECK(status == lm::kInterrupted);
+  CHECK(status == runkit::kInterrupted);
   CHECK_FALSE(std::filesystem::exists(out / "logprobs.h5"));  // no dump before the end
   int resumes = 0;
-  while (status == lm::kInterrupted) {
+  while (status == runkit::kInterrupted) {
     status = run(out, stop_every, /*resume=*/true);
     ++resumes;
   }
-  CHECK(status == lm::kFinished);
+  CHECK(status == runkit::kFinished);
   return resumes;
 }
 
-/// Two finished runs gave the same result bit for bit: final.json's valid and test loss and step
-/// count, and every value of the dump.
+/// Two finished runs gave the same result bit for bit: final.json's valid loss, dump ppl, step
+/// count and the trainer's whole section, and every value of the dump.
 inline void check_identical_runs(const std::filesystem::path& a, const std::filesystem::path& b) {
   const auto fa = read_json(a / "final.json");
   const auto fb = read_json(b / "final.json");
   CHECK(fa["valid_loss"].get<double>() == fb["valid_loss"].get<double>());
-  CHECK(fa["test_loss"].get<double>() == fb["test_loss"].get<double>());
+  CHECK(fa["dump_ppl"].get<double>() == fb["dump_ppl"].get<double>());
   CHECK(fa["steps"].get<int64_t>() == fb["steps"].get<int64_t>());
-  const analysis::LogProbReader ra((a / "logprobs.h5").string());
-  const analysis::LogProbReader rb((b / "logprobs.h5").string());
+  const std::string trainer = fa["trainer"];
+  CHECK(fa[trainer] == fb[trainer]);
+  const contract::LogProbReader ra((a / "logprobs.h5").string());
+  const contract::LogProbReader rb((b / "logprobs.h5").string());
   CHECK(all_rows(ra) == all_rows(rb));
 }
 

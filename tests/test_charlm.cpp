@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyse.h"
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 #include "datasets/corpus.h"
 #include "tests/corpus_or_skip.h"
 #include "tests/run_command.h"
@@ -23,7 +23,7 @@
 #include "tests/temp_dir.h"
 #include "trainers/charlm/char_corpus.h"
 #include "trainers/charlm/char_trainer.h"
-#include "trainers/lm/trainer.h"
+#include "trainers/runkit/interrupt.h"
 
 using namespace sb;
 using namespace sb::charlm;
@@ -131,14 +131,14 @@ TEST_CASE("train_charlm: a tiny LSTM on 100k PTB characters beats the unigram ch
   const double unigram_bpc = nll / static_cast<double>(corpus.valid.size()) / std::log(2.0);
   auto config = tiny_config(dir);
   CharTrainer trainer(config, corpus, dir.string());
-  REQUIRE(trainer.run() == lm::kFinished);
+  REQUIRE(trainer.run() == runkit::kFinished);
   const double bpc = trainer.result().valid_loss / std::log(2.0);
   INFO("unigram bpc " << unigram_bpc << ", model bpc " << bpc);
   CHECK(unigram_bpc > 4);  // sanity of the reference (English characters: ~4.3 bits)
   CHECK(bpc < 0.8 * unigram_bpc);
   // The dump: every test symbol has a row over M symbols; the bound d + 2 = 66 > M, so the
   // analysis calls it not binding, whatever the rank.
-  const analysis::LogProbReader reader((dir / "logprobs.h5").string());
+  const contract::LogProbReader reader((dir / "logprobs.h5").string());
   CHECK(reader.rows() == 2000);
   CHECK(reader.cols() == corpus.vocab.size());
   CHECK(reader.read_targets() == corpus.test);
@@ -149,7 +149,7 @@ TEST_CASE("train_charlm: a tiny LSTM on 100k PTB characters beats the unigram ch
   CHECK(r.report.verdict() == "bound_not_binding");
   CHECK(r.report.rank <= corpus.vocab.size());
   const auto final = read_json(dir / "final.json");
-  CHECK(final["test_bpc"].get<double>() == Approx(std::log2(reader.header().ppl)).epsilon(1e-12));
+  CHECK(final["charlm"]["test_bpc"].get<double>() == Approx(std::log2(reader.header().ppl)).epsilon(1e-12));
   fs::remove_all(dir);
 }
 
@@ -164,7 +164,7 @@ TEST_CASE("train_charlm: interrupted mid-epoch and resumed equals uninterrupted,
     trainer.stop_after_batches = stop_after;
     return trainer.run();
   };
-  REQUIRE(run(base / "straight", 0, false) == lm::kFinished);
+  REQUIRE(run(base / "straight", 0, false) == runkit::kFinished);
   // 20 batches an epoch (1000 rows / 50), 2 epochs: stops at 7, 14 | 1, 8, 15 | 2, ...
   const auto out = base / "interrupted";
   CHECK(sb::test::interrupt_and_resume(out, 7, run) >= 4);

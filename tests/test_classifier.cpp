@@ -14,18 +14,22 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 #include "datasets/image_dataset.h"
 #include "tests/fashion_mnist_or_skip.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "trainers/classifier/config.h"
+#include "trainers/runkit/interrupt.h"
 #include "trainers/classifier/conv_net.h"
 #include "trainers/classifier/splits.h"
 #include "trainers/classifier/trainer.h"
 
 using namespace sb;
 using namespace sb::classifier;
+using runkit::kFinished;
+using runkit::kInterrupted;
+using runkit::kNonFinite;
 namespace fs = std::filesystem;
 
 namespace {
@@ -79,7 +83,7 @@ nlohmann::json train(const ClassifierConfig& cfg, const data::ImageDataset& ds,
 }
 
 std::vector<float> dump_rows(const fs::path& p) {
-  analysis::LogProbReader r(p.string());
+  contract::LogProbReader r(p.string());
   std::vector<float> rows(static_cast<size_t>(r.rows() * r.cols()));
   r.read_rows(0, r.rows(), rows.data());
   return rows;
@@ -261,14 +265,14 @@ TEST_CASE("classifier: a tiny conv net beats chance (90% error) by far: test err
     INFO(head << ": " << r.dump());
     // Chance is 90% error on 10 balanced classes; 2000 training images and 3 epochs give about
     // 20-25% (measured); 35% leaves room for seeds and threads.
-    CHECK(r["test_error_pct"].get<double>() < 35);
-    CHECK(r["train_loss"].get<double>() > 0);
+    CHECK(r["classifier"]["test_error_pct"].get<double>() < 35);
+    CHECK(r["classifier"]["train_loss"].get<double>() > 0);
     if (head == "softmax") {
       // Better than the uniform prediction's NLL log 10 = 2.30 by a wide margin.
-      CHECK(r["test_nll"].get<double>() < 1.2);
+      CHECK(r["classifier"]["test_nll"].get<double>() < 1.2);
       CHECK(fs::exists(tmp / head / "logprobs.h5"));
     } else {
-      CHECK(r["test_nll"].is_null());
+      CHECK(r["classifier"]["test_nll"].is_null());
       CHECK(!fs::exists(tmp / head / "logprobs.h5"));
     }
   }
@@ -286,8 +290,9 @@ TEST_CASE("classifier: interrupted and resumed equals uninterrupted, bit for bit
   cfg.out = (tmp / "resumed").string();
   // 600 images / 50 = 12 batches per epoch: stop mid-way through the first epoch.
   const auto resumed = train(cfg, ds, /*stop_after=*/7);
-  for (const auto* key : {"test_error_pct", "test_loss", "test_nll", "valid_loss", "train_loss",
-                          "final_lr", "steps", "best_epoch"})
+  // Every number of final.json: the shared keys and the classifier's section (test error, loss
+  // and NLL, training loss, final lr, best epoch, ...).
+  for (const auto* key : {"valid_loss", "dump_ppl", "steps", "classifier"})
     CHECK(whole[key] == resumed[key]);
   CHECK(dump_rows(tmp / "whole" / "logprobs.h5") == dump_rows(tmp / "resumed" / "logprobs.h5"));
 }
@@ -301,17 +306,17 @@ TEST_CASE("classifier: the dump is the HDF5 contract and rank_analysis reads it 
   cfg.epochs = 1;
   const auto r = train(cfg, ds);
   const auto path = tmp / "run" / "logprobs.h5";
-  analysis::LogProbReader reader(path.string());
+  contract::LogProbReader reader(path.string());
   const auto& h = reader.header();
   CHECK(h.head == "sigsoftmax");
   CHECK(h.d == 64);
   CHECK(h.bias);
-  CHECK(h.vocab_size == 10);
-  CHECK(h.num_tokens == 1000);
+  CHECK(h.M == 10);
+  CHECK(h.T == 1000);
   CHECK(h.dataset == "fashion-mnist");
   CHECK(reader.read_vocab().at(9) == "Ankle boot");
   // ppl attribute = exp(test NLL) of final.json (both from the same float32 rows; 1e-6).
-  CHECK(h.ppl == Approx(std::exp(r["test_nll"].get<double>())).epsilon(1e-6));
+  CHECK(h.ppl == Approx(std::exp(r["classifier"]["test_nll"].get<double>())).epsilon(1e-6));
   const auto rows = dump_rows(path);
   for (size_t i = 0; i < rows.size(); i += 10) {
     double total = 0;

@@ -17,11 +17,12 @@
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "trainers/lm/awd_lstm.h"
-#include "trainers/lm/checkpoint.h"
-#include "trainers/lm/device.h"
+#include "trainers/runkit/checkpoint.h"
+#include "trainers/runkit/device.h"
 
 using namespace sb;
 using namespace sb::lm;
+using namespace sb::runkit;
 namespace fs = std::filesystem;
 using sb::test::temp_dir;
 
@@ -105,7 +106,7 @@ TEST_CASE(
     "checkpoint: weights are written in Module::save's layout, byte for byte, and load back") {
   const auto dir = temp_dir("device_weights");
   auto model = tiny_mos(/*seed=*/1);
-  save_weights((dir / "ours.pt").string(), model);  // from CPU copies
+  runkit::save_weights((dir / "ours.pt").string(), *model);  // from CPU copies
   torch::serialize::OutputArchive reference;
   model->save(reference);  // LibTorch's own writer
   // The zip names its records after the file's stem; save_weights writes "ours.pt.tmp.<pid>"
@@ -116,7 +117,7 @@ TEST_CASE(
   CHECK(read_bytes(dir / "ours.pt") == read_bytes(ref));
 
   auto other = tiny_mos(/*seed=*/2);  // different initial weights
-  load_weights((dir / "ours.pt").string(), other);
+  runkit::load_weights((dir / "ours.pt").string(), *other);
   const auto a = model->named_parameters(), b = other->named_parameters();
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i) {

@@ -26,6 +26,7 @@
 
 using namespace sb;
 using namespace sb::lm;
+using runkit::kFinished;
 namespace fs = std::filesystem;
 using sb::test::temp_dir;
 

@@ -70,11 +70,11 @@ with h5py.File(f"{tmp}/straight/logprobs.h5") as f:
     ref_rows, ref_ppl = f["log_probs"][...], f.attrs["ppl"]
 for run in ("killed", "interrupted"):
     got = json.load(open(f"{tmp}/{run}/final.json"))
-    for key in ("valid_loss", "test_ppl", "steps", "asgd_epoch"):
+    for key in ("valid_loss", "dump_ppl", "steps", "wordlm"):
         assert got[key] == ref[key], f"{run}: {key} {got[key]!r} != uninterrupted {ref[key]!r}"
     with h5py.File(f"{tmp}/{run}/logprobs.h5") as f:
         assert np.array_equal(f["log_probs"][...], ref_rows), f"{run}: log_probs differ"
         assert f.attrs["ppl"] == ref_ppl, f"{run}: ppl attribute differs"
-print(f"resumed runs equal the uninterrupted one: test ppl {ref['test_ppl']:.4f}, "
+print(f"resumed runs equal the uninterrupted one: test ppl {ref['dump_ppl']:.4f}, "
       f"{ref['steps']} steps, {ref_rows.shape} log_probs")
 PY

@@ -10,13 +10,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 #include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
-using sb::analysis::LogProbHeader;
-using sb::analysis::LogProbReader;
-using sb::analysis::LogProbWriter;
+using sb::contract::LogProbHeader;
+using sb::contract::LogProbReader;
+using sb::contract::LogProbWriter;
 using sb::test::temp_dir;
 
 namespace {
@@ -26,8 +26,8 @@ LogProbHeader header(int64_t t, int64_t m) {
   h.head = "sigsoftmax";
   h.d = 4;
   h.bias = true;
-  h.vocab_size = m;
-  h.num_tokens = t;
+  h.M = m;
+  h.T = t;
   h.dataset = "toy";
   h.split = "test";
   h.seed = 7;
@@ -56,7 +56,7 @@ TEST_CASE("log-output file: rows, targets and attributes round-trip, and ppl is 
   CHECK_FALSE(fs::exists(path));  // nothing at the final path before finish()
   const double ppl = writer.finish();
   REQUIRE(fs::exists(path));
-  CHECK_FALSE(fs::exists(sb::analysis::h5::temporary_path(path)));
+  CHECK_FALSE(fs::exists(sb::contract::h5::temporary_path(path)));
 
   double nll = 0;
   for (int64_t i = 0; i < t; ++i) nll -= double(rows[size_t(i * m + targets[size_t(i)])]);
@@ -67,8 +67,8 @@ TEST_CASE("log-output file: rows, targets and attributes round-trip, and ppl is 
   CHECK(h.head == "sigsoftmax");
   CHECK(h.d == 4);
   CHECK(h.bias);
-  CHECK(h.vocab_size == m);
-  CHECK(h.num_tokens == t);
+  CHECK(h.M == m);
+  CHECK(h.T == t);
   CHECK(h.dataset == "toy");
   CHECK(h.seed == 7);
   CHECK(h.config == "lr = 30");
@@ -192,7 +192,7 @@ TEST_CASE(
   // contract_f64.h5 and plain_f32.h5 hold the same matrix, float64 and rounded to float32 by
   // numpy; HDF5's conversion on read rounds the same way (to nearest), so the floats are equal.
   const LogProbReader f64((dir / "contract_f64.h5").string());
-  const LogProbReader f32((dir / "plain_f32.h5").string(), sb::analysis::Contract::allow_plain);
+  const LogProbReader f32((dir / "plain_f32.h5").string(), sb::contract::Contract::allow_plain);
   CHECK(f64.float64());
   CHECK_FALSE(f64.plain());
   CHECK(f64.header().compute_dtype == "float64");

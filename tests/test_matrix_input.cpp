@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyse.h"
+#include "analysis/numerical_rank.h"
 #include "analysis/matrix_source.h"
 #include "analysis/npy_file.h"
 #include "tests/run_command.h"
@@ -194,8 +195,8 @@ TEST_CASE(
     CHECK(r.report.bound == 5);
     CHECK(r.report.verdict() == "within_bound");
     CHECK(r.header.head == "softmax");
-    CHECK(r.header.num_tokens == 60);
-    CHECK(r.header.vocab_size == 25);
+    CHECK(r.header.T == 60);
+    CHECK(r.header.M == 25);
     CHECK(r.header.compute_dtype == (f64 ? "float64" : "float32"));
     // Gram path under float32's eps (which it resolves): the same rank, and the leading five
     // singular values to relative eps64 sigma_max^2 / sigma_5^2 ~ 1e-12 (eigenvalue round-off).

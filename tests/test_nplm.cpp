@@ -13,14 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 #include "datasets/corpus.h"
 #include "tests/corpus_or_skip.h"
 #include "tests/run_command.h"
 #include "tests/run_outputs.h"
 #include "tests/temp_dir.h"
 #include "trainers/heads/output_head.h"
-#include "trainers/lm/trainer.h"
+#include "trainers/runkit/interrupt.h"
 #include "trainers/nplm/config.h"
 #include "trainers/nplm/contexts.h"
 #include "trainers/nplm/nplm_trainer.h"
@@ -173,7 +173,7 @@ TEST_CASE("train_nplm: a tiny model on 100k PTB tokens beats the unigram model i
   const auto eos = corpus.vocab.find(data::kEos);
   CHECK(std::exp(mean_nll(trainer.model, make_contexts(corpus.valid, 6, eos))) ==
         Approx(unigram_ppl).epsilon(1e-4));
-  REQUIRE(trainer.run() == lm::kFinished);
+  REQUIRE(trainer.run() == runkit::kFinished);
   const double ppl = std::exp(trainer.result().valid_loss);
   INFO("unigram ppl " << unigram_ppl << ", model ppl " << ppl);
   CHECK(unigram_ppl > 500);  // sanity of the reference (PTB unigram: ~700)
@@ -192,7 +192,7 @@ TEST_CASE("train_nplm: interrupted mid-epoch and resumed equals uninterrupted, b
     trainer.stop_after_batches = stop_after;
     return trainer.run();
   };
-  REQUIRE(run(base / "straight", 0, false) == lm::kFinished);
+  REQUIRE(run(base / "straight", 0, false) == runkit::kFinished);
   // 50 batches an epoch, 2 epochs: stop at 23, 46 (epoch 1) and 69, 92 (epoch 2).
   const auto out = base / "interrupted";
   CHECK(sb::test::interrupt_and_resume(out, 23, run) >= 3);
@@ -214,14 +214,14 @@ TEST_CASE("train_nplm: the dump follows the HDF5 contract and its ppl is the tes
   config.head = "taylor";
   config.epochs = 1;
   NplmTrainer trainer(config, corpus, dir.string());
-  REQUIRE(trainer.run() == lm::kFinished);
-  const analysis::LogProbReader reader((dir / "logprobs.h5").string());  // validates the schema
+  REQUIRE(trainer.run() == runkit::kFinished);
+  const contract::LogProbReader reader((dir / "logprobs.h5").string());  // validates the schema
   const auto& h = reader.header();
   CHECK(h.head == "taylor");
   CHECK(h.d == 32);
   CHECK(h.bias);
-  CHECK(h.vocab_size == 10000);
-  CHECK(h.num_tokens == 300);  // every test token has a row
+  CHECK(h.M == 10000);
+  CHECK(h.T == 300);  // every test token has a row
   CHECK(h.dataset == "ptb");
   CHECK(reader.read_targets() == corpus.test);
   const auto rows = all_rows(reader);
@@ -252,7 +252,7 @@ TEST_CASE("train_nplm: a non-finite loss stops the run with status 4 and writes 
     torch::NoGradGuard no_grad;
     trainer.model->hidden_layers[0]->weight[0][0] = std::nan("");
   }
-  CHECK(trainer.run() == lm::kNonFinite);
+  CHECK(trainer.run() == runkit::kNonFinite);
   CHECK_FALSE(fs::exists(dir / "logprobs.h5"));
   CHECK_FALSE(fs::exists(dir / "checkpoint.pt"));  // no epoch finished: nothing good to keep
   fs::remove_all(dir);

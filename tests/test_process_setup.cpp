@@ -8,7 +8,7 @@
 #include <cstring>
 #include <thread>
 
-#include "trainers/lm/process_setup.h"
+#include "trainers/runkit/process_setup.h"
 
 namespace {
 
@@ -28,12 +28,12 @@ struct mallinfo2 info_while_allocated(size_t bytes) {
 }  // namespace
 
 TEST_CASE("process setup: set_threads sets the count, 0 means one per core, negative is refused") {
-  CHECK(sb::lm::set_threads(1) == 1);
+  CHECK(sb::runkit::set_threads(1) == 1);
   CHECK(torch::get_num_threads() == 1);
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  CHECK(sb::lm::set_threads(0) == cores);
+  CHECK(sb::runkit::set_threads(0) == cores);
   CHECK(torch::get_num_threads() == cores);
-  CHECK_THROWS_WITH(sb::lm::set_threads(-2), Catch::Contains("got -2"));
+  CHECK_THROWS_WITH(sb::runkit::set_threads(-2), Catch::Contains("got -2"));
 }
 
 TEST_CASE("process setup: after keep_freed_memory a freed 64 MiB block stays in the heap") {
@@ -44,7 +44,7 @@ TEST_CASE("process setup: after keep_freed_memory a freed 64 MiB block stays in 
   CHECK(during_default.hblkhd >= before.hblkhd + big);
   CHECK(mallinfo2().hblkhd < before.hblkhd + big);
 
-  sb::lm::keep_freed_memory();
+  sb::runkit::keep_freed_memory();
   const auto start = mallinfo2();
   const auto during = info_while_allocated(big);
   CHECK(during.hblkhd == start.hblkhd);  // not mmapped: taken from the heap

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyse.h"
+#include "analysis/numerical_rank.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "trainers/synthetic_logprobs.h"

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "tests/corpus_or_skip.h"
@@ -23,6 +23,9 @@
 
 using namespace sb;
 using namespace sb::lm;
+using runkit::kFinished;
+using runkit::kInterrupted;
+using runkit::kNonFinite;
 namespace fs = std::filesystem;
 using sb::test::all_rows;
 using sb::test::ptb_slice;
@@ -130,13 +133,13 @@ TEST_CASE("trainer: interrupted mid-epoch and resumed equals uninterrupted, bit 
   const auto a = read_json(base / "straight" / "final.json");
   const auto b = read_json(out / "final.json");
   const double valid_a = a["valid_loss"], valid_b = b["valid_loss"];
-  const double test_a = a["test_ppl"], test_b = b["test_ppl"];
+  const double test_a = a["dump_ppl"], test_b = b["dump_ppl"];
   const int64_t steps_a = a["steps"], steps_b = b["steps"];
   CHECK(valid_a == valid_b);
   CHECK(test_a == test_b);
   CHECK(steps_a == steps_b);
-  const analysis::LogProbReader ra((base / "straight" / "logprobs.h5").string());
-  const analysis::LogProbReader rb((out / "logprobs.h5").string());
+  const contract::LogProbReader ra((base / "straight" / "logprobs.h5").string());
+  const contract::LogProbReader rb((out / "logprobs.h5").string());
   CHECK(all_rows(ra) == all_rows(rb));
   fs::remove_all(base);
 }
@@ -152,13 +155,13 @@ TEST_CASE("trainer: the dump follows the HDF5 contract and its ppl is the printe
   config.finetune_epochs = 0;
   WordLmTrainer trainer(config, corpus, dir.string());
   REQUIRE(trainer.run() == kFinished);
-  const analysis::LogProbReader reader(trainer.result().dump_path);  // validates the schema
+  const contract::LogProbReader reader(trainer.result().dump_path);  // validates the schema
   const auto& h = reader.header();
   CHECK(h.head == "sigsoftmax");
   CHECK(h.d == 32);
   CHECK(h.bias);
-  CHECK(h.vocab_size == 10000);
-  CHECK(h.num_tokens == 300);  // <eos> in front: every test token has a row
+  CHECK(h.M == 10000);
+  CHECK(h.T == 300);  // <eos> in front: every test token has a row
   CHECK(h.dataset == "ptb");
   CHECK(h.split == "test");
   CHECK(h.seed == 7);
@@ -265,7 +268,7 @@ TEST_CASE(
   for (const auto& d : dumps) {
     const std::string file = d["path"];
     INFO(file);
-    const analysis::LogProbReader reader(file);  // validates the contract
+    const contract::LogProbReader reader(file);  // validates the contract
     CHECK(reader.rows() == rows);
     CHECK(reader.read_targets() == first);
     CHECK(reader.header().ppl == d["ppl"].get<double>());
@@ -282,7 +285,7 @@ TEST_CASE(
   // may block differently: 1e-4 on log-probabilities of magnitude ~10 is ~1e-5 relative.
   const auto final = read_json(base / "dumps" / "final.json");
   REQUIRE(final["best_model"].get<std::string>().find("best_finetune.pt") != std::string::npos);
-  const analysis::LogProbReader full((base / "dumps" / "logprobs.h5").string());
+  const contract::LogProbReader full((base / "dumps" / "logprobs.h5").string());
   std::vector<float> head(static_cast<size_t>(rows * full.cols()));
   full.read_rows(0, rows, head.data());
   float worst = 0;
@@ -295,7 +298,7 @@ TEST_CASE(
   REQUIRE(without.run() == kFinished);
   const auto other = read_json(base / "plain" / "final.json");
   CHECK(final["valid_loss"].get<double>() == other["valid_loss"].get<double>());
-  CHECK(final["test_ppl"].get<double>() == other["test_ppl"].get<double>());
+  CHECK(final["dump_ppl"].get<double>() == other["dump_ppl"].get<double>());
   CHECK_FALSE(fs::exists(base / "plain" / "epochs"));
   fs::remove_all(base);
 }

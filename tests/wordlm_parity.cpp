@@ -34,15 +34,15 @@
 #include <string>
 #include <vector>
 
-#include "analysis/hdf5_handles.h"
+#include "contract/hdf5_handles.h"
 #include "datasets/batchify.h"
 #include "bench/wordlm_bench_model.h"
-#include "trainers/lm/process_setup.h"
+#include "trainers/runkit/process_setup.h"
 #include "trainers/lm/train_step.h"
 
 namespace {
 
-namespace h5 = sb::analysis::h5;
+namespace h5 = sb::contract::h5;
 using namespace sb::bench;
 
 struct Options {
@@ -89,8 +89,8 @@ void write_tensor(hid_t file, const std::string& name, const torch::Tensor& t) {
 }
 
 int run(const Options& o) {
-  sb::lm::keep_freed_memory();  // as train_wordlm and bench_wordlm
-  sb::lm::set_threads(o.threads);
+  sb::runkit::keep_freed_memory();  // as train_wordlm and bench_wordlm
+  sb::runkit::set_threads(o.threads);
   torch::manual_seed(o.seed);
   auto model = make_bench_model(o.head, o.experts, o.vocab, o.dropout);
   const auto data = synthetic_stream(o.steps * kBptt + 1, kBatch, o.vocab);  // (rows, B)

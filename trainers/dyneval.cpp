@@ -20,12 +20,13 @@
 
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
-#include "trainers/lm/checkpoint.h"
+#include "trainers/runkit/atomic_write.h"
+#include "trainers/runkit/checkpoint.h"
 #include "trainers/lm/config.h"
-#include "trainers/lm/device.h"
+#include "trainers/runkit/device.h"
 #include "trainers/lm/dynamic_eval.h"
-#include "trainers/lm/process_setup.h"
-#include "trainers/lm/run_log.h"
+#include "trainers/runkit/process_setup.h"
+#include "trainers/runkit/metrics_log.h"
 #include "trainers/lm/trainer.h"
 
 namespace {
@@ -178,9 +179,9 @@ int main(int argc, char** argv) {
     for (double x : grid_lr) sb::lm::validate(DynamicEvalOptions(options).lr(x));
     for (double x : grid_lambda) sb::lm::validate(DynamicEvalOptions(options).lambda(x));
 
-    const auto device = sb::lm::resolve_device(device_name);
-    sb::lm::keep_freed_memory();
-    const int n_threads = sb::lm::set_threads(threads);
+    const auto device = sb::runkit::resolve_device(device_name);
+    sb::runkit::keep_freed_memory();
+    const int n_threads = sb::runkit::set_threads(threads);
     const auto corpus_dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(corpus_dir);
     if (config.train_tokens > 0 && static_cast<int64_t>(corpus.train.size()) > config.train_tokens)
@@ -189,20 +190,20 @@ int main(int argc, char** argv) {
     const auto test = sb::lm::eos_then(corpus, corpus.test, test_tokens);
     auto model = sb::lm::make_awd_lstm(config, corpus.vocab.size());
     model->to(device);
-    sb::lm::load_weights(weights_file, model);  // onto the model's device
+    sb::runkit::load_weights(weights_file, *model);  // onto the model's device
     std::printf(
         "dyneval: %s, head %s, d %lld; weights %s; %s: %zu train / %zu valid / %zu test tokens; "
         "%d threads; device %s\n",
         run_dir.c_str(), config.head.c_str(), static_cast<long long>(model->d()),
         weights_file.c_str(), config.dataset.c_str(), corpus.train.size(), valid.size() - 1,
-        test.size() - 1, n_threads, sb::lm::describe_device(device).c_str());
+        test.size() - 1, n_threads, sb::runkit::describe_device(device).c_str());
     std::fflush(stdout);
 
     auto t = clock_type::now();
     const double static_valid = sb::lm::static_evaluate(model, valid, options.bptt(),
-                                                        sb::lm::timed_progress("static valid"));
+                                                        sb::runkit::timed_progress("static valid"));
     const double static_test =
-        sb::lm::static_evaluate(model, test, options.bptt(), sb::lm::timed_progress("static test"));
+        sb::lm::static_evaluate(model, test, options.bptt(), sb::runkit::timed_progress("static test"));
     std::printf("| static  | valid ppl %9.2f | test ppl %9.2f | batch 1, bptt %lld | %s\n",
                 std::exp(static_valid), std::exp(static_test),
                 static_cast<long long>(options.bptt()),
@@ -211,7 +212,7 @@ int main(int argc, char** argv) {
 
     // The result file and, with --json, stdout: written once, at the end.
     const auto emit = [&](const nlohmann::json& result) {
-      sb::lm::write_atomically(out_path, [&](const std::string& tmp) {
+      sb::runkit::write_atomically(out_path, [&](const std::string& tmp) {
         std::ofstream out(tmp);
         out << result.dump(2) << '\n';
         if (!out) throw std::runtime_error(tmp + ": cannot write");
@@ -244,7 +245,7 @@ int main(int argc, char** argv) {
 
     t = clock_type::now();
     const auto stats = sb::lm::gradient_statistics(model, corpus.train, options,
-                                                   sb::lm::timed_progress("statistics"));
+                                                   sb::runkit::timed_progress("statistics"));
     const double stats_seconds = seconds_since(t);
     std::printf(
         "gradient statistics: %lld batches of %lld x %lld, %lld training tokens, mean MS %.4g, "
@@ -273,7 +274,7 @@ int main(int argc, char** argv) {
             t = clock_type::now();
           },
           [](double x, double l) {
-            return sb::lm::timed_progress("lr " + number(x) + " lambda " + number(l));
+            return sb::runkit::timed_progress("lr " + number(x) + " lambda " + number(l));
           });
       print_grid(grid_lr, grid_lambda, search.points);
       options.lr(search.best.lr).lambda(search.best.lambda);
@@ -282,11 +283,11 @@ int main(int argc, char** argv) {
       dynamic_valid = search.best.loss;
     } else {
       dynamic_valid = sb::lm::dynamic_evaluate(model, valid, stats, options,
-                                               sb::lm::timed_progress("dynamic valid"));
+                                               sb::runkit::timed_progress("dynamic valid"));
     }
     t = clock_type::now();
     const double dynamic_test = sb::lm::dynamic_evaluate(model, test, stats, options,
-                                                         sb::lm::timed_progress("dynamic test"));
+                                                         sb::runkit::timed_progress("dynamic test"));
     std::printf(
         "| dynamic | valid ppl %9.2f | test ppl %9.2f | lr %s, lambda %s, eps %s, bptt %lld\n",
         std::exp(dynamic_valid), std::exp(dynamic_test), number(options.lr()).c_str(),

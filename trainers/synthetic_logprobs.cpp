@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 #include "trainers/heads/output_head.h"
 
 namespace sb {
@@ -28,12 +28,12 @@ double write_synthetic_logprobs(const std::string& path, const SyntheticOptions&
   heads::OutputHead head(heads::OutputHeadOptions(o.spec, o.d, o.d));
   head->to(dtype);
 
-  analysis::LogProbHeader header;
+  contract::LogProbHeader header;
   header.head = o.spec.name();
   header.d = o.d;
   header.bias = o.bias;
-  header.vocab_size = o.vocab;
-  header.num_tokens = o.tokens;
+  header.M = o.vocab;
+  header.T = o.tokens;
   header.dataset = "synthetic";
   header.split = "synthetic";
   header.seed = o.seed;
@@ -42,7 +42,7 @@ double write_synthetic_logprobs(const std::string& path, const SyntheticOptions&
                   "\nM = " + std::to_string(o.vocab) + "\nd = " + std::to_string(o.d) +
                   "\nbias = " + (o.bias ? "true" : "false") +
                   "\nlogit_scale = " + std::to_string(o.logit_scale) + "\n";
-  analysis::LogProbWriter writer(path, header);
+  contract::LogProbWriter writer(path, header);
   for (int64_t r = 0; r < o.tokens; r += o.block_rows) {
     const int64_t n = std::min(o.block_rows, o.tokens - r);
     const auto h = torch::randn({n, o.d}, f64).to(dtype);                       // (n, d)

@@ -11,7 +11,7 @@
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/charlm/char_trainer.h"
-#include "trainers/lm/process_setup.h"
+#include "trainers/runkit/process_setup.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
   return sb::runkit::guarded([&] {
     const auto config = sb::charlm::char_config().resolve(args);
     sb::charlm::validate(config);
-    sb::lm::keep_freed_memory();
-    const int threads = sb::lm::set_threads(config.threads);
+    sb::runkit::keep_freed_memory();
+    const int threads = sb::runkit::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto chars = sb::charlm::char_corpus(sb::data::load_corpus(dir));
     sb::runkit::truncate_splits(chars, config.train_chars, config.valid_chars, config.test_chars);

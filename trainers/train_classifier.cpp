@@ -13,7 +13,7 @@
 #include "trainers/classifier/config.h"
 #include "trainers/classifier/splits.h"
 #include "trainers/classifier/trainer.h"
-#include "trainers/lm/process_setup.h"
+#include "trainers/runkit/process_setup.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
   if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
   return sb::runkit::guarded([&] {
     const auto config = sb::classifier::resolve_config(args);
-    sb::lm::keep_freed_memory();
-    const int threads = sb::lm::set_threads(config.threads);
+    sb::runkit::keep_freed_memory();
+    const int threads = sb::runkit::set_threads(config.threads);
     const auto dir = sb::data::find_image_dataset_dir(config.dataset, config.data);
     const auto data = sb::data::load_image_dataset(config.dataset, dir);
     auto splits = sb::classifier::make_splits(data, config);

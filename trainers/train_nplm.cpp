@@ -9,7 +9,7 @@
 
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
-#include "trainers/lm/process_setup.h"
+#include "trainers/runkit/process_setup.h"
 #include "trainers/nplm/nplm_trainer.h"
 #include "trainers/runkit/trainer_cli.h"
 
@@ -30,8 +30,8 @@ int main(int argc, char** argv) {
   return sb::runkit::guarded([&] {
     const auto config = sb::nplm::nplm_config().resolve(args);
     sb::nplm::validate(config);
-    sb::lm::keep_freed_memory();
-    const int threads = sb::lm::set_threads(config.threads);
+    sb::runkit::keep_freed_memory();
+    const int threads = sb::runkit::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(dir);
     sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,

@@ -9,8 +9,8 @@
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/lm/config.h"
-#include "trainers/lm/device.h"
-#include "trainers/lm/process_setup.h"
+#include "trainers/runkit/device.h"
+#include "trainers/runkit/process_setup.h"
 #include "trainers/lm/trainer.h"
 #include "trainers/runkit/trainer_cli.h"
 
@@ -35,10 +35,10 @@ int main(int argc, char** argv) {
   if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
   return sb::runkit::guarded([&] {
     auto config = sb::lm::resolve_config(config_args);
-    const auto device = sb::lm::resolve_device(config.device);  // fails here, before the corpus
+    const auto device = sb::runkit::resolve_device(config.device);  // fails here, before the corpus
     config.device = device.str();  // what config.toml records: cpu, cuda:0, ...
-    sb::lm::keep_freed_memory();
-    const int threads = sb::lm::set_threads(config.threads);
+    sb::runkit::keep_freed_memory();
+    const int threads = sb::runkit::set_threads(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(dir);
     sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
                 config.dataset.c_str(), dir.c_str(),
                 sb::runkit::split_sizes(corpus, "tokens").c_str(),
                 static_cast<long long>(corpus.vocab.size()), config.head.c_str(), threads,
-                sb::lm::describe_device(device).c_str(), run_dir.c_str());
+                sb::runkit::describe_device(device).c_str(), run_dir.c_str());
     sb::lm::WordLmTrainer trainer(config, std::move(corpus), run_dir);
     if (flags.resume) trainer.resume();
     trainer.stop_after_batches = flags.stop_after_batches;

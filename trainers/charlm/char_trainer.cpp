@@ -5,10 +5,8 @@
 #include <stdexcept>
 
 #include "datasets/batchify.h"
-#include "trainers/lm/checkpoint.h"
-#include "trainers/lm/evaluate.h"
-#include "trainers/lm/log_prob_rows.h"
-#include "trainers/lm/trainer.h"
+#include "trainers/runkit/dump_rows.h"
+#include "trainers/runkit/segment_loss.h"
 
 namespace sb::charlm {
 
@@ -21,14 +19,14 @@ CharState detached(const CharState& s) { return {s.first.detach(), s.second.deta
 }  // namespace
 
 double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
-                const lm::ProgressFn& progress) {
+                const runkit::ProgressFn& progress) {
   if (data.dim() != 2)
     throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " +
                                 c10::str(data.sizes()));
   torch::NoGradGuard no_grad;
   model->eval();
   auto state = model->zero_state(data.size(/*dim=*/1));
-  return lm::mean_segment_loss(
+  return runkit::mean_segment_loss(
       data, bptt,
       [&](const torch::Tensor& input, const torch::Tensor& target) {
         auto [out, next] = model->forward(input, state);
@@ -39,7 +37,7 @@ double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
 }
 
 CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_dir)
-    : EpochTrainer(std::move(run_dir)), config_(std::move(config)), corpus_(std::move(corpus)) {
+    : EpochTrainer("charlm", std::move(run_dir)), config_(std::move(config)), corpus_(std::move(corpus)) {
   torch::manual_seed(static_cast<uint64_t>(config_.seed));
   model = CharLstm(corpus_.vocab.size(), HeadSpec::parse(config_.head), config_.emsize,
                    config_.nhid, config_.nlayers);
@@ -62,7 +60,7 @@ CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_d
 std::string CharTrainer::config_toml() const { return char_config().to_toml(config_); }
 
 double CharTrainer::validate() {
-  return evaluate(model, valid_data_, config_.bptt, lm::timed_progress("valid"));
+  return evaluate(model, valid_data_, config_.bptt, runkit::timed_progress("valid"));
 }
 
 CharTrainer::EpochEnd CharTrainer::train_epoch() {
@@ -95,9 +93,9 @@ CharTrainer::EpochEnd CharTrainer::train_epoch() {
           "| loss %6.3f | bpc %6.3f | ETA %s\n",
           static_cast<long long>(p.epoch), static_cast<long long>(p.batch),
           static_cast<long long>(p.batches), p.ms_per_batch, p.tokens_per_s, p.loss, bpc(p.loss),
-          lm::format_duration(p.eta_seconds).c_str());
+          sb::format_duration(p.eta_seconds).c_str());
       std::fflush(stdout);
-      auto record = lm::to_json(p);
+      auto record = runkit::to_json(p);
       record["bpc"] = bpc(p.loss);
       record["eta_seconds"] = p.eta_seconds;
       metrics_.write(record);
@@ -112,7 +110,7 @@ CharTrainer::EpochEnd CharTrainer::train_epoch() {
 
 void CharTrainer::report_epoch(double train_loss, double valid_loss, double seconds) {
   std::printf("| end of epoch %3lld | time %s | train bpc %6.3f | valid bpc %6.3f\n",
-              static_cast<long long>(state_.epoch), lm::format_duration(seconds).c_str(),
+              static_cast<long long>(state_.epoch), sb::format_duration(seconds).c_str(),
               bpc(train_loss), bpc(valid_loss));
   metrics_.write({{"event", "valid"},
                   {"epoch", state_.epoch},
@@ -125,7 +123,7 @@ void CharTrainer::report_epoch(double train_loss, double valid_loss, double seco
 
 void CharTrainer::finish() {
   runkit::load_weights(path("best.pt"), *model);
-  result_.valid_loss = evaluate(model, valid_data_, config_.bptt, lm::timed_progress("valid"));
+  result_.valid_loss = evaluate(model, valid_data_, config_.bptt, runkit::timed_progress("valid"));
   // The test set with batch size 1, <eos> in front: row t predicts test symbol t from all before.
   const int64_t eos = corpus_.vocab.find(data::kEos);
   if (eos < 0) throw std::invalid_argument("the character vocabulary has no <eos>");
@@ -133,27 +131,23 @@ void CharTrainer::finish() {
   ids.insert(ids.end(), corpus_.test.begin(), corpus_.test.end());
   const auto stream = torch::tensor(ids, torch::kLong).view({-1, 1});  // (T + 1, 1)
   const int64_t T = stream.size(0) - 1;
-  auto header = lm::vocab_header(corpus_.vocab, config_.dataset + "_char", "test", config_.seed,
-                                 char_config().to_toml(config_));
-  header.head = model->head_spec().name();
-  header.d = model->d();
-  header.bias = true;
-  header.vocab_size = corpus_.vocab.size();
-  header.num_tokens = T;
-  header.compute_dtype = "float32";
+  const auto header = contract::make_header(
+      model->head_spec().name(), model->d(), /*bias=*/true, corpus_.vocab.size(), T,
+      {config_.dataset + "_char", "test", config_.seed, char_config().to_toml(config_),
+       corpus_.vocab.words()});
   double dump_ppl = 0;
   {
     torch::NoGradGuard no_grad;
     model->eval();
-    analysis::LogProbWriter writer(path("logprobs.h5"), header);
+    contract::LogProbWriter writer(path("logprobs.h5"), header);
     auto state = model->zero_state(1);
     const int64_t bptt = config_.bptt, segments = (T + bptt - 1) / bptt;
-    const auto progress = lm::timed_progress("test");
+    const auto progress = runkit::timed_progress("test");
     int64_t done = 0;
     for (int64_t i = 0; i < T; i += bptt) {
       auto [x, y] = data::get_batch(stream, i, bptt);  // (len, 1)
       auto [out, next] = model->forward(x, state);
-      lm::write_rows(writer, model->log_probs(out), y.reshape({-1}));  // (len, M)
+      runkit::write_rows(writer, model->log_probs(out), y.reshape({-1}));  // (len, M)
       state = next;
       progress(++done, segments, i + x.size(0));
     }
@@ -164,22 +158,20 @@ void CharTrainer::finish() {
   std::printf("| best model %s | valid bpc %6.3f | test bpc %6.3f | %lld rows written to %s\n",
               path("best.pt").c_str(), bpc(result_.valid_loss), bpc(result_.test_loss),
               static_cast<long long>(T), path("logprobs.h5").c_str());
-  const nlohmann::json final{{"event", "final"},
-                             {"trainer", "charlm"},
-                             {"head", config_.head},
-                             {"best_model", path("best.pt")},
-                             {"valid_loss", result_.valid_loss},
-                             {"valid_bpc", bpc(result_.valid_loss)},
-                             {"test_loss", result_.test_loss},
-                             {"test_bpc", bpc(result_.test_loss)},
-                             {"dump", path("logprobs.h5")},
-                             {"dump_rows", T},
-                             {"dump_ppl", dump_ppl},
-                             {"d", model->d()},
-                             {"M", corpus_.vocab.size()},
-                             {"epochs", state_.epoch - 1},
-                             {"steps", state_.step}};
-  write_final(final);
+  write_final({{"head", config_.head},
+               {"dataset", config_.dataset + "_char"},
+               {"seed", config_.seed},
+               {"best_model", path("best.pt")},
+               {"valid_loss", result_.valid_loss},
+               {"dump", path("logprobs.h5")},
+               {"dump_rows", T},
+               {"dump_ppl", dump_ppl}},
+              {{"valid_bpc", bpc(result_.valid_loss)},
+               {"test_loss", result_.test_loss},
+               {"test_bpc", bpc(result_.test_loss)},
+               {"d", model->d()},
+               {"M", corpus_.vocab.size()},
+               {"epochs", state_.epoch - 1}});
 }
 
 }  // namespace sb::charlm

@@ -13,7 +13,7 @@
 #include "trainers/charlm/char_corpus.h"
 #include "trainers/charlm/char_model.h"
 #include "trainers/charlm/config.h"
-#include "trainers/lm/run_log.h"
+#include "trainers/runkit/metrics_log.h"
 #include "trainers/runkit/epoch_trainer.h"
 
 namespace sb::charlm {
@@ -27,7 +27,7 @@ struct CharResult {
 /// Mean NLL of the model over data (N, B) in segments of bptt with the state carried (eval mode,
 /// no gradients).
 double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
-                const lm::ProgressFn& progress = {});
+                const runkit::ProgressFn& progress = {});
 
 class CharTrainer : public runkit::EpochTrainer {
  public:
@@ -38,7 +38,7 @@ class CharTrainer : public runkit::EpochTrainer {
 
  private:
   torch::nn::Module& module() override { return *model; }
-  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
   int64_t epochs() const override { return config_.epochs; }
   std::string config_toml() const override;
   EpochEnd train_epoch() override;

@@ -1,6 +1,6 @@
 #pragma once
 // One pass of a classifier over a split: error rate, the training criterion and the NLL, and
-// optionally the log-output rows for the HDF5 dump (analysis/logprob_file.h).
+// optionally the log-output rows for the HDF5 dump (contract/logprob_file.h).
 
 #include <torch/torch.h>
 

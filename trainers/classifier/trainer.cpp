@@ -7,10 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/logprob_file.h"
 #include "common/duration.h"
-#include "trainers/lm/checkpoint.h"
-#include "trainers/lm/trainer.h"  // stop_requested(): the Ctrl-C / SIGTERM flag
+#include "contract/logprob_file.h"
+#include "trainers/runkit/checkpoint.h"
 
 namespace sb::classifier {
 
@@ -30,14 +29,6 @@ ClassifierConfig trajectory_keys(const ClassifierConfig& c) {
   auto t = runkit::trajectory_keys(c);
   t.dump_test = true;  // written after training
   return t;
-}
-
-c10::IValue read(torch::serialize::InputArchive& a, const std::string& path,
-                 const std::string& key) {
-  c10::IValue v;
-  if (!a.try_read(key, v))
-    throw std::runtime_error(path + ": checkpoint field '" + key + "' is missing");
-  return v;
 }
 
 nlohmann::json number_or_null(double v) {
@@ -60,12 +51,11 @@ ConvNet make_conv_net(const ClassifierConfig& cfg) {
 ClassifierTrainer::ClassifierTrainer(ClassifierConfig config, Splits splits,
                                      std::vector<std::string> classes, std::string dataset,
                                      std::string run_dir)
-    : config_(std::move(config)),
+    : EpochTrainer("classifier", std::move(run_dir)),
+      config_(std::move(config)),
       splits_(std::move(splits)),
       classes_(std::move(classes)),
-      dataset_(std::move(dataset)),
-      run_dir_(std::move(run_dir)) {
-  fs::create_directories(run_dir_);
+      dataset_(std::move(dataset)) {
   torch::manual_seed(static_cast<uint64_t>(config_.seed));  // the initial weights
   model = make_conv_net(config_);
   // Nesterov momentum (Sutskever et al. 2013), as the paper's sec. 4.1.
@@ -77,75 +67,30 @@ ClassifierTrainer::ClassifierTrainer(ClassifierConfig config, Splits splits,
   state_.config = to_toml(trajectory_keys(config_));
 }
 
-std::string ClassifierTrainer::path(const std::string& name) const {
-  return (fs::path(run_dir_) / name).string();
+std::string ClassifierTrainer::config_toml() const { return to_toml(config_); }
+
+std::string ClassifierTrainer::normalise_saved_config(const std::string& saved) const {
+  return to_toml(trajectory_keys(load_config_text(saved, path("checkpoint.pt") + " config")));
 }
 
-void ClassifierTrainer::save() {
-  torch::serialize::OutputArchive archive, model_archive, optim_archive;
-  lm::save_module_on_cpu(*model, model_archive);
-  archive.write("model", model_archive);
-  optimizer_->save(optim_archive);
-  archive.write("optimizer", optim_archive);
-  const auto& s = state_;
-  archive.write("epoch", c10::IValue(s.epoch));
-  archive.write("batch", c10::IValue(s.batch));
-  archive.write("step", c10::IValue(s.step));
-  archive.write("lr", c10::IValue(s.lr));
-  archive.write("bad_epochs", c10::IValue(s.bad_epochs));
-  archive.write("best_epoch", c10::IValue(s.best_epoch));
-  archive.write("best_valid_error", c10::IValue(s.best_valid_error));
-  archive.write("best_valid_loss", c10::IValue(s.best_valid_loss));
-  archive.write("best_train_loss", c10::IValue(s.best_train_loss));
-  archive.write("done", c10::IValue(s.done));
-  archive.write("epoch_loss", c10::IValue(s.epoch_loss));
-  archive.write("epoch_images", c10::IValue(s.epoch_images));
-  archive.write("config", c10::IValue(s.config));
-  lm::write_atomically(path("checkpoint.pt"),
-                       [&](const std::string& tmp) { archive.save_to(tmp); });
-}
-
-void ClassifierTrainer::resume() {
-  const auto file = path("checkpoint.pt");
-  if (!fs::exists(file)) throw std::runtime_error(file + ": no checkpoint to resume from");
-  torch::serialize::InputArchive archive, model_archive, optim_archive;
-  archive.load_from(file);
-  const auto saved = to_toml(trajectory_keys(
-      load_config_text(read(archive, file, "config").toStringRef(), file + " config")));
-  if (saved != state_.config) {
-    std::istringstream a(saved), b(state_.config);
-    std::string la, lb, differ;
-    while (std::getline(a, la) && std::getline(b, lb))
-      if (la != lb) differ += (differ.empty() ? "" : "; ") + la + " -> " + lb;
-    throw std::runtime_error(file + ": written with a different config (" + differ +
-                             "); resume with the same settings or use a new --out");
-  }
-  if (!archive.try_read("model", model_archive) || !archive.try_read("optimizer", optim_archive))
-    throw std::runtime_error(file + ": checkpoint field 'model' or 'optimizer' is missing");
-  try {
-    model->load(model_archive);
-    optimizer_->load(optim_archive);
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(file + ": does not match this model: " + e.what_without_backtrace());
-  }
-  auto& s = state_;
-  s.epoch = read(archive, file, "epoch").toInt();
-  s.batch = read(archive, file, "batch").toInt();
-  s.step = read(archive, file, "step").toInt();
-  s.lr = read(archive, file, "lr").toDouble();
-  s.bad_epochs = read(archive, file, "bad_epochs").toInt();
-  s.best_epoch = read(archive, file, "best_epoch").toInt();
-  s.best_valid_error = read(archive, file, "best_valid_error").toDouble();
-  s.best_valid_loss = read(archive, file, "best_valid_loss").toDouble();
-  s.best_train_loss = read(archive, file, "best_train_loss").toDouble();
-  s.done = read(archive, file, "done").toBool();
-  s.epoch_loss = read(archive, file, "epoch_loss").toDouble();
-  s.epoch_images = read(archive, file, "epoch_images").toInt();
+void ClassifierTrainer::set_lr(double lr) {
   for (auto& group : optimizer_->param_groups())
-    static_cast<torch::optim::SGDOptions&>(group.options()).lr(s.lr);
-  std::printf("resuming %s: epoch %lld, batch %lld, lr %g\n", run_dir_.c_str(),
-              static_cast<long long>(s.epoch), static_cast<long long>(s.batch), s.lr);
+    static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
 }
+
+void ClassifierTrainer::save_extra(runkit::CheckpointWriter& w) const {
+  w.put("best_epoch", best_epoch_);
+  w.put("best_valid_error", best_valid_error_);
+  w.put("best_train_loss", best_train_loss_);
+}
+
+void ClassifierTrainer::load_extra(runkit::CheckpointReader& r) {
+  best_epoch_ = r.get_int("best_epoch");
+  best_valid_error_ = r.get_double("best_valid_error");
+  best_train_loss_ = r.get_double("best_train_loss");
+}
+
+void ClassifierTrainer::after_resume() { set_lr(state_.lr); }
 
 ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
   const int64_t n = splits_.train.size(), B = config_.batch_size;
@@ -167,24 +112,11 @@ ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
     optimizer_->zero_grad();
     const auto loss = model->loss(model->hidden(x), y);
     const double value = loss.item<double>();
-    if (!std::isfinite(value)) {
-      std::fprintf(stderr,
-                   "error: epoch %lld batch %lld: training loss is %g; stopping. The last good "
-                   "checkpoint is %s (lower the lr)\n",
-                   static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch + 1),
-                   value, path("checkpoint.pt").c_str());
-      metrics_.write(
-          {{"event", "non_finite"}, {"epoch", state_.epoch}, {"batch", state_.batch + 1}});
-      return EpochEnd::non_finite;
-    }
+    if (!std::isfinite(value)) return non_finite(value);
     loss.backward();
     optimizer_->step();
     const int64_t b = y.size(0);
-    ++state_.batch;
-    ++state_.step;
-    ++batches_this_process_;
-    state_.epoch_loss += value * static_cast<double>(b);
-    state_.epoch_images += b;
+    const bool stop = count_batch(value, b);
     interval_loss += value;
     ++interval_batches;
     interval_images += b;
@@ -219,89 +151,76 @@ ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
       interval_batches = interval_images = 0;
       interval_start = clock_type::now();
     }
-    if (stop_after_batches > 0 && batches_this_process_ >= stop_after_batches)
-      lm::stop_requested().store(true);
-    if (lm::stop_requested().load()) return EpochEnd::interrupted;
+    if (stop) return EpochEnd::interrupted;
   }
   return EpochEnd::completed;
 }
 
-void ClassifierTrainer::end_epoch(const Evaluation& valid, double seconds) {
-  auto& s = state_;
-  const double train_loss =
-      s.epoch_loss / static_cast<double>(std::max<int64_t>(1, s.epoch_images));
+double ClassifierTrainer::validate() {
+  last_valid_ = evaluate(model, splits_.valid, config_.eval_batch_size);
+  return last_valid_.loss;
+}
+
+void ClassifierTrainer::report_epoch(double train_loss, double valid_loss, double seconds) {
+  const auto& valid = last_valid_;
   std::printf(
       "| end of epoch %3lld | time %s | train loss %7.4f | valid loss %7.4f | valid error %6.2f%% "
       "| lr %g\n",
-      static_cast<long long>(s.epoch), format_duration(seconds).c_str(), train_loss, valid.loss,
-      valid.error_pct, s.lr);
+      static_cast<long long>(state_.epoch), format_duration(seconds).c_str(), train_loss,
+      valid_loss, valid.error_pct, state_.lr);
   metrics_.write({{"event", "valid"},
-                  {"epoch", s.epoch},
+                  {"epoch", state_.epoch},
                   {"train_loss", train_loss},
-                  {"valid_loss", valid.loss},
+                  {"valid_loss", valid_loss},
                   {"valid_error_pct", valid.error_pct},
                   {"valid_nll", number_or_null(valid.nll)},
-                  {"lr", s.lr},
+                  {"lr", state_.lr},
                   {"seconds", seconds}});
+}
+
+bool ClassifierTrainer::improved(double valid_loss) const {
   // Improvement = a lower validation error, ties broken by a lower validation loss.
-  const bool better = valid.error_pct < s.best_valid_error ||
-                      (valid.error_pct == s.best_valid_error && valid.loss < s.best_valid_loss);
-  if (better) {
-    s.best_valid_error = valid.error_pct;
-    s.best_valid_loss = valid.loss;
-    s.best_epoch = s.epoch;
-    s.best_train_loss = train_loss;
-    s.bad_epochs = 0;
-    torch::serialize::OutputArchive archive;
-    lm::save_module_on_cpu(*model, archive);
-    lm::write_atomically(path("best.pt"), [&](const std::string& tmp) { archive.save_to(tmp); });
-    std::printf("  saved the best model so far to %s\n", path("best.pt").c_str());
-  } else {
-    ++s.bad_epochs;
-    // de Brebisson & Vincent 2016, footnote 3: halve the learning rate every time the
-    // performance did not improve for 5 consecutive epochs.
-    if (s.bad_epochs % config_.patience == 0) {
-      s.lr /= 2;
-      for (auto& group : optimizer_->param_groups())
-        static_cast<torch::optim::SGDOptions&>(group.options()).lr(s.lr);
-      std::printf("  no improvement for %lld epochs: lr halved to %g\n",
-                  static_cast<long long>(s.bad_epochs), s.lr);
-      metrics_.write({{"event", "lr_halved"}, {"epoch", s.epoch}, {"lr", s.lr}});
-    }
-  }
-  if ((config_.early_stop > 0 && s.bad_epochs >= config_.early_stop) || s.epoch >= config_.epochs) {
-    s.done = true;
-    std::printf("  stopping: %s; best epoch %lld (valid error %.2f%%)\n",
-                s.epoch >= config_.epochs ? "last epoch" : "early stopping",
-                static_cast<long long>(s.best_epoch), s.best_valid_error);
-  }
-  ++s.epoch;
-  s.batch = 0;
-  s.epoch_loss = 0;
-  s.epoch_images = 0;
+  return last_valid_.error_pct < best_valid_error_ ||
+         (last_valid_.error_pct == best_valid_error_ && valid_loss < state_.best_valid);
+}
+
+void ClassifierTrainer::on_better_epoch(double train_loss) {
+  best_valid_error_ = last_valid_.error_pct;
+  best_epoch_ = state_.epoch;
+  best_train_loss_ = train_loss;
+}
+
+void ClassifierTrainer::on_worse_epoch() {
+  // de Brebisson & Vincent 2016, footnote 3: halve the learning rate every time the performance
+  // did not improve for 5 consecutive epochs.
+  if (state_.bad_epochs % config_.patience != 0) return;
+  state_.lr /= 2;
+  set_lr(state_.lr);
+  std::printf("  no improvement for %lld epochs: lr halved to %g\n",
+              static_cast<long long>(state_.bad_epochs), state_.lr);
+  metrics_.write({{"event", "lr_halved"}, {"epoch", state_.epoch}, {"lr", state_.lr}});
+}
+
+bool ClassifierTrainer::stop_early() {
+  const bool last = state_.epoch >= config_.epochs;
+  if (!last && !(config_.early_stop > 0 && state_.bad_epochs >= config_.early_stop)) return false;
+  std::printf("  stopping: %s; best epoch %lld (valid error %.2f%%)\n",
+              last ? "last epoch" : "early stopping", static_cast<long long>(best_epoch_),
+              best_valid_error_);
+  return true;
 }
 
 void ClassifierTrainer::finish() {
-  torch::serialize::InputArchive archive;
-  archive.load_from(path("best.pt"));
-  model->load(archive);
+  runkit::load_weights(path("best.pt"), *model);
   const auto valid = evaluate(model, splits_.valid, config_.eval_batch_size);
   const bool dump = config_.dump_test && !is_mse(config_);
-  std::unique_ptr<analysis::LogProbWriter> writer;
+  std::unique_ptr<contract::LogProbWriter> writer;
   if (dump) {
-    analysis::LogProbHeader h;
-    h.head = HeadSpec::parse(config_.head).name();
-    h.d = config_.fc;
-    h.bias = true;
-    h.vocab_size = static_cast<int64_t>(classes_.size());
-    h.num_tokens = splits_.test.size();
-    h.dataset = dataset_;
-    h.split = "test";
-    h.seed = config_.seed;
-    h.compute_dtype = "float32";
-    h.config = to_toml(config_);
-    h.vocab = classes_;
-    writer = std::make_unique<analysis::LogProbWriter>(path("logprobs.h5"), h);
+    const auto h = contract::make_header(
+        HeadSpec::parse(config_.head).name(), config_.fc, /*bias=*/true,
+        static_cast<int64_t>(classes_.size()), splits_.test.size(),
+        {dataset_, "test", config_.seed, to_toml(config_), classes_});
+    writer = std::make_unique<contract::LogProbWriter>(path("logprobs.h5"), h);
   }
   const auto test =
       evaluate(model, splits_.test, config_.eval_batch_size,
@@ -316,7 +235,7 @@ void ClassifierTrainer::finish() {
   std::printf(
       "| best epoch %lld | valid error %.2f%% | test error %.2f%% | test loss %.4f | test nll "
       "%s%s\n",
-      static_cast<long long>(state_.best_epoch), valid.error_pct, test.error_pct, test.loss,
+      static_cast<long long>(best_epoch_), valid.error_pct, test.error_pct, test.loss,
       is_mse(config_) ? "- (mse: no probabilities)"
                       : (std::isfinite(test.nll) ? std::to_string(test.nll).c_str() : "inf"),
       dump ? (" | " + std::to_string(test.images) + " rows written to " + path("logprobs.h5"))
@@ -325,65 +244,33 @@ void ClassifierTrainer::finish() {
   if (test.outside_support > 0)
     std::printf("  %lld test labels outside the head's support (log-probability -inf)\n",
                 static_cast<long long>(test.outside_support));
-  final_ = {{"event", "final"},
-            {"head", config_.head},
+  const nlohmann::json dump_ppl = dump ? number_or_null(ppl) : nlohmann::json(nullptr);
+  final_ = {{"head", config_.head},
             {"dataset", dataset_},
-            {"split", config_.split},
             {"seed", config_.seed},
-            {"d", config_.fc},
-            {"classes", static_cast<int64_t>(classes_.size())},
-            {"train_images", splits_.train.size()},
-            {"valid_images", splits_.valid.size()},
-            {"test_images", splits_.test.size()},
-            {"best_epoch", state_.best_epoch},
-            {"epochs_run", state_.epoch - 1},
-            {"steps", state_.step},
-            {"final_lr", state_.lr},
-            {"train_loss", state_.best_train_loss},
-            {"valid_error_pct", valid.error_pct},
+            {"best_model", path("best.pt")},
             {"valid_loss", valid.loss},
-            {"test_error_pct", test.error_pct},
-            {"test_loss", test.loss},
-            {"test_nll", is_mse(config_) ? nlohmann::json(nullptr) : number_or_null(test.nll)},
-            {"test_outside_support", test.outside_support},
-            {"test_ppl", dump ? number_or_null(ppl) : nlohmann::json(nullptr)},
-            {"dump", dump ? path("logprobs.h5") : ""}};
-  metrics_.write(final_);
-  lm::write_atomically(path("final.json"), [&](const std::string& tmp) {
-    std::ofstream(tmp) << final_.dump(2) << '\n';
-  });
-}
-
-int ClassifierTrainer::run() {
-  lm::stop_requested().store(false);
-  const bool resumed = fs::exists(path("metrics.jsonl")) && state_.step > 0;
-  metrics_ = lm::MetricsLog(path("metrics.jsonl"), /*append=*/resumed);
-  lm::write_atomically(path("config.toml"),
-                       [&](const std::string& tmp) { std::ofstream(tmp) << to_toml(config_); });
-  int64_t params = 0;
-  for (const auto& p : model->parameters()) params += p.numel();
-  metrics_.write({{"event", resumed ? "resume" : "start"},
-                  {"epoch", state_.epoch},
-                  {"batch", state_.batch},
-                  {"params", params}});
-  while (!state_.done) {
-    const auto start = clock_type::now();
-    const auto end = train_epoch();
-    if (end == EpochEnd::non_finite) return kNonFinite;
-    if (end == EpochEnd::interrupted) {
-      save();
-      std::printf("interrupted: saved %s at epoch %lld batch %lld; continue with --resume\n",
-                  path("checkpoint.pt").c_str(), static_cast<long long>(state_.epoch),
-                  static_cast<long long>(state_.batch));
-      metrics_.write({{"event", "interrupted"}, {"epoch", state_.epoch}, {"batch", state_.batch}});
-      return kInterrupted;
-    }
-    const auto valid = evaluate(model, splits_.valid, config_.eval_batch_size);
-    end_epoch(valid, seconds_since(start));
-    save();
-  }
-  finish();
-  return kFinished;
+            {"dump", dump ? path("logprobs.h5") : ""},
+            {"dump_rows", dump ? test.images : int64_t{0}},
+            {"dump_ppl", dump_ppl}};
+  const nlohmann::json section{
+      {"split", config_.split},
+      {"d", config_.fc},
+      {"classes", static_cast<int64_t>(classes_.size())},
+      {"train_images", splits_.train.size()},
+      {"valid_images", splits_.valid.size()},
+      {"test_images", splits_.test.size()},
+      {"best_epoch", best_epoch_},
+      {"epochs_run", state_.epoch - 1},
+      {"final_lr", state_.lr},
+      {"train_loss", best_train_loss_},
+      {"valid_error_pct", valid.error_pct},
+      {"test_error_pct", test.error_pct},
+      {"test_loss", test.loss},
+      {"test_nll", is_mse(config_) ? nlohmann::json(nullptr) : number_or_null(test.nll)},
+      {"test_outside_support", test.outside_support},
+      {"test_ppl", dump_ppl}};
+  final_ = write_final(final_, section);
 }
 
 }  // namespace sb::classifier

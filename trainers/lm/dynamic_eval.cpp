@@ -6,7 +6,7 @@
 #include <string>
 
 #include "datasets/batchify.h"
-#include "trainers/lm/device.h"
+#include "trainers/runkit/device.h"
 #include "trainers/lm/evaluate.h"
 
 namespace sb::lm {
@@ -55,14 +55,14 @@ void validate(const DynamicEvalOptions& o) {
 }
 
 GradientStats gradient_statistics(AwdLstm& model, const std::vector<int64_t>& train_ids,
-                                  const DynamicEvalOptions& options, const ProgressFn& progress) {
+                                  const DynamicEvalOptions& options, const runkit::ProgressFn& progress) {
   validate(options);
   const int64_t B = options.stats_batch_size(), bptt = options.stats_bptt();
   if (static_cast<int64_t>(train_ids.size()) < 2 * B)
     throw std::invalid_argument("gradient statistics: " + std::to_string(train_ids.size()) +
                                 " training tokens give fewer than 2 rows at batch size " +
                                 std::to_string(B));
-  const auto data = data::batchify(train_ids, B).to(device_of(*model));  // (N, B)
+  const auto data = data::batchify(train_ids, B).to(runkit::device_of(*model));  // (N, B)
   const int64_t n = data.size(0);
   int64_t segments = (n - 1 + bptt - 1) / bptt;
   if (options.stats_tokens() > 0)
@@ -135,7 +135,7 @@ std::vector<torch::Tensor> decay_rates(const GradientStats& stats, double lambda
 }
 
 double static_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, int64_t bptt,
-                       const ProgressFn& progress) {
+                       const runkit::ProgressFn& progress) {
   if (ids.size() < 2)
     throw std::invalid_argument("static evaluation: need at least 2 tokens, got " +
                                 std::to_string(ids.size()));
@@ -143,7 +143,7 @@ double static_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, int64_t 
 }
 
 double dynamic_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, const GradientStats& stats,
-                        const DynamicEvalOptions& options, const ProgressFn& progress) {
+                        const DynamicEvalOptions& options, const runkit::ProgressFn& progress) {
   validate(options);
   if (ids.size() < 2)
     throw std::invalid_argument("dynamic evaluation: need at least 2 tokens, got " +
@@ -171,7 +171,7 @@ double dynamic_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, const G
   const RestoreWeights restore(model, params);  // W0, put back on every way out
   const auto& w0 = restore.w0();
   model->eval();
-  const auto data = data::batchify(ids, /*batch_size=*/1).to(device_of(*model));  // (N, 1)
+  const auto data = data::batchify(ids, /*batch_size=*/1).to(runkit::device_of(*model));  // (N, 1)
   const int64_t n = data.size(0), bptt = options.bptt();
   const int64_t segments = (n - 1 + bptt - 1) / bptt;
   auto state = model->zero_state(1);
@@ -211,7 +211,7 @@ GridSearchResult grid_search(AwdLstm& model, const std::vector<int64_t>& ids,
                              const GradientStats& stats, const DynamicEvalOptions& base,
                              const std::vector<double>& lrs, const std::vector<double>& lambdas,
                              const std::function<void(const GridPoint&)>& on_point,
-                             const std::function<ProgressFn(double, double)>& progress_of) {
+                             const std::function<runkit::ProgressFn(double, double)>& progress_of) {
   if (lrs.empty() || lambdas.empty())
     throw std::invalid_argument("grid search: needs at least one lr and one lambda, got " +
                                 std::to_string(lrs.size()) + " x " +
@@ -225,7 +225,7 @@ GridSearchResult grid_search(AwdLstm& model, const std::vector<int64_t>& ids,
       const auto options = DynamicEvalOptions(base).lr(lr).lambda(lambda);
       const GridPoint point{lr, lambda,
                             dynamic_evaluate(model, ids, stats, options,
-                                             progress_of ? progress_of(lr, lambda) : ProgressFn{})};
+                                             progress_of ? progress_of(lr, lambda) : runkit::ProgressFn{})};
       result.points.push_back(point);
       if (on_point) on_point(point);
       if (point.loss < result.best.loss) result.best = point;  // strict: the first equal wins

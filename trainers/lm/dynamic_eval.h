@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "trainers/lm/awd_lstm.h"
-#include "trainers/lm/run_log.h"
+#include "trainers/runkit/metrics_log.h"
 
 namespace sb::lm {
 
@@ -74,7 +74,7 @@ struct GradientStats {
 /// MS is zero.
 GradientStats gradient_statistics(AwdLstm& model, const std::vector<int64_t>& train_ids,
                                   const DynamicEvalOptions& options,
-                                  const ProgressFn& progress = {});
+                                  const runkit::ProgressFn& progress = {});
 
 /// Step 2: min(MS_p / mean(MS), 1 / lambda) per parameter, float64 (lambda = 0: not clipped).
 std::vector<torch::Tensor> decay_rates(const GradientStats& stats, double lambda);
@@ -82,7 +82,7 @@ std::vector<torch::Tensor> decay_rates(const GradientStats& stats, double lambda
 /// The static baseline with the same segmentation as dynamic_evaluate: batch size 1, segments of
 /// `bptt`, state carried, no updates (evaluate() on the (N, 1) stream). Mean per-token loss.
 double static_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, int64_t bptt,
-                       const ProgressFn& progress = {});
+                       const runkit::ProgressFn& progress = {});
 
 /// Step 3 over `ids` (predicts ids[1..]): the mean per-token loss of the head (NLL; for the
 /// sparse head its training loss, as evaluate()), every segment scored before its update. The
@@ -91,7 +91,7 @@ double static_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, int64_t 
 /// loss is not finite (a diverging lr). Throws std::invalid_argument when `stats` does not match
 /// the model's parameters (count or shapes) or the options are invalid.
 double dynamic_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, const GradientStats& stats,
-                        const DynamicEvalOptions& options, const ProgressFn& progress = {});
+                        const DynamicEvalOptions& options, const runkit::ProgressFn& progress = {});
 
 /// One point of the lr x lambda grid and its mean per-token loss on the search split.
 struct GridPoint {
@@ -112,6 +112,6 @@ GridSearchResult grid_search(
     AwdLstm& model, const std::vector<int64_t>& ids, const GradientStats& stats,
     const DynamicEvalOptions& base, const std::vector<double>& lrs,
     const std::vector<double>& lambdas, const std::function<void(const GridPoint&)>& on_point = {},
-    const std::function<ProgressFn(double lr, double lambda)>& progress_of = {});
+    const std::function<runkit::ProgressFn(double lr, double lambda)>& progress_of = {});
 
 }  // namespace sb::lm

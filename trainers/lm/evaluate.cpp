@@ -3,40 +3,20 @@
 #include <stdexcept>
 
 #include "datasets/batchify.h"
-#include "trainers/lm/device.h"
-#include "trainers/lm/log_prob_rows.h"
+#include "trainers/runkit/device.h"
+#include "trainers/runkit/dump_rows.h"
 
 namespace sb::lm {
 
-double mean_segment_loss(const torch::Tensor& data, int64_t bptt, const SegmentEval& segment,
-                         const ProgressFn& progress) {
-  if (data.dim() != 2 || data.size(0) < 2)
-    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " +
-                                c10::str(data.sizes()));
-  const int64_t n = data.size(0), B = data.size(1);
-  const int64_t segments = (n - 1 + bptt - 1) / bptt;
-  double total = 0;
-  int64_t tokens = 0, done = 0;
-  for (int64_t i = 0; i < n - 1; i += bptt) {
-    const int64_t len = std::min(bptt, n - 1 - i);
-    const auto input = data.slice(/*dim=*/0, i, i + len);                         // (len, B)
-    const auto target = data.slice(/*dim=*/0, i + 1, i + 1 + len).reshape({-1});  // (len B)
-    total += segment(input, target).item<double>() * static_cast<double>(len * B);
-    tokens += len * B;
-    if (progress) progress(++done, segments, tokens);
-  }
-  return total / static_cast<double>(tokens);
-}
-
 double evaluate(AwdLstm& model, const torch::Tensor& ids, int64_t bptt,
-                const ProgressFn& progress) {
+                const runkit::ProgressFn& progress) {
   if (ids.dim() != 2)
     throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " + c10::str(ids.sizes()));
-  const auto data = ids.to(device_of(*model));  // no copy when it is there already
+  const auto data = ids.to(runkit::device_of(*model));  // no copy when it is there already
   torch::NoGradGuard no_grad;
   model->eval();
   auto state = model->zero_state(data.size(/*dim=*/1));
-  return mean_segment_loss(
+  return runkit::mean_segment_loss(
       data, bptt,
       [&](const torch::Tensor& input, const torch::Tensor& target) {
         auto out = model->forward(input, state);
@@ -66,23 +46,19 @@ heads::MixtureStats mixture_stats(AwdLstm& model, const torch::Tensor& data, int
 }
 
 double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t bptt,
-                      const std::string& path, analysis::LogProbHeader header,
-                      const ProgressFn& progress) {
+                      const std::string& path, contract::DumpSource source,
+                      const runkit::ProgressFn& progress) {
   if (ids.size() < 2)
     throw std::invalid_argument("dump_log_probs: need at least 2 tokens, got " +
                                 std::to_string(ids.size()));
   torch::NoGradGuard no_grad;
   model->eval();
   const auto data = data::batchify(ids, /*batch_size=*/1);  // (N, 1), on the CPU: the targets
-  const auto inputs = data.to(device_of(*model));           // (N, 1), on the model's device
+  const auto inputs = data.to(runkit::device_of(*model));           // (N, 1), on the model's device
   const int64_t n = data.size(0), M = model->options.vocab_size();
-  header.head = model->options.head().name();
-  header.d = model->d();
-  header.bias = true;
-  header.vocab_size = M;
-  header.num_tokens = n - 1;
-  header.compute_dtype = "float32";
-  analysis::LogProbWriter writer(path, header);
+  const auto header = contract::make_header(model->options.head().name(), model->d(),
+                                            /*bias=*/true, M, n - 1, std::move(source));
+  contract::LogProbWriter writer(path, header);
   const int64_t segments = (n - 1 + bptt - 1) / bptt;
   auto state = model->zero_state(1);
   int64_t done = 0;
@@ -91,7 +67,7 @@ double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t b
     const auto input = inputs.slice(/*dim=*/0, i, i + len);                       // (len, 1)
     const auto target = data.slice(/*dim=*/0, i + 1, i + 1 + len).reshape({-1});  // (len)
     auto out = model->forward(input, state);
-    write_rows(writer, model->log_probs(out.output), target);  // (len, M) rows
+    runkit::write_rows(writer, model->log_probs(out.output), target);  // (len, M) rows
     state = std::move(out.state);
     if (progress) progress(++done, segments, i + len);
   }

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,9 +9,9 @@
 #include <stdexcept>
 
 #include "datasets/batchify.h"
-#include "trainers/lm/device.h"
+#include "trainers/runkit/device.h"
 #include "trainers/lm/evaluate.h"
-#include "trainers/lm/log_prob_rows.h"
+#include "trainers/runkit/dump_rows.h"
 #include "trainers/lm/train_step.h"
 
 namespace sb::lm {
@@ -20,14 +19,7 @@ namespace sb::lm {
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 
-std::atomic<bool>& stop_requested() {
-  static std::atomic<bool> flag{false};
-  return flag;
-}
-
 namespace {
-extern "C" void on_sigint(int) { stop_requested().store(true); }
-
 double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
@@ -45,11 +37,6 @@ WordLmConfig trajectory_keys(WordLmConfig c) {
   return c;
 }
 }  // namespace
-
-void install_interrupt_handler() {
-  std::signal(SIGINT, on_sigint);
-  std::signal(SIGTERM, on_sigint);  // kill, or Slurm at a job's time limit: save and stop as well
-}
 
 int64_t draw_seq_len(int64_t base) {
   // Merity et al. 2018 sec. 4.1: bptt with p = 0.95 else bptt / 2, then N(., 5), at least 5.
@@ -88,9 +75,10 @@ std::vector<int64_t> eos_then(const data::Corpus& corpus, const std::vector<int6
 }
 
 WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::string run_dir)
-    : config_(std::move(config)), corpus_(std::move(corpus)), run_dir_(std::move(run_dir)) {
-  fs::create_directories(run_dir_);
-  const auto device = resolve_device(config_.device);
+    : EpochTrainer("wordlm", std::move(run_dir)),
+      config_(std::move(config)),
+      corpus_(std::move(corpus)) {
+  const auto device = runkit::resolve_device(config_.device);
   torch::manual_seed(static_cast<uint64_t>(config_.seed));  // CPU and CUDA generators
   model = make_awd_lstm(config_, corpus_.vocab.size());     // initialised on the CPU: same weights
   model->to(device);
@@ -109,40 +97,58 @@ WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::stri
     throw std::invalid_argument("train: " + std::to_string(corpus_.train.size()) +
                                 " training tokens give fewer than 3 rows at batch_size " +
                                 std::to_string(config_.batch_size));
+  state_.lr = config_.lr;
   state_.config = to_toml(trajectory_keys(config_));
-}
-
-std::string WordLmTrainer::path(const std::string& name) const {
-  return (fs::path(run_dir_) / name).string();
 }
 
 std::vector<torch::Tensor> WordLmTrainer::params() const { return model->parameters(); }
 
-void WordLmTrainer::resume() {
-  auto loaded = load_checkpoint(path("checkpoint.pt"), model, averager_);
+std::string WordLmTrainer::config_toml() const { return to_toml(config_); }
+
+std::string WordLmTrainer::normalise_saved_config(const std::string& saved) const {
   // Compared as configs, not as text: a key added since the checkpoint was written reads as its
   // default (e.g. device), and the saved text is normalised the same way as ours.
-  const auto saved_config = to_toml(
-      trajectory_keys(load_config_text(loaded.state.config, path("checkpoint.pt") + " config")));
-  if (saved_config != state_.config) {
-    // Name the lines (keys) that differ.
-    std::istringstream saved(saved_config), now(state_.config);
-    std::string a, b, differ;
-    while (std::getline(saved, a) && std::getline(now, b))
-      if (a != b) differ += (differ.empty() ? "" : "; ") + a + " -> " + b;
-    throw std::runtime_error(path("checkpoint.pt") + ": written with a different config (" +
-                             differ + "); resume with the same settings or use a new --out");
-  }
-  loaded.state.config = state_.config;
-  state_ = std::move(loaded.state);
-  carried_ = std::move(loaded.carried);
-  std::printf("resuming %s: phase %s, epoch %lld, batch %lld\n", run_dir_.c_str(),
-              phase_name(state_.phase).c_str(), static_cast<long long>(state_.epoch),
-              static_cast<long long>(state_.batch));
+  return to_toml(trajectory_keys(load_config_text(saved, path("checkpoint.pt") + " config")));
 }
 
-void WordLmTrainer::save() {
-  save_checkpoint(path("checkpoint.pt"), model, averager_, state_, carried_);
+std::string WordLmTrainer::position_text() const {
+  return "phase " + phase_name(phase_) + ", epoch " + std::to_string(state_.epoch) + ", batch " +
+         std::to_string(state_.batch);
+}
+
+void WordLmTrainer::add_position(nlohmann::json& record) const {
+  record["phase"] = phase_name(phase_);
+  EpochTrainer::add_position(record);
+}
+
+void WordLmTrainer::save_extra(runkit::CheckpointWriter& w) const {
+  w.put("phase", phase_name(phase_));
+  w.put("position", position_);
+  w.put("asgd", asgd_);
+  w.put("asgd_epoch", asgd_epoch_);
+  w.put("trigger_history", trigger_history_);
+  w.put("avg_count", averager_.count());
+  w.put_tensors("avg", averager_.averages());
+  std::vector<torch::Tensor> h, c;
+  for (const auto& [hl, cl] : carried_) h.push_back(hl), c.push_back(cl);
+  w.put_tensors("carried_h", h);
+  w.put_tensors("carried_c", c);
+}
+
+void WordLmTrainer::load_extra(runkit::CheckpointReader& r) {
+  phase_ = phase_from_name(r.get_string("phase"));
+  position_ = r.get_int("position");
+  asgd_ = r.get_bool("asgd");
+  asgd_epoch_ = r.get_int("asgd_epoch");
+  trigger_history_ = r.get_doubles("trigger_history");
+  const auto count = r.get_int("avg_count");
+  averager_.restore(r.get_tensors("avg"), count);
+  const auto h = r.get_tensors("carried_h"), c = r.get_tensors("carried_c");
+  if (h.size() != c.size())
+    throw std::runtime_error(r.path() + ": carried LSTM state: " + std::to_string(h.size()) +
+                             " h but " + std::to_string(c.size()) + " c tensors");
+  carried_.clear();
+  for (size_t l = 0; l < h.size(); ++l) carried_.emplace_back(h[l], c[l]);
 }
 
 WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
@@ -158,34 +164,21 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
   auto epoch_start = clock_type::now();
   const int64_t first_batch = state_.batch;
   model->train();
-  while (state_.position < n - 2 && (config_.max_batches == 0 || state_.batch < batches)) {
+  while (position_ < n - 2 && (config_.max_batches == 0 || state_.batch < batches)) {
     const int64_t seq_len = draw_seq_len(config_.bptt);
     const double lr = config_.lr * static_cast<double>(seq_len) / static_cast<double>(config_.bptt);
-    auto [x, y] = data::get_batch(train_data_, state_.position, seq_len);  // (len, B)
+    auto [x, y] = data::get_batch(train_data_, position_, seq_len);  // (len, B)
     model->zero_grad();
     auto step = segment_loss(model, x, y, hidden, config_.alpha, config_.beta);
     const double value = step.raw_loss.item<double>();
-    if (!std::isfinite(value) || !std::isfinite(step.loss.item<double>())) {
-      std::fprintf(stderr,
-                   "error: %s epoch %lld batch %lld: training loss is %g; stopping. The last good "
-                   "checkpoint is %s (resume with a lower lr or clip)\n",
-                   phase_name(state_.phase).c_str(), static_cast<long long>(state_.epoch),
-                   static_cast<long long>(state_.batch + 1), value, path("checkpoint.pt").c_str());
-      metrics_.write(
-          {{"event", "non_finite"}, {"epoch", state_.epoch}, {"batch", state_.batch + 1}});
-      return EpochEnd::non_finite;
-    }
+    if (!std::isfinite(value) || !std::isfinite(step.loss.item<double>())) return non_finite(value);
     step.loss.backward();
     clipped_sgd_step(ps, config_.clip, lr, config_.wdecay);
-    if (state_.asgd) averager_.update(ps);
+    if (asgd_) averager_.update(ps);
     hidden = std::move(step.state);
     const int64_t len = x.size(0);
-    state_.position += len;
-    ++state_.batch;
-    ++state_.step;
-    ++batches_this_process_;
-    state_.epoch_loss += value * static_cast<double>(len * B);
-    state_.epoch_tokens += len * B;
+    position_ += len;
+    const bool stop = count_batch(value, len * B);
     interval_loss += value;
     ++interval_batches;
     interval_tokens += len * B;
@@ -193,25 +186,23 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
       const double elapsed = seconds_since(interval_start);
       const double per_batch =
           seconds_since(epoch_start) / static_cast<double>(state_.batch - first_batch);
-      TrainProgress p{phase_name(state_.phase),
-                      state_.epoch,
-                      state_.batch,
-                      batches,
-                      config_.lr,
-                      1000 * elapsed / static_cast<double>(interval_batches),
-                      static_cast<double>(interval_tokens) / elapsed,
-                      interval_loss / static_cast<double>(interval_batches),
-                      per_batch * static_cast<double>(batches - state_.batch)};
-      std::printf("%s\n", format_progress(p).c_str());
+      runkit::TrainProgress p{phase_name(phase_),
+                              state_.epoch,
+                              state_.batch,
+                              batches,
+                              config_.lr,
+                              1000 * elapsed / static_cast<double>(interval_batches),
+                              static_cast<double>(interval_tokens) / elapsed,
+                              interval_loss / static_cast<double>(interval_batches),
+                              per_batch * static_cast<double>(batches - state_.batch)};
+      std::printf("%s\n", runkit::format_progress(p).c_str());
       std::fflush(stdout);
-      metrics_.write(to_json(p));
+      metrics_.write(runkit::to_json(p));
       interval_loss = 0;
       interval_batches = interval_tokens = 0;
       interval_start = clock_type::now();
     }
-    if (stop_after_batches > 0 && batches_this_process_ >= stop_after_batches)
-      stop_requested().store(true);
-    if (stop_requested().load()) {
+    if (stop) {
       carried_ = detach_state(hidden);
       return EpochEnd::interrupted;
     }
@@ -220,21 +211,17 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
 }
 
 double WordLmTrainer::validate() {
-  auto progress = timed_progress("valid");
-  if (!state_.asgd) return evaluate(model, valid_data_, config_.bptt, progress);
+  auto progress = runkit::timed_progress("valid");
+  if (!asgd_) return evaluate(model, valid_data_, config_.bptt, progress);
   SwapInGuard averaged(params(), averager_.averages());  // evaluate the averaged weights
   return evaluate(model, valid_data_, config_.bptt, progress);
 }
 
-analysis::LogProbHeader WordLmTrainer::dump_header() const {
-  return vocab_header(corpus_.vocab, config_.dataset, "test", config_.seed, to_toml(config_));
-}
-
-void WordLmTrainer::epoch_probes() {
+void WordLmTrainer::after_validate() {
   const bool stats = stats_data_.defined();
   const bool dump = config_.epoch_dump_rows > 0;
   if (!stats && !dump) return;
-  const auto phase = phase_name(state_.phase);
+  const auto phase = phase_name(phase_);
   const auto probe = [&] {
     if (stats) {
       const auto s = mixture_stats(model, stats_data_, config_.bptt);
@@ -246,7 +233,7 @@ void WordLmTrainer::epoch_probes() {
       metrics_.write({{"event", "mixture"},
                       {"phase", phase},
                       {"epoch", state_.epoch},
-                      {"averaged", state_.asgd},
+                      {"averaged", asgd_},
                       {"contexts", s.contexts},
                       {"experts", s.experts},
                       {"prior_entropy", s.prior_entropy},
@@ -261,20 +248,20 @@ void WordLmTrainer::epoch_probes() {
       const auto file =
           (fs::path(run_dir_) / "epochs" / (phase + "_" + std::to_string(state_.epoch) + ".h5"))
               .string();
-      const double ppl = dump_log_probs(model, ids, config_.bptt, file, dump_header(),
-                                        timed_progress("epoch dump"));
+      const double ppl = dump_log_probs(model, ids, config_.bptt, file, dump_source(),
+                                        runkit::timed_progress("epoch dump"));
       std::printf("  epoch dump: %lld test rows, ppl %.2f, to %s\n",
                   static_cast<long long>(ids.size() - 1), ppl, file.c_str());
       metrics_.write({{"event", "epoch_dump"},
                       {"phase", phase},
                       {"epoch", state_.epoch},
-                      {"averaged", state_.asgd},
+                      {"averaged", asgd_},
                       {"rows", static_cast<int64_t>(ids.size() - 1)},
                       {"ppl", ppl},
                       {"path", file}});
     }
   };
-  if (state_.asgd) {
+  if (asgd_) {
     SwapInGuard averaged(params(), averager_.averages());  // the weights validate() scored
     probe();
   } else {
@@ -282,165 +269,139 @@ void WordLmTrainer::epoch_probes() {
   }
 }
 
-void WordLmTrainer::end_epoch(double valid_loss, double seconds) {
-  const double train_loss =
-      state_.epoch_loss / static_cast<double>(std::max<int64_t>(1, state_.epoch_tokens));
+void WordLmTrainer::report_epoch(double train_loss, double valid_loss, double seconds) {
   std::printf(
       "| end of %s epoch %3lld | time %s | train loss %6.3f | valid loss %6.3f | valid ppl "
       "%9.2f%s\n",
-      phase_name(state_.phase).c_str(), static_cast<long long>(state_.epoch),
+      phase_name(phase_).c_str(), static_cast<long long>(state_.epoch),
       format_duration(seconds).c_str(), train_loss, valid_loss, std::exp(valid_loss),
-      state_.asgd ? " | averaged" : "");
+      asgd_ ? " | averaged" : "");
   metrics_.write({{"event", "valid"},
-                  {"phase", phase_name(state_.phase)},
+                  {"phase", phase_name(phase_)},
                   {"epoch", state_.epoch},
                   {"train_loss", train_loss},
                   {"valid_loss", valid_loss},
                   {"valid_ppl", std::exp(valid_loss)},
-                  {"averaged", state_.asgd},
+                  {"averaged", asgd_},
                   {"seconds", seconds}});
-  const std::string best = path(state_.phase == Phase::main ? "best.pt" : "best_finetune.pt");
-  if (valid_loss < state_.best_valid) {
-    state_.best_valid = valid_loss;
-    if (state_.asgd) {
-      SwapInGuard averaged(params(), averager_.averages());
-      save_weights(best, model);
-    } else {
-      save_weights(best, model);
-    }
-    std::printf("  saved the best model so far to %s\n", best.c_str());
-  }
+}
+
+std::string WordLmTrainer::best_weights_name() const {
+  return phase_ == Phase::main ? "best.pt" : "best_finetune.pt";
+}
+
+void WordLmTrainer::save_best(const std::string& file) {
+  if (!asgd_) return runkit::save_weights(file, *model);
+  SwapInGuard averaged(params(), averager_.averages());  // the weights validate() scored
+  runkit::save_weights(file, *model);
+}
+
+void WordLmTrainer::end_epoch_extra(double valid_loss) {
   NonMonotoneTrigger trigger(config_.nonmono);
-  trigger.set_history(state_.trigger_history);
-  if (state_.phase == Phase::main && !state_.asgd) {
+  trigger.set_history(trigger_history_);
+  if (phase_ == Phase::main && !asgd_) {
     if (trigger.observe(valid_loss)) {
       // NT-ASGD (Merity et al. 2018, Algorithm 1): average from the next step on.
-      state_.asgd = true;
-      state_.asgd_epoch = state_.epoch;
+      asgd_ = true;
+      asgd_epoch_ = state_.epoch;
       averager_.start(params());
       std::printf(
           "  switching to ASGD (validation loss worse than the best before the last %lld)\n",
           static_cast<long long>(config_.nonmono));
       metrics_.write({{"event", "asgd"}, {"epoch", state_.epoch}});
     }
-  } else if (state_.phase == Phase::finetune) {
+  } else if (phase_ == Phase::finetune) {
     if (trigger.observe(valid_loss)) {
       std::printf("  finetuning done: the non-monotone criterion fired\n");
-      state_.phase = Phase::done;
+      phase_ = Phase::done;
     }
   }
-  state_.trigger_history = trigger.history();
-  ++state_.epoch;
-  state_.batch = state_.position = 0;
-  state_.epoch_loss = 0;
-  state_.epoch_tokens = 0;
+  trigger_history_ = trigger.history();
+  position_ = 0;
 }
 
 void WordLmTrainer::start_finetune() {
   // Finetuning (Yang et al. 2018, finetune.py): ASGD restarted from the best model of the main
   // phase, averaging from the first step, until the non-monotone criterion fires again.
-  load_weights(path("best.pt"), model);
-  state_.phase = Phase::finetune;
+  runkit::load_weights(path("best.pt"), *model);
+  phase_ = Phase::finetune;
   state_.epoch = 1;
-  state_.asgd = false;
-  state_.trigger_history.clear();
+  asgd_ = false;
+  trigger_history_.clear();
   state_.best_valid = validate();  // the loaded model itself (finetune.py's first stored_loss)
-  state_.asgd = true;
+  asgd_ = true;
   averager_.start(params());
   std::printf("| finetuning from %s | valid ppl %9.2f\n", path("best.pt").c_str(),
               std::exp(state_.best_valid));
   metrics_.write({{"event", "finetune_start"}, {"valid_loss", state_.best_valid}});
 }
 
+runkit::EpochTrainer::Next WordLmTrainer::before_epoch() {
+  if (phase_ == Phase::main && state_.epoch > config_.epochs) {
+    if (until_ == Phase::main) {
+      std::printf("| main phase done (%lld epochs): stopping before finetuning as asked\n",
+                  static_cast<long long>(config_.epochs));
+      return Next::stop_here;  // the loop saves the checkpoint
+    }
+    if (config_.finetune_epochs == 0) {
+      phase_ = Phase::done;
+      return Next::go_on;
+    }
+    start_finetune();
+    save();
+  }
+  if (phase_ == Phase::finetune && state_.epoch > config_.finetune_epochs) phase_ = Phase::done;
+  return Next::go_on;
+}
+
+runkit::EpochTrainer::Next WordLmTrainer::before_finish() {
+  if (until_ == Phase::done) return Next::go_on;
+  std::printf("| training and finetuning done: stopping before the test-set dump as asked\n");
+  return Next::stop_here;
+}
+
+contract::DumpSource WordLmTrainer::dump_source() const {
+  return {config_.dataset, "test", config_.seed, to_toml(config_), corpus_.vocab.words()};
+}
+
 void WordLmTrainer::finish() {
   const std::string best =
       fs::exists(path("best_finetune.pt")) ? path("best_finetune.pt") : path("best.pt");
-  load_weights(best, model);
-  result_.best_valid_loss = evaluate(model, valid_data_, config_.bptt, timed_progress("valid"));
+  runkit::load_weights(best, *model);
+  result_.best_valid_loss =
+      evaluate(model, valid_data_, config_.bptt, runkit::timed_progress("valid"));
   std::printf("| best model %s | valid ppl %9.2f\n", best.c_str(),
               std::exp(result_.best_valid_loss));
+  int64_t rows = 0;
   if (config_.dump_test) {
     // Batch size 1 as the paper; <eos> in front so that every test token is predicted (T = the
     // test tokens, 82430 on PTB, the paper's count).
     const auto ids = eos_then(corpus_, corpus_.test);
+    rows = static_cast<int64_t>(ids.size()) - 1;
     result_.dump_path = path("logprobs.h5");
-    result_.test_ppl = dump_log_probs(model, ids, config_.bptt, result_.dump_path, dump_header(),
-                                      timed_progress("test"));
+    result_.test_ppl = dump_log_probs(model, ids, config_.bptt, result_.dump_path, dump_source(),
+                                      runkit::timed_progress("test"));
     std::printf("| test ppl %9.2f | %lld rows written to %s\n", result_.test_ppl,
-                static_cast<long long>(ids.size() - 1), result_.dump_path.c_str());
+                static_cast<long long>(rows), result_.dump_path.c_str());
   }
-  const nlohmann::json final{{"event", "final"},
-                             {"best_model", best},
-                             {"valid_loss", result_.best_valid_loss},
-                             {"valid_ppl", std::exp(result_.best_valid_loss)},
-                             {"test_ppl", result_.test_ppl},
-                             {"dump", result_.dump_path},
-                             {"asgd_epoch", state_.asgd_epoch},
-                             {"steps", state_.step}};
-  metrics_.write(final);
-  write_atomically(path("final.json"),
-                   [&](const std::string& tmp) { std::ofstream(tmp) << final.dump(2) << '\n'; });
+  write_final({{"head", config_.head},
+               {"dataset", config_.dataset},
+               {"seed", config_.seed},
+               {"best_model", best},
+               {"valid_loss", result_.best_valid_loss},
+               {"dump", result_.dump_path},
+               {"dump_rows", rows},
+               {"dump_ppl", config_.dump_test ? nlohmann::json(result_.test_ppl)
+                                              : nlohmann::json(nullptr)}},
+              {{"valid_ppl", std::exp(result_.best_valid_loss)},
+               {"test_ppl", result_.test_ppl},
+               {"asgd_epoch", asgd_epoch_}});
 }
 
 int WordLmTrainer::run(Phase until) {
-  stop_requested().store(false);
-  if (static_cast<int>(state_.phase) > static_cast<int>(until)) return kFinished;
-  const bool resumed = fs::exists(path("metrics.jsonl")) && state_.step > 0;
-  metrics_ = MetricsLog(path("metrics.jsonl"), /*append=*/resumed);
-  write_atomically(path("config.toml"),
-                   [&](const std::string& tmp) { std::ofstream(tmp) << to_toml(config_); });
-  metrics_.write({{"event", resumed ? "resume" : "start"},
-                  {"phase", phase_name(state_.phase)},
-                  {"epoch", state_.epoch},
-                  {"batch", state_.batch},
-                  {"params", [&] {
-                     int64_t n = 0;
-                     for (const auto& p : params()) n += p.numel();
-                     return n;
-                   }()}});
-  while (state_.phase != Phase::done) {
-    if (state_.phase == Phase::main && state_.epoch > config_.epochs) {
-      if (until == Phase::main) {
-        save();
-        std::printf("| main phase done (%lld epochs): stopping before finetuning as asked\n",
-                    static_cast<long long>(config_.epochs));
-        return kFinished;
-      }
-      if (config_.finetune_epochs == 0) {
-        state_.phase = Phase::done;
-        break;
-      }
-      start_finetune();
-      save();
-    }
-    if (state_.phase == Phase::finetune && state_.epoch > config_.finetune_epochs) {
-      state_.phase = Phase::done;
-      break;
-    }
-    const auto start = clock_type::now();
-    const auto end = train_epoch();
-    if (end == EpochEnd::non_finite) return kNonFinite;
-    if (end == EpochEnd::interrupted) {
-      save();
-      std::printf("interrupted: saved %s at %s epoch %lld batch %lld; continue with --resume\n",
-                  path("checkpoint.pt").c_str(), phase_name(state_.phase).c_str(),
-                  static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch));
-      metrics_.write({{"event", "interrupted"}, {"epoch", state_.epoch}, {"batch", state_.batch}});
-      return kInterrupted;
-    }
-    const double valid_loss = validate();
-    const double seconds = seconds_since(start);
-    epoch_probes();
-    end_epoch(valid_loss, seconds);
-    save();
-  }
-  save();
-  if (until != Phase::done) {
-    std::printf("| training and finetuning done: stopping before the test-set dump as asked\n");
-    return kFinished;
-  }
-  finish();
-  return kFinished;
+  if (static_cast<int>(phase_) > static_cast<int>(until)) return runkit::kFinished;
+  until_ = until;
+  return EpochTrainer::run();
 }
 
 }  // namespace sb::lm

@@ -1,35 +1,27 @@
 #pragma once
-// The word-level LM training loop of AWD-LSTM (Merity et al. 2018) around any head:
-// SGD with random BPTT lengths -> NT-ASGD -> finetuning (ASGD restarted from the best model until
-// the trigger fires again) -> test-set dump with batch size 1.
+// The word-level LM training of AWD-LSTM (Merity et al. 2018) around any head, on runkit's epoch
+// loop (trainers/runkit/epoch_trainer.h) with its phases as hooks: SGD with random BPTT lengths
+// -> NT-ASGD -> finetuning (ASGD restarted from the best model until the trigger fires again) ->
+// test-set dump with batch size 1. `until` stops at a phase boundary (make reproduce's stages).
 // Run directory: config.toml, metrics.jsonl, checkpoint.pt, best.pt, best_finetune.pt,
-// logprobs.h5 (the HDF5 contract of analysis/logprob_file.h), final.json; with epoch_dump_rows,
+// logprobs.h5 (the HDF5 contract of contract/logprob_file.h), final.json; with epoch_dump_rows,
 // epochs/<phase>_<epoch>.h5 (the first rows of the test set after every epoch, same contract).
 
 #include <torch/torch.h>
 
-#include <atomic>
 #include <string>
 #include <vector>
 
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 #include "datasets/corpus.h"
 #include "trainers/lm/awd_lstm.h"
-#include "trainers/lm/checkpoint.h"
 #include "trainers/lm/config.h"
 #include "trainers/lm/nt_asgd.h"
-#include "trainers/lm/run_log.h"
+#include "trainers/lm/phase.h"
+#include "trainers/runkit/epoch_trainer.h"
+#include "trainers/runkit/interrupt.h"
 
 namespace sb::lm {
-
-/// Exit statuses of a run.
-enum RunStatus : int { kFinished = 0, kNonFinite = 4, kInterrupted = 130 };
-
-/// Set by SIGINT or SIGTERM (install_interrupt_handler; SIGTERM is what kill and Slurm's time limit
-/// send) or by the trainer's stop_after_batches: the loop saves a checkpoint at the next batch
-/// boundary and returns kInterrupted.
-void install_interrupt_handler();
-std::atomic<bool>& stop_requested();
 
 /// AWD-LSTM's random BPTT length: base with probability 0.95 else base / 2, then
 /// max(5, round(N(that, 5))), drawn from the global torch generator (so checkpoints capture it).
@@ -49,51 +41,63 @@ struct TrainResult {
   std::string dump_path;
 };
 
-class WordLmTrainer {
+class WordLmTrainer : public runkit::EpochTrainer {
  public:
   /// corpus: already truncated to the config's *_tokens. Creates run_dir.
   WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::string run_dir);
-  /// Continues from run_dir/checkpoint.pt (error if none or if its config differs in a key
-  /// that shapes the run).
-  void resume();
-  /// Trains, finetunes and dumps as configured; returns a RunStatus. `until` stops early, after
-  /// saving the checkpoint, at a stage boundary (for make reproduce's separate stages):
+  /// Trains, finetunes and dumps as configured; returns a runkit::RunStatus. `until` stops early,
+  /// after saving the checkpoint, at a stage boundary (for make reproduce's separate stages):
   /// Phase::main = once the main phase's epochs are done (before finetuning), Phase::finetune =
   /// once finetuning is done (before the test-set dump), Phase::done = run everything. A run
-  /// already past `until` returns kFinished at once.
+  /// already past `until` returns kFinished at once. (resume() is runkit's: it refuses a
+  /// checkpoint whose config differs in a key that shapes the run.)
   int run(Phase until = Phase::done);
   const TrainResult& result() const { return result_; }
 
-  /// Testing: behave as if Ctrl-C arrived after this many batches of this process (0 = never).
-  int64_t stop_after_batches = 0;
   AwdLstm model{nullptr};
 
  private:
-  enum class EpochEnd { completed, interrupted, non_finite };
-  EpochEnd train_epoch();
-  double validate();
-  /// After validate(), with the weights it used: the mixture statistics and the epoch dump, as
-  /// configured (mixture_stats, epoch_dump_rows).
-  void epoch_probes();
-  analysis::LogProbHeader dump_header() const;
-  void end_epoch(double valid_loss, double seconds);
+  // runkit::EpochTrainer's hooks.
+  torch::nn::Module& module() override { return *model; }
+  torch::optim::Optimizer* optimizer() override { return nullptr; }  // clipped_sgd_step
+  int64_t epochs() const override { return config_.epochs; }
+  std::string config_toml() const override;
+  std::string normalise_saved_config(const std::string& saved) const override;
+  EpochEnd train_epoch() override;
+  double validate() override;
+  void report_epoch(double train_loss, double valid_loss, double seconds) override;
+  Next before_epoch() override;
+  bool training_done() const override { return phase_ == Phase::done; }
+  Next before_finish() override;
+  void after_validate() override;
+  std::string best_weights_name() const override;
+  void save_best(const std::string& file) override;
+  void end_epoch_extra(double valid_loss) override;
+  void save_extra(runkit::CheckpointWriter& writer) const override;
+  void load_extra(runkit::CheckpointReader& reader) override;
+  std::string position_text() const override;
+  void add_position(nlohmann::json& record) const override;
+  void finish() override;
+
   void start_finetune();
-  void finish();
-  std::string path(const std::string& name) const;
+  /// Where the dumped rows come from (the header's dataset, split, seed, config and /vocab).
+  contract::DumpSource dump_source() const;
   std::vector<torch::Tensor> params() const;
-  void save();
 
   WordLmConfig config_;
   data::Corpus corpus_;
-  std::string run_dir_;
   torch::Tensor train_data_, valid_data_;  // (N, batch_size), (N, eval_batch_size)
   torch::Tensor stats_data_;               // the first mixture_stats of valid, (N, eval_batch_size)
+  Phase until_ = Phase::done;
+  // The word LM's own loop state, checkpointed by save_extra (runkit's RunState holds the rest).
+  Phase phase_ = Phase::main;
+  int64_t position_ = 0;    ///< token position in the training stream where the epoch continues
+  bool asgd_ = false;       ///< averaging active (main phase after the trigger; all of finetune)
+  int64_t asgd_epoch_ = 0;  ///< main-phase epoch at which the trigger fired (0 = never)
+  std::vector<double> trigger_history_;
   ParameterAverager averager_;
-  TrainState state_;
   std::vector<LstmState> carried_;  // mid-epoch state after a Ctrl-C resume
-  MetricsLog metrics_;
   TrainResult result_;
-  int64_t batches_this_process_ = 0;
 };
 
 }  // namespace sb::lm

@@ -4,9 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "trainers/lm/checkpoint.h"
-#include "trainers/lm/log_prob_rows.h"
-#include "trainers/lm/trainer.h"
+#include "trainers/runkit/dump_rows.h"
 #include "trainers/nplm/unigram.h"
 
 namespace sb::nplm {
@@ -23,7 +21,7 @@ torch::Tensor epoch_order(int64_t rows, int64_t seed, int64_t epoch) {
 
 }  // namespace
 
-double mean_nll(Nplm& model, const Contexts& data, int64_t batch, const lm::ProgressFn& progress) {
+double mean_nll(Nplm& model, const Contexts& data, int64_t batch, const runkit::ProgressFn& progress) {
   torch::NoGradGuard no_grad;
   model->eval();
   const int64_t T = data.targets.size(0);
@@ -40,7 +38,7 @@ double mean_nll(Nplm& model, const Contexts& data, int64_t batch, const lm::Prog
 }
 
 NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run_dir)
-    : EpochTrainer(std::move(run_dir)), config_(std::move(config)), corpus_(std::move(corpus)) {
+    : EpochTrainer("nplm", std::move(run_dir)), config_(std::move(config)), corpus_(std::move(corpus)) {
   const int64_t eos = corpus_.vocab.find(data::kEos);
   if (eos < 0) throw std::invalid_argument("the vocabulary has no " + std::string(data::kEos));
   if (static_cast<int64_t>(corpus_.train.size()) < config_.batch_size)
@@ -66,7 +64,7 @@ NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run
 std::string NplmTrainer::config_toml() const { return nplm_config().to_toml(config_); }
 
 double NplmTrainer::validate() {
-  return mean_nll(model, valid_, 1000, lm::timed_progress("valid"));
+  return mean_nll(model, valid_, 1000, runkit::timed_progress("valid"));
 }
 
 NplmTrainer::EpochEnd NplmTrainer::train_epoch() {
@@ -94,9 +92,9 @@ NplmTrainer::EpochEnd NplmTrainer::train_epoch() {
     if (state_.batch % config_.log_interval == 0) {
       const auto p =
           meter.take("nplm", state_.epoch, config_.epochs, state_.batch, batches, state_.lr);
-      std::printf("%s\n", lm::format_progress(p).c_str());
+      std::printf("%s\n", runkit::format_progress(p).c_str());
       std::fflush(stdout);
-      metrics_.write(lm::to_json(p));
+      metrics_.write(runkit::to_json(p));
     }
     if (stop) return EpochEnd::interrupted;
   }
@@ -107,7 +105,7 @@ void NplmTrainer::report_epoch(double train_loss, double valid_loss, double seco
   std::printf(
       "| end of epoch %3lld | time %s | lr %.4g | train loss %6.3f | valid loss %6.3f | valid ppl "
       "%9.2f\n",
-      static_cast<long long>(state_.epoch), lm::format_duration(seconds).c_str(), state_.lr,
+      static_cast<long long>(state_.epoch), sb::format_duration(seconds).c_str(), state_.lr,
       train_loss, valid_loss, std::exp(valid_loss));
   metrics_.write({{"event", "valid"},
                   {"epoch", state_.epoch},
@@ -120,30 +118,26 @@ void NplmTrainer::report_epoch(double train_loss, double valid_loss, double seco
 
 void NplmTrainer::finish() {
   runkit::load_weights(path("best.pt"), *model);
-  result_.valid_loss = mean_nll(model, valid_, 1000, lm::timed_progress("valid"));
-  result_.test_loss = mean_nll(model, test_, 1000, lm::timed_progress("test"));
+  result_.valid_loss = mean_nll(model, valid_, 1000, runkit::timed_progress("valid"));
+  result_.test_loss = mean_nll(model, test_, 1000, runkit::timed_progress("test"));
   std::printf("| best model %s | valid ppl %9.2f | test ppl %9.2f\n", path("best.pt").c_str(),
               std::exp(result_.valid_loss), std::exp(result_.test_loss));
   // The dump: the first dump_rows test tokens (0 = all), each from its 6-word context.
   const int64_t T = test_.targets.size(0);
   const int64_t rows = config_.dump_rows > 0 ? std::min(T, config_.dump_rows) : T;
-  auto header = lm::vocab_header(corpus_.vocab, config_.dataset, "test", config_.seed,
-                                 nplm_config().to_toml(config_));
-  header.head = model->options.head().name();
-  header.d = model->d();
-  header.bias = true;
-  header.vocab_size = corpus_.vocab.size();
-  header.num_tokens = rows;
-  header.compute_dtype = "float32";
+  const auto header = contract::make_header(
+      model->options.head().name(), model->d(), /*bias=*/true, corpus_.vocab.size(), rows,
+      {config_.dataset, "test", config_.seed, nplm_config().to_toml(config_),
+       corpus_.vocab.words()});
   {
     torch::NoGradGuard no_grad;
     model->eval();
-    analysis::LogProbWriter writer(path("logprobs.h5"), header);
+    contract::LogProbWriter writer(path("logprobs.h5"), header);
     const int64_t block = 500;
-    const auto progress = lm::timed_progress("dump");
+    const auto progress = runkit::timed_progress("dump");
     for (int64_t begin = 0; begin < rows; begin += block) {
       const int64_t end = std::min(rows, begin + block);
-      lm::write_rows(writer, model->log_probs(test_.inputs.slice(/*dim=*/0, begin, end)),
+      runkit::write_rows(writer, model->log_probs(test_.inputs.slice(/*dim=*/0, begin, end)),
                      test_.targets.slice(/*dim=*/0, begin, end));
       progress((end + block - 1) / block, (rows + block - 1) / block, end);
     }
@@ -152,21 +146,19 @@ void NplmTrainer::finish() {
   result_.dump_rows = rows;
   std::printf("| dump ppl %9.2f | %lld test rows written to %s\n", result_.dump_ppl,
               static_cast<long long>(rows), path("logprobs.h5").c_str());
-  const nlohmann::json final{{"event", "final"},
-                             {"trainer", "nplm"},
-                             {"head", config_.head},
-                             {"best_model", path("best.pt")},
-                             {"valid_loss", result_.valid_loss},
-                             {"valid_ppl", std::exp(result_.valid_loss)},
-                             {"test_loss", result_.test_loss},
-                             {"test_ppl", std::exp(result_.test_loss)},
-                             {"dump", path("logprobs.h5")},
-                             {"dump_rows", rows},
-                             {"dump_ppl", result_.dump_ppl},
-                             {"d", model->d()},
-                             {"epochs", state_.epoch - 1},
-                             {"steps", state_.step}};
-  write_final(final);
+  write_final({{"head", config_.head},
+               {"dataset", config_.dataset},
+               {"seed", config_.seed},
+               {"best_model", path("best.pt")},
+               {"valid_loss", result_.valid_loss},
+               {"dump", path("logprobs.h5")},
+               {"dump_rows", rows},
+               {"dump_ppl", result_.dump_ppl}},
+              {{"valid_ppl", std::exp(result_.valid_loss)},
+               {"test_loss", result_.test_loss},
+               {"test_ppl", std::exp(result_.test_loss)},
+               {"d", model->d()},
+               {"epochs", state_.epoch - 1}});
 }
 
 }  // namespace sb::nplm

@@ -2,7 +2,7 @@
 // The training loop of the feed-forward LM (de Brebisson & Vincent 2016, sec. 4.4.1): plain SGD on
 // shuffled context windows, validation after every epoch (best.pt keeps the best model; the lr is
 // multiplied by lr_decay after an epoch that is not the best), then the best model's valid and
-// test perplexities and the test-set dump (the HDF5 contract, analysis/logprob_file.h).
+// test perplexities and the test-set dump (the HDF5 contract, contract/logprob_file.h).
 // Run directory: config.toml, metrics.jsonl, checkpoint.pt (after every epoch and on Ctrl-C /
 // SIGTERM), best.pt, logprobs.h5, final.json. Exit statuses as train_wordlm: 0, 2 bad input,
 // 4 non-finite loss (the last checkpoint kept), 130 interrupted (checkpoint saved).
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "datasets/corpus.h"
-#include "trainers/lm/run_log.h"
+#include "trainers/runkit/metrics_log.h"
 #include "trainers/nplm/config.h"
 #include "trainers/nplm/contexts.h"
 #include "trainers/nplm/nplm_model.h"
@@ -37,7 +37,7 @@ class NplmTrainer : public runkit::EpochTrainer {
 
  private:
   torch::nn::Module& module() override { return *model; }
-  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
   int64_t epochs() const override { return config_.epochs; }
   std::string config_toml() const override;
   EpochEnd train_epoch() override;
@@ -56,6 +56,6 @@ class NplmTrainer : public runkit::EpochTrainer {
 
 /// Mean NLL of the model over every row of `data`, in batches, no gradients, eval mode.
 double mean_nll(Nplm& model, const Contexts& data, int64_t batch = 1000,
-                const lm::ProgressFn& progress = {});
+                const runkit::ProgressFn& progress = {});
 
 }  // namespace sb::nplm

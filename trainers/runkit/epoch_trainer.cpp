@@ -2,11 +2,10 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <stdexcept>
 
-#include "trainers/lm/checkpoint.h"
-#include "trainers/lm/trainer.h"
+#include "trainers/runkit/atomic_write.h"
+#include "trainers/runkit/device.h"
+#include "trainers/runkit/interrupt.h"
 
 namespace sb::runkit {
 
@@ -18,9 +17,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+/// The version of final.json's layout (docs/design.md, "Run directory").
+constexpr int64_t kFinalSchema = 2;
+
 }  // namespace
 
-EpochTrainer::EpochTrainer(std::string run_dir) : run_dir_(std::move(run_dir)) {
+EpochTrainer::EpochTrainer(std::string trainer, std::string run_dir)
+    : trainer_(std::move(trainer)), run_dir_(std::move(run_dir)) {
   fs::create_directories(run_dir_);
 }
 
@@ -28,19 +31,37 @@ std::string EpochTrainer::path(const std::string& name) const {
   return (fs::path(run_dir_) / name).string();
 }
 
+std::string EpochTrainer::position_text() const {
+  return "epoch " + std::to_string(state_.epoch) + " batch " + std::to_string(state_.batch);
+}
+
+void EpochTrainer::add_position(nlohmann::json& record) const {
+  record["epoch"] = state_.epoch;
+  record["batch"] = state_.batch;
+}
+
 void EpochTrainer::save() {
-  save_run_checkpoint(path("checkpoint.pt"), module(), optimizer(), state_);
+  CheckpointWriter writer(trainer_, state_.config);
+  writer.module(module());
+  if (auto* opt = optimizer()) writer.optimizer(*opt);
+  put_run_state(writer, state_);
+  save_extra(writer);
+  writer.save(path("checkpoint.pt"), device_of(module()));
 }
 
 void EpochTrainer::resume() {
-  auto loaded = load_run_checkpoint(path("checkpoint.pt"), module(), optimizer());
-  if (loaded.config != state_.config)
-    throw std::runtime_error(path("checkpoint.pt") + ": written with a different config (" +
-                             config_difference(loaded.config, state_.config) +
-                             "); resume with the same settings or use a new --out");
+  CheckpointReader reader(path("checkpoint.pt"), trainer_, device_of(module()));
+  reader.check_config(state_.config,
+                      [this](const std::string& saved) { return normalise_saved_config(saved); });
+  reader.load_module(module());
+  if (auto* opt = optimizer()) reader.load_optimizer(*opt);
+  auto loaded = read_run_state(reader);
+  loaded.config = state_.config;
   state_ = std::move(loaded);
-  std::printf("resuming %s: epoch %lld, batch %lld\n", run_dir_.c_str(),
-              static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch));
+  load_extra(reader);
+  reader.restore_rng(device_of(module()));
+  after_resume();
+  std::printf("resuming %s: %s\n", run_dir_.c_str(), position_text().c_str());
 }
 
 bool EpochTrainer::count_batch(double loss, int64_t tokens) {
@@ -50,40 +71,51 @@ bool EpochTrainer::count_batch(double loss, int64_t tokens) {
   state_.epoch_loss += loss * static_cast<double>(tokens);
   state_.epoch_tokens += tokens;
   if (stop_after_batches > 0 && batches_this_process_ >= stop_after_batches)
-    lm::stop_requested().store(true);
-  return lm::stop_requested().load();
+    stop_requested().store(true);
+  return stop_requested().load();
 }
 
 EpochTrainer::EpochEnd EpochTrainer::non_finite(double loss) {
   std::fprintf(stderr,
-               "error: epoch %lld batch %lld: training loss is %g; stopping. The last good "
+               "error: %s: training loss is %g at batch %lld; stopping. The last good "
                "checkpoint is %s (resume with a lower lr or clip)\n",
-               static_cast<long long>(state_.epoch), static_cast<long long>(state_.batch + 1), loss,
+               position_text().c_str(), loss, static_cast<long long>(state_.batch + 1),
                path("checkpoint.pt").c_str());
-  metrics_.write({{"event", "non_finite"}, {"epoch", state_.epoch}, {"batch", state_.batch + 1}});
+  nlohmann::json record{{"event", "non_finite"}};
+  add_position(record);
+  record["batch"] = state_.batch + 1;
+  metrics_.write(record);
   return EpochEnd::non_finite;
 }
 
-void EpochTrainer::write_final(const nlohmann::json& final) {
-  metrics_.write(final);
-  lm::write_atomically(path("final.json"), [&](const std::string& tmp) {
-    std::ofstream(tmp) << final.dump(2) << '\n';
-  });
+nlohmann::json EpochTrainer::write_final(nlohmann::json common, const nlohmann::json& section) {
+  common["event"] = "final";
+  common["schema"] = kFinalSchema;
+  common["trainer"] = trainer_;
+  common["steps"] = state_.step;
+  common[trainer_] = section;
+  metrics_.write(common);
+  write_text_atomically(path("final.json"), common.dump(2) + '\n');
+  return common;
 }
 
 void EpochTrainer::end_epoch(double valid_loss, double seconds) {
   const double train_loss =
       state_.epoch_loss / static_cast<double>(std::max<int64_t>(1, state_.epoch_tokens));
   report_epoch(train_loss, valid_loss, seconds);
-  if (valid_loss < state_.best_valid) {
+  if (improved(valid_loss)) {
     state_.best_valid = valid_loss;
     state_.bad_epochs = 0;
-    save_weights(path("best.pt"), module());
-    std::printf("  saved the best model so far to %s\n", path("best.pt").c_str());
+    on_better_epoch(train_loss);
+    const auto best = path(best_weights_name());
+    save_best(best);
+    std::printf("  saved the best model so far to %s\n", best.c_str());
   } else {
     ++state_.bad_epochs;
     on_worse_epoch();
   }
+  if (stop_early()) state_.stopped = true;
+  end_epoch_extra(valid_loss);
   ++state_.epoch;
   state_.batch = 0;
   state_.epoch_loss = 0;
@@ -91,35 +123,44 @@ void EpochTrainer::end_epoch(double valid_loss, double seconds) {
 }
 
 int EpochTrainer::run() {
-  lm::stop_requested().store(false);
+  stop_requested().store(false);
   const bool resumed = state_.step > 0 && fs::exists(path("metrics.jsonl"));
-  metrics_ = lm::MetricsLog(path("metrics.jsonl"), /*append=*/resumed);
-  const auto toml = config_toml();
-  lm::write_atomically(path("config.toml"),
-                       [&](const std::string& tmp) { std::ofstream(tmp) << toml; });
+  metrics_ = MetricsLog(path("metrics.jsonl"), /*append=*/resumed);
+  write_text_atomically(path("config.toml"), config_toml());
   int64_t params = 0;
   for (const auto& p : module().parameters()) params += p.numel();
-  metrics_.write({{"event", resumed ? "resume" : "start"},
-                  {"epoch", state_.epoch},
-                  {"batch", state_.batch},
-                  {"params", params}});
-  while (state_.epoch <= epochs()) {
-    const auto start = std::chrono::steady_clock::now();
+  nlohmann::json start{{"event", resumed ? "resume" : "start"}};
+  add_position(start);
+  start["params"] = params;
+  metrics_.write(start);
+  while (true) {
+    if (before_epoch() == Next::stop_here) {
+      save();
+      return kFinished;
+    }
+    if (training_done()) break;
+    const auto begin = std::chrono::steady_clock::now();
     const auto end = train_epoch();
-    if (end == EpochEnd::non_finite) return lm::kNonFinite;
+    if (end == EpochEnd::non_finite) return kNonFinite;
     if (end == EpochEnd::interrupted) {
       save();
-      std::printf("interrupted: saved %s at epoch %lld batch %lld; continue with --resume\n",
-                  path("checkpoint.pt").c_str(), static_cast<long long>(state_.epoch),
-                  static_cast<long long>(state_.batch));
-      metrics_.write({{"event", "interrupted"}, {"epoch", state_.epoch}, {"batch", state_.batch}});
-      return lm::kInterrupted;
+      std::printf("interrupted: saved %s at %s; continue with --resume\n",
+                  path("checkpoint.pt").c_str(), position_text().c_str());
+      nlohmann::json record{{"event", "interrupted"}};
+      add_position(record);
+      metrics_.write(record);
+      return kInterrupted;
     }
-    end_epoch(validate(), seconds_since(start));
+    const double valid_loss = validate();
+    const double seconds = seconds_since(begin);
+    after_validate();
+    end_epoch(valid_loss, seconds);
     save();
   }
+  save();
+  if (before_finish() == Next::stop_here) return kFinished;
   finish();
-  return lm::kFinished;
+  return kFinished;
 }
 
 IntervalMeter::IntervalMeter(int64_t first_batch)
@@ -131,8 +172,8 @@ void IntervalMeter::add(double loss, int64_t tokens) {
   tokens_ += tokens;
 }
 
-lm::TrainProgress IntervalMeter::take(const std::string& phase, int64_t epoch, int64_t epochs,
-                                      int64_t batch, int64_t batches, double lr) {
+TrainProgress IntervalMeter::take(const std::string& phase, int64_t epoch, int64_t epochs,
+                                  int64_t batch, int64_t batches, double lr) {
   const double elapsed = seconds_since(interval_start_);
   const double per_batch =
       seconds_since(epoch_start_) / static_cast<double>(std::max<int64_t>(1, batch - first_batch_));
@@ -140,15 +181,15 @@ lm::TrainProgress IntervalMeter::take(const std::string& phase, int64_t epoch, i
   const double eta = per_batch * static_cast<double>(batches - batch) +
                      per_batch * static_cast<double>(batches) * static_cast<double>(epochs - epoch);
   const int64_t n = std::max<int64_t>(1, batches_);
-  lm::TrainProgress p{phase,
-                      epoch,
-                      batch,
-                      batches,
-                      lr,
-                      1000 * elapsed / static_cast<double>(n),
-                      static_cast<double>(tokens_) / elapsed,
-                      loss_ / static_cast<double>(n),
-                      eta};
+  TrainProgress p{phase,
+                  epoch,
+                  batch,
+                  batches,
+                  lr,
+                  1000 * elapsed / static_cast<double>(n),
+                  static_cast<double>(tokens_) / elapsed,
+                  loss_ / static_cast<double>(n),
+                  eta};
   loss_ = 0;
   batches_ = tokens_ = 0;
   interval_start_ = clock_type::now();

@@ -1,11 +1,26 @@
 #pragma once
-// The epoch loop the seed-paper LMs share (train_nplm, train_charlm): train an epoch, validate,
-// keep the best model in best.pt, checkpoint after every epoch and on Ctrl-C / SIGTERM, resume
-// bit for bit, stop on a non-finite loss; then the subclass's finish() (evaluate, dump,
-// final.json). A subclass supplies its model, optimiser, config, one epoch of batches and the
-// validation loss; the counters live in RunState so that the checkpoint holds them.
-// Run directory: config.toml, metrics.jsonl, checkpoint.pt, best.pt, and what finish() writes.
-// run() returns the exit statuses of train_wordlm: lm::kFinished, kNonFinite, kInterrupted.
+// The one epoch loop every trainer runs on (train_wordlm, train_nplm, train_charlm,
+// train_classifier): train an epoch, validate, keep the best model, checkpoint after every epoch
+// and on Ctrl-C / SIGTERM, resume bit for bit, stop on a non-finite loss; then the subclass's
+// finish() (evaluate, dump, final.json).
+//
+// A subclass supplies its model, optimiser, config, one epoch of batches and the validation loss;
+// the counters live in RunState so that the checkpoint holds them. Hooks, each with a default
+// that the plain trainers (nplm, charlm) keep:
+//   improved / on_better_epoch / on_worse_epoch  what "better" means and what follows (the
+//                                                classifier: lower error, lr halving)
+//   stop_early                                   early stopping after an epoch
+//   before_epoch / before_finish                 phases and stage boundaries (the word LM: main
+//                                                -> NT-ASGD -> finetune, --until)
+//   after_validate / save_best / end_epoch_extra what a phase adds around validation (the word
+//                                                LM: mixture statistics, averaged weights, the
+//                                                NT-ASGD trigger)
+//   save_extra / load_extra / after_resume       fields of its own in the one checkpoint
+//   position_text / add_position                 where the run is, in messages and metrics
+//
+// Run directory: config.toml, metrics.jsonl, checkpoint.pt, best_weights_name() (best.pt), and
+// what finish() writes (final.json through write_final). run() returns a RunStatus
+// (interrupt.h): kFinished, kNonFinite or kInterrupted.
 
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
@@ -13,20 +28,22 @@
 #include <chrono>
 #include <string>
 
-#include "trainers/lm/run_log.h"
+#include "trainers/runkit/checkpoint.h"
+#include "trainers/runkit/metrics_log.h"
 #include "trainers/runkit/run_state.h"
 
 namespace sb::runkit {
 
 class EpochTrainer {
  public:
-  /// Creates run_dir.
-  explicit EpochTrainer(std::string run_dir);
+  /// trainer: the kind named in checkpoints and final.json ("nplm", ...). Creates run_dir.
+  EpochTrainer(std::string trainer, std::string run_dir);
   virtual ~EpochTrainer() = default;
   EpochTrainer(const EpochTrainer&) = delete;
   EpochTrainer& operator=(const EpochTrainer&) = delete;
 
-  /// Continues from run_dir/checkpoint.pt; refuses one written with another trajectory config.
+  /// Continues from run_dir/checkpoint.pt; refuses one written by another trainer or with
+  /// another trajectory config.
   void resume();
   /// Trains the remaining epochs, then finish(); returns the exit status.
   int run();
@@ -36,20 +53,53 @@ class EpochTrainer {
 
  protected:
   enum class EpochEnd { completed, interrupted, non_finite };
+  /// What before_epoch() / before_finish() decide: go on, or stop the run here with kFinished
+  /// after saving the checkpoint (a stage boundary).
+  enum class Next { go_on, stop_here };
 
   virtual torch::nn::Module& module() = 0;
-  virtual torch::optim::Optimizer& optimizer() = 0;
+  /// The optimiser whose state the checkpoint keeps; nullptr for a hand-written update.
+  virtual torch::optim::Optimizer* optimizer() = 0;
   virtual int64_t epochs() const = 0;
   /// The whole config as written to config.toml.
   virtual std::string config_toml() const = 0;
+  /// Maps a checkpoint's saved trajectory config to the form of state_.config (default: as is).
+  virtual std::string normalise_saved_config(const std::string& saved) const { return saved; }
   /// Trains from state_.batch to the epoch's end, or returns early (interrupted / non_finite).
   virtual EpochEnd train_epoch() = 0;
-  /// Mean validation NLL of the current model.
+  /// Mean validation loss of the current model.
   virtual double validate() = 0;
-  /// Prints the end-of-epoch line and writes its metrics record (train and valid mean NLL).
+  /// Prints the end-of-epoch line and writes its metrics record (train and valid mean loss).
   virtual void report_epoch(double train_loss, double valid_loss, double seconds) = 0;
-  /// Called after an epoch that did not improve on best.pt (e.g. to decay the lr).
+  /// Whether this epoch beats best.pt (default: a lower validation loss).
+  virtual bool improved(double valid_loss) const { return valid_loss < state_.best_valid; }
+  /// After an epoch that improved (state_.best_valid already updated), before best.pt is saved.
+  virtual void on_better_epoch(double /*train_loss*/) {}
+  /// After an epoch that did not improve (state_.bad_epochs already counted), e.g. a lr decay.
   virtual void on_worse_epoch() {}
+  /// After an epoch: stop training now (early stopping); sets state_.stopped.
+  virtual bool stop_early() { return false; }
+  /// Before every epoch (and once more when the epochs are done): phase changes, or a stop.
+  virtual Next before_epoch() { return Next::go_on; }
+  /// Whether the loop is over: by default after epochs() epochs or an early stop.
+  virtual bool training_done() const { return state_.stopped || state_.epoch > epochs(); }
+  /// After the loop, the checkpoint saved: go on to finish(), or stop at this stage boundary.
+  virtual Next before_finish() { return Next::go_on; }
+  /// Right after validate(), with the weights it used (e.g. probes of the model).
+  virtual void after_validate() {}
+  /// The weights file of the best model (best.pt) and how it is written.
+  virtual std::string best_weights_name() const { return "best.pt"; }
+  virtual void save_best(const std::string& file) { save_weights(file, module()); }
+  /// At the end of an epoch, after the best / worse bookkeeping, before the counters advance.
+  virtual void end_epoch_extra(double /*valid_loss*/) {}
+  /// The trainer's own checkpoint fields.
+  virtual void save_extra(CheckpointWriter& /*writer*/) const {}
+  virtual void load_extra(CheckpointReader& /*reader*/) {}
+  /// After resume() restored everything (e.g. set the optimiser's lr from state_.lr).
+  virtual void after_resume() {}
+  /// "epoch 3, batch 120" in messages; add_position puts the same into metrics records.
+  virtual std::string position_text() const;
+  virtual void add_position(nlohmann::json& record) const;
   /// After the last epoch: best model, evaluation, dump, final.json.
   virtual void finish() = 0;
 
@@ -59,16 +109,20 @@ class EpochTrainer {
   bool count_batch(double loss, int64_t tokens);
   /// Prints the non-finite-loss error and writes its record; returns EpochEnd::non_finite.
   EpochEnd non_finite(double loss);
-  /// Writes `final` to metrics.jsonl and, atomically, to final.json.
-  void write_final(const nlohmann::json& final);
+  /// Writes final.json in the one schema (docs/design.md, "Run directory"): `common` holds the
+  /// keys every trainer writes (head, dataset, seed, best_model, valid_loss, dump, dump_ppl,
+  /// dump_rows), `section` the trainer's own; event, schema, trainer and steps are added here.
+  /// The record also goes to metrics.jsonl; it is returned.
+  nlohmann::json write_final(nlohmann::json common, const nlohmann::json& section);
+  /// Writes the checkpoint now.
+  void save();
 
-  std::string run_dir_;
+  std::string trainer_, run_dir_;
   RunState state_;  ///< the subclass sets lr and config in its constructor
-  lm::MetricsLog metrics_;
+  MetricsLog metrics_;
 
  private:
   void end_epoch(double valid_loss, double seconds);
-  void save();
   int64_t batches_this_process_ = 0;
 };
 
@@ -80,8 +134,8 @@ class IntervalMeter {
   void add(double loss, int64_t tokens);
   /// The progress line's figures after `batch` of `batches` in epoch `epoch` of `epochs`;
   /// resets the interval.
-  lm::TrainProgress take(const std::string& phase, int64_t epoch, int64_t epochs, int64_t batch,
-                         int64_t batches, double lr);
+  TrainProgress take(const std::string& phase, int64_t epoch, int64_t epochs, int64_t batch,
+                     int64_t batches, double lr);
 
  private:
   using clock_type = std::chrono::steady_clock;

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "trainers/lm/trainer.h"
+#include "trainers/runkit/interrupt.h"
 
 namespace sb::runkit {
 
@@ -47,6 +47,6 @@ int guarded(const std::function<int()>& body) {
   }
 }
 
-void handle_interrupts() { lm::install_interrupt_handler(); }
+void handle_interrupts() { runkit::install_interrupt_handler(); }
 
 }  // namespace sb::runkit

@@ -54,7 +54,7 @@ std::string split_sizes(const Corpus& c, const std::string& unit) {
 int guarded(const std::function<int()>& body);
 
 /// Installs the SIGINT/SIGTERM handler that asks the running trainer to checkpoint and stop
-/// (lm::install_interrupt_handler).
+/// (runkit::install_interrupt_handler).
 void handle_interrupts();
 
 /// Resumes the trainer when asked, sets its stop_after_batches, installs the SIGINT/SIGTERM

@@ -1,13 +1,14 @@
-#include "analysis/logprob_file.h"
+#include "contract/logprob_file.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 
 #include "common/head_spec.h"
 
-namespace sb::analysis {
+namespace sb::contract {
 namespace {
 
 std::string shape_string(const std::vector<hsize_t>& d) {
@@ -24,10 +25,27 @@ void require(bool ok, const std::string& path, const std::string& field,
 
 }  // namespace
 
-int64_t chunk_rows_for(int64_t vocab_size, int64_t num_tokens) {
+LogProbHeader make_header(const std::string& head, int64_t d, bool bias, int64_t M, int64_t T,
+                          DumpSource source, const std::string& compute_dtype) {
+  LogProbHeader h;
+  h.head = head;
+  h.d = d;
+  h.bias = bias;
+  h.M = M;
+  h.T = T;
+  h.dataset = std::move(source.dataset);
+  h.split = std::move(source.split);
+  h.seed = source.seed;
+  h.config = std::move(source.config);
+  h.vocab = std::move(source.vocab);
+  h.compute_dtype = compute_dtype;
+  return h;
+}
+
+int64_t chunk_rows_for(int64_t M, int64_t T) {
   const int64_t rows =
-      std::max<int64_t>(1, (int64_t{1} << 20) / (4 * std::max<int64_t>(1, vocab_size)));
-  return std::min(rows, std::max<int64_t>(1, num_tokens));
+      std::max<int64_t>(1, (int64_t{1} << 20) / (4 * std::max<int64_t>(1, M)));
+  return std::min(rows, std::max<int64_t>(1, T));
 }
 
 // ---------------------------------------------------------------- writer
@@ -35,32 +53,32 @@ int64_t chunk_rows_for(int64_t vocab_size, int64_t num_tokens) {
 LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
     : path_(std::move(path)), tmp_(h5::temporary_path(path_)), header_(std::move(header)) {
   const auto& h = header_;
-  if (h.vocab_size < 1 || h.num_tokens < 1)
-    throw std::invalid_argument(path_ + ": vocab_size and num_tokens must be >= 1, got " +
-                                std::to_string(h.vocab_size) + ", " + std::to_string(h.num_tokens));
+  if (h.M < 1 || h.T < 1)
+    throw std::invalid_argument(path_ + ": M and T must be >= 1, got " +
+                                std::to_string(h.M) + ", " + std::to_string(h.T));
   head_kind_from_name(h.head);  // throws, listing the valid names
   if (h.compute_dtype != "float32" && h.compute_dtype != "float64")
     throw std::invalid_argument(path_ + ": compute_dtype must be float32 or float64, got '" +
                                 h.compute_dtype + "'");
-  if (!h.vocab.empty() && static_cast<int64_t>(h.vocab.size()) != h.vocab_size)
+  if (!h.vocab.empty() && static_cast<int64_t>(h.vocab.size()) != h.M)
     throw std::invalid_argument(path_ + ": vocab has " + std::to_string(h.vocab.size()) +
-                                " words, expected vocab_size = " + std::to_string(h.vocab_size));
-  chunk_rows_ = chunk_rows_for(h.vocab_size, h.num_tokens);
-  buffer_.reserve(static_cast<size_t>(chunk_rows_ * h.vocab_size));
+                                " words, expected M = " + std::to_string(h.M));
+  chunk_rows_ = chunk_rows_for(h.M, h.T);
+  buffer_.reserve(static_cast<size_t>(chunk_rows_ * h.M));
   target_buffer_.reserve(static_cast<size_t>(chunk_rows_));
 
   file_ = h5::create_file(tmp_);
-  const hsize_t lp_dims[2] = {static_cast<hsize_t>(h.num_tokens),
-                              static_cast<hsize_t>(h.vocab_size)};
+  const hsize_t lp_dims[2] = {static_cast<hsize_t>(h.T),
+                              static_cast<hsize_t>(h.M)};
   const hsize_t lp_chunk[2] = {static_cast<hsize_t>(chunk_rows_),
-                               static_cast<hsize_t>(h.vocab_size)};
+                               static_cast<hsize_t>(h.M)};
   h5::Handle space(H5Screate_simple(2, lp_dims, nullptr), H5Sclose);
   h5::Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_chunk(plist.get(), 2, lp_chunk);
   log_probs_ = h5::Handle(H5Dcreate2(file_.get(), "log_probs", H5T_IEEE_F32LE, space.get(),
                                      H5P_DEFAULT, plist.get(), H5P_DEFAULT),
                           H5Dclose);
-  const hsize_t t_dims[1] = {static_cast<hsize_t>(h.num_tokens)};
+  const hsize_t t_dims[1] = {static_cast<hsize_t>(h.T)};
   h5::Handle tspace(H5Screate_simple(1, t_dims, nullptr), H5Sclose);
   targets_ = h5::Handle(H5Dcreate2(file_.get(), "targets", H5T_STD_I64LE, tspace.get(), H5P_DEFAULT,
                                    H5P_DEFAULT, H5P_DEFAULT),
@@ -73,8 +91,8 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   h5::write_attribute(root, "head", h.head);
   h5::write_attribute(root, "d", h.d);
   h5::write_attribute(root, "bias", int64_t{h.bias ? 1 : 0});
-  h5::write_attribute(root, "vocab_size", h.vocab_size);
-  h5::write_attribute(root, "num_tokens", h.num_tokens);
+  h5::write_attribute(root, "M", h.M);
+  h5::write_attribute(root, "T", h.T);
   h5::write_attribute(root, "dataset", h.dataset);
   h5::write_attribute(root, "split", h.split);
   h5::write_attribute(root, "seed", h.seed);
@@ -93,10 +111,10 @@ LogProbWriter::~LogProbWriter() {
 }
 
 void LogProbWriter::write_rows(const float* rows, const int64_t* targets, int64_t count) {
-  const int64_t m = header_.vocab_size;
-  if (written_ + count > header_.num_tokens)
+  const int64_t m = header_.M;
+  if (written_ + count > header_.T)
     throw std::runtime_error(path_ +
-                             ": more rows than num_tokens = " + std::to_string(header_.num_tokens));
+                             ": more rows than T = " + std::to_string(header_.T));
   for (int64_t r = 0; r < count; ++r) {
     const int64_t t = targets[r];
     if (t < 0 || t >= m)
@@ -116,7 +134,7 @@ void LogProbWriter::flush_chunk() {
   const hsize_t n = target_buffer_.size();
   if (n == 0) return;
   const hsize_t start[2] = {static_cast<hsize_t>(flushed_), 0};
-  const hsize_t count[2] = {n, static_cast<hsize_t>(header_.vocab_size)};
+  const hsize_t count[2] = {n, static_cast<hsize_t>(header_.M)};
   h5::Handle fspace(H5Dget_space(log_probs_.get()), H5Sclose);
   H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
   h5::Handle mspace(H5Screate_simple(2, count, nullptr), H5Sclose);
@@ -134,9 +152,9 @@ void LogProbWriter::flush_chunk() {
 }
 
 double LogProbWriter::finish() {
-  if (written_ != header_.num_tokens)
+  if (written_ != header_.T)
     throw std::runtime_error(path_ + ": finish() after " + std::to_string(written_) +
-                             " rows, expected num_tokens = " + std::to_string(header_.num_tokens));
+                             " rows, expected T = " + std::to_string(header_.T));
   flush_chunk();
   header_.ppl = std::exp(-sum_log_prob_ / static_cast<double>(written_));
   h5::write_attribute(file_.get(), "ppl", header_.ppl);
@@ -170,37 +188,37 @@ LogProbReader::LogProbReader(std::string path, Contract contract) : path_(std::m
   if (plain_) {
     require(d[0] >= 1 && d[1] >= 1, path_, "dataset '/log_probs' shape", "T >= 1 and M >= 1",
             shape_string(d));
-    header_.num_tokens = static_cast<int64_t>(d[0]);
-    header_.vocab_size = static_cast<int64_t>(d[1]);
+    header_.T = static_cast<int64_t>(d[0]);
+    header_.M = static_cast<int64_t>(d[1]);
     header_.compute_dtype = float64_ ? "float64" : "float32";
     return;
   }
   auto targets = h5::open_dataset(root, "targets", path_);
   read_contract_attributes();
-  const std::vector<hsize_t> want = {static_cast<hsize_t>(header_.num_tokens),
-                                     static_cast<hsize_t>(header_.vocab_size)};
+  const std::vector<hsize_t> want = {static_cast<hsize_t>(header_.T),
+                                     static_cast<hsize_t>(header_.M)};
   require(d == want, path_, "dataset '/log_probs' shape",
-          shape_string(want) + " from attributes num_tokens, vocab_size", shape_string(d));
-  // /targets: integer, shape (num_tokens,).
+          shape_string(want) + " from attributes T, M", shape_string(d));
+  // /targets: integer, shape (T,).
   h5::Handle ttype(H5Dget_type(targets.get()), H5Tclose);
   require(H5Tget_class(ttype.get()) == H5T_INTEGER, path_, "dataset '/targets' dtype", "int64",
           "a non-integer type");
   const auto td = h5::dims(targets.get());
-  const std::vector<hsize_t> twant = {static_cast<hsize_t>(header_.num_tokens)};
+  const std::vector<hsize_t> twant = {static_cast<hsize_t>(header_.T)};
   require(td == twant, path_, "dataset '/targets' shape", shape_string(twant), shape_string(td));
   // Every target a column of /log_probs: ppl and every per-row use index by it.
   const auto t = read_targets();
   const auto bad =
-      std::find_if(t.begin(), t.end(), [&](int64_t v) { return v < 0 || v >= header_.vocab_size; });
+      std::find_if(t.begin(), t.end(), [&](int64_t v) { return v < 0 || v >= header_.M; });
   if (bad != t.end())
     require(false, path_, "dataset '/targets' row " + std::to_string(bad - t.begin()),
-            "a value in [0, " + std::to_string(header_.vocab_size) + ")", std::to_string(*bad));
+            "a value in [0, " + std::to_string(header_.M) + ")", std::to_string(*bad));
   has_vocab_ = h5::has_dataset(root, "vocab");
   if (has_vocab_) {
     h5::Handle vocab = h5::open_dataset(root, "vocab", path_);
     const auto vd = h5::dims(vocab.get());
-    const std::vector<hsize_t> vwant = {static_cast<hsize_t>(header_.vocab_size)};
-    require(vd == vwant, path_, "dataset '/vocab' shape", shape_string(vwant) + " from vocab_size",
+    const std::vector<hsize_t> vwant = {static_cast<hsize_t>(header_.M)};
+    require(vd == vwant, path_, "dataset '/vocab' shape", shape_string(vwant) + " from M",
             shape_string(vd));
   }
 }
@@ -209,8 +227,8 @@ void LogProbReader::read_contract_attributes() {
   const hid_t root = file_.get();
   auto& h = header_;
   const int64_t version = h5::read_int_attribute(root, "format_version", path_);
-  require(version == kLogProbFormatVersion, path_, "attribute 'format_version'",
-          std::to_string(kLogProbFormatVersion), std::to_string(version));
+  require(version == 1 || version == kLogProbFormatVersion, path_, "attribute 'format_version'",
+          "1 or " + std::to_string(kLogProbFormatVersion), std::to_string(version));
   h.head = h5::read_string_attribute(root, "head", path_);
   try {
     head_kind_from_name(h.head);
@@ -222,8 +240,9 @@ void LogProbReader::read_contract_attributes() {
   const int64_t bias = h5::read_int_attribute(root, "bias", path_);
   require(bias == 0 || bias == 1, path_, "attribute 'bias'", "0 or 1", std::to_string(bias));
   h.bias = bias == 1;
-  h.vocab_size = h5::read_int_attribute(root, "vocab_size", path_);
-  h.num_tokens = h5::read_int_attribute(root, "num_tokens", path_);
+  // Version 1 named the shape vocab_size and num_tokens; version 2 names it M and T, as rank.h5.
+  h.M = h5::read_int_attribute(root, version == 1 ? "vocab_size" : "M", path_);
+  h.T = h5::read_int_attribute(root, version == 1 ? "num_tokens" : "T", path_);
   h.dataset = h5::read_string_attribute(root, "dataset", path_);
   h.split = h5::read_string_attribute(root, "split", path_);
   h.seed = h5::read_int_attribute(root, "seed", path_);
@@ -273,4 +292,4 @@ std::vector<int64_t> LogProbReader::read_targets() const {
   return out;
 }
 
-}  // namespace sb::analysis
+}  // namespace sb::contract

@@ -1,4 +1,4 @@
-#include "trainers/lm/process_setup.h"
+#include "trainers/runkit/process_setup.h"
 
 #include <malloc.h>
 #include <torch/torch.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-namespace sb::lm {
+namespace sb::runkit {
 
 int set_threads(int64_t threads) {
   if (threads < 0)
@@ -26,4 +26,4 @@ void keep_freed_memory() {
     throw std::runtime_error("mallopt(M_MMAP_MAX = 0, M_TRIM_THRESHOLD = INT_MAX) failed");
 }
 
-}  // namespace sb::lm
+}  // namespace sb::runkit

@@ -1,4 +1,4 @@
-#include "analysis/hdf5_handles.h"
+#include "contract/hdf5_handles.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace sb::analysis::h5 {
+namespace sb::contract::h5 {
 
 Handle& Handle::operator=(Handle&& o) noexcept {
   if (this != &o) {
@@ -242,4 +242,4 @@ void commit_file(const std::string& tmp, const std::string& path) {
     throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
 }
 
-}  // namespace sb::analysis::h5
+}  // namespace sb::contract::h5

@@ -1,10 +1,10 @@
-#include "trainers/lm/device.h"
+#include "trainers/runkit/device.h"
 
 #include <stdexcept>
 
-#include "trainers/lm/config.h"
+#include "common/device_name.h"
 
-namespace sb::lm {
+namespace sb::runkit {
 
 torch::Device resolve_device(const std::string& name) {
   if (!is_device_name(name))
@@ -44,4 +44,4 @@ torch::Device device_of(const torch::nn::Module& module) {
   return params.empty() ? torch::Device(torch::kCPU) : params.front().device();
 }
 
-}  // namespace sb::lm
+}  // namespace sb::runkit

@@ -11,7 +11,7 @@
 
 #include "common/duration.h"
 
-namespace sb::lm {
+namespace sb::runkit {
 
 using sb::format_duration;  // common/duration.h
 
@@ -43,4 +43,4 @@ nlohmann::json to_json(const TrainProgress& p);
 using ProgressFn = std::function<void(int64_t, int64_t, int64_t)>;
 ProgressFn timed_progress(std::string label, double every_seconds = 15);
 
-}  // namespace sb::lm
+}  // namespace sb::runkit

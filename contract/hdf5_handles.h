@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace sb::analysis::h5 {
+namespace sb::contract::h5 {
 
 /// Owns one hid_t and closes it with the right H5?close.
 class Handle {
@@ -71,4 +71,4 @@ std::string temporary_path(const std::string& path);
 /// rename(2) tmp -> path, throwing with both names on failure.
 void commit_file(const std::string& tmp, const std::string& path);
 
-}  // namespace sb::analysis::h5
+}  // namespace sb::contract::h5

@@ -14,9 +14,9 @@
 
 #include <string>
 
-namespace sb::lm {
+namespace sb::runkit {
 
-/// The device a name (trainers/lm/config.h is_device_name) asks for: "auto" = cuda when
+/// The device a name (common/device_name.h) asks for: "auto" = cuda when
 /// torch::cuda::is_available(), else cpu. Throws std::runtime_error, one line, when "cuda" or
 /// "cuda:N" is asked for and this LibTorch has no CUDA or sees no GPU (N: fewer GPUs), and
 /// std::invalid_argument for a name that is not a device.
@@ -28,4 +28,4 @@ std::string describe_device(const torch::Device& device);
 /// The device of a module's first parameter (CPU for a module without parameters).
 torch::Device device_of(const torch::nn::Module& module);
 
-}  // namespace sb::lm
+}  // namespace sb::runkit

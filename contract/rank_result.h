@@ -5,11 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis/logprob_file.h"
-#include "analysis/numerical_rank.h"
-#include "analysis/spectrum.h"
+#include "contract/logprob_file.h"
+#include "contract/rank_report.h"
 
-namespace sb::analysis {
+namespace sb::contract {
 
 struct RankResult {
   std::string source;  ///< the analysed log-output file
@@ -29,4 +28,4 @@ void write_rank_result(const std::string& path, const RankResult& result);
 /// seconds, M, T, head, ...
 std::string rank_result_json(const RankResult& result);
 
-}  // namespace sb::analysis
+}  // namespace sb::contract

@@ -6,8 +6,8 @@
 //                               chunked along T, written and read in row blocks (the writer
 //                               writes float32; the reader also accepts float64)
 //   /targets    int64   (T,)    the observed next token of each row
-//   attributes  format_version (int, 1), head (registry name), d (int), bias (int 0/1),
-//               vocab_size (M), num_tokens (T), dataset, split, seed (int),
+//   attributes  format_version (int, 2), head (registry name), d (int), bias (int 0/1),
+//               M, T (int), dataset, split, seed (int),
 //               ppl (float64: exp of the mean NLL of /targets under /log_probs),
 //               compute_dtype ("float32" | "float64"), optional config (string)
 //   /vocab      optional, UTF-8 strings (M,): the word of each column (the trainers write it)
@@ -22,18 +22,20 @@
 #include <string>
 #include <vector>
 
-#include "analysis/hdf5_handles.h"
+#include "contract/hdf5_handles.h"
 
-namespace sb::analysis {
+namespace sb::contract {
 
-inline constexpr int64_t kLogProbFormatVersion = 1;
+/// 2: the shape attributes are M and T (version 1, still read, named them vocab_size and
+/// num_tokens).
+inline constexpr int64_t kLogProbFormatVersion = 2;
 
 struct LogProbHeader {
   std::string head;        ///< registry name (head_spec.h)
   int64_t d = 0;           ///< size of the vector the decoder multiplies
   bool bias = false;       ///< decoder bias present
-  int64_t vocab_size = 0;  ///< M
-  int64_t num_tokens = 0;  ///< T
+  int64_t M = 0;           ///< columns: the vocabulary (classes)
+  int64_t T = 0;           ///< rows: the predicted tokens
   std::string dataset;     ///< e.g. "ptb"
   std::string split;       ///< e.g. "test"
   int64_t seed = 0;
@@ -44,6 +46,20 @@ struct LogProbHeader {
   /// leaves it empty; LogProbReader::read_vocab() reads it.
   std::vector<std::string> vocab;
 };
+
+/// Where the rows of a dump come from: the part of the header that is not the model's.
+struct DumpSource {
+  std::string dataset;             ///< e.g. "ptb"
+  std::string split;               ///< e.g. "test"
+  int64_t seed = 0;                ///< the producer's seed
+  std::string config;              ///< the producer's effective configuration (TOML)
+  std::vector<std::string> vocab;  ///< the word (class) of each column, or empty
+};
+
+/// The one way a producer fills a header: the model's facts (head spelling, d, decoder bias), the
+/// matrix's shape (M columns, T rows), where the rows come from and the computation's dtype.
+LogProbHeader make_header(const std::string& head, int64_t d, bool bias, int64_t M, int64_t T,
+                          DumpSource source, const std::string& compute_dtype = "float32");
 
 /// Streams rows into a new file. Written to "<path>.tmp.<pid>" and renamed into place by
 /// finish(); destroyed unfinished, it removes the temporary file (no partial output).
@@ -84,12 +100,12 @@ enum class Contract { full, allow_plain };
 class LogProbReader {
  public:
   explicit LogProbReader(std::string path, Contract contract = Contract::full);
-  /// Plain file: only num_tokens, vocab_size and compute_dtype (= the data's dtype) are set.
+  /// Plain file: only T, M and compute_dtype (= the data's dtype) are set.
   const LogProbHeader& header() const { return header_; }
   const std::string& path() const { return path_; }
   bool plain() const { return plain_; }
-  int64_t rows() const { return header_.num_tokens; }
-  int64_t cols() const { return header_.vocab_size; }
+  int64_t rows() const { return header_.T; }
+  int64_t cols() const { return header_.M; }
   /// The element type of /log_probs as stored.
   bool float64() const { return float64_; }
   /// Rows [begin, begin + count) into out (count x M, row-major), converted by HDF5 from the
@@ -114,6 +130,6 @@ class LogProbReader {
 };
 
 /// Rows per chunk for a vocabulary of M: about 1 MiB of float32 per chunk.
-int64_t chunk_rows_for(int64_t vocab_size, int64_t num_tokens);
+int64_t chunk_rows_for(int64_t M, int64_t T);
 
-}  // namespace sb::analysis
+}  // namespace sb::contract

@@ -1,4 +1,4 @@
-#include "trainers/lm/run_log.h"
+#include "trainers/runkit/metrics_log.h"
 
 #include <cmath>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
-namespace sb::lm {
+namespace sb::runkit {
 
 MetricsLog::MetricsLog(const std::string& path, bool append)
     : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {
@@ -62,4 +62,4 @@ ProgressFn timed_progress(std::string label, double every_seconds) {
   };
 }
 
-}  // namespace sb::lm
+}  // namespace sb::runkit

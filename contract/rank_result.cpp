@@ -1,11 +1,17 @@
-#include "analysis/rank_result.h"
+#include "contract/rank_result.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
-namespace sb::analysis {
+namespace sb::contract {
+
+std::string RankReport::certificate() const {
+  if (!has_certificate) return "-";
+  return certified ? "certified" : "uncertain +-" + std::to_string(uncertain);
+}
+
 
 void write_rank_result(const std::string& path, const RankResult& res) {
   const std::string tmp = h5::temporary_path(path);
@@ -19,8 +25,8 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "head", h.head);
     h5::write_attribute(root, "dataset", h.dataset);
     h5::write_attribute(root, "split", h.split);
-    h5::write_attribute(root, "M", h.vocab_size);
-    h5::write_attribute(root, "T", h.num_tokens);
+    h5::write_attribute(root, "M", h.M);
+    h5::write_attribute(root, "T", h.T);
     h5::write_attribute(root, "d", h.d);
     h5::write_attribute(root, "bias", int64_t{h.bias ? 1 : 0});
     h5::write_attribute(root, "ppl", h.ppl);
@@ -70,8 +76,8 @@ std::string rank_result_json(const RankResult& res) {
       {"head", h.head},
       {"dataset", h.dataset},
       {"split", h.split},
-      {"M", h.vocab_size},
-      {"T", h.num_tokens},
+      {"M", h.M},
+      {"T", h.T},
       {"d", h.d},
       {"bias", h.bias ? 1 : 0},
       {"ppl", num(h.ppl)},
@@ -119,4 +125,4 @@ std::string rank_result_json(const RankResult& res) {
   return j.dump();
 }
 
-}  // namespace sb::analysis
+}  // namespace sb::contract

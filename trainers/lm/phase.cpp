@@ -1,4 +1,4 @@
-#include "trainers/lm/train_state.h"
+#include "trainers/lm/phase.h"
 
 #include <stdexcept>
 

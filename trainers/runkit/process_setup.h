@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace sb::lm {
+namespace sb::runkit {
 
 /// Sets LibTorch's intra-op threads, and through the OpenMP OpenBLAS the BLAS threads, to
 /// `threads` (> 0) or the number of cores (0). Returns the count set.
@@ -19,4 +19,4 @@ int set_threads(int64_t threads);
 /// Throws if glibc refuses a setting.
 void keep_freed_memory();
 
-}  // namespace sb::lm
+}  // namespace sb::runkit

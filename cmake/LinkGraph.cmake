@@ -1,0 +1,28 @@
+# sb_write_link_graph(FILE DIR...): writes one line per static library defined in the DIRs,
+# "target: linked targets", from each target's LINK_LIBRARIES and INTERFACE_LINK_LIBRARIES as
+# CMake resolved them (generator expressions dropped). tests/check_design_links.py compares it
+# with docs/design.md's "Who may use whom" table, so a link the table forbids fails a test.
+function(sb_write_link_graph file)
+  set(lines "")
+  foreach(dir IN LISTS ARGN)
+    get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(t IN LISTS targets)
+      get_target_property(type ${t} TYPE)
+      if(NOT type STREQUAL "STATIC_LIBRARY")
+        continue()
+      endif()
+      get_target_property(libs ${t} LINK_LIBRARIES)
+      get_target_property(ilibs ${t} INTERFACE_LINK_LIBRARIES)
+      set(all "")
+      foreach(l IN LISTS libs ilibs)
+        if(l AND NOT l MATCHES "NOTFOUND$" AND NOT l MATCHES "^\\$<")
+          list(APPEND all ${l})
+        endif()
+      endforeach()
+      list(REMOVE_DUPLICATES all)
+      list(JOIN all " " joined)
+      string(APPEND lines "${t}: ${joined}\n")
+    endforeach()
+  endforeach()
+  file(WRITE ${file} "${lines}")
+endfunction()

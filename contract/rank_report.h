@@ -1,0 +1,59 @@
+#pragma once
+// The report of one rank analysis as plain data: what rank.h5 and rank.json carry
+// (contract/rank_result.h writes them). The analysis fills it (analysis/numerical_rank.h,
+// analysis/rank_certificate.h); anything that reads results can use it without the analysis.
+
+#include <cstdint>
+#include <string>
+
+namespace sb::contract {
+
+struct RankReport {
+  double sigma_max = 0;
+  double eps = 0;
+  double tol = 0;        ///< NR: 0.5 sqrt(M + T + 1) sigma_max eps
+  int64_t rank = 0;      ///< #{sigma > tol}
+  double tol_numpy = 0;  ///< numpy.linalg.matrix_rank: sigma_max max(M, T) eps
+  int64_t rank_numpy = 0;
+  int64_t bound = 0;        ///< Theorem 2: d + 1 + bias
+  double spectral_gap = 0;  ///< sigma_b / sigma_(b+1) at the bound (NaN if out of range)
+  bool theorem2_bounded = false;
+  bool within_bound = false;
+  bool resolvable = true;  ///< the method resolves singular values down to tol
+  double resolution = 0;   ///< smallest sigma the method resolves, absolute
+  /// The bound is below min(M, T), so Theorem 2 can constrain the rank. When it is not (e.g. a
+  /// character-level LM with M = 50 symbols and d = 128), every rank up to full is allowed:
+  /// within_bound holds trivially and the verdict says bound_not_binding.
+  bool bound_binding = true;
+  std::string verdict() const {
+    if (!bound_binding) return "bound_not_binding";
+    return within_bound ? "within_bound" : "exceeds_bound";
+  }
+
+  /// false: the rank came from inertia counts (--rank-only); no singular values, so rank_numpy is
+  /// -1 and spectral_gap NaN (not computed).
+  bool spectrum = true;
+  /// The certificate of the gram paths (rank_certificate.h): the true rank of A lies in
+  /// [rank_min, rank_max]; certified when they agree. Absent (has_certificate false) for exact.
+  bool has_certificate = false;
+  bool certified = false;
+  int64_t rank_min = -1, rank_max = -1;
+  int64_t uncertain = 0;  ///< max(rank - rank_min, rank_max - rank)
+  double tol_lo = 0,
+         tol_hi = 0;             ///< sigma thresholds of the window: rank_max counts sigma > tol_lo
+  double gram_error = 0;         ///< bound on ||fl(A^T A) - A^T A||_2
+  double solver_error = 0;       ///< bound on the factorisation's / eigensolver's backward error
+  int sigma_max_iterations = 0;  ///< rank-only: power iteration steps
+  double sigma_max_rel_error = 0;  ///< rank-only: relative width of lambda_1's bracket
+  /// "certified", "uncertain +-3", or "-" without a certificate.
+  std::string certificate() const;
+};
+
+/// Where the time went (seconds): reading + conversion, BLAS accumulation (gram: dsyrk), and the
+/// LAPACK solver (gesdd / syevd).
+struct SpectrumTiming {
+  double read = 0, accumulate = 0, solve = 0;
+  double sigma_max = 0;  ///< rank-only: power iteration for sigma_max (part of solve)
+};
+
+}  // namespace sb::contract
