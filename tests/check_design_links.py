@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Checks CMake's link graph against docs/design.md's "Who may use whom" table.
+
+Usage: check_design_links.py DESIGN_MD LINK_GRAPH
+
+LINK_GRAPH is build/link_graph.txt (cmake/LinkGraph.cmake: "target: linked targets" per static
+library). Fails (exit 1, one line per violation) when a library of ours links another of ours that
+its row does not name, when a library has no row, or when a row marked "never" reaches LibTorch
+(sb_torch) through any chain of links. Then it re-checks the same graph with one forbidden edge
+added (runkit -> lm) and fails unless that edge is caught: the checker itself can fail.
+"""
+import sys
+
+from checks import check, finish
+
+TORCH = "sb_torch"
+NOT_LIBRARIES = {"binaries", "tests, bench", "pipeline/"}
+
+
+def read_table(path):
+    """{target: (allowed set, torch_allowed)} from the first fenced block after the heading."""
+    text = open(path, encoding="utf-8").read()
+    start = text.index("## Who may use whom")
+    block = text[text.index("```\n", start) + 4:]
+    block = block[:block.index("```")]
+    header, *lines = block.splitlines()
+    uses_at, torch_at = header.index("may use"), header.index("LibTorch")  # the column starts
+    rows = {}
+    for line in lines:
+        target, uses = line[:uses_at].strip(), line[uses_at:torch_at].strip()
+        torch = line[torch_at:].strip()
+        if not target or target in NOT_LIBRARIES:
+            continue
+        allowed = set() if uses == "nothing of ours" else {u.strip() for u in uses.split(",")}
+        rows[target] = (allowed, torch != "never")
+    return rows
+
+
+def read_graph(path):
+    graph = {}
+    for line in open(path, encoding="utf-8"):
+        name, _, links = line.partition(":")
+        graph[name.strip()] = set(links.split())
+    return graph
+
+
+def violations(rows, graph):
+    ours = set(graph)
+    out = []
+    for target, links in sorted(graph.items()):
+        if target not in rows:
+            out.append(f"{target}: a library with no row in the table")
+            continue
+        allowed, torch = rows[target]
+        for link in sorted(links & ours - allowed):
+            out.append(f"{target} links {link}, which its row does not allow ({', '.join(sorted(allowed)) or 'nothing of ours'})")
+        if not torch:
+            seen, todo = set(), [target]
+            while todo:
+                t = todo.pop()
+                for link in graph.get(t, ()):
+                    if link not in seen:
+                        seen.add(link)
+                        todo.append(link)
+            if TORCH in seen:
+                out.append(f"{target} reaches LibTorch through its links, but its row says never")
+    return out
+
+
+def main():
+    rows = read_table(sys.argv[1])
+    graph = read_graph(sys.argv[2])
+    found = violations(rows, graph)
+    for v in found:
+        print("design.md violated:", v)
+    check(not found, "every link of ours is one the table allows")
+    check("runkit" in graph and "common" in graph and "analysis" in graph,
+          "the link graph lists the libraries (runkit, common, analysis)")
+    # The checker can fail: a forbidden edge and a LibTorch link under "never" are caught.
+    bad = {t: set(links) for t, links in graph.items()}
+    bad["runkit"].add("lm")
+    check(any("runkit links lm" in v for v in violations(rows, bad)),
+          "an added runkit -> lm link is reported")
+    bad = {t: set(links) for t, links in graph.items()}
+    bad["contract"].add("heads")
+    check(any("contract" in v and "LibTorch" in v for v in violations(rows, bad)),
+          "a chain from a 'never' row to LibTorch is reported")
+    sys.exit(finish())
+
+
+if __name__ == "__main__":
+    main()
