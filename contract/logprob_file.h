@@ -1,16 +1,8 @@
 #pragma once
 // The HDF5 log-output file: the one contract between the trainers (writers) and the analysis
-// (reader). Nothing else opens these datasets by name.
-//
-//   /log_probs  float32 (T, M)  row t = log P(. | context t) over the vocabulary, token order;
-//                               chunked along T, written and read in row blocks (the writer
-//                               writes float32; the reader also accepts float64)
-//   /targets    int64   (T,)    the observed next token of each row
-//   attributes  format_version (int, 2), head (registry name), d (int), bias (int 0/1),
-//               M, T (int), dataset, split, seed (int),
-//               ppl (float64: exp of the mean NLL of /targets under /log_probs),
-//               compute_dtype ("float32" | "float64"), optional config (string)
-//   /vocab      optional, UTF-8 strings (M,): the word of each column (the trainers write it)
+// (reader). Nothing else opens these datasets by name. Its datasets and attributes are tabled
+// once, in docs/design.md ("The HDF5 contract"): /log_probs float32 (T, M), /targets int64 (T,),
+// optional /vocab, and the attributes of LogProbHeader below.
 //
 // A "plain" file is any HDF5 file with a 2-D float32/float64 /log_probs and no format_version
 // attribute (e.g. written by h5py from a PyTorch or JAX run): read with Contract::allow_plain,

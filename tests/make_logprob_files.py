@@ -14,7 +14,7 @@ T, M, d = 60, 25, 3
 
 
 def attrs(f, **over):
-    a = dict(format_version=1, head="softmax", d=d, bias=1, vocab_size=M, num_tokens=T,
+    a = dict(format_version=2, head="softmax", d=d, bias=1, M=M, T=T,
              dataset="toy", split="test", seed=0, ppl=1.0, compute_dtype="float32")
     a.update(over)
     for k, v in a.items():
@@ -47,7 +47,10 @@ write("missing_targets.h5", tg=None)
 write("wrong_dtype.h5", log_probs=lp.astype(np.float16))  # float32 and float64 are valid
 write("wrong_rank.h5", log_probs=lp.reshape(T, M, 1))
 write("missing_attribute.h5", d=None)
-write("inconsistent_shape.h5", vocab_size=M + 1)
+write("inconsistent_shape.h5", M=M + 1)
+# Format 1 named the shape vocab_size and num_tokens: still read.
+write("version1.h5", format_version=1, M=None, T=None, vocab_size=M, num_tokens=T)
+write("version3.h5", format_version=3)
 write("unknown_head.h5", head="softmaxx")
 bad_tg = targets.copy(); bad_tg[13] = M
 write("target_out_of_range.h5", tg=bad_tg)

@@ -91,7 +91,7 @@ TEST_CASE("log-output file: an unfinished writer leaves no file behind") {
     std::vector<float> row(5, -1.6f);
     int64_t target = 2;
     writer.write_rows(row.data(), &target, 1);
-    CHECK_THROWS_WITH(writer.finish(), Catch::Contains("after 1 rows, expected num_tokens = 10"));
+    CHECK_THROWS_WITH(writer.finish(), Catch::Contains("after 1 rows, expected T = 10"));
   }
   CHECK(fs::is_empty(dir));
   {
@@ -133,7 +133,7 @@ TEST_CASE(
   CHECK(reader.header().vocab.empty());  // read on request only
   h.vocab.pop_back();
   CHECK_THROWS_WITH(LogProbWriter((dir / "short.h5").string(), h),
-                    Catch::Contains("vocab has 2 words, expected vocab_size = 3"));
+                    Catch::Contains("vocab has 2 words, expected M = 3"));
   CHECK_FALSE(fs::exists(dir / "short.h5"));
   fs::remove_all(dir);
 }
@@ -162,7 +162,12 @@ TEST_CASE("log-output file: h5py-written files are read, and each contract viola
   CHECK_THROWS_WITH(
       open("inconsistent_shape.h5"),
       Catch::Contains(
-          "shape: expected (60, 26) from attributes num_tokens, vocab_size, got (60, 25)"));
+          "shape: expected (60, 26) from attributes T, M, got (60, 25)"));
+  // Format 1's shape attributes were vocab_size and num_tokens; a later format is refused.
+  const auto old = open("version1.h5");
+  CHECK((old.rows() == 60 && old.cols() == 25 && old.header().d == 3));
+  CHECK_THROWS_WITH(open("version3.h5"),
+                    Catch::Contains("attribute 'format_version': expected 1 or 2, got 3"));
   CHECK_THROWS_WITH(open("unknown_head.h5"), Catch::Contains("unknown head 'softmaxx'"));
   CHECK_THROWS_WITH(
       open("target_out_of_range.h5"),
@@ -176,7 +181,7 @@ TEST_CASE("log-output file: h5py-written files are read, and each contract viola
   CHECK((words.front() == "w0" && words.back() == "w24"));
   CHECK_THROWS_WITH(
       open("short_vocab.h5"),
-      Catch::Contains("dataset '/vocab' shape: expected (25,) from vocab_size, got (24,)"));
+      Catch::Contains("dataset '/vocab' shape: expected (25,) from M, got (24,)"));
   CHECK_THROWS_WITH(open("truncated.h5"), Catch::Contains("truncated or corrupt"));
   CHECK_THROWS_WITH(open("no_such_file.h5"), Catch::Contains("no_such_file.h5: no such file"));
   fs::remove_all(dir);

@@ -65,17 +65,32 @@ void OutputHeadImpl::reset() {
   }
 }
 
+std::pair<torch::Tensor, torch::Tensor> OutputHeadImpl::mixture_inputs(
+    const torch::Tensor& hidden, const ContextDropout& dropout) {
+  auto contexts = mixture->contexts(hidden);  // (N, K d)
+  if (dropout) contexts = dropout(contexts);
+  return {contexts, mixture->prior_logits(hidden)};  // (N, K d), (N, K)
+}
+
 torch::Tensor OutputHeadImpl::forward(const torch::Tensor& hidden, const torch::Tensor& weight,
-                                      const torch::Tensor& bias) {
-  if (mixture) return mixture(hidden, weight, bias);
+                                      const torch::Tensor& bias, const ContextDropout& dropout) {
+  if (mixture) {
+    const auto [contexts, prior_logits] = mixture_inputs(hidden, dropout);
+    return mixture->mix(contexts, prior_logits, weight, bias);
+  }
   const auto logits = torch::nn::functional::linear(hidden, weight, bias);  // (N, M)
   if (sigsoftmax) return sigsoftmax(logits);
   return log_output(options.spec(), logits);
 }
 
 torch::Tensor OutputHeadImpl::loss(const torch::Tensor& hidden, const torch::Tensor& weight,
-                                   const torch::Tensor& bias, const torch::Tensor& targets) {
+                                   const torch::Tensor& bias, const torch::Tensor& targets,
+                                   const ContextDropout& dropout) {
   const auto& spec = options.spec();
+  if (mixture) {
+    const auto [contexts, prior_logits] = mixture_inputs(hidden, dropout);
+    return mixture->nll(contexts, prior_logits, weight, bias, targets);
+  }
   if (spec.kind == HeadKind::sparse)
     return sparse_softmax_loss(torch::nn::functional::linear(hidden, weight, bias), targets,
                                spec.k);
@@ -87,6 +102,17 @@ torch::Tensor OutputHeadImpl::loss(const torch::Tensor& hidden, const torch::Ten
   const auto log_p = forward(hidden, weight, bias);
   check_targets(targets, log_p, "OutputHead::loss");
   return torch::nll_loss(log_p, targets);
+}
+
+std::pair<torch::Tensor, torch::Tensor> OutputHeadImpl::components(const torch::Tensor& hidden,
+                                                                   const torch::Tensor& weight,
+                                                                   const torch::Tensor& bias,
+                                                                   const ContextDropout& dropout) {
+  if (!mixture)
+    throw std::invalid_argument("OutputHead::components: head " + options.spec().name() +
+                                " is not a mixture");
+  const auto [contexts, prior_logits] = mixture_inputs(hidden, dropout);
+  return mixture->components(contexts, prior_logits, weight, bias);
 }
 
 }  // namespace sb::heads

@@ -3,6 +3,9 @@
 
 #include <torch/torch.h>
 
+#include <functional>
+#include <utility>
+
 #include "common/head_spec.h"
 #include "trainers/heads/mixture.h"
 #include "trainers/heads/sigsoftmax.h"
@@ -26,6 +29,11 @@ struct OutputHeadOptions {
   TORCH_ARG(bool, latent_bias) = true;
 };
 
+/// A mixture's latent dropout (Yang et al. 2018's dropoutl: a locked dropout over the positions
+/// of a sequence), applied to the contexts (N, K d) before the experts. The head decides whether
+/// it has contexts: single heads never call it.
+using ContextDropout = std::function<torch::Tensor(const torch::Tensor& contexts)>;
+
 /// Any head on top of a (possibly tied) decoder: hidden (N, input_size) -> log P (N, M).
 /// Owns the head's parameters (MoS/MoSS projections, sigsoftmax's b); not the decoder.
 class OutputHeadImpl : public torch::nn::Cloneable<OutputHeadImpl> {
@@ -35,14 +43,29 @@ class OutputHeadImpl : public torch::nn::Cloneable<OutputHeadImpl> {
 
   /// hidden (N, input_size), decoder weight (M, d), bias (M) or undefined -> log P (N, M).
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& weight,
-                        const torch::Tensor& bias);
+                        const torch::Tensor& bias, const ContextDropout& dropout = {});
   /// The training loss (mean over N): NLL of forward(), except sparse, which trains with its own
-  /// eq. 5 (the NLL would be infinite for a target outside the top k). sigsoftmax and g:sigmoid
-  /// use their fused head + NLL kernels (same value, no (N, M) log-probabilities).
+  /// eq. 5 (the NLL would be infinite for a target outside the top k). sigsoftmax, g:sigmoid and
+  /// the mixtures use their fused head + NLL paths (same value, no (N, M) log-probabilities).
   torch::Tensor loss(const torch::Tensor& hidden, const torch::Tensor& weight,
-                     const torch::Tensor& bias, const torch::Tensor& targets);
+                     const torch::Tensor& bias, const torch::Tensor& targets,
+                     const ContextDropout& dropout = {});
+  /// mos/moss: the parts of the log-output, log pi (N, K) and log f (N, K, M)
+  /// (Mixture::components); throws std::invalid_argument for a single head.
+  std::pair<torch::Tensor, torch::Tensor> components(const torch::Tensor& hidden,
+                                                     const torch::Tensor& weight,
+                                                     const torch::Tensor& bias,
+                                                     const ContextDropout& dropout = {});
 
   OutputHeadOptions options;
+
+ private:
+  /// mos/moss: contexts (N, K d) after `dropout`, then prior logits (N, K), in that order (the
+  /// dropout's random draw comes first, as AWD-LSTM's MoS code).
+  std::pair<torch::Tensor, torch::Tensor> mixture_inputs(const torch::Tensor& hidden,
+                                                         const ContextDropout& dropout);
+
+ public:
   Mixture mixture{nullptr};        ///< mos/moss only
   Sigsoftmax sigsoftmax{nullptr};  ///< sigsoftmax only
 };

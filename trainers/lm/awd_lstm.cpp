@@ -72,42 +72,30 @@ AwdLstmOutput AwdLstmImpl::forward(const torch::Tensor& ids, const std::vector<L
   return out;
 }
 
-std::pair<torch::Tensor, torch::Tensor> AwdLstmImpl::mixture_inputs(const torch::Tensor& output) {
-  const auto T = output.size(0), B = output.size(1);
-  const auto flat = output.reshape({T * B, output.size(2)});  // (N, H_last)
-  auto& mixture = head->mixture;
-  auto contexts = mixture->contexts(flat);  // (N, K d)
-  contexts = locked_dropout(contexts.view({T, B, -1}), options.dropoutl(), is_training())
-                 .view({T * B, -1});
-  return {contexts, mixture->prior_logits(flat)};  // (N, K d), (N, K)
-}
-
-torch::Tensor AwdLstmImpl::mixture_log_probs(const torch::Tensor& output) {
-  const auto [contexts, prior_logits] = mixture_inputs(output);
-  return head->mixture->mix(contexts, prior_logits, embedding, decoder_bias);
+heads::ContextDropout AwdLstmImpl::latent_dropout(int64_t T, int64_t B) {
+  return [this, T, B](const torch::Tensor& contexts) {  // (T B, K d)
+    return locked_dropout(contexts.view({T, B, -1}), options.dropoutl(), is_training())
+        .view({T * B, -1});
+  };
 }
 
 std::pair<torch::Tensor, torch::Tensor> AwdLstmImpl::mixture_components(
     const torch::Tensor& output) {
-  if (!is_mixture(options.head()))
-    throw std::invalid_argument("AwdLstm::mixture_components: head " + options.head().name() +
-                                " is not a mixture");
-  const auto [contexts, prior_logits] = mixture_inputs(output);
-  return head->mixture->components(contexts, prior_logits, embedding, decoder_bias);
+  const auto T = output.size(0), B = output.size(1);
+  return head->components(output.reshape({T * B, output.size(2)}), embedding, decoder_bias,
+                          latent_dropout(T, B));
 }
 
 torch::Tensor AwdLstmImpl::loss(const torch::Tensor& output, const torch::Tensor& targets) {
-  if (is_mixture(options.head())) {
-    const auto [contexts, prior_logits] = mixture_inputs(output);
-    return head->mixture->nll(contexts, prior_logits, embedding, decoder_bias, targets);
-  }
-  const auto flat = output.reshape({-1, output.size(2)});  // (N, E)
-  return head->loss(flat, embedding, decoder_bias, targets);
+  const auto T = output.size(0), B = output.size(1);
+  return head->loss(output.reshape({T * B, output.size(2)}), embedding, decoder_bias, targets,
+                    latent_dropout(T, B));
 }
 
 torch::Tensor AwdLstmImpl::log_probs(const torch::Tensor& output) {
-  if (is_mixture(options.head())) return mixture_log_probs(output);
-  return head->forward(output.reshape({-1, output.size(2)}), embedding, decoder_bias);
+  const auto T = output.size(0), B = output.size(1);
+  return head->forward(output.reshape({T * B, output.size(2)}), embedding, decoder_bias,
+                       latent_dropout(T, B));
 }
 
 std::vector<LstmState> detach_state(const std::vector<LstmState>& state) {

@@ -87,11 +87,9 @@ class AwdLstmImpl : public torch::nn::Cloneable<AwdLstmImpl> {
   heads::OutputHead head{nullptr};
 
  private:
-  /// Mixture heads: the contexts (N, K d) with locked dropout, and the prior logits (N, K).
-  /// output (T, B, H_last).
-  std::pair<torch::Tensor, torch::Tensor> mixture_inputs(const torch::Tensor& output);
-  /// Mixture heads: log P (N, M).
-  torch::Tensor mixture_log_probs(const torch::Tensor& output);
+  /// The latent dropout a mixture head applies to its contexts (N = T B rows): a locked dropout
+  /// (dropoutl) over the T positions of each of the B sequences, as Yang et al.'s MoS code.
+  heads::ContextDropout latent_dropout(int64_t T, int64_t B);
 };
 TORCH_MODULE(AwdLstm);
 
