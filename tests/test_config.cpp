@@ -490,3 +490,30 @@ TEST_CASE("config: every shipped config file loads, validates and matches its na
   CHECK((cpu.emsize == 100 && cpu.nhid == 256 && cpu.nlayers == 2));
   CHECK(cpu.out.empty());
 }
+
+TEST_CASE("config: trajectory_toml leaves out the keys a resumed run may change") {
+  const WordLmConfig base;
+  WordLmConfig c = base;
+  c.epochs = 7;
+  c.finetune_epochs = 0;
+  c.log_interval = 3;
+  c.out = "elsewhere";
+  c.data = "/data";
+  c.dump_test = false;
+  c.device = "cpu";
+  c.epoch_dump_rows = 10;
+  c.mixture_stats = 0;
+  const std::string t = sb::lm::trajectory_toml(base);
+  CHECK(sb::lm::trajectory_toml(c) == t);
+  for (const char* left_out : {"epochs", "finetune_epochs", "log_interval", "out", "data",
+                               "dump_test", "device", "epoch_dump_rows", "mixture_stats"})
+    CHECK_FALSE(contains("\n" + t, "\n" + std::string(left_out) + " = "));
+  CHECK(contains(t, "\nlr = 30.0\n"));
+  CHECK(contains(t, "\nthreads = 0\n"));  // the thread count shapes the numbers (design.md)
+  c.lr = 20;
+  CHECK(sb::runkit::config_difference(t, sb::lm::trajectory_toml(c)) == "lr = 30.0 -> lr = 20.0");
+  // A checkpoint written before (the whole file, `lr = 30`, blanked keys) compares the same.
+  std::string old = sb::lm::to_toml(base);
+  old.replace(old.find("\nlr = 30.0\n"), 11, "\nlr = 30\n");
+  CHECK(sb::lm::trajectory_toml(sb::lm::load_config_text(old, "old checkpoint")) == t);
+}

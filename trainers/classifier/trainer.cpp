@@ -25,13 +25,6 @@ double seconds_since(clock_type::time_point t) {
   return std::chrono::duration<double>(clock_type::now() - t).count();
 }
 
-/// The keys whose change leaves the trajectory as it is: allowed to differ on resume.
-ClassifierConfig trajectory_keys(const ClassifierConfig& c) {
-  auto t = runkit::trajectory_keys(c);
-  t.dump_test = true;  // written after training
-  return t;
-}
-
 c10::IValue read(torch::serialize::InputArchive& a, const std::string& path,
                  const std::string& key) {
   c10::IValue v;
@@ -74,7 +67,7 @@ ClassifierTrainer::ClassifierTrainer(ClassifierConfig config, Splits splits,
                                                                    .momentum(config_.momentum)
                                                                    .nesterov(config_.momentum > 0));
   state_.lr = config_.lr;
-  state_.config = to_toml(trajectory_keys(config_));
+  state_.config = trajectory_toml(config_);
 }
 
 std::string ClassifierTrainer::path(const std::string& name) const {
@@ -110,16 +103,12 @@ void ClassifierTrainer::resume() {
   if (!fs::exists(file)) throw std::runtime_error(file + ": no checkpoint to resume from");
   torch::serialize::InputArchive archive, model_archive, optim_archive;
   archive.load_from(file);
-  const auto saved = to_toml(trajectory_keys(
-      load_config_text(read(archive, file, "config").toStringRef(), file + " config")));
-  if (saved != state_.config) {
-    std::istringstream a(saved), b(state_.config);
-    std::string la, lb, differ;
-    while (std::getline(a, la) && std::getline(b, lb))
-      if (la != lb) differ += (differ.empty() ? "" : "; ") + la + " -> " + lb;
-    throw std::runtime_error(file + ": written with a different config (" + differ +
+  const auto saved = trajectory_toml(
+      load_config_text(read(archive, file, "config").toStringRef(), file + " config"));
+  if (saved != state_.config)
+    throw std::runtime_error(file + ": written with a different config (" +
+                             runkit::config_difference(saved, state_.config) +
                              "); resume with the same settings or use a new --out");
-  }
   if (!archive.try_read("model", model_archive) || !archive.try_read("optimizer", optim_archive))
     throw std::runtime_error(file + ": checkpoint field 'model' or 'optimizer' is missing");
   try {

@@ -32,18 +32,6 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-/// Keys whose change does not alter the trajectory of a run: allowed to differ on resume. The
-/// device is one of them: a run may continue on another device (not bit for bit; device.h).
-WordLmConfig trajectory_keys(WordLmConfig c) {
-  c.epochs = c.finetune_epochs = 0;
-  c.log_interval = 1;
-  c.out.clear();
-  c.data.clear();
-  c.dump_test = true;
-  c.device = "auto";
-  c.epoch_dump_rows = c.mixture_stats = 0;  // evaluations in eval mode: no random draws
-  return c;
-}
 }  // namespace
 
 void install_interrupt_handler() {
@@ -109,7 +97,7 @@ WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::stri
     throw std::invalid_argument("train: " + std::to_string(corpus_.train.size()) +
                                 " training tokens give fewer than 3 rows at batch_size " +
                                 std::to_string(config_.batch_size));
-  state_.config = to_toml(trajectory_keys(config_));
+  state_.config = trajectory_toml(config_);
 }
 
 std::string WordLmTrainer::path(const std::string& name) const {
@@ -122,17 +110,12 @@ void WordLmTrainer::resume() {
   auto loaded = load_checkpoint(path("checkpoint.pt"), model, averager_);
   // Compared as configs, not as text: a key added since the checkpoint was written reads as its
   // default (e.g. device), and the saved text is normalised the same way as ours.
-  const auto saved_config = to_toml(
-      trajectory_keys(load_config_text(loaded.state.config, path("checkpoint.pt") + " config")));
-  if (saved_config != state_.config) {
-    // Name the lines (keys) that differ.
-    std::istringstream saved(saved_config), now(state_.config);
-    std::string a, b, differ;
-    while (std::getline(saved, a) && std::getline(now, b))
-      if (a != b) differ += (differ.empty() ? "" : "; ") + a + " -> " + b;
+  const auto saved_config =
+      trajectory_toml(load_config_text(loaded.state.config, path("checkpoint.pt") + " config"));
+  if (saved_config != state_.config)
     throw std::runtime_error(path("checkpoint.pt") + ": written with a different config (" +
-                             differ + "); resume with the same settings or use a new --out");
-  }
+                             runkit::config_difference(saved_config, state_.config) +
+                             "); resume with the same settings or use a new --out");
   loaded.state.config = state_.config;
   state_ = std::move(loaded.state);
   carried_ = std::move(loaded.carried);

@@ -7,6 +7,7 @@
 
 #include "trainers/lm/checkpoint.h"
 #include "trainers/lm/trainer.h"
+#include "trainers/runkit/config_table.h"
 
 namespace sb::runkit {
 

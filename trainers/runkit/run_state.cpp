@@ -111,12 +111,4 @@ void load_weights(const std::string& path, torch::nn::Module& model) {
   load_module(archive, model, path);
 }
 
-std::string config_difference(const std::string& saved, const std::string& now) {
-  std::istringstream a(saved), b(now);
-  std::string x, y, out;
-  while (std::getline(a, x) && std::getline(b, y))
-    if (x != y) out += (out.empty() ? "" : "; ") + x + " -> " + y;
-  return out.empty() ? "the key lists differ" : out;
-}
-
 }  // namespace sb::runkit

@@ -40,7 +40,4 @@ RunState load_run_checkpoint(const std::string& path, torch::nn::Module& model,
 void save_weights(const std::string& path, const torch::nn::Module& model);
 void load_weights(const std::string& path, torch::nn::Module& model);
 
-/// The first differing lines of two config TOML texts, "a -> b; ...", for the resume error.
-std::string config_difference(const std::string& saved, const std::string& now);
-
 }  // namespace sb::runkit
