@@ -158,7 +158,8 @@ TEST_CASE("config engine: doubles are TOML floats in shortest round-trip form, i
   CHECK(table().find("count")->default_text == "3");
 }
 
-TEST_CASE("config engine: strings escape quotes, backslashes, \\n \\t \\r and control characters") {
+TEST_CASE(
+    "config engine: strings escape quotes, backslashes, newline, tab, CR and control characters") {
   CHECK(toml_string("a\"b") == "\"a\\\"b\"");
   CHECK(toml_string("a\\b") == "\"a\\\\b\"");
   CHECK(toml_string("a\nb\tc\rd") == "\"a\\nb\\tc\\rd\"");

@@ -48,7 +48,7 @@ TEST_CASE("dyneval config: the defaults are the paper's single-head setting") {
   CHECK_NOTHROW(sb::lm::check_ranges(c));
 }
 
-TEST_CASE("dyneval config: the options keep their spellings; bare flags; the last repeat wins") {
+TEST_CASE("dyneval config: the options keep their spellings, bare flags, the last repeat wins") {
   const DynevalConfig c = sb::lm::resolve_dyneval_config(
       parse({"--stats-batch-size", "50", "--grid", "--grid-lr", "1e-4,-1", "--static-only",
              "--json", "--valid-tokens", "0", "--bptt", "3", "--bptt", "4", "--out", "r.json"}));
