@@ -211,8 +211,8 @@ std::string KeyTable::key_list() const {
 std::string KeyTable::render(const std::vector<ConfigValue>& values, bool trajectory_only) const {
   std::ostringstream out;
   if (!trajectory_only)
-    out << "# " << title_ << ". Flat `key = value` lines; --<key> VALUE on the command line "
-        << "overrides them.\n";
+    out << "# " << title_ << ". Flat `key = value` lines;\n"
+        << "# --<key> VALUE on the command line overrides them.\n";
   std::string group;
   for (std::size_t i = 0; i < size(); ++i) {
     const KeyInfo& k = info(i);
