@@ -180,7 +180,7 @@ TEST_CASE("train_charlm binary: --help lists the keys; bad input exits 2 with on
   CHECK(help.find("--bptt") != std::string::npos);
   const auto err = sb::test::run(bin + " --nhid 0 2>&1", &status);
   CHECK(status == 2);
-  CHECK(err == "error: nhid must be >= 1.0, got 0\n");
+  CHECK(err == "error: nhid must be >= 1, got 0\n");
   const auto head = sb::test::run(bin + " --head mos:K=3 2>&1", &status);
   CHECK(status == 2);
   CHECK(head.find("single head") != std::string::npos);

@@ -122,7 +122,7 @@ TEST_CASE("classifier config: defaults are the paper's, files round-trip, bad ke
   CHECK(error_of([&] { validate(small); }) == "batch_size must be >= 1, got 0");
   small = ClassifierConfig{};
   small.lr = 0;
-  CHECK(error_of([&] { validate(small); }) == "lr must be > 0.0, got 0.0");
+  CHECK(error_of([&] { validate(small); }) == "lr must be > 0, got 0.0");
   CHECK(back.lr == c.lr);
   CHECK(error_of([] {
           load_config_text("lr = 1\nlrr = 2\n", "f.toml");

@@ -125,7 +125,7 @@ TEST_CASE("nplm config: file, overrides and errors name the file, line and key")
   const auto dir = temp_dir("nplm_config");
   const auto file = (dir / "c.toml").string();
   std::ofstream(file) << "head = \"taylor\"\nhidden = 64\nlr = 0.5\n";
-  runkit::FlatArgs args;
+  runkit::ConfigArgs args;
   args.config_path = file;
   args.overrides = {{"hidden", "128"}};
   const auto c = nplm_config().resolve(args);
@@ -146,7 +146,7 @@ TEST_CASE("nplm config: file, overrides and errors name the file, line and key")
   CHECK_THROWS_WITH(nplm_config().apply(bad, "layers", "two"),
                     Catch::Contains("--layers: expected an integer, got 'two'"));
   bad.lr = -1;
-  CHECK_THROWS_WITH(validate(bad), Catch::Contains("lr must be > 0.0, got -1.0"));
+  CHECK_THROWS_WITH(validate(bad), Catch::Contains("lr must be > 0, got -1.0"));
   bad = NplmConfig{};
   bad.head = "mos:K=2";
   CHECK_THROWS_WITH(validate(bad), Catch::Contains("single head"));

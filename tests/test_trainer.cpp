@@ -219,7 +219,7 @@ TEST_CASE("trainer: resuming with a different config is refused, naming the key"
   auto config = tiny_config(dir);
   config.lr = 20;
   WordLmTrainer trainer(config, corpus, dir.string());
-  CHECK_THROWS_WITH(trainer.resume(), Catch::Contains("lr = 30 -> lr = 20"));
+  CHECK_THROWS_WITH(trainer.resume(), Catch::Contains("lr = 30.0 -> lr = 20.0"));
   config = tiny_config(dir);
   config.epochs = 5;  // more epochs continue the same trajectory: allowed
   WordLmTrainer longer(config, corpus, dir.string());

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
       "FILE (TOML), then --<key> VALUE. Outputs: <out>/config.toml, metrics.jsonl, checkpoint.pt, "
       "best.pt, logprobs.h5, final.json (bits per character).\nExit status: 0 done, 2 bad input, "
       "4 non-finite loss, 130 interrupted (checkpoint saved; continue with --resume)."};
-  sb::runkit::FlatArgs args;
+  sb::runkit::ConfigArgs args;
   sb::charlm::char_config().add_options(app, args);
   sb::runkit::RunFlags flags;
   sb::runkit::add_run_flags(app, flags);

@@ -3,47 +3,57 @@
 #include <stdexcept>
 
 #include "common/head_spec.h"
+#include "trainers/runkit/epoch_keys.h"
 
 namespace sb::charlm {
 
-const runkit::FlatConfig<CharConfig>& char_config() {
+const runkit::ConfigTable<CharConfig>& char_config() {
   using C = CharConfig;
-  static const runkit::FlatConfig<C> table(
+  using runkit::at_least;
+  using runkit::key;
+  static const runkit::ConfigTable<C> table(
       "Character-level LM configuration (trainers/charlm/config.h)",
-      std::vector<runkit::FlatGroup<C>>{
+      {
           {"data",
            {
-               {"dataset", &C::dataset, "word corpus the characters are spelled from: ptb"},
-               {"data", &C::data,
-                "corpus directory; \"\" = search datasets/ and ../shared/datasets"},
-               {"train_chars", &C::train_chars, "use only the first N training symbols (0 = all)",
-                0},
-               {"valid_chars", &C::valid_chars, "use only the first N validation symbols (0 = all)",
-                0},
-               {"test_chars", &C::test_chars, "use only the first N test symbols (0 = all)", 0},
+               key("dataset", &C::dataset, "word corpus the characters are spelled from: ptb"),
+               key("data", &C::data,
+                   "corpus directory; \"\" = search datasets/ and ../shared/datasets")
+                   .not_trajectory(),
+               key("train_chars", &C::train_chars,
+                   "use only the first N training symbols (0 = all)", at_least(0)),
+               key("valid_chars", &C::valid_chars,
+                   "use only the first N validation symbols (0 = all)", at_least(0)),
+               key("test_chars", &C::test_chars, "use only the first N test symbols (0 = all)",
+                   at_least(0)),
            }},
           {"model",
            {
-               {"head", &C::head, "output head: softmax, sigsoftmax, ... (no mixtures, no sparse)"},
-               {"emsize", &C::emsize, "character embedding size", 1},
-               {"nhid", &C::nhid, "LSTM units = d, the decoder's input size (paper: 1024)", 1},
-               {"nlayers", &C::nlayers, "LSTM layers (paper: 1)", 1},
+               key("head", &C::head,
+                   "output head: softmax, sigsoftmax, ... (no mixtures, no sparse)"),
+               key("emsize", &C::emsize, "character embedding size", at_least(1)),
+               key("nhid", &C::nhid, "LSTM units = d, the decoder's input size (paper: 1024)",
+                   at_least(1)),
+               key("nlayers", &C::nlayers, "LSTM layers (paper: 1)", at_least(1)),
            }},
           {"training",
            runkit::join<C>(
                {
-                   {"batch_size", &C::batch_size, "training batch size (paper: 100)", 1},
-                   {"eval_batch_size", &C::eval_batch_size, "validation batch size", 1},
-                   {"bptt", &C::bptt, "truncated BPTT length (paper: 200)", 2},
-                   {"lr", &C::lr, "Adam learning rate (paper: 0.001)", 0,
-                    /*min_open=*/true},
+                   key("batch_size", &C::batch_size, "training batch size (paper: 100)",
+                       at_least(1)),
+                   key("eval_batch_size", &C::eval_batch_size, "validation batch size",
+                       at_least(1)),
+                   key("bptt", &C::bptt, "truncated BPTT length (paper: 200)", at_least(2)),
+                   key("lr", &C::lr, "Adam learning rate (paper: 0.001)", runkit::above(0)),
                },
                runkit::epoch_loop_keys<C>())},
           {"outputs",
            {
-               {"out", &C::out, "run directory; \"\" = results/char_<dataset>_<head>"},
+               key("out", &C::out, "run directory; \"\" = results/char_<dataset>_<head>")
+                   .not_trajectory(),
            }},
-      });
+      },
+      runkit::TableOptions{"trainers/configs/char_ptb_cpu.toml"});
   return table;
 }
 
@@ -56,8 +66,10 @@ void validate(const CharConfig& c) {
   if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
 }
 
-std::string trajectory_toml(const CharConfig& c) {
-  return char_config().to_toml(runkit::trajectory_keys(c));
+std::string trajectory_toml(const CharConfig& c) { return char_config().trajectory_toml(c); }
+
+CharConfig load_config_text(const std::string& text, const std::string& source) {
+  return char_config().load_text(text, source);
 }
 
 std::string run_dir(const CharConfig& c) {

@@ -1,13 +1,13 @@
 #pragma once
-// train_charlm's configuration (runkit/flat_config.h): the character-level LSTM LM of Kanai et
-// al. 2018, supplementary D.1 (text8 there: one layer of 1024 units, Adam with lr 0.001, batch
-// 100, BPTT 200). Here on PTB characters (char_corpus.h), and the defaults are the paper's except
-// the size, which a profile scales down.
+// train_charlm's configuration (a key table over runkit/config_table.h): the character-level LSTM
+// LM of Kanai et al. 2018, supplementary D.1 (text8 there: one layer of 1024 units, Adam with lr
+// 0.001, batch 100, BPTT 200). Here on PTB characters (char_corpus.h), and the defaults are the
+// paper's except the size, which a profile scales down.
 
 #include <cstdint>
 #include <string>
 
-#include "trainers/runkit/flat_config.h"
+#include "trainers/runkit/config_table.h"
 
 namespace sb::charlm {
 
@@ -38,13 +38,19 @@ struct CharConfig {
   std::string out = "";  // run directory; "" = results/char_<dataset>_<head>
 };
 
-const runkit::FlatConfig<CharConfig>& char_config();
+/// The key table: data, model, training (with runkit/epoch_keys.h's rows), outputs.
+const runkit::ConfigTable<CharConfig>& char_config();
 
 /// Ranges, and the head: a single head with finite log-outputs.
 void validate(const CharConfig& c);
 
-/// The config with the keys that do not change the trajectory blanked (compared on resume).
+/// The keys that shape the trajectory (all but epochs, log_interval, out, data): what
+/// checkpoint.pt stores and a resumed run compares.
 std::string trajectory_toml(const CharConfig& c);
+
+/// A config saved as TOML (config.toml, a checkpoint's), over the defaults; `source` names it in
+/// errors.
+CharConfig load_config_text(const std::string& text, const std::string& source);
 
 std::string run_dir(const CharConfig& c);
 

@@ -8,57 +8,75 @@
 
 namespace sb::classifier {
 
-const runkit::FlatConfig<ClassifierConfig>& classifier_config() {
+const runkit::ConfigTable<ClassifierConfig>& classifier_config() {
   using C = ClassifierConfig;
-  static const runkit::FlatConfig<C> table(
+  using runkit::at_least;
+  using runkit::key;
+  static const runkit::ConfigTable<C> table(
       "Image classifier configuration (trainers/classifier/config.h)",
-      std::vector<runkit::FlatGroup<C>>{
+      {
           {"data",
            {
-               {"dataset", &C::dataset,
-                "fashion-mnist (Debian package dataset-fashion-mnist) | mnist (needs data = DIR)"},
-               {"data", &C::data,
-                "directory of the four IDX files (plain or .gz); \"\" = the package's directory"},
-               {"split", &C::split,
-                "random: a seeded draw of train/valid/test from all 70000 images (paper Table "
-                "1); official: the train/t10k files, valid drawn from train (Table 2)"},
-               {"train_size", &C::train_size, "training images (0 = every image left)", 0},
-               {"valid_size", &C::valid_size, "validation images", 1},
-               {"test_size", &C::test_size, "test images (official split: the first N of t10k)", 1},
+               key("dataset", &C::dataset,
+                   "fashion-mnist (Debian package dataset-fashion-mnist) | mnist (needs data = "
+                   "DIR)"),
+               key("data", &C::data,
+                   "directory of the four IDX files (plain or .gz); \"\" = the package's "
+                   "directory")
+                   .not_trajectory(),
+               key("split", &C::split,
+                   "random: a seeded draw of train/valid/test from all 70000 images (paper Table "
+                   "1); official: the train/t10k files, valid drawn from train (Table 2)"),
+               key("train_size", &C::train_size, "training images (0 = every image left)",
+                   at_least(0)),
+               key("valid_size", &C::valid_size, "validation images", at_least(1)),
+               key("test_size", &C::test_size, "test images (official split: the first N of t10k)",
+                   at_least(1)),
            }},
           {"model",
            {
-               {"head", &C::head,
-                "output head, registry spelling (softmax, taylor, sparse:k=3, ...) or mse "
-                "(squared error on the one-hot target)"},
-               {"conv1", &C::conv1, "feature maps of the first 5x5 conv-pool layer", 1},
-               {"conv2", &C::conv2, "feature maps of the second 5x5 conv-pool layer", 1},
-               {"fc", &C::fc, "units of the fully connected layer = d of the output layer", 1},
-               {"output_init_std", &C::output_init_std,
-                "std of the output layer's initial weights; 0 = zeros, as the paper", 0},
+               key("head", &C::head,
+                   "output head, registry spelling (softmax, taylor, sparse:k=3, ...) or mse "
+                   "(squared error on the one-hot target)"),
+               key("conv1", &C::conv1, "feature maps of the first 5x5 conv-pool layer",
+                   at_least(1)),
+               key("conv2", &C::conv2, "feature maps of the second 5x5 conv-pool layer",
+                   at_least(1)),
+               key("fc", &C::fc, "units of the fully connected layer = d of the output layer",
+                   at_least(1)),
+               key("output_init_std", &C::output_init_std,
+                   "std of the output layer's initial weights; 0 = zeros, as the paper",
+                   at_least(0)),
            }},
           {"training",
            {
-               {"lr", &C::lr, "initial learning rate", 0, /*min_open=*/true},
-               {"momentum", &C::momentum, "Nesterov momentum, in [0, 1)", 0},
-               {"batch_size", &C::batch_size, "training batch size", 1},
-               {"eval_batch_size", &C::eval_batch_size, "evaluation batch size", 1},
-               {"epochs", &C::epochs, "maximum number of epochs", 1},
-               {"patience", &C::patience,
-                "halve lr after this many epochs without validation improvement", 1},
-               {"early_stop", &C::early_stop,
-                "stop after this many epochs without validation improvement (0 = never)", 0},
-               {"seed", &C::seed, "seed of the initial weights, shuffling and the split", 0},
-               {"threads", &C::threads, "threads (0 = number of cores)", 0},
-               {"log_interval", &C::log_interval, "progress line every N batches", 1},
+               key("lr", &C::lr, "initial learning rate", runkit::above(0)),
+               key("momentum", &C::momentum, "Nesterov momentum",
+                   runkit::interval(0, /*lo_open=*/false, 1, /*hi_open=*/true)),
+               key("batch_size", &C::batch_size, "training batch size", at_least(1)),
+               key("eval_batch_size", &C::eval_batch_size, "evaluation batch size", at_least(1)),
+               key("epochs", &C::epochs, "maximum number of epochs", at_least(1)).not_trajectory(),
+               key("patience", &C::patience,
+                   "halve lr after this many epochs without validation improvement", at_least(1)),
+               key("early_stop", &C::early_stop,
+                   "stop after this many epochs without validation improvement (0 = never)",
+                   at_least(0)),
+               key("seed", &C::seed, "seed of the initial weights, shuffling and the split",
+                   at_least(0)),
+               key("threads", &C::threads, "threads (0 = number of cores)", at_least(0)),
+               key("log_interval", &C::log_interval, "progress line every N batches", at_least(1))
+                   .not_trajectory(),
            }},
           {"outputs",
            {
-               {"out", &C::out, "run directory; \"\" = results/<dataset>_<head>"},
-               {"dump_test", &C::dump_test,
-                "write the test set's log-outputs to <out>/logprobs.h5 (not for mse)"},
+               key("out", &C::out, "run directory; \"\" = results/<dataset>_<head>")
+                   .not_trajectory(),
+               key("dump_test", &C::dump_test,
+                   "write the test set's log-outputs to <out>/logprobs.h5 (not for mse)")
+                   .not_trajectory(),
            }},
-      });
+      },
+      runkit::TableOptions{"trainers/configs/classify_fashion.toml"});
   return table;
 }
 
@@ -77,9 +95,6 @@ void apply_override(ClassifierConfig& cfg, const std::string& name, const std::s
 
 void validate(const ClassifierConfig& cfg) {
   classifier_config().check_ranges(cfg);
-  if (cfg.momentum >= 1)
-    throw std::invalid_argument("momentum must be in [0, 1), got " +
-                                runkit::flat_double(cfg.momentum));
   if (cfg.dataset != "fashion-mnist" && cfg.dataset != "mnist")
     throw std::invalid_argument("dataset must be fashion-mnist or mnist, got \"" + cfg.dataset +
                                 "\"");
@@ -102,13 +117,17 @@ void validate(const ClassifierConfig& cfg) {
 
 std::string to_toml(const ClassifierConfig& cfg) { return classifier_config().to_toml(cfg); }
 
+std::string trajectory_toml(const ClassifierConfig& cfg) {
+  return classifier_config().trajectory_toml(cfg);
+}
+
 std::string default_run_dir(const ClassifierConfig& cfg) {
   if (!cfg.out.empty()) return cfg.out;
   return "results/" + cfg.dataset + "_" + head_file_name(cfg.head);
 }
 
 void add_config_options(CLI::App& app, ConfigArgs& args) {
-  classifier_config().add_options(app, args, "trainers/configs/classify_fashion.toml");
+  classifier_config().add_options(app, args);
 }
 
 ClassifierConfig resolve_config(const ConfigArgs& args) {

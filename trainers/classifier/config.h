@@ -1,6 +1,6 @@
 #pragma once
-// The image classifier's configuration (train_classifier): one struct, one key table, a flat TOML
-// file and --<key> VALUE overrides (trainers/runkit/flat_config.h).
+// The image classifier's configuration (train_classifier): one struct and its key table over
+// runkit's engine (trainers/runkit/config_table.h): a flat TOML file and --<key> VALUE overrides.
 // Precedence: command line > --config file > the defaults below (de Brebisson & Vincent 2016,
 // sec. 4.1: the MNIST conv net, batch 200, Nesterov momentum 0.9, lr halved after 5 epochs
 // without improvement, early stopping on the validation split). LibTorch-free.
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "trainers/runkit/flat_config.h"
+#include "trainers/runkit/config_table.h"
 
 namespace sb::classifier {
 
@@ -43,8 +43,8 @@ struct ClassifierConfig {
   bool dump_test = true;  // write the test set's log-outputs (T, 10) to <out>/logprobs.h5
 };
 
-/// The key table (runkit/flat_config.h) in four sections: data, model, training, outputs.
-const runkit::FlatConfig<ClassifierConfig>& classifier_config();
+/// The key table in four sections: data, model, training, outputs.
+const runkit::ConfigTable<ClassifierConfig>& classifier_config();
 
 /// Reads a flat TOML file over `base`; throws std::runtime_error "<path>:<line>:<col>: ..."
 /// for a parse error, an unknown key (listing the valid ones) or a value of the wrong type.
@@ -63,6 +63,10 @@ void validate(const ClassifierConfig& cfg);
 /// Every key with its description; round-trips through load_config_text.
 std::string to_toml(const ClassifierConfig& cfg);
 
+/// The keys that shape the trajectory (all but epochs, log_interval, out, data, dump_test): what
+/// checkpoint.pt stores and a resumed run compares.
+std::string trajectory_toml(const ClassifierConfig& cfg);
+
 /// `out`, or results/<dataset>_<head with ':', '=', ',' replaced by '_'>.
 std::string default_run_dir(const ClassifierConfig& cfg);
 
@@ -70,7 +74,7 @@ std::string default_run_dir(const ClassifierConfig& cfg);
 /// no probabilities.
 inline bool is_mse(const ClassifierConfig& cfg) { return cfg.head == "mse"; }
 
-using ConfigArgs = runkit::FlatArgs;
+using ConfigArgs = runkit::ConfigArgs;
 
 /// --config FILE and --<key> VALUE for every key (applied by resolve_config, after the file).
 void add_config_options(CLI::App& app, ConfigArgs& args);

@@ -24,13 +24,6 @@ double seconds_since(clock_type::time_point t) {
   return std::chrono::duration<double>(clock_type::now() - t).count();
 }
 
-/// The keys whose change leaves the trajectory as it is: allowed to differ on resume.
-ClassifierConfig trajectory_keys(const ClassifierConfig& c) {
-  auto t = runkit::trajectory_keys(c);
-  t.dump_test = true;  // written after training
-  return t;
-}
-
 nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
@@ -64,13 +57,13 @@ ClassifierTrainer::ClassifierTrainer(ClassifierConfig config, Splits splits,
                                                                    .momentum(config_.momentum)
                                                                    .nesterov(config_.momentum > 0));
   state_.lr = config_.lr;
-  state_.config = to_toml(trajectory_keys(config_));
+  state_.config = trajectory_toml(config_);
 }
 
 std::string ClassifierTrainer::config_toml() const { return to_toml(config_); }
 
 std::string ClassifierTrainer::normalise_saved_config(const std::string& saved) const {
-  return to_toml(trajectory_keys(load_config_text(saved, path("checkpoint.pt") + " config")));
+  return trajectory_toml(load_config_text(saved, path("checkpoint.pt") + " config"));
 }
 
 void ClassifierTrainer::set_lr(double lr) {

@@ -1,7 +1,8 @@
 #pragma once
-// The word-level LM trainer's configuration: one struct, one key table, TOML files and
-// command-line overrides. Precedence: --<key> on the command line > the --config file > the
-// defaults below (the paper's PTB settings). LibTorch-free: plain C++17, toml++ and CLI11.
+// The word-level LM trainer's configuration: one struct and its key table over runkit's engine
+// (trainers/runkit/config_table.h: TOML files, command-line overrides, ranges, trajectory keys).
+// Precedence: --<key> on the command line > the --config file > the defaults below (the paper's
+// PTB settings). LibTorch-free: target lm_config.
 //
 // A main does:
 //   CLI::App app{"..."};
@@ -13,12 +14,9 @@
 #include <cstdint>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
-namespace CLI {
-class App;
-}  // namespace CLI
+#include "trainers/runkit/config_table.h"
 
 namespace sb::lm {
 
@@ -74,35 +72,15 @@ struct WordLmConfig {
 /// (AwdLstmOptions) take their defaults from.
 const WordLmConfig& paper_defaults();
 
-/// The field a key reads and writes.
-using ConfigField = std::variant<int64_t WordLmConfig::*, double WordLmConfig::*,
-                                 std::string WordLmConfig::*, bool WordLmConfig::*>;
+/// One row of the key table (runkit's engine, trainers/runkit/config_table.h): name, group,
+/// type, default_text, description, range, trajectory flag, and value_text(cfg).
+using ConfigKey = runkit::ConfigKey<WordLmConfig>;
 
-/// An allowed closed/open interval for a numeric key (validate() checks it; the help shows it).
-struct ConfigRange {
-  double lo;         ///< lower bound (-inf: none)
-  bool lo_open;      ///< true: value > lo, false: value >= lo
-  double hi;         ///< upper bound (+inf: none)
-  bool hi_open;      ///< true: value < hi, false: value <= hi
-  std::string text;  ///< "[0, 1)", ">= 1", "> 0", ...; empty for string/boolean keys
-};
+/// The key table: every key in the order of WordLmConfig, in four sections (data, model,
+/// training, outputs). The only list of keys.
+const runkit::ConfigTable<WordLmConfig>& config_table();
 
-/// One row of the key table.
-struct ConfigKey {
-  std::string name;          ///< TOML key and command-line option (--name)
-  std::string group;         ///< "data" | "model" | "training" | "outputs"
-  std::string type;          ///< "integer" | "number" | "string" | "boolean" (from `field`)
-  std::string default_text;  ///< the default as a TOML value, e.g. 30, 1.2e-06, "ptb", true
-  std::string description;   ///< one line
-  ConfigRange range;         ///< numeric keys: allowed values; string/boolean: unbounded
-  ConfigField field;
-
-  /// The key's value in `cfg` as a TOML value (strings quoted and escaped; doubles in their
-  /// shortest round-trip form, e.g. 30, 0.1, 1.2e-06).
-  std::string value_text(const WordLmConfig& cfg) const;
-};
-
-/// The table of every key, in the order of WordLmConfig. The only list of keys.
+/// The table's rows.
 const std::vector<ConfigKey>& config_keys();
 
 /// The row of `name`, or nullptr.
@@ -116,7 +94,7 @@ std::string config_key_list();
 /// std::runtime_error, one line each:
 ///   "<path>: cannot read (...)", "<path>:<line>:<col>: <toml++'s description>",
 ///   "<path>:<line>:<col>: unknown key 'nhidd' (valid keys: dataset, data, ...)",
-///   "<path>:<line>:<col>: key 'lr': expected a number, got string \"x\"".
+///   "<path>:<line>:<col>: key 'lr': expected a number, got \"x\"".
 /// Does not validate ranges (see validate()).
 WordLmConfig load_config_file(const std::string& path, WordLmConfig base = {});
 
@@ -139,20 +117,23 @@ bool is_device_name(const std::string& name);
 /// the actual value.
 void validate(const WordLmConfig& cfg);
 
-/// Every key, one per line, grouped, each with its description as a comment above. Round-trips
-/// exactly through load_config_file.
+/// Every key, one per line, grouped, each with its description as a comment above; numbers in
+/// the engine's one format (30.0, 1.2e-06). Round-trips exactly through load_config_file.
 std::string to_toml(const WordLmConfig& cfg);
+
+/// The `key = value` lines of the keys that shape a run's trajectory: what checkpoint.pt stores and
+/// a resumed run compares. Left out: epochs, finetune_epochs, log_interval, out, data, dump_test,
+/// device (a run may continue on another device, not bit for bit: device.h), epoch_dump_rows and
+/// mixture_stats (evaluations in eval mode: no random draws).
+std::string trajectory_toml(const WordLmConfig& cfg);
 
 /// The run directory: `out` if set, else "results/<dataset>_<head>" with ':', '=' and ','
 /// of the head spelling replaced by '_' (e.g. results/ptb_mos_K_15).
 std::string default_run_dir(const WordLmConfig& cfg);
 
-/// What the command line says about the configuration; filled by add_config_options.
-struct ConfigArgs {
-  std::string config_path;  ///< --config FILE, "" = none
-  /// --<key> VALUE pairs, one per key given (the last one wins when a key repeats).
-  std::vector<std::pair<std::string, std::string>> overrides;
-};
+/// What the command line says about the configuration (--config FILE, --<key> VALUE pairs);
+/// filled by add_config_options.
+using ConfigArgs = runkit::ConfigArgs;
 
 /// Registers --config FILE and --<key> VALUE for every key of the table. The help lists each key
 /// with its type, default, description and range, grouped (and widens the app's help column).

@@ -19,34 +19,35 @@
 #include <vector>
 
 #include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/dyneval_config.h"
 #include "trainers/runkit/metrics_log.h"
 
 namespace sb::lm {
 
-/// Defaults: the paper's single-head setting (Kanai et al. 2018 supplementary C.1.1: eps 1e-3,
-/// statistics with batch 100) with the middle of its grid, lr 5e-5 of {3, 4, 5, 6, 7, 10}e-5 and
-/// lambda 2e-3 of {1, 2, 3, 5}e-3 (the grid mode searches the rest; the paper reports only the
-/// grid, not the winners).
+/// Defaults (from dyneval_defaults(), trainers/lm/dyneval_config.h): the paper's single-head
+/// setting (Kanai et al. 2018 supplementary C.1.1: eps 1e-3, statistics with batch 100) with the
+/// middle of its grid, lr 5e-5 of {3, 4, 5, 6, 7, 10}e-5 and lambda 2e-3 of {1, 2, 3, 5}e-3 (the
+/// grid mode searches the rest; the paper reports only the grid, not the winners).
 struct DynamicEvalOptions {
   /// eta: step size of the RMS-normalised gradient step (0 = no gradient step).
-  TORCH_ARG(double, lr) = 5e-5;
+  TORCH_ARG(double, lr) = dyneval_defaults().lr;
   /// Global decay rate towards the trained weights W0 (0 = no decay).
-  TORCH_ARG(double, lambda) = 2e-3;
+  TORCH_ARG(double, lambda) = dyneval_defaults().lambda;
   /// Added to MS in the denominator of the gradient step (> 0).
-  TORCH_ARG(double, eps) = 1e-3;
+  TORCH_ARG(double, eps) = dyneval_defaults().eps;
   /// Tokens per evaluation segment = per update. 5: the reference implementation's single bptt
   /// option, used both for the statistics and the evaluation (docs/protocol.md: "segments of 5
   /// tokens").
-  TORCH_ARG(int64_t, bptt) = 5;
+  TORCH_ARG(int64_t, bptt) = dyneval_defaults().bptt;
   /// Batch size of the gradient-statistics pass (paper: 100).
-  TORCH_ARG(int64_t, stats_batch_size) = 100;
+  TORCH_ARG(int64_t, stats_batch_size) = dyneval_defaults().stats_batch_size;
   /// Tokens per segment of the gradient-statistics pass (docs/protocol.md: 5).
-  TORCH_ARG(int64_t, stats_bptt) = 5;
+  TORCH_ARG(int64_t, stats_bptt) = dyneval_defaults().stats_bptt;
   /// Stop the statistics pass after the segment that reaches this many training tokens
   /// (stats_batch_size * stats_bptt per segment); 0 = the whole training set. The segments are
   /// the first rows of the batchified stream, so even a short pass samples all 100 columns,
   /// i.e. the whole corpus.
-  TORCH_ARG(int64_t, stats_tokens) = 0;
+  TORCH_ARG(int64_t, stats_tokens) = dyneval_defaults().stats_tokens;
 };
 
 /// Throws std::invalid_argument naming the option and its value unless lr >= 0, lambda >= 0,

@@ -24,18 +24,6 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-/// Keys whose change does not alter the trajectory of a run: allowed to differ on resume. The
-/// device is one of them: a run may continue on another device (not bit for bit; device.h).
-WordLmConfig trajectory_keys(WordLmConfig c) {
-  c.epochs = c.finetune_epochs = 0;
-  c.log_interval = 1;
-  c.out.clear();
-  c.data.clear();
-  c.dump_test = true;
-  c.device = "auto";
-  c.epoch_dump_rows = c.mixture_stats = 0;  // evaluations in eval mode: no random draws
-  return c;
-}
 }  // namespace
 
 int64_t draw_seq_len(int64_t base) {
@@ -98,7 +86,7 @@ WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::stri
                                 " training tokens give fewer than 3 rows at batch_size " +
                                 std::to_string(config_.batch_size));
   state_.lr = config_.lr;
-  state_.config = to_toml(trajectory_keys(config_));
+  state_.config = trajectory_toml(config_);
 }
 
 std::vector<torch::Tensor> WordLmTrainer::params() const { return model->parameters(); }
@@ -108,7 +96,7 @@ std::string WordLmTrainer::config_toml() const { return to_toml(config_); }
 std::string WordLmTrainer::normalise_saved_config(const std::string& saved) const {
   // Compared as configs, not as text: a key added since the checkpoint was written reads as its
   // default (e.g. device), and the saved text is normalised the same way as ours.
-  return to_toml(trajectory_keys(load_config_text(saved, path("checkpoint.pt") + " config")));
+  return trajectory_toml(load_config_text(saved, path("checkpoint.pt") + " config"));
 }
 
 std::string WordLmTrainer::position_text() const {

@@ -3,53 +3,62 @@
 #include <stdexcept>
 
 #include "common/head_spec.h"
+#include "trainers/runkit/epoch_keys.h"
 
 namespace sb::nplm {
 
-const runkit::FlatConfig<NplmConfig>& nplm_config() {
+const runkit::ConfigTable<NplmConfig>& nplm_config() {
   using C = NplmConfig;
-  static const runkit::FlatConfig<C> table(
+  using runkit::at_least;
+  using runkit::key;
+  static const runkit::ConfigTable<C> table(
       "Feed-forward neural LM configuration (trainers/nplm/config.h)",
-      std::vector<runkit::FlatGroup<C>>{
+      {
           {"data",
            {
-               {"dataset", &C::dataset, "corpus name: ptb | wikitext-2"},
-               {"data", &C::data,
-                "corpus directory; \"\" = search datasets/ and ../shared/datasets"},
-               {"train_tokens", &C::train_tokens, "use only the first N training tokens (0 = all)",
-                0},
-               {"valid_tokens", &C::valid_tokens,
-                "use only the first N validation tokens (0 = all)", 0},
-               {"test_tokens", &C::test_tokens, "use only the first N test tokens (0 = all)", 0},
+               key("dataset", &C::dataset, "corpus name: ptb | wikitext-2"),
+               key("data", &C::data,
+                   "corpus directory; \"\" = search datasets/ and ../shared/datasets")
+                   .not_trajectory(),
+               key("train_tokens", &C::train_tokens,
+                   "use only the first N training tokens (0 = all)", at_least(0)),
+               key("valid_tokens", &C::valid_tokens,
+                   "use only the first N validation tokens (0 = all)", at_least(0)),
+               key("test_tokens", &C::test_tokens, "use only the first N test tokens (0 = all)",
+                   at_least(0)),
            }},
           {"model",
            {
-               {"head", &C::head,
-                "output head: softmax, softmax_abs, spherical[:eps=..], taylor, sigsoftmax, "
-                "sigmoid, relu"},
-               {"context", &C::context, "words of context (paper: 6)", 1},
-               {"emsize", &C::emsize, "word embedding size (paper: 250)", 1},
-               {"layers", &C::layers, "ReLU hidden layers", 1},
-               {"hidden", &C::hidden, "units per hidden layer = d, the decoder's input size", 1},
+               key("head", &C::head,
+                   "output head: softmax, softmax_abs, spherical[:eps=..], taylor, sigsoftmax, "
+                   "sigmoid, relu"),
+               key("context", &C::context, "words of context (paper: 6)", at_least(1)),
+               key("emsize", &C::emsize, "word embedding size (paper: 250)", at_least(1)),
+               key("layers", &C::layers, "ReLU hidden layers", at_least(1)),
+               key("hidden", &C::hidden, "units per hidden layer = d, the decoder's input size",
+                   at_least(1)),
            }},
           {"training",
            runkit::join<C>(
                {
-                   {"batch_size", &C::batch_size, "SGD batch size (paper: 250)", 1},
-                   {"lr", &C::lr, "plain SGD learning rate", 0, /*min_open=*/true},
-                   {"lr_decay", &C::lr_decay,
-                    "lr factor after an epoch whose validation loss is not the best (1 = "
-                    "constant)",
-                    0, /*min_open=*/true},
+                   key("batch_size", &C::batch_size, "SGD batch size (paper: 250)", at_least(1)),
+                   key("lr", &C::lr, "plain SGD learning rate", runkit::above(0)),
+                   key("lr_decay", &C::lr_decay,
+                       "lr factor after an epoch whose validation loss is not the best (1 = "
+                       "constant)",
+                       runkit::above(0)),
                },
                runkit::epoch_loop_keys<C>())},
           {"outputs",
            {
-               {"out", &C::out, "run directory; \"\" = results/nplm_<dataset>_<head>"},
-               {"dump_rows", &C::dump_rows,
-                "test rows written to <out>/logprobs.h5 (0 = every test token)", 0},
+               key("out", &C::out, "run directory; \"\" = results/nplm_<dataset>_<head>")
+                   .not_trajectory(),
+               key("dump_rows", &C::dump_rows,
+                   "test rows written to <out>/logprobs.h5 (0 = every test token)", at_least(0))
+                   .not_trajectory(),
            }},
-      });
+      },
+      runkit::TableOptions{"trainers/configs/nplm_ptb_cpu.toml"});
   return table;
 }
 
@@ -66,10 +75,10 @@ void validate(const NplmConfig& c) {
   if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
 }
 
-std::string trajectory_toml(const NplmConfig& c) {
-  auto t = runkit::trajectory_keys(c);
-  t.dump_rows = 0;  // written after training
-  return nplm_config().to_toml(t);
+std::string trajectory_toml(const NplmConfig& c) { return nplm_config().trajectory_toml(c); }
+
+NplmConfig load_config_text(const std::string& text, const std::string& source) {
+  return nplm_config().load_text(text, source);
 }
 
 std::string run_dir(const NplmConfig& c) {

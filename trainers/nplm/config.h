@@ -1,14 +1,14 @@
 #pragma once
-// train_nplm's configuration (runkit/flat_config.h): Bengio et al.'s feed-forward neural LM as
-// de Brebisson & Vincent (2016, sec. 4.4.1) train it on PTB. Defaults: their setting where the
-// paper gives it (6-word context, embeddings of 250, ReLU hidden layers, plain SGD on batches of
-// 250); the layer sizes were tuned per head in the paper (softmax: 2 x 809, spherical: 3 x 1264,
-// Taylor: 3 x 1427) and the learning rate is not given.
+// train_nplm's configuration (a key table over runkit/config_table.h): Bengio et al.'s feed-forward
+// neural LM as de Brebisson & Vincent (2016, sec. 4.4.1) train it on PTB. Defaults: their setting
+// where the paper gives it (6-word context, embeddings of 250, ReLU hidden layers, plain SGD on
+// batches of 250); the layer sizes were tuned per head in the paper (softmax: 2 x 809, spherical: 3
+// x 1264, Taylor: 3 x 1427) and the learning rate is not given.
 
 #include <cstdint>
 #include <string>
 
-#include "trainers/runkit/flat_config.h"
+#include "trainers/runkit/config_table.h"
 
 namespace sb::nplm {
 
@@ -40,13 +40,19 @@ struct NplmConfig {
   int64_t dump_rows = 0;  // test rows written to logprobs.h5 (0 = every test token)
 };
 
-const runkit::FlatConfig<NplmConfig>& nplm_config();
+/// The key table: data, model, training (with runkit/epoch_keys.h's rows), outputs.
+const runkit::ConfigTable<NplmConfig>& nplm_config();
 
 /// Cross-key checks beyond the ranges: the head parses and is a single, everywhere-finite head.
 void validate(const NplmConfig& c);
 
-/// The config with the keys that do not change the trajectory blanked (compared on resume).
+/// The keys that shape the trajectory (all but epochs, log_interval, out, data, dump_rows): what
+/// checkpoint.pt stores and a resumed run compares.
 std::string trajectory_toml(const NplmConfig& c);
+
+/// A config saved as TOML (config.toml, a checkpoint's), over the defaults; `source` names it in
+/// errors.
+NplmConfig load_config_text(const std::string& text, const std::string& source);
 
 std::string run_dir(const NplmConfig& c);
 

@@ -1,10 +1,10 @@
 #include "trainers/runkit/checkpoint.h"
 
 #include <filesystem>
-#include <sstream>
 #include <stdexcept>
 
 #include "trainers/runkit/atomic_write.h"
+#include "trainers/runkit/config_table.h"
 #include "trainers/runkit/device.h"
 
 namespace sb::runkit {
@@ -184,14 +184,6 @@ void CheckpointReader::restore_rng(const torch::Device& device) {
 }
 
 // ---------------------------------------------------------------- helpers
-
-std::string config_difference(const std::string& saved, const std::string& now) {
-  std::istringstream a(saved), b(now);
-  std::string x, y, out;
-  while (std::getline(a, x) && std::getline(b, y))
-    if (x != y) out += (out.empty() ? "" : "; ") + x + " -> " + y;
-  return out.empty() ? "the key lists differ" : out;
-}
 
 void save_module_on_cpu(const torch::nn::Module& module, torch::serialize::OutputArchive& archive) {
   // The layout of torch::nn::Module::save (LibTorch's nn/module.cpp), tensors copied to the CPU.

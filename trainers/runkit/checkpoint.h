@@ -84,9 +84,6 @@ class CheckpointReader {
   torch::serialize::InputArchive archive_;
 };
 
-/// The first differing lines of two config TOML texts, "a -> b; ...", for the resume error.
-std::string config_difference(const std::string& saved, const std::string& now);
-
 /// What torch::nn::Module::save writes (parameters, buffers, then each serializable child in a
 /// nested archive, recursively), with every tensor copied to the CPU first.
 void save_module_on_cpu(const torch::nn::Module& module, torch::serialize::OutputArchive& archive);

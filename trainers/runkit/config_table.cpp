@@ -1,0 +1,342 @@
+#include "trainers/runkit/config_table.h"
+
+#include <toml++/toml.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/head_spec.h"
+
+namespace sb::runkit {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// A range bound as people write it: 0, 1, 0.5, 1e-08 (no ".0": it is not a TOML value).
+std::string bound_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+std::string with_article(const std::string& type) {
+  return (type == "integer" ? "an " : "a ") + type;
+}
+
+/// "" if `value` is a valid command-line value for a key of `type`, else why not.
+std::string override_error(const KeyInfo& k, const std::string& value) {
+  const std::string expected = "expected " + with_article(k.type) + ", got '" + value + "'";
+  if (k.type == "integer") {
+    int64_t parsed = 0;
+    const char* end = value.data() + value.size();
+    const auto res = std::from_chars(value.data(), end, parsed);
+    return (value.empty() || res.ec != std::errc() || res.ptr != end) ? expected : "";
+  }
+  if (k.type == "number") return sb::parse_finite_number(value) ? "" : expected;
+  if (k.type == "boolean")
+    return (value == "true" || value == "false" || value == "1" || value == "0")
+               ? ""
+               : "expected a boolean (true/false/1/0), got '" + value + "'";
+  return "";
+}
+
+/// A TOML value as an error shows it: "fast" (quoted), 3, 0.5, true, or its kind.
+std::string describe(const toml::node& node) {
+  if (const auto* v = node.as_string()) return toml_string(v->get());
+  if (const auto* v = node.as_integer()) return std::to_string(v->get());
+  if (const auto* v = node.as_floating_point()) return format_number(v->get());
+  if (const auto* v = node.as_boolean()) return v->get() ? "true" : "false";
+  if (node.is_table()) return "a table";
+  if (node.is_array()) return "an array";
+  return "a date or time";
+}
+
+std::string location(const std::string& source, const toml::source_region& where) {
+  if (where.begin.line == 0) return source;
+  return source + ":" + std::to_string(where.begin.line) + ":" + std::to_string(where.begin.column);
+}
+
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+/// The node as a value of the key's type (an integer is accepted for a number); throws.
+ConfigValue value_of(const KeyInfo& k, const toml::node& node, const std::string& where) {
+  const auto mismatch = [&] {
+    return std::runtime_error(where + ": key '" + k.name + "': expected " + with_article(k.type) +
+                              ", got " + describe(node));
+  };
+  if (k.type == "integer") {
+    if (const auto* v = node.as_integer())
+      return ConfigValue(std::in_place_type<int64_t>, v->get());
+  } else if (k.type == "number") {
+    if (const auto* d = node.as_floating_point()) return ConfigValue(d->get());
+    if (const auto* i = node.as_integer()) return ConfigValue(static_cast<double>(i->get()));
+  } else if (k.type == "string") {
+    if (const auto* v = node.as_string()) return ConfigValue(v->get());
+  } else if (const auto* v = node.as_boolean()) {
+    return ConfigValue(std::in_place_type<bool>, v->get());
+  }
+  throw mismatch();
+}
+
+std::string group_title(const std::string& group) {
+  if (group.empty()) return "Config keys";
+  return std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(group[0])))) +
+         group.substr(1) + " (config keys)";
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  std::string text(buf, res.ptr);
+  if (text.find_first_of(".e") == std::string::npos) {
+    if (std::fabs(v) < 1e16) return text + ".0";  // a TOML float, not an integer
+    // Past 2^53 the fixed form's digits are mostly made up: an exponent says what is known.
+    res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    text.assign(buf, res.ptr);
+  }
+  return text;
+}
+
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string toml_value(const ConfigValue& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v)) return format_number(*d);
+  if (const auto* s = std::get_if<std::string>(&v)) return toml_string(*s);
+  return std::get<bool>(v) ? "true" : "false";
+}
+
+bool ConfigRange::contains(double v) const {
+  const bool lo_ok = lo_open ? v > lo : v >= lo;
+  const bool hi_ok = hi_open ? v < hi : v <= hi;
+  return lo_ok && hi_ok;
+}
+
+ConfigRange any_value() { return {}; }
+
+ConfigRange at_least(double lo) { return {lo, false, kInf, false, ">= " + bound_text(lo)}; }
+
+ConfigRange above(double lo) { return {lo, true, kInf, false, "> " + bound_text(lo)}; }
+
+ConfigRange interval(double lo, bool lo_open, double hi, bool hi_open) {
+  return {lo, lo_open, hi, hi_open,
+          std::string(lo_open ? "(" : "[") + bound_text(lo) + ", " + bound_text(hi) +
+              (hi_open ? ")" : "]")};
+}
+
+std::string config_difference(const std::string& saved, const std::string& now) {
+  std::istringstream a(saved), b(now);
+  std::string x, y, out;
+  while (std::getline(a, x) && std::getline(b, y))
+    if (x != y) out += (out.empty() ? "" : "; ") + x + " -> " + y;
+  return out.empty() ? "the key lists differ" : out;
+}
+
+KeyTable::KeyTable(std::string title, TableOptions options)
+    : title_(std::move(title)), options_(std::move(options)) {}
+
+std::optional<std::size_t> KeyTable::index_of(const std::string& name) const {
+  for (std::size_t i = 0; i < size(); ++i)
+    if (info(i).name == name || option_name(info(i)) == "--" + name) return i;
+  return std::nullopt;
+}
+
+std::string KeyTable::option_name(const KeyInfo& k) const {
+  std::string name = k.name;
+  if (options_.dashed_options) std::replace(name.begin(), name.end(), '_', '-');
+  return "--" + name;
+}
+
+std::string KeyTable::key_list() const {
+  std::string out;
+  for (std::size_t i = 0; i < size(); ++i) out += (i ? ", " : "") + info(i).name;
+  return out;
+}
+
+std::string KeyTable::render(const std::vector<ConfigValue>& values, bool trajectory_only) const {
+  std::ostringstream out;
+  if (!trajectory_only)
+    out << "# " << title_ << ". Flat `key = value` lines;\n"
+        << "# --<key> VALUE on the command line overrides them.\n";
+  std::string group;
+  for (std::size_t i = 0; i < size(); ++i) {
+    const KeyInfo& k = info(i);
+    if (trajectory_only) {
+      if (k.trajectory) out << k.name << " = " << toml_value(values[i]) << "\n";
+      continue;
+    }
+    if (i == 0 || k.group != group) {
+      group = k.group;
+      out << (group.empty() ? "\n" : "\n# ---- " + group + " ----\n");
+    }
+    out << "# " << k.description << "\n" << k.name << " = " << toml_value(values[i]) << "\n";
+  }
+  return out.str();
+}
+
+std::vector<std::pair<std::size_t, ConfigValue>> KeyTable::read(const std::string& text,
+                                                                const std::string& source) const {
+  toml::table table;
+  try {
+    table = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw std::runtime_error(location(source, e.source()) + ": " +
+                             one_line(std::string(e.description())));
+  }
+  std::vector<std::pair<std::size_t, ConfigValue>> out;
+  for (const auto& [name, node] : table) {
+    const std::string where = location(source, name.source());
+    std::optional<std::size_t> i;
+    for (std::size_t j = 0; j < size() && !i; ++j)
+      if (info(j).name == name.str()) i = j;
+    if (!i)
+      throw std::runtime_error(where + ": unknown key '" + std::string(name.str()) +
+                               "' (valid keys: " + key_list() + ")");
+    out.emplace_back(*i, value_of(info(*i), node, where));
+  }
+  return out;
+}
+
+std::string KeyTable::read_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw std::runtime_error(path + ": cannot read (no such file)");
+  if (fs::is_directory(path, ec)) throw std::runtime_error(path + ": cannot read (a directory)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw std::runtime_error(path + ": cannot read");
+  return text.str();
+}
+
+std::pair<std::size_t, ConfigValue> KeyTable::parse_override(const std::string& name,
+                                                             const std::string& value) const {
+  const auto i = index_of(name);
+  if (!i)
+    throw std::invalid_argument("unknown option '--" + name + "' (valid keys: " + key_list() + ")");
+  const KeyInfo& k = info(*i);
+  const std::string error = override_error(k, value);
+  if (!error.empty()) throw std::invalid_argument(option_name(k) + ": " + error);
+  if (k.type == "integer") return {*i, ConfigValue(std::in_place_type<int64_t>, std::stoll(value))};
+  if (k.type == "number") return {*i, ConfigValue(*sb::parse_finite_number(value))};
+  if (k.type == "string") return {*i, ConfigValue(value)};
+  return {*i, ConfigValue(std::in_place_type<bool>, value == "true" || value == "1")};
+}
+
+void KeyTable::check(const std::vector<ConfigValue>& values) const {
+  for (std::size_t i = 0; i < size(); ++i) {
+    const KeyInfo& k = info(i);
+    double v = 0;
+    if (const auto* n = std::get_if<int64_t>(&values[i])) {
+      v = static_cast<double>(*n);
+    } else if (const auto* d = std::get_if<double>(&values[i])) {
+      v = *d;
+      if (!std::isfinite(v))
+        throw std::invalid_argument(k.name + " must be a finite number, got " +
+                                    toml_value(values[i]));
+    } else {
+      continue;
+    }
+    if (!k.range.contains(v)) {
+      const bool interval = k.range.text[0] == '[' || k.range.text[0] == '(';
+      throw std::invalid_argument(k.name + " must be " + (interval ? "in " : "") + k.range.text +
+                                  ", got " + toml_value(values[i]));
+    }
+  }
+}
+
+void KeyTable::add_options(CLI::App& app, ConfigArgs& args) const {
+  // Room for the longest "--eval_batch_size INTEGER=1000" so each key's help stays on one line.
+  auto formatter = app.get_formatter();
+  formatter->column_width(std::max<std::size_t>(formatter->get_column_width(), 34));
+  app.add_option(
+         "--config", args.config_path,
+         "TOML file of the keys below" +
+             (options_.example.empty() ? std::string() : " (e.g. " + options_.example + ")") +
+             "; --<key> options override it, whatever their order")
+      ->type_name("FILE");
+  for (std::size_t i = 0; i < size(); ++i) {
+    const KeyInfo* k = &info(i);  // the table outlives the app
+    std::string help = k->description;
+    if (!k->range.text.empty()) help += "; range " + k->range.text;
+    if (k->flag) {
+      app.add_flag_function(
+             option_name(*k),
+             [&args, name = k->name](std::int64_t count) {
+               args.overrides.emplace_back(name, count > 0 ? "true" : "false");
+             },
+             help)
+          ->group(group_title(k->group));
+      continue;
+    }
+    app.add_option_function<std::string>(
+           option_name(*k),
+           [&args, name = k->name](const std::string& value) {
+             args.overrides.emplace_back(name, value);
+           },
+           help)
+        ->type_name(upper(k->type))
+        ->default_str(k->default_text)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+        ->check(CLI::Validator([k](std::string& value) { return override_error(*k, value); }, ""))
+        ->group(group_title(k->group));
+  }
+}
+
+}  // namespace sb::runkit
