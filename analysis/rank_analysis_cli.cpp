@@ -13,9 +13,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "analysis/analyse.h"
+#include "common/head_spec.h"
 
 namespace sb::analysis {
 namespace {
@@ -66,6 +68,41 @@ void print_table(const std::vector<contract::RankResult>& results) {
   }
 }
 
+/// --list-heads: every registry head (common/head_spec.h, in declaration order) with its facts,
+/// as one JSON object {"heads": {"<name>": {"<fact>": bool, ...}, ...}} or as a table. The
+/// pipeline reads the JSON instead of keeping its own copy of these facts (docs/design.md).
+void print_head_facts(bool json) {
+  struct Fact {
+    const char* name;
+    bool (*of)(HeadKind);
+  };
+  const Fact facts[] = {{"theorem2_bounded", [](HeadKind k) { return theorem2_bounded(k); }},
+                        {"is_mixture", [](HeadKind k) { return is_mixture(k); }},
+                        {"may_output_neg_inf", [](HeadKind k) { return may_output_neg_inf(k); }},
+                        {"rank_defined", [](HeadKind k) { return rank_defined(k); }}};
+  if (json) {
+    nlohmann::ordered_json heads = nlohmann::ordered_json::object();
+    for (const auto& name : head_names()) {
+      auto& entry = heads[name] = nlohmann::ordered_json::object();
+      for (const auto& f : facts) entry[f.name] = f.of(head_kind_from_name(name));
+    }
+    std::cout << nlohmann::ordered_json{{"heads", heads}}.dump() << "\n";
+    return;
+  }
+  // One column per fact, as wide as its name; rows of yes / no.
+  std::string header = "head       ";
+  for (const auto& f : facts) header += std::string("  ") + f.name;
+  std::printf("%s\n", header.c_str());
+  for (const auto& name : head_names()) {
+    std::string row = name + std::string(name.size() < 11 ? 11 - name.size() : 0, ' ');
+    for (const auto& f : facts) {
+      const std::string cell = f.of(head_kind_from_name(name)) ? "yes" : "no";
+      row += "  " + cell + std::string(std::string(f.name).size() - cell.size(), ' ');
+    }
+    std::printf("%s\n", row.substr(0, row.find_last_not_of(' ') + 1).c_str());
+  }
+}
+
 }  // namespace
 
 int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
@@ -94,6 +131,8 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
       "  rank_analysis --check synth.h5\n"
       "  # the Gram path on a GPU (a build against a CUDA LibTorch: README, \"CUDA builds\")\n"
       "  rank_analysis --device cuda --rank-only logprobs.h5\n"
+      "  # every head and the facts the pipeline plans by (Theorem 2, mixture, -inf)\n"
+      "  rank_analysis --list-heads --json\n"
       "Exit status: 0 done, 2 bad input (one line on stderr naming the file and the field; no\n"
       "output file), 3 --check found a Theorem-2-bounded head above its bound.");
 
@@ -101,7 +140,7 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
   AnalyseOptions opt;
   std::string out, out_dir;
   bool json = false, check = false, quiet = false, want_spectrum = false, rank_only = false,
-       no_overlap = false;
+       no_overlap = false, list_heads = false;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   double budget_gb = opt.budget_bytes / double(1ull << 30);
 
@@ -131,6 +170,10 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
       ->capture_default_str();
   app.add_option("--budget-gb", budget_gb, "auto: memory budget in GiB")->capture_default_str();
   app.add_flag("--json", json, "print one JSON object per line instead of the table");
+  app.add_flag("--list-heads", list_heads,
+               "print every head name with its facts (theorem2_bounded, is_mixture, "
+               "may_output_neg_inf, rank_defined) and exit; with --json one object "
+               "{\"heads\": {name: {fact: bool}}}");
   app.add_flag("--check", check,
                "exit with status 3 when a head bounded by Theorem 2 exceeds its bound (a bug)");
   app.add_flag("--quiet", quiet,
@@ -164,6 +207,10 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
   } catch (const CLI::ParseError& e) {
     // --help exits 0; every malformed command line exits 2 like any other bad input.
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (list_heads) {
+    print_head_facts(json);
+    return 0;
   }
   // OpenBLAS's own setting: in the OpenMP build (our binaries' DT_RPATH, cmake/Dependencies.cmake)
   // it sets the OpenMP thread count, in the pthread build its pool's size.

@@ -94,6 +94,8 @@ bool theorem2_bounded(HeadKind kind) { return kind == HeadKind::softmax; }
 
 bool may_output_neg_inf(HeadKind kind) { return kind == HeadKind::sparse; }
 
+bool rank_defined(HeadKind kind) { return !may_output_neg_inf(kind); }
+
 HeadSpec HeadSpec::of(HeadKind kind) {
   HeadSpec spec;
   spec.kind = kind;

@@ -73,4 +73,9 @@ std::optional<double> parse_finite_number(const std::string& text);
 /// Heads whose log-output can be -inf (sparse: off the top k), which makes the rank undefined.
 bool may_output_neg_inf(HeadKind kind);
 
+/// Whether every dump of this head has a numerical rank: false for a head that may output -inf
+/// (may_output_neg_inf), whose dumps rank_analysis refuses. The pipeline plans its analyse stage
+/// by it (`rank_analysis --list-heads --json`).
+bool rank_defined(HeadKind kind);
+
 }  // namespace sb

@@ -2,7 +2,8 @@
 "classifier"): test error %, test NLL and the training criterion on the test set, mean ± std over
 seeds per head, beside the spherical-family paper's MNIST figures (results/paper/
 spherical_mnist.csv), and the rank of each head's first-seed dump. Reads only what the runs wrote
-(final.json, rank.json, stages.json, config.toml).
+(final.json through final_json.py, rank.json, stages.json, config.toml). The classifier kind's
+report (trainer_kinds.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import csv
 import os
 import statistics
 
+import head_facts
 from durations import format_duration
+from final_json import read_final, section
 from summary import ROOT, _json, _machine, profile_header, write_markdown
 
 PAPER = os.path.join(ROOT, "results", "paper", "spherical_mnist.csv")
@@ -64,15 +67,18 @@ def write_plot(profile, heads: list[str], errors: dict[str, list[float]]) -> Non
 
 
 def write_summary(profile, runs, global_timings: dict) -> str:
-    final = {id(r): _json(os.path.join(r.dir, "final.json")) for r in runs}
+    finals = {id(r): read_final(os.path.join(r.dir, "final.json"), profile.trainer) for r in runs}
+    final = {i: section(f) if f else {} for i, f in finals.items()}  # the classifier's keys
     heads = list(dict.fromkeys(r.head for r in runs))
     by_head = {h: [r for r in runs if r.head == h and final[id(r)]] for h in heads}
-    first_final = next((final[id(r)] for r in runs if final[id(r)]), {})
+    first = next((r for r in runs if final[id(r)]), None)
+    first_final = final[id(first)] if first else {}
     paper = paper_rows()
+    facts = head_facts.registry()
     out: list[str] = []
     w = out.append
     profile_header(w, profile)
-    ds = first_final.get("dataset", "?")
+    ds = (finals[id(first)]["dataset"] or "?") if first else "?"
     w(f"**Our setting:** dataset {ds}, {first_final.get('split', '?')} split, "
       f"{first_final.get('train_images', '?')} train / {first_final.get('valid_images', '?')} "
       f"valid / {first_final.get('test_images', '?')} test images, d = "
@@ -101,7 +107,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
         errors[h] = [f["test_error_pct"] for f in fs]
         nlls = [f.get("test_nll") for f in fs]
         outside = sum(int(f.get("test_outside_support", 0)) for f in fs)
-        if h.split(":")[0] == "mse":
+        if not facts.is_head(h):  # not a registry head: train_classifier's mse
             nll = "- (no probabilities)"
         elif any(v is None for v in nlls):
             nll = f"inf ({outside} labels outside the top k)"

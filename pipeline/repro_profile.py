@@ -13,12 +13,12 @@ import dataclasses
 import os
 import tomllib
 
+import head_facts
 from gpu_projection import GpuTableError, parse_gpu_table
 from slurm_resources import SlurmTable, SlurmTableError, parse_slurm_table
 from stages import STAGE_NAMES
+from trainer_kinds import KINDS, TrainerKind
 
-# The mixture heads, as common/head_spec.h is_mixture() names them.
-MIXTURE_HEADS = ("mos", "moss")
 _KEYS = {
     "name": str, "description": str, "scaled_down": str, "out": str, "config": str,
     "threads": int, "heads": list, "seeds": list, "seeds_by_head": dict, "overrides": dict,
@@ -27,12 +27,9 @@ _KEYS = {
     "estimate_seconds": dict,
     "run_here": bool, "requires": str, "slurm": dict, "gpu_throughput": dict, "trainer": str,
 }
-# The trainer binaries a profile may drive (build/trainers/train_<name>): the word-level AWD-LSTM
-# of the sigsoftmax paper (train, finetune, dump, ...); the seed papers' feed-forward LM (nplm) and
-# character LM (charlm), which train, evaluate and dump in one command (stage train) with no
-# finetune/dump/score stages; and the image classifier (train_classifier: one classify stage per
-# run; stages.py).
-TRAINERS = ("wordlm", "nplm", "charlm", "classifier")
+# The trainer kinds a profile may drive (build/trainers/train_<name>), each described once in
+# trainer_kinds.py: wordlm, nplm, charlm, classifier.
+TRAINERS = tuple(KINDS)
 _REQUIRED = ("name", "scaled_down", "out", "config", "heads", "seeds")
 
 
@@ -54,8 +51,8 @@ class Run:
 
     @property
     def is_mixture(self) -> bool:
-        """MoS / MoSS (common/head_spec.h is_mixture: the C++ side's one definition)."""
-        return self.name in MIXTURE_HEADS
+        """MoS / MoSS, as rank_analysis --list-heads reports common/head_spec.h's is_mixture."""
+        return head_facts.registry().is_mixture(self.head)
 
     @property
     def label(self) -> str:
@@ -88,9 +85,9 @@ class Profile:
     trainer: str = "wordlm"  # one of TRAINERS: which build/trainers/train_<trainer> runs
 
     @property
-    def seed_trainer(self) -> bool:
-        """nplm / charlm: one trainer command does train, evaluation and the dump."""
-        return self.trainer in ("nplm", "charlm")
+    def kind(self) -> TrainerKind:
+        """The descriptor of its trainer kind (trainer_kinds.py)."""
+        return KINDS[self.trainer]
 
     def seeds_of(self, head: str) -> list[int]:
         return self.seeds_by_head.get(head, self.seeds_by_head.get(head.split(":")[0], self.seeds))
@@ -202,9 +199,6 @@ def load_profile(path: str) -> Profile:
                 raise _fail(path, f"{field}.{key}", "a scalar", value)
         return dict(table)
 
-    trainer = data.get("trainer", "wordlm")
-    if trainer not in TRAINERS:
-        raise _fail(path, "trainer", " or ".join(TRAINERS), trainer)
     try:
         slurm = parse_slurm_table(data.get("slurm", {}))
         gpu = parse_gpu_table(data.get("gpu_throughput", {}))

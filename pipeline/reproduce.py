@@ -30,11 +30,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import head_facts  # noqa: E402
 from durations import format_duration  # noqa: E402
 from gpu_projection import projection_lines  # noqa: E402
 from repro_profile import Profile, ProfileError, Run, load_profile  # noqa: E402
-from stages import (STAGES, Stage, StageError, read_json, trainer_cmd,  # noqa: E402
-                    write_json_atomically)
+from stages import STAGES, Stage, StageError, read_json, write_json_atomically  # noqa: E402
+from trainer_kinds import KINDS  # noqa: E402
 
 PREFIX = "[reproduce]"
 
@@ -55,16 +56,14 @@ class Driver:
             os.cpu_count() or 1
         self.global_timings: dict = {}  # the profile-wide stages' times (<out>/stages.json)
         self.bins = {
-            "train_wordlm": os.path.join(build, "trainers", "train_wordlm"),
             "dyneval": os.path.join(build, "trainers", "dyneval"),
             "rank_analysis": os.path.join(build, "analysis", "rank_analysis"),
-            "train_nplm": os.path.join(build, "trainers", "train_nplm"),
-            "train_charlm": os.path.join(build, "trainers", "train_charlm"),
-            "train_classifier": os.path.join(build, "trainers", "train_classifier"),
+            **{k.binary: os.path.join(build, "trainers", k.binary) for k in KINDS.values()},
         }
         # The binaries this profile's stages run (check_binaries).
-        self.needed = ("train_" + profile.trainer, "rank_analysis") + \
-            (("dyneval",) if profile.trainer == "wordlm" else ())
+        self.needed = profile.kind.binaries + ("rank_analysis",)
+        # The head facts (is_mixture, rank_defined, ...) come from this build's rank_analysis.
+        head_facts.use(self.bins["rank_analysis"])
 
     # ---- bookkeeping
     def timings(self, run: Run) -> dict:
@@ -170,7 +169,7 @@ class Driver:
         for i, run in enumerate(self.runs, 1):
             per_run = " -> ".join(s.name for s in enabled if s.per_run and s.applies(p, run))
             print(f"  run {i}/{len(self.runs)}: {run.label}: {per_run}")
-            print(f"    {' '.join(trainer_cmd(self, run, 'dump'))}")
+            print(f"    {' '.join(p.kind.command(self, run, p.kind.dump_stage))}")
         print(f"  then: {' -> '.join(s.name for s in enabled if not s.per_run)}")
         est = sum(self.estimate(r, s) for r, s in self.plan() if r is not None)
         print(f"  estimated time before any measurement: {format_duration(est)}")
@@ -211,7 +210,7 @@ class Driver:
                 self.measured += seconds
                 self.estimated += self.estimate(run, stage)
             else:
-                if stage.name in ("tables", "classify_report"):  # counts itself (written as made)
+                if stage.report:  # counts itself (written as made)
                     self.global_timings["tables"] = {"seconds": 0.0}
                 stage.run(self, None)
                 self.global_timings[stage.name] = {"seconds": round(time.monotonic() - t0, 1)}
@@ -279,7 +278,7 @@ def main() -> int:
                       f"--force runs it anyway, --scheduler slurm submits it to a cluster")
             return 0
         driver.go()
-    except (ProfileError, StageError) as e:
+    except (ProfileError, StageError, head_facts.HeadFactsError) as e:
         print(f"{PREFIX} error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,8 +1,9 @@
-"""results/<profile>/summary.md for the seed papers' profiles (trainer = nplm or charlm): our
-test perplexity (NPLM, de Brebisson & Vincent 2016, Table 5) or bits per character (character LM,
-Kanai et al. 2018, supplementary Table 3) beside the paper's, and the numerical rank of each
-head's test dump against Theorem 2's bound. Reads only what the runs wrote (final.json,
-rank.json, stages.json, config.toml) and results/paper/other_seed_results.csv.
+"""results/<profile>/summary.md for the seed papers' profiles: our test perplexity (trainer nplm:
+de Brebisson & Vincent 2016, Table 5; write_nplm_summary) or bits per character (trainer charlm:
+Kanai et al. 2018, supplementary Table 3; write_charlm_summary) beside the paper's, and the
+numerical rank of each head's test dump against Theorem 2's bound. The two share everything but
+the setting line and the first table. Reads only what the runs wrote (final.json through
+final_json.py, rank.json, stages.json, config.toml) and results/paper/other_seed_results.csv.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import math
 import os
 import statistics
 import tomllib
+from typing import Callable
 
+from final_json import read_final, section
 from summary import (_json, _machine, _mean_std, _paper_csv, profile_header, wall_time_rows,
                      write_markdown)
 
@@ -30,20 +33,24 @@ def _bpc(xs: list[float]) -> str:
     return f"{statistics.mean(xs):.3f} ± {statistics.stdev(xs):.3f}"
 
 
-def _setting(profile, runs) -> str:
+def _config(runs) -> dict | None:
     try:
         with open(os.path.join(runs[0].dir, "config.toml"), "rb") as f:
-            c = tomllib.load(f)
+            return tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError):
-        return "(no config.toml yet)"
-    threads = profile.threads or os.cpu_count()
-    if profile.trainer == "nplm":
-        return (f"{c.get('dataset')}: feed-forward LM, context {c.get('context')}, embeddings "
-                f"{c.get('emsize')}, {c.get('layers')} x {c.get('hidden')} ReLU (d = "
-                f"{c.get('hidden')}), plain SGD lr {c.get('lr')} (x {c.get('lr_decay')} after an "
-                f"epoch that is not the best), batch {c.get('batch_size')}, {c.get('epochs')} "
-                f"epochs, train tokens {c.get('train_tokens') or 'all'}, dump rows "
-                f"{c.get('dump_rows') or 'all'}, {threads} threads.")
+        return None
+
+
+def _nplm_setting(c: dict, threads: int) -> str:
+    return (f"{c.get('dataset')}: feed-forward LM, context {c.get('context')}, embeddings "
+            f"{c.get('emsize')}, {c.get('layers')} x {c.get('hidden')} ReLU (d = "
+            f"{c.get('hidden')}), plain SGD lr {c.get('lr')} (x {c.get('lr_decay')} after an "
+            f"epoch that is not the best), batch {c.get('batch_size')}, {c.get('epochs')} "
+            f"epochs, train tokens {c.get('train_tokens') or 'all'}, dump rows "
+            f"{c.get('dump_rows') or 'all'}, {threads} threads.")
+
+
+def _charlm_setting(c: dict, threads: int) -> str:
     return (f"{c.get('dataset')} characters: {c.get('nlayers')}-layer LSTM, {c.get('nhid')} units "
             f"(d = {c.get('nhid')}), embeddings {c.get('emsize')}, Adam lr {c.get('lr')}, batch "
             f"{c.get('batch_size')}, BPTT {c.get('bptt')}, {c.get('epochs')} epochs, train "
@@ -61,51 +68,62 @@ def _rank_cells(rank: dict) -> list[str]:
             "yes" if rank.get("theorem2_bounded") else "no", gap_text]
 
 
-def write_summary(profile, runs, global_timings: dict) -> str:
+def _nplm_table(w, heads, by_head, final) -> None:
+    paper = _paper("spherical", "ptb_nplm")
+    w("## Test perplexity (de Brebisson & Vincent 2016, Table 5 analog)\n")
+    w("Ours: the best model by validation loss, every valid / test token predicted from its "
+      "context (mean ± sample std over seeds where there are several). Paper: PTB at full "
+      "scale, layer sizes tuned per head (softmax 2 x 809, spherical 3 x 1264, Taylor "
+      "3 x 1427), `results/paper/other_seed_results.csv`.\n")
+    w("| head | seeds | valid ppl | test ppl | paper test ppl |")
+    w("|---|---|---|---|---|")
+    for h in heads:
+        rs = by_head[h]
+        valid = _mean_std([final[id(r)]["valid_ppl"] for r in rs if final[id(r)]])
+        test = _mean_std([final[id(r)]["test_ppl"] for r in rs if final[id(r)]])
+        p = paper.get((rs[0].name, "ppl"))
+        w(f"| {h} | {len(rs)} | {valid} | {test} | {'-' if p is None else p} |")
+
+
+def _charlm_table(w, heads, by_head, final) -> None:
+    paper = _paper("sigsoftmax", "text8")
+    w("## Bits per character (Kanai et al. 2018, supplementary Table 3 analog)\n")
+    w("Ours: PTB spelled as characters (M symbols), the best model by validation loss; valid "
+      "with the evaluation batch size, test with batch size 1 over every test symbol (the "
+      "dump). Paper: text8 (M = 27), one 1024-unit LSTM, `results/paper/"
+      "other_seed_results.csv`: a different corpus, so compare the softmax-sigsoftmax "
+      "difference, not the values.\n")
+    w("| head | seeds | valid bpc | test bpc | paper valid bpc (text8) | "
+      "paper test bpc (text8) |")
+    w("|---|---|---|---|---|---|")
+    for h in heads:
+        rs = by_head[h]
+        valid = _bpc([final[id(r)]["valid_bpc"] for r in rs if final[id(r)]])
+        test = _bpc([final[id(r)]["test_bpc"] for r in rs if final[id(r)]])
+        pv, pt = paper.get((rs[0].name, "valid_bpc")), paper.get((rs[0].name, "test_bpc"))
+        w(f"| {h} | {len(rs)} | {valid} | {test} | "
+          f"{'-' if pv is None else pv} | {'-' if pt is None else pt} |")
+
+
+def _write(profile, runs, global_timings: dict, setting: Callable, table: Callable) -> str:
+    """summary.md with the trainer's setting line (setting(config, threads)) and first table
+    (table(w, heads, runs by head, each run's final.json section))."""
     heads = list(dict.fromkeys(r.head for r in runs))
     by_head = {h: [r for r in runs if r.head == h] for h in heads}
-    final = {id(r): _json(os.path.join(r.dir, "final.json")) for r in runs}
+    final = {}
+    for r in runs:
+        f = read_final(os.path.join(r.dir, "final.json"), profile.trainer)
+        final[id(r)] = section(f) if f else {}
     rank = {id(r): _json(os.path.join(r.dir, "rank.json")) for r in runs}
     out: list[str] = []
     w = out.append
     profile_header(w, profile)
-    w(f"**Our setting:** {_setting(profile, runs)}\n")
+    config = _config(runs)
+    threads = profile.threads or os.cpu_count()
+    w("**Our setting:** " +
+      ("(no config.toml yet)" if config is None else setting(config, threads)) + "\n")
     w(f"**Machine:** {_machine()}.\n")
-
-    nplm = profile.trainer == "nplm"
-    if nplm:
-        paper = _paper("spherical", "ptb_nplm")
-        w("## Test perplexity (de Brebisson & Vincent 2016, Table 5 analog)\n")
-        w("Ours: the best model by validation loss, every valid / test token predicted from its "
-          "context (mean ± sample std over seeds where there are several). Paper: PTB at full "
-          "scale, layer sizes tuned per head (softmax 2 x 809, spherical 3 x 1264, Taylor "
-          "3 x 1427), `results/paper/other_seed_results.csv`.\n")
-        w("| head | seeds | valid ppl | test ppl | paper test ppl |")
-        w("|---|---|---|---|---|")
-        for h in heads:
-            rs = by_head[h]
-            valid = _mean_std([final[id(r)]["valid_ppl"] for r in rs if final[id(r)]])
-            test = _mean_std([final[id(r)]["test_ppl"] for r in rs if final[id(r)]])
-            p = paper.get((rs[0].name, "ppl"))
-            w(f"| {h} | {len(rs)} | {valid} | {test} | {'-' if p is None else p} |")
-    else:
-        paper = _paper("sigsoftmax", "text8")
-        w("## Bits per character (Kanai et al. 2018, supplementary Table 3 analog)\n")
-        w("Ours: PTB spelled as characters (M symbols), the best model by validation loss; valid "
-          "with the evaluation batch size, test with batch size 1 over every test symbol (the "
-          "dump). Paper: text8 (M = 27), one 1024-unit LSTM, `results/paper/"
-          "other_seed_results.csv`: a different corpus, so compare the softmax-sigsoftmax "
-          "difference, not the values.\n")
-        w("| head | seeds | valid bpc | test bpc | paper valid bpc (text8) | "
-          "paper test bpc (text8) |")
-        w("|---|---|---|---|---|---|")
-        for h in heads:
-            rs = by_head[h]
-            valid = _bpc([final[id(r)]["valid_bpc"] for r in rs if final[id(r)]])
-            test = _bpc([final[id(r)]["test_bpc"] for r in rs if final[id(r)]])
-            pv, pt = paper.get((rs[0].name, "valid_bpc")), paper.get((rs[0].name, "test_bpc"))
-            w(f"| {h} | {len(rs)} | {valid} | {test} | "
-              f"{'-' if pv is None else pv} | {'-' if pt is None else pt} |")
+    table(w, heads, by_head, final)
     w("")
 
     w("## Numerical rank of the test log-output matrix\n")
@@ -130,3 +148,13 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     wall_time_rows(w, runs, lambda r: _json(os.path.join(r.dir, "stages.json")),
                    ("train", "analyse"), global_timings)
     return write_markdown(os.path.join(profile.out, "summary.md"), out)
+
+
+def write_nplm_summary(profile, runs, global_timings: dict) -> str:
+    """summary.md of a train_nplm profile (trainer_kinds.py: nplm's report)."""
+    return _write(profile, runs, global_timings, _nplm_setting, _nplm_table)
+
+
+def write_charlm_summary(profile, runs, global_timings: dict) -> str:
+    """summary.md of a train_charlm profile (trainer_kinds.py: charlm's report)."""
+    return _write(profile, runs, global_timings, _charlm_setting, _charlm_table)

@@ -7,8 +7,8 @@ One job per (run, stage) that is not done yet, each running this same driver on 
 
 so the commands and the done-checks are the local backend's: a job whose stage is already complete
 exits at once, and re-submitting skips every stage whose outputs are complete (resume). A stage
-waits (--dependency=afterok) for the jobs of the stages it reads (Stage.after: train -> finetune
--> dump -> dyneval, analyse; score after train); one last job runs plot and tables after every
+waits (--dependency=afterok) for the jobs of the stages it reads (Stage.needs: train -> finetune
+-> dump -> dyneval, analyse; score after train; analyse after the trainer kind's dump stage); one last job runs plot and tables after every
 other job. --kill-on-invalid-dep=yes cancels the jobs behind a failed one. A job of an earlier
 submission that is still queued or running (same script path) is kept, not submitted twice.
 Resources per stage come from the profile's [slurm] table (slurm_resources.py); partition and
@@ -88,7 +88,8 @@ class SlurmBackend:
             for s in enabled:
                 if s.per_run and s.name in pending:
                     jobs.append(self._job(f"{key}/{s.name}", f"{key}-{s.name}", run, [s],
-                                          [f"{key}/{a}" for a in s.after if a in pending],
+                                          [f"{key}/{a}" for a in s.needs(self.p)
+                                           if a in pending],
                                           os.path.join(os.path.abspath(run.dir),
                                                        f"slurm-{s.name}-%j.log")))
         # The report waits for the jobs no other job waits for: through afterok, that is every job.

@@ -1,12 +1,15 @@
 """The stages of `make reproduce`, as one table: each row names a stage, says when a profile has
 it, what it runs and how to tell that its outputs are complete (so a re-run skips it).
 
-Per run (one head, one seed): train (the main SGD -> NT-ASGD phase), finetune, dump (the test-set
-log-probabilities, batch size 1), score (the model before finetuning on valid and test, when the
-profile asks), dyneval (when the profile asks), analyse (rank of the dump), epoch_ranks (the rank
-of the first test rows after every epoch, when the profile asks: epoch_ranks.py). Per profile:
-plot, epoch_plot (rank vs epoch, with epoch_ranks) and tables. The driver (reproduce.py) walks this table; repro_profile.py reads the stage names from it
-to check a profile's estimate_seconds.
+Per run (one head, one seed): the trainer stages of the profile's trainer kind (trainer_kinds.py:
+train, finetune, dump for train_wordlm; train for train_nplm / train_charlm; classify for
+train_classifier), score (the model before finetuning on valid and test, when the profile asks
+and the kind has dyneval), dyneval (likewise), analyse (rank of the dump, for the heads whose dump
+has one: head_facts.py), epoch_ranks (the rank of the first test rows after every epoch, when the
+profile asks: epoch_ranks.py). Per profile: plot, epoch_plot (rank vs epoch, with epoch_ranks)
+and the kind's report (tables, or classify_report). The driver (reproduce.py) walks this table;
+repro_profile.py reads the stage names from it to check a profile's estimate_seconds. No row
+names a trainer kind: each asks the profile's descriptor (`profile.kind`).
 
 Every `run` and `done` function takes the driver `d` (its profile `d.p`, binaries `d.bins`,
 threads `d.threads`, `d.execute(cmd, log)`) and the run (None for the profile-wide stages).
@@ -16,9 +19,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 from typing import Callable
+
+import head_facts
+from run_outputs import outputs_complete
 
 
 class StageError(RuntimeError):
@@ -37,8 +42,16 @@ class Stage:
     # those are done (pipeline/slurm.py: --dependency=afterok). The profile stages come after
     # every run's stages.
     after: tuple[str, ...] = ()
+    # It reads the run's dump: it also waits for the trainer stage that writes it (the profile's
+    # trainer kind's last stage: dump, train or classify).
+    after_dump: bool = False
     # (profile, run) -> whether this run has the stage (per-run stages; default: every run)
     applies: Callable[[object, object], bool] = lambda _p, _r: True
+    report: bool = False  # writes summary.md (it counts its own time as 0 while it writes)
+
+    def needs(self, profile) -> tuple[str, ...]:
+        """The earlier stages of the same run whose outputs it reads, for this profile."""
+        return self.after + ((profile.kind.dump_stage,) if self.after_dump else ())
 
 
 # ---- helpers
@@ -57,91 +70,6 @@ def newer(path: str, *than: str) -> bool:
         return False
     t = os.path.getmtime(path)
     return all(not os.path.exists(o) or os.path.getmtime(o) <= t for o in than)
-
-
-def dump_is_valid(run_dir: str) -> bool:
-    """final.json and logprobs.h5 agree: complete row count, the same test perplexity."""
-    final = read_json(os.path.join(run_dir, "final.json"))
-    h5 = os.path.join(run_dir, "logprobs.h5")
-    if not final or not os.path.exists(h5):
-        return False
-    try:
-        import h5py
-        with h5py.File(h5, "r") as f:
-            rows = f["log_probs"].shape[0]
-            ok = rows == int(f.attrs["num_tokens"]) and rows == f["targets"].shape[0]
-            ppl = float(f.attrs["ppl"])
-    except Exception:  # unreadable or truncated: redo the dump
-        return False
-    # train_nplm / train_charlm record the dump's own ppl (the dump may hold the first test rows
-    # only); train_wordlm's test_ppl is the dump's.
-    expected = float(final.get("dump_ppl", final.get("test_ppl", "nan")))
-    return ok and math.isclose(ppl, expected, rel_tol=1e-9)
-
-
-def trainer_cmd(d, run, until: str) -> list[str]:
-    """The trainer command of a run: train_wordlm up to `until`; for a seed trainer (nplm,
-    charlm) the one command that trains, evaluates and dumps (`until` does not apply); for the
-    classifier, classifier_cmd."""
-    if d.p.seed_trainer:
-        cmd = [d.bins["train_" + d.p.trainer], "--config", run.config, "--head", run.head,
-               "--seed", str(run.seed), "--out", run.dir, "--threads", str(d.threads)]
-        for key, value in d.p.overrides_of(run.head).items():
-            text = str(value).lower() if isinstance(value, bool) else str(value)
-            cmd += [f"--{key}", text]
-        if os.path.exists(os.path.join(run.dir, "checkpoint.pt")):
-            cmd.append("--resume")
-        return cmd
-    if d.p.trainer == "classifier":
-        return classifier_cmd(d, run)
-    cmd = [d.bins["train_wordlm"], "--config", run.config, "--head", run.head,
-           "--seed", str(run.seed), "--out", run.dir, "--threads", str(d.threads)]
-    for key, value in d.p.overrides_of(run.head).items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        cmd += [f"--{key}", text]
-    if epoch_dump_rows(d.p):
-        cmd += ["--epoch_dump_rows", str(epoch_dump_rows(d.p))]
-    cmd += ["--until", until]
-    if os.path.exists(os.path.join(run.dir, "checkpoint.pt")):
-        cmd.append("--resume")
-    return cmd
-
-
-def classifier_cmd(d, run) -> list[str]:
-    """train_classifier for one run: train, evaluate the best model, dump (one stage)."""
-    cmd = [d.bins["train_classifier"], "--config", run.config, "--head", run.head,
-           "--seed", str(run.seed), "--out", run.dir, "--threads", str(d.threads)]
-    for key, value in d.p.overrides_of(run.head).items():
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        cmd += [f"--{key}", text]
-    if os.path.exists(os.path.join(run.dir, "checkpoint.pt")):
-        cmd.append("--resume")
-    return cmd
-
-
-def classifier_dumps(run) -> bool:
-    """Whether a classifier run writes logprobs.h5 (mse has no probabilities)."""
-    return run.name != "mse"
-
-
-def classifier_ranked(run) -> bool:
-    """Whether its dump has a rank: sparse's -inf off the top k leaves it undefined."""
-    return classifier_dumps(run) and run.name != "sparse"
-
-
-def classified(run_dir: str, dumps: bool) -> bool:
-    """final.json holds the test results and, where the run dumps, logprobs.h5 has its rows."""
-    final = read_json(os.path.join(run_dir, "final.json"))
-    if not final or "test_error_pct" not in final:
-        return False
-    if not dumps:
-        return True
-    try:
-        import h5py
-        with h5py.File(os.path.join(run_dir, "logprobs.h5"), "r") as f:
-            return f["log_probs"].shape[0] == int(final["test_images"])
-    except Exception:
-        return False
 
 
 def epoch_dump_rows(profile) -> int:
@@ -170,29 +98,30 @@ def _in(run, name: str) -> str:
 
 # ---- run and done functions, stage by stage
 
-def _trained(stage: str) -> Callable:
+def _trainer_done(stage: str) -> Callable:
+    """A trainer stage is done when the run's outputs are complete (final.json and the dump: a
+    finished dump implies every earlier stage), or, for a stage before the kind's last, when
+    stages.json records it and both checkpoints exist."""
     def done(d, run) -> bool:
-        if dump_is_valid(run.dir):  # a finished dump implies train and finetune
+        kind = d.p.kind
+        if outputs_complete(run.dir, kind.name):
             return True
-        if d.p.seed_trainer:  # train is the whole run: done only with its dump
+        if stage == kind.dump_stage:  # the stage that writes them: done only with them
             return False
         return stage in d.timings(run) and os.path.exists(_in(run, "checkpoint.pt")) and \
             os.path.exists(_in(run, "best.pt"))
     return done
 
 
-def _train(until: str) -> Callable:
+def _trainer_run(stage: str) -> Callable:
+    """Runs the kind's command for the stage; after its last stage the outputs must agree."""
     def run_it(d, run) -> None:
-        d.execute(trainer_cmd(d, run, until), d.log_of(run))
-        if d.p.seed_trainer and not dump_is_valid(run.dir):
-            raise StageError(f"{run.dir}/logprobs.h5 and final.json disagree after training")
+        kind = d.p.kind
+        d.execute(kind.command(d, run, stage), d.log_of(run))
+        if stage == kind.dump_stage and not outputs_complete(run.dir, kind.name):
+            raise StageError(f"{run.dir}/final.json and logprobs.h5 incomplete or disagreeing "
+                             f"after {kind.binary}")
     return run_it
-
-
-def _dump(d, run) -> None:
-    d.execute(trainer_cmd(d, run, "dump"), d.log_of(run))
-    if not dump_is_valid(run.dir):
-        raise StageError(f"{run.dir}/logprobs.h5 and final.json disagree after the dump")
 
 
 def _score(d, run) -> None:
@@ -296,42 +225,8 @@ def _plot_done(d, _run) -> bool:
     return all(newer(prefix + ext, *plot_inputs(d)) for ext in (".png", ".svg"))
 
 
-def _tables(d, _run) -> None:
-    if d.p.seed_trainer:
-        import seed_summary as summary
-    else:
-        import summary
-    path = summary.write_summary(d.p, d.runs, d.global_timings)
-    print(f"[reproduce] wrote {path}", flush=True)
-
-
-def _always(_profile) -> bool:
-    return True
-
-
-def _wordlm(profile) -> bool:
-    return profile.trainer == "wordlm"
-
-
-def _classifier(profile) -> bool:
-    return profile.trainer == "classifier"
-
-
-def _classify(d, run) -> None:
-    d.execute(classifier_cmd(d, run), d.log_of(run))
-    if not classified(run.dir, classifier_dumps(run)):
-        raise StageError(f"{run.dir}/final.json or logprobs.h5 incomplete after train_classifier")
-
-
-def _analysed_run(p, run) -> bool:
-    if p.trainer == "classifier" and not classifier_ranked(run):
-        return False
-    return p.analysed(run)
-
-
-def _classify_report(d, _run) -> None:
-    import classify_summary
-    path = classify_summary.write_summary(d.p, d.runs, d.global_timings)
+def _report(d, _run) -> None:
+    path = d.p.kind.write_report(d.p, d.runs, d.global_timings)
     print(f"[reproduce] wrote {path}", flush=True)
 
 
@@ -339,40 +234,53 @@ def _never_done(_d, _run) -> bool:
     return False  # cheap, always rewritten from the run outputs
 
 
-# Local order = table order. Data dependencies (`after`): finetune restarts from best.pt and the
-# checkpoint of train; the dump reads the finetuned model; score reads best.pt, which finetuning
-# does not rewrite (it writes best_finetune.pt); dyneval reads final.json and best_finetune.pt;
-# analyse reads logprobs.h5.
-def _not_classifier(profile) -> bool:
-    """train_wordlm and the seed trainers (nplm, charlm): stage train, the plot and summary.md."""
-    return profile.trainer != "classifier"
+def _has(stage: str) -> Callable[[object], bool]:
+    """Whether the profile's trainer kind has this trainer stage."""
+    return lambda p: stage in p.kind.stages
 
 
-#
-# A classifier profile (trainer = "classifier") has one trainer stage per run, classify
-# (train_classifier: training, the best model on the test split, the dump), then analyse for the
-# heads whose dump has a rank (not mse: no dump; not sparse: -inf), and classify_report (the
-# summary table and the test-error plot) for the profile.
+def _reports_in(stage: str) -> Callable[[object], bool]:
+    """Whether the profile's trainer kind writes its summary.md in this stage."""
+    return lambda p: p.kind.report_stage == stage
+
+
+def _epoch_dumps(p) -> bool:
+    return p.kind.epoch_dumps and epoch_dump_rows(p) > 0
+
+
+def _analysed_run(p, run) -> bool:
+    """The run's dump has a rank (its head is a registry head whose log-output cannot be -inf:
+    rank_analysis --list-heads) and the profile analyses this seed."""
+    return head_facts.registry().rank_defined(run.head) and p.analysed(run)
+
+
+# Local order = table order. The trainer stages (train, finetune, dump for train_wordlm; train for
+# train_nplm / train_charlm; classify for train_classifier) are the kind's (trainer_kinds.py).
+# Data dependencies (`after`): finetune restarts from best.pt and the checkpoint of train; the
+# dump reads the finetuned model; score reads best.pt, which finetuning does not rewrite (it
+# writes best_finetune.pt); dyneval reads final.json and best_finetune.pt; analyse reads the dump
+# (`after_dump`: the kind's last trainer stage); epoch_ranks the epoch dumps of finetune.
 STAGES: tuple[Stage, ...] = (
-    Stage("train", True, _not_classifier, _train("train"), _trained("train"), head_cost=True),
-    Stage("finetune", True, _wordlm, _train("finetune"), _trained("finetune"), head_cost=True,
-          after=("train",)),
-    Stage("dump", True, _wordlm, _dump, lambda d, run: dump_is_valid(run.dir), head_cost=True,
-          after=("finetune",)),
-    Stage("classify", True, _classifier, _classify,
-          lambda d, run: classified(run.dir, classifier_dumps(run)), head_cost=True),
-    Stage("score", True, lambda p: _wordlm(p) and p.score_after_training, _score, _score_done,
-          head_cost=True, after=("train",)),
-    Stage("dyneval", True, lambda p: _wordlm(p) and bool(p.dyneval.get("enabled", False)),
-          _dyneval, _dyneval_done, head_cost=True, after=("dump",)),
-    Stage("analyse", True, _always, _analyse, _analyse_done, after=("dump", "classify"),
+    Stage("train", True, _has("train"), _trainer_run("train"), _trainer_done("train"),
+          head_cost=True),
+    Stage("finetune", True, _has("finetune"), _trainer_run("finetune"),
+          _trainer_done("finetune"), head_cost=True, after=("train",)),
+    Stage("dump", True, _has("dump"), _trainer_run("dump"), _trainer_done("dump"),
+          head_cost=True, after=("finetune",)),
+    Stage("classify", True, _has("classify"), _trainer_run("classify"),
+          _trainer_done("classify"), head_cost=True),
+    Stage("score", True, lambda p: p.kind.dyneval and p.score_after_training, _score,
+          _score_done, head_cost=True, after=("train",)),
+    Stage("dyneval", True, lambda p: p.kind.dyneval and bool(p.dyneval.get("enabled", False)),
+          _dyneval, _dyneval_done, head_cost=True, after_dump=True),
+    Stage("analyse", True, lambda _p: True, _analyse, _analyse_done, after_dump=True,
           applies=_analysed_run),
-    Stage("epoch_ranks", True, lambda p: _wordlm(p) and epoch_dump_rows(p) > 0, _epoch_ranks,
-          _epoch_ranks_done, after=("finetune",)),
-    Stage("plot", False, _not_classifier, _plot, _plot_done),
-    Stage("epoch_plot", False, lambda p: _wordlm(p) and epoch_dump_rows(p) > 0, _epoch_plot,
-          _epoch_plot_done),
-    Stage("tables", False, _not_classifier, _tables, _never_done),
-    Stage("classify_report", False, _classifier, _classify_report, _never_done),
+    Stage("epoch_ranks", True, _epoch_dumps, _epoch_ranks, _epoch_ranks_done,
+          after=("finetune",)),
+    Stage("plot", False, lambda p: p.kind.singular_value_plot, _plot, _plot_done),
+    Stage("epoch_plot", False, _epoch_dumps, _epoch_plot, _epoch_plot_done),
+    Stage("tables", False, _reports_in("tables"), _report, _never_done, report=True),
+    Stage("classify_report", False, _reports_in("classify_report"), _report, _never_done,
+          report=True),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)

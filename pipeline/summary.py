@@ -14,7 +14,9 @@ import subprocess
 import time
 import tomllib
 
+import head_facts
 from durations import format_duration
+from final_json import read_final, section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAPER_DIR = os.path.join(ROOT, "results", "paper")
@@ -44,18 +46,19 @@ def _paper_csv(name: str) -> list[dict]:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
-def run_results(run) -> dict:
-    """Perplexities of one run by (stage, split), its rank result and stage timings."""
+def run_results(run, trainer: str) -> dict:
+    """Perplexities of one run by (stage, split), its rank result and stage timings. `trainer`:
+    the profile's trainer kind, for a final.json in an old layout (final_json.py)."""
     d = run.dir
-    final, score, dyn = (_json(os.path.join(d, n)) for n in
-                         ("final.json", "score.json", "dyneval.json"))
+    score, dyn = (_json(os.path.join(d, n)) for n in ("score.json", "dyneval.json"))
+    final = read_final(os.path.join(d, "final.json"), trainer)
     ppl = {}
     if score.get("static"):
         ppl[("train", "valid")] = score["static"]["valid_ppl"]
         ppl[("train", "test")] = score["static"]["test_ppl"]
     if final:
-        ppl[("finetune", "valid")] = final["valid_ppl"]
-        ppl[("finetune", "test")] = final["test_ppl"]
+        ppl[("finetune", "valid")] = section(final)["valid_ppl"]
+        ppl[("finetune", "test")] = section(final)["test_ppl"]
     if dyn.get("dynamic"):
         ppl[("dyneval", "valid")] = dyn["dynamic"]["valid_ppl"]
         ppl[("dyneval", "test")] = dyn["dynamic"]["test_ppl"]
@@ -193,11 +196,6 @@ def rank_vs_epoch_section(profile, runs) -> list[str]:
     return out
 
 
-# The paper's rank order (Kanai et al. 2018, Table 3): MoSS >= MoS > ReLU > sigsoftmax > sigmoid >
-# softmax; softmax at d + 2.
-SINGLE_HEADS = ("softmax", "sigsoftmax", "sigmoid", "relu")
-
-
 def findings_section(runs, res: dict) -> list[str]:
     """The paper's claims checked on this profile's numbers, each line 'yes' or 'NO' (computed
     here from the tables above, never written by hand); nothing when softmax has no rank."""
@@ -223,7 +221,11 @@ def findings_section(runs, res: dict) -> list[str]:
     for name, (k, b, label) in rank.items():
         if name != "softmax":
             out.append(f"- {label} exceeds d + 2 = {b}: {yes(k > b)} ({k})")
-    singles = {n: rank[n][0] for n in SINGLE_HEADS if n in rank and n != "relu"}
+    # The paper's rank order (Kanai et al. 2018, Table 3): MoSS >= MoS > ReLU > sigsoftmax >
+    # sigmoid > softmax; softmax at d + 2. The single heads: every head that is not a mixture
+    # (rank_analysis --list-heads), in run order, g:ReLU left out (the claim below excepts it).
+    facts = head_facts.registry()
+    singles = {n: rank[n][0] for n in rank if not facts.is_mixture(n) and n != "relu"}
     for mix in ("mos", "moss"):
         if mix in rank and singles:
             top = max(singles, key=singles.get)
@@ -280,7 +282,7 @@ def write_markdown(path: str, lines: list[str]) -> str:
 
 
 def write_summary(profile, runs, global_timings: dict) -> str:
-    res = {id(r): run_results(r) for r in runs}
+    res = {id(r): run_results(r, profile.trainer) for r in runs}
     heads = list(dict.fromkeys(r.head for r in runs))
     by_head = {h: [r for r in runs if r.head == h] for h in heads}
     first = next((res[id(r)]["rank"] for r in runs if res[id(r)]["rank"]), {})

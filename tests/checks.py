@@ -30,3 +30,17 @@ def import_pipeline():
     """Makes pipeline/*.py importable (seed_summary, repro_profile, ...)."""
     if PIPELINE not in sys.path:
         sys.path.insert(0, PIPELINE)
+
+
+def build_dir():
+    """The build directory: the script's first argument (ctest passes the project's binary
+    directory), else build/ of this checkout. The pipeline reads the head facts from its
+    analysis/rank_analysis (`--list-heads --json`)."""
+    return os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+
+
+def use_build():
+    """Imports the pipeline with its head facts read from build_dir()'s rank_analysis."""
+    import_pipeline()
+    import head_facts
+    head_facts.use(os.path.join(build_dir(), "analysis", "rank_analysis"))

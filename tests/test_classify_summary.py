@@ -15,10 +15,9 @@ import subprocess
 import sys
 import tempfile
 
-from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+from checks import ROOT, build_dir, check, finish, use_build  # noqa: E402
 
-import_pipeline()
-import classify_summary  # noqa: E402
+use_build()
 from repro_profile import load_profile  # noqa: E402
 
 
@@ -50,7 +49,9 @@ def main():
                 json.dump({"T": 10000, "M": 10, "d": 500, "bound": 502, "rank": 10,
                            "rank_numpy": 10, "verdict": "within_bound"},
                           open(os.path.join(run.dir, "rank.json"), "w"))
-        path = classify_summary.write_summary(p, runs, {})
+        path = p.kind.write_report(p, runs, {})
+        check(p.kind.report == ("classify_summary", "write_summary"),
+              "the classifier's report is classify_summary.write_summary")
         text = open(path).read()
         lines = text.splitlines()
 
@@ -80,7 +81,7 @@ def main():
 
     r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "pipeline", "reproduce.py"),
                         "--profile", "classify", "--scheduler", "slurm", "--dry-run",
-                        "--build", "/nonexistent", "--out", "/nonexistent/classify"],
+                        "--build", build_dir(), "--out", "/nonexistent/classify"],
                        capture_output=True, text=True, cwd=ROOT)
     graph = [l.strip() for l in r.stdout.splitlines() if l.startswith("  ") and "/" in l.split()[0]]
     analyse = [l for l in graph if l.split()[0].endswith("/analyse")]

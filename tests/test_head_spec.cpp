@@ -69,3 +69,12 @@ TEST_CASE("head spec: exactly mos and moss are mixtures") {
   CHECK(sb::is_mixture(HeadSpec::parse("moss:K=3")));
   CHECK_FALSE(sb::is_mixture(HeadSpec::parse("sparse:k=3")));
 }
+
+TEST_CASE("head spec: every head's dump has a rank but sparse's, which may hold -inf") {
+  for (const auto& name : sb::head_names()) {
+    INFO(name);
+    const auto kind = sb::head_kind_from_name(name);
+    CHECK(sb::rank_defined(kind) == (name != "sparse"));
+    CHECK(sb::rank_defined(kind) == !sb::may_output_neg_inf(kind));
+  }
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Every shipped profile (pipeline/profiles/*.toml) loads and plans: `reproduce.py --plan` exits 0
 and prints one trainer command per (head, seed), each with the profile's overrides and, where the
-profile asks for rank during training, --epoch_dump_rows. Needs no build and no corpus.
+profile asks for rank during training, --epoch_dump_rows. Needs no corpus; of the build, only
+rank_analysis (the head facts: `--list-heads --json`; argument 1: the build directory).
 
 Then the profiles' promises that a typo would break silently:
 - cpu (the default): >= 2 seeds for every head (the paired t-tests need them), the same seeds for
@@ -23,16 +24,16 @@ import subprocess
 import sys
 import tempfile
 
-from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+from checks import ROOT, build_dir, check, finish, use_build  # noqa: E402
 
-import_pipeline()
+use_build()
 from repro_profile import ProfileError, load_profile  # noqa: E402
 from stages import STAGES  # noqa: E402
 
 
 def plan(name):
     return subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "pipeline", "reproduce.py"),
-                           "--profile", name, "--plan", "--build", "/nonexistent"],
+                           "--profile", name, "--plan", "--build", build_dir()],
                           cwd=ROOT, capture_output=True, text=True)
 
 
@@ -101,7 +102,8 @@ def main():
                                           {"softmax", "softmax_abs", "spherical", "taylor"}),
                                          ("char", "charlm", "text8", {"softmax", "sigsoftmax"})):
         p = load_profile(os.path.join(ROOT, "pipeline", "profiles", name + ".toml"))
-        check(p.trainer == trainer and p.seed_trainer, f"{name}: trainer {p.trainer}")
+        check(p.trainer == trainer and p.kind.stages == ("train",),
+              f"{name}: trainer {p.trainer}, one trainer stage")
         stages = [s.name for s in STAGES if s.per_run and s.enabled(p)]
         check(stages == ["train", "analyse"], f"{name}: per-run stages train, analyse ({stages})")
         est = estimate_seconds(p)

@@ -30,7 +30,11 @@ import tempfile
 import h5py
 import numpy as np
 
-from checks import ROOT, check, finish  # noqa: E402
+from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+
+import_pipeline()
+from final_json import read_final, section  # noqa: E402  (any layout: schema 2 or the old)
+
 DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
 CLUSTER = os.path.join(ROOT, "pipeline", "slurm_local_cluster.sh")
 
@@ -74,7 +78,7 @@ def compare_runs(local: str, slurm: str) -> None:
                         k != "file" and not k.startswith("seconds"))
         check(not differ, f"{d}: rank.json agrees in every field (rank {rb.get('rank')}, "
                           f"bound {rb.get('bound')}){'; differ: ' + str(differ) if differ else ''}")
-        fa, fb = (json.load(open(os.path.join(x, "final.json"))) for x in (a, b))
+        fa, fb = (section(read_final(os.path.join(x, "final.json"), "wordlm")) for x in (a, b))
         sa, sb = (json.load(open(os.path.join(x, "score.json"))) for x in (a, b))
         check(fa["test_ppl"] == fb["test_ppl"] and fa["valid_ppl"] == fb["valid_ppl"] and
               sa["static"] == sb["static"],

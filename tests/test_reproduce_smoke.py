@@ -35,7 +35,11 @@ import tempfile
 import h5py
 import numpy as np
 
-from checks import ROOT, check, finish  # noqa: E402
+from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+
+import_pipeline()
+from final_json import read_final, section  # noqa: E402  (any layout: schema 2 or the old)
+
 DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
 
 
@@ -90,7 +94,7 @@ def main() -> int:
           f"sigma_b / sigma_b+1 = {s['spectral_gap']:.3g})")
     unigram = unigram_ppl(os.path.join(out, runs[0]))
     for d, r in ranks.items():
-        ppl = json.load(open(os.path.join(out, d, "final.json")))["test_ppl"]
+        ppl = section(read_final(os.path.join(out, d, "final.json"), "wordlm"))["test_ppl"]
         learned = ppl < unigram
         if r["head"] in ("softmax", "sigsoftmax"):
             check(learned, f"{r['head']} learned: test ppl {ppl:.1f} < unigram {unigram:.1f}")
@@ -104,7 +108,7 @@ def main() -> int:
                   f"unigram {unigram:.1f}): rank {r['rank']} not asserted")
 
     for d in runs:
-        final = json.load(open(os.path.join(out, d, "final.json")))
+        final = section(read_final(os.path.join(out, d, "final.json"), "wordlm"))
         with h5py.File(os.path.join(out, d, "logprobs.h5"), "r") as f:
             lp, tg = f["log_probs"][:], f["targets"][:]
             attr = float(f.attrs["ppl"])

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """pipeline/seed_summary.py on fabricated run directories (no training) of the seed papers'
-profiles: the NPLM table puts our test ppl beside de Brebisson & Vincent's Table 5 figure of the
+profiles, reached through the trainer kind's descriptor (trainer_kinds.py): the NPLM table puts our test ppl beside de Brebisson & Vincent's Table 5 figure of the
 same head (read here independently from results/paper/other_seed_results.csv), the character
 table our bpc (three decimals) beside the paper's text8 figures, the rank table carries every
 run's verdict (bound_not_binding included), mean ± sample std over seeds, '-' for a run without
@@ -14,10 +14,9 @@ import statistics
 import sys
 import tempfile
 
-from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+from checks import ROOT, check, finish, use_build  # noqa: E402
 
-import_pipeline()
-import seed_summary  # noqa: E402
+use_build()
 from repro_profile import load_profile  # noqa: E402
 
 
@@ -60,7 +59,7 @@ def main():
         fabricate(out, "taylor", 1, {"valid_ppl": 250.0, "test_ppl": 240.5},
                   dict(rank, rank=900, verdict="exceeds_bound", theorem2_bounded=False))
         fabricate(out, "spherical", 1, None, None)
-        text = open(seed_summary.write_summary(p, p.runs(), {})).read()
+        text = open(p.kind.write_report(p, p.runs(), {})).read()
         sm = row(text, "softmax")
         mean, std = statistics.mean([190.0, 196.0]), statistics.stdev([190.0, 196.0])
         check(f"| softmax | 2 | 205.0 ± 7.1 | {mean:.1f} ± {std:.1f} | "
@@ -86,7 +85,7 @@ def main():
                 "verdict": "bound_not_binding", "theorem2_bounded": True, "spectral_gap": None}
         fabricate(out, "softmax", 1, {"valid_bpc": 1.61234, "test_bpc": 1.65}, rank)
         fabricate(out, "sigsoftmax", 1, {"valid_bpc": 1.6, "test_bpc": 1.649}, rank)
-        text = open(seed_summary.write_summary(p, p.runs(), {})).read()
+        text = open(p.kind.write_report(p, p.runs(), {})).read()
         check(row(text, "softmax") == f"| softmax | 1 | 1.612 | 1.650 | "
               f"{paper[('text8', 'softmax', 'valid_bpc')]} | {paper[('text8', 'softmax', 'test_bpc')]} |",
               f"softmax bpc row: {row(text, 'softmax')}")

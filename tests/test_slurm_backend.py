@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import ROOT, check, finish  # noqa: E402
+from checks import ROOT, build_dir, check, finish  # noqa: E402
 DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
 FAKE = os.path.join(ROOT, "tests", "fake_slurm.py")
 
@@ -43,13 +43,18 @@ def fake_env(tmp: str) -> dict:
 
 
 def fake_build(tmp: str) -> str:
-    """A build directory whose binaries exist (check_binaries); no job runs them here."""
+    """A build directory whose binaries exist (check_binaries); no job runs them here. Its
+    rank_analysis answers --list-heads (the head facts the plan reads) with the real build's."""
     build = os.path.join(tmp, "build")
+    real = os.path.join(build_dir(), "analysis", "rank_analysis")
     for rel in ("trainers/train_wordlm", "trainers/dyneval", "analysis/rank_analysis"):
         path = os.path.join(build, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
-            f.write("#!/bin/sh\nexit 1\n")
+            f.write("#!/bin/sh\n")
+            if rel.endswith("rank_analysis"):
+                f.write(f'[ "$1" = --list-heads ] && exec {real} "$@"\n')
+            f.write("exit 1\n")
         os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
     return build
 
@@ -85,7 +90,8 @@ def sbatch_calls(tmp: str) -> list[dict]:
 def test_dry_run(tmp: str) -> None:
     out = os.path.join(tmp, "paper_out")
     env = dict(os.environ, PATH="/usr/bin:/bin")  # no sbatch: a dry run needs none
-    r = driver("--profile", "paper", "--scheduler", "slurm", "--dry-run", "--out", out, env=env)
+    r = driver("--profile", "paper", "--scheduler", "slurm", "--dry-run", "--out", out,
+               "--build", build_dir(), env=env)
     scripts = re.findall(r"^# ---- (\S+)", r.stdout, re.M)
     check(r.returncode == 0 and len(scripts) == 60 * 6 + 1,
           f"paper --dry-run: exit 0, one script per (run, stage) + 1 = 361 (got {r.returncode}, "
@@ -208,7 +214,7 @@ def test_errors(tmp: str) -> None:
 
 
 def test_projection(tmp: str) -> None:
-    r = driver("--profile", "paper", "--plan")
+    r = driver("--profile", "paper", "--plan", "--build", build_dir())
     check(r.returncode == 0 and "projected GPU-hours: not measured" in r.stdout,
           "the paper plan says its GPU-hours are not measured")
     prof = os.path.join(tmp, "gpu.toml")
@@ -219,7 +225,7 @@ def test_projection(tmp: str) -> None:
                 "[overrides_by_head]\nmos = { epochs = 10 }\n"
                 "[gpu_throughput]\ntrain_tokens_per_epoch = 1000\nsource = \"test\"\n"
                 "tokens_per_s = { softmax = 250 }\n")
-    r = driver("--profile", prof, "--plan")
+    r = driver("--profile", prof, "--plan", "--build", build_dir())
     hours = 3 * (1000 + 500) * 1000 / 250 / 3600  # 3 seeds x (epochs + finetune) x tokens / rate
     check(f"softmax: 3 runs x (1000 + 500) epochs x 1000 tokens / 250 tokens/s = {hours:,.0f} "
           "GPU-hours" in r.stdout, f"projection = runs x epochs x tokens / rate ({hours:.1f} h)")

@@ -17,9 +17,9 @@ import statistics
 import sys
 import tempfile
 
-from checks import check, finish, import_pipeline
+from checks import check, finish, use_build
 
-import_pipeline()
+use_build()
 import summary  # noqa: E402
 from repro_profile import load_profile  # noqa: E402
 
