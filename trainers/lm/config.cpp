@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/head_spec.h"
+#include "trainers/runkit/epoch_keys.h"
 
 namespace sb::lm {
 
@@ -20,21 +21,8 @@ const runkit::ConfigTable<WordLmConfig>& config_table() {
   static const runkit::ConfigTable<C> table(
       "Word-level LM configuration (trainers/lm/config.h)",
       {
-          {"data",
-           {
-               key("dataset", &C::dataset,
-                   "corpus name: ptb | wikitext-2 (finds the data; names the outputs)"),
-               key("data", &C::data,
-                   "corpus directory; \"\" = search datasets/ and ../shared/datasets")
-                   .not_trajectory(),
-               key("train_tokens", &C::train_tokens,
-                   "use only the first N training tokens (0 = all); scaled-down CPU runs",
-                   at_least(0)),
-               key("valid_tokens", &C::valid_tokens,
-                   "use only the first N validation tokens (0 = all)", at_least(0)),
-               key("test_tokens", &C::test_tokens, "use only the first N test tokens (0 = all)",
-                   at_least(0)),
-           }},
+          {"data", runkit::corpus_keys<C>(
+                       "corpus name: ptb | wikitext-2 (finds the data; names the outputs)")},
           {"model",
            {
                key("head", &C::head,

@@ -14,19 +14,7 @@ const runkit::ConfigTable<NplmConfig>& nplm_config() {
   static const runkit::ConfigTable<C> table(
       "Feed-forward neural LM configuration (trainers/nplm/config.h)",
       {
-          {"data",
-           {
-               key("dataset", &C::dataset, "corpus name: ptb | wikitext-2"),
-               key("data", &C::data,
-                   "corpus directory; \"\" = search datasets/ and ../shared/datasets")
-                   .not_trajectory(),
-               key("train_tokens", &C::train_tokens,
-                   "use only the first N training tokens (0 = all)", at_least(0)),
-               key("valid_tokens", &C::valid_tokens,
-                   "use only the first N validation tokens (0 = all)", at_least(0)),
-               key("test_tokens", &C::test_tokens, "use only the first N test tokens (0 = all)",
-                   at_least(0)),
-           }},
+          {"data", runkit::corpus_keys<C>("corpus name: ptb | wikitext-2")},
           {"model",
            {
                key("head", &C::head,

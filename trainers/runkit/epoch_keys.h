@@ -3,6 +3,7 @@
 // and the same trajectory flags: clip, epochs, max_batches, seed, threads, log_interval. A policy
 // of the trainers, not of the engine (trainers/runkit/config_table.h).
 
+#include <string>
 #include <vector>
 
 #include "trainers/runkit/config_table.h"
@@ -22,6 +23,24 @@ std::vector<ConfigKey<C>> epoch_loop_keys() {
       key("threads", &C::threads, "threads (0 = number of cores)", at_least(0)),
       key("log_interval", &C::log_interval, "progress line every N batches", at_least(1))
           .not_trajectory(),
+  };
+}
+
+/// The rows of a corpus-reading trainer (train_wordlm, train_nplm): the corpus name, its
+/// directory and the first tokens of each split. `dataset` describes the corpus names the trainer
+/// knows. data does not shape the trajectory (the same corpus may move).
+template <class C>
+std::vector<ConfigKey<C>> corpus_keys(const std::string& dataset) {
+  return {
+      key("dataset", &C::dataset, dataset),
+      key("data", &C::data, "corpus directory; \"\" = search datasets/ and ../shared/datasets")
+          .not_trajectory(),
+      key("train_tokens", &C::train_tokens, "use only the first N training tokens (0 = all)",
+          at_least(0)),
+      key("valid_tokens", &C::valid_tokens, "use only the first N validation tokens (0 = all)",
+          at_least(0)),
+      key("test_tokens", &C::test_tokens, "use only the first N test tokens (0 = all)",
+          at_least(0)),
   };
 }
 
