@@ -1,8 +1,8 @@
 #pragma once
-// One log-output file in, one RankResult (contract/rank_result.h) out: open and validate (HDF5 or .npy, matrix_source.h),
-// complete the header from the given facts (model_facts.h), choose the method, stream the matrix
-// (float32 or float64 rows, as stored), refuse non-finite entries, compute the spectrum and the
-// rank report.
+// One log-output file in, one RankResult (contract/rank_result.h) out: open and validate (HDF5 or
+// .npy, matrix_source.h), complete the header from the given facts (model_facts.h), choose the
+// method, stream the matrix (float32 or float64 rows, as stored), refuse non-finite entries,
+// compute the spectrum and the rank report.
 
 #include <functional>
 #include <string>
@@ -10,8 +10,8 @@
 
 #include "analysis/matrix_source.h"
 #include "analysis/model_facts.h"
-#include "contract/rank_result.h"
 #include "analysis/spectrum.h"
+#include "contract/rank_result.h"
 
 namespace sb::analysis {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "contract/logprob_file.h"
 #include "analysis/matrix_source.h"
+#include "contract/logprob_file.h"
 
 namespace sb::analysis {
 

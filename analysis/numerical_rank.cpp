@@ -19,7 +19,6 @@ double parse_eps(const std::string& text) {
   return *value;
 }
 
-
 RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_t cols, double eps,
                           int64_t bound, bool theorem2_bounded, double resolution_rel) {
   RankReport r;

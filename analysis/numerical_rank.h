@@ -18,7 +18,6 @@ double parse_eps(const std::string& text);
 
 using contract::RankReport;  // the report is part of the result file (contract/rank_report.h)
 
-
 /// sigma: descending. resolution_rel: the method's relative resolution (gram: sqrt(eps64);
 /// exact: a few eps of its precision).
 RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_t cols, double eps,

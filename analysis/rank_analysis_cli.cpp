@@ -35,11 +35,10 @@ void print_table(const std::vector<contract::RankResult>& results) {
     std::printf(
         "%-28s %-11s %6lld %7lld %5lld %4d %6lld %8lld %8s %10.3e %9.3e %10.4e %9.3g %-13s %-6s "
         "%8.2f %s\n",
-        file.c_str(), h.head.c_str(), static_cast<long long>(h.M),
-        static_cast<long long>(h.T), static_cast<long long>(h.d), h.bias ? 1 : 0,
-        static_cast<long long>(p.bound), static_cast<long long>(p.rank), rank_np.c_str(), p.tol,
-        p.eps, p.sigma_max, p.spectral_gap, p.verdict().c_str(), r.method.c_str(), r.seconds,
-        p.certificate().c_str());
+        file.c_str(), h.head.c_str(), static_cast<long long>(h.M), static_cast<long long>(h.T),
+        static_cast<long long>(h.d), h.bias ? 1 : 0, static_cast<long long>(p.bound),
+        static_cast<long long>(p.rank), rank_np.c_str(), p.tol, p.eps, p.sigma_max, p.spectral_gap,
+        p.verdict().c_str(), r.method.c_str(), r.seconds, p.certificate().c_str());
   }
   for (const auto& r : results) {
     const auto& p = r.report;

@@ -32,7 +32,6 @@ struct FiniteScan {
 
 using contract::SpectrumTiming;  // contract/rank_report.h
 
-
 /// Progress of the streaming pass: called after each block with the rows read so far. The last
 /// call (rows_done == rows_total) comes right before the LAPACK call, which reports nothing.
 using Progress = std::function<void(int64_t rows_done, int64_t rows_total)>;

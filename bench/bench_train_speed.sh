@@ -210,7 +210,7 @@ for r, pos, label, d in rows:
           f"{cell(e, 'mean_loss', '.4f')} |")
 print()
 print("The losses above are not the check that both sides compute the same model: that is "
-      "`ctest -R 'PyTorch reference'` (tests/test_reference_parity.py), which starts both "
+      "`ctest -R 'PyTorch reference'` (tests/trainers/lm/test_reference_parity.py), which starts both "
       "from the same weights on the same tokens and compares every step (float64 within 1e-10). "
       "Here each side starts from its own (equal) initialisation and masks, but float32 rounding "
       "differences of ~1e-7 grow about 2x per step at lr 20, so the mean losses over the timed "

@@ -11,7 +11,7 @@
 // step as in trainer.cpp (trainers/lm/train_step.h): zero_grad, forward, head loss + AR (2) +
 // TAR (1), backward, clip 0.25, SGD (lr 20, weight decay 1.2e-6). Batch 20, BPTT 35 fixed, the
 // state carried across batches. That wordlm_reference.py computes the same losses from the same
-// weights is tested by tests/test_reference_parity.py (ctest -R "PyTorch reference").
+// weights is tested by tests/trainers/lm/test_reference_parity.py (ctest -R "PyTorch reference").
 // Evaluation: eval mode, no grad, forward + head loss on the validation split (batch 20).
 // Prints one JSON line per mode: {"impl":"cpp","head":...,"mode":...,"tokens_per_s":...,...}.
 
@@ -30,8 +30,8 @@
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/heads/row_nll_function.h"
-#include "trainers/runkit/process_setup.h"
 #include "trainers/lm/train_step.h"
+#include "trainers/runkit/process_setup.h"
 
 namespace {
 

@@ -19,7 +19,7 @@ Training step (trainers/lm/train_step.h): zero_grad, forward, loss + AR (2) + TA
 clip_grad_norm_ 0.25, SGD lr 20 with weight decay 1.2e-6; batch 20, BPTT 35 fixed, the state
 carried (detached) across batches. Evaluation: model.eval(), torch.no_grad(), forward + loss on
 the validation split, batch 20. One JSON line per mode on stdout.
-tests/test_reference_parity.py imports this module: it loads the C++ model's initial parameters
+tests/trainers/lm/test_reference_parity.py imports this module: it loads the C++ model's initial parameters
 (import_parameters) and checks that segment_loss + clipped_sgd_step give the C++ losses.
 """
 
@@ -145,7 +145,7 @@ def cpp_name(name):
 
 
 def import_parameters(model, tensors, source):
-    """Copies {C++ name: array} (e.g. the initial parameters tests/wordlm_parity.cpp writes) into
+    """Copies {C++ name: array} (e.g. the initial parameters tests/fixtures/wordlm_parity.cpp writes) into
     the model; every parameter on both sides must be matched, with equal shapes."""
     wanted = {cpp_name(n): p for n, p in model.named_parameters()}
     missing, extra = sorted(wanted.keys() - tensors.keys()), sorted(tensors.keys() - wanted.keys())

@@ -1,6 +1,6 @@
 # sb_write_link_graph(FILE DIR...): writes one line per static library defined in the DIRs,
 # "target: linked targets", from each target's LINK_LIBRARIES and INTERFACE_LINK_LIBRARIES as
-# CMake resolved them (generator expressions dropped). tests/check_design_links.py compares it
+# CMake resolved them (generator expressions dropped). tests/cmake/check_design_links.py compares it
 # with docs/design.md's "Who may use whom" table, so a link the table forbids fails a test.
 function(sb_write_link_graph file)
   set(lines "")

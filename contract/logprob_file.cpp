@@ -43,8 +43,7 @@ LogProbHeader make_header(const std::string& head, int64_t d, bool bias, int64_t
 }
 
 int64_t chunk_rows_for(int64_t M, int64_t T) {
-  const int64_t rows =
-      std::max<int64_t>(1, (int64_t{1} << 20) / (4 * std::max<int64_t>(1, M)));
+  const int64_t rows = std::max<int64_t>(1, (int64_t{1} << 20) / (4 * std::max<int64_t>(1, M)));
   return std::min(rows, std::max<int64_t>(1, T));
 }
 
@@ -54,8 +53,8 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
     : path_(std::move(path)), tmp_(h5::temporary_path(path_)), header_(std::move(header)) {
   const auto& h = header_;
   if (h.M < 1 || h.T < 1)
-    throw std::invalid_argument(path_ + ": M and T must be >= 1, got " +
-                                std::to_string(h.M) + ", " + std::to_string(h.T));
+    throw std::invalid_argument(path_ + ": M and T must be >= 1, got " + std::to_string(h.M) +
+                                ", " + std::to_string(h.T));
   head_kind_from_name(h.head);  // throws, listing the valid names
   if (h.compute_dtype != "float32" && h.compute_dtype != "float64")
     throw std::invalid_argument(path_ + ": compute_dtype must be float32 or float64, got '" +
@@ -68,10 +67,8 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   target_buffer_.reserve(static_cast<size_t>(chunk_rows_));
 
   file_ = h5::create_file(tmp_);
-  const hsize_t lp_dims[2] = {static_cast<hsize_t>(h.T),
-                              static_cast<hsize_t>(h.M)};
-  const hsize_t lp_chunk[2] = {static_cast<hsize_t>(chunk_rows_),
-                               static_cast<hsize_t>(h.M)};
+  const hsize_t lp_dims[2] = {static_cast<hsize_t>(h.T), static_cast<hsize_t>(h.M)};
+  const hsize_t lp_chunk[2] = {static_cast<hsize_t>(chunk_rows_), static_cast<hsize_t>(h.M)};
   h5::Handle space(H5Screate_simple(2, lp_dims, nullptr), H5Sclose);
   h5::Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_chunk(plist.get(), 2, lp_chunk);
@@ -113,8 +110,7 @@ LogProbWriter::~LogProbWriter() {
 void LogProbWriter::write_rows(const float* rows, const int64_t* targets, int64_t count) {
   const int64_t m = header_.M;
   if (written_ + count > header_.T)
-    throw std::runtime_error(path_ +
-                             ": more rows than T = " + std::to_string(header_.T));
+    throw std::runtime_error(path_ + ": more rows than T = " + std::to_string(header_.T));
   for (int64_t r = 0; r < count; ++r) {
     const int64_t t = targets[r];
     if (t < 0 || t >= m)

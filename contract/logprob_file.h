@@ -23,13 +23,13 @@ namespace sb::contract {
 inline constexpr int64_t kLogProbFormatVersion = 2;
 
 struct LogProbHeader {
-  std::string head;        ///< registry name (head_spec.h)
-  int64_t d = 0;           ///< size of the vector the decoder multiplies
-  bool bias = false;       ///< decoder bias present
-  int64_t M = 0;           ///< columns: the vocabulary (classes)
-  int64_t T = 0;           ///< rows: the predicted tokens
-  std::string dataset;     ///< e.g. "ptb"
-  std::string split;       ///< e.g. "test"
+  std::string head;     ///< registry name (head_spec.h)
+  int64_t d = 0;        ///< size of the vector the decoder multiplies
+  bool bias = false;    ///< decoder bias present
+  int64_t M = 0;        ///< columns: the vocabulary (classes)
+  int64_t T = 0;        ///< rows: the predicted tokens
+  std::string dataset;  ///< e.g. "ptb"
+  std::string split;    ///< e.g. "test"
   int64_t seed = 0;
   double ppl = 0;  ///< set by LogProbWriter::finish, read back by the reader
   std::string compute_dtype = "float32";

@@ -12,7 +12,6 @@ std::string RankReport::certificate() const {
   return certified ? "certified" : "uncertain +-" + std::to_string(uncertain);
 }
 
-
 void write_rank_result(const std::string& path, const RankResult& res) {
   const std::string tmp = h5::temporary_path(path);
   try {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A one-node Slurm cluster on this machine, for tests/test_reproduce_slurm.py and for trying
+# A one-node Slurm cluster on this machine, for tests/pipeline/test_reproduce_slurm.py and for trying
 # `make reproduce SCHEDULER=slurm` without a cluster:
 #
 #   pipeline/slurm_local_cluster.sh start DIR    # writes DIR/slurm.conf, starts munged, slurmctld,

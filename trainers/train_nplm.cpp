@@ -9,8 +9,8 @@
 
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
-#include "trainers/runkit/process_setup.h"
 #include "trainers/nplm/nplm_trainer.h"
+#include "trainers/runkit/process_setup.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {

@@ -9,9 +9,9 @@
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/lm/config.h"
+#include "trainers/lm/trainer.h"
 #include "trainers/runkit/device.h"
 #include "trainers/runkit/process_setup.h"
-#include "trainers/lm/trainer.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {

@@ -37,7 +37,9 @@ double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
 }
 
 CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_dir)
-    : EpochTrainer("charlm", std::move(run_dir)), config_(std::move(config)), corpus_(std::move(corpus)) {
+    : EpochTrainer("charlm", std::move(run_dir)),
+      config_(std::move(config)),
+      corpus_(std::move(corpus)) {
   torch::manual_seed(static_cast<uint64_t>(config_.seed));
   model = CharLstm(corpus_.vocab.size(), HeadSpec::parse(config_.head), config_.emsize,
                    config_.nhid, config_.nlayers);

@@ -13,8 +13,8 @@
 #include "trainers/charlm/char_corpus.h"
 #include "trainers/charlm/char_model.h"
 #include "trainers/charlm/config.h"
-#include "trainers/runkit/metrics_log.h"
 #include "trainers/runkit/epoch_trainer.h"
+#include "trainers/runkit/metrics_log.h"
 
 namespace sb::charlm {
 

@@ -209,10 +209,10 @@ void ClassifierTrainer::finish() {
   const bool dump = config_.dump_test && !is_mse(config_);
   std::unique_ptr<contract::LogProbWriter> writer;
   if (dump) {
-    const auto h = contract::make_header(
-        HeadSpec::parse(config_.head).name(), config_.fc, /*bias=*/true,
-        static_cast<int64_t>(classes_.size()), splits_.test.size(),
-        {dataset_, "test", config_.seed, to_toml(config_), classes_});
+    const auto h =
+        contract::make_header(HeadSpec::parse(config_.head).name(), config_.fc, /*bias=*/true,
+                              static_cast<int64_t>(classes_.size()), splits_.test.size(),
+                              {dataset_, "test", config_.seed, to_toml(config_), classes_});
     writer = std::make_unique<contract::LogProbWriter>(path("logprobs.h5"), h);
   }
   const auto test =

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "datasets/batchify.h"
-#include "trainers/runkit/device.h"
 #include "trainers/lm/evaluate.h"
+#include "trainers/runkit/device.h"
 
 namespace sb::lm {
 
@@ -55,7 +55,8 @@ void validate(const DynamicEvalOptions& o) {
 }
 
 GradientStats gradient_statistics(AwdLstm& model, const std::vector<int64_t>& train_ids,
-                                  const DynamicEvalOptions& options, const runkit::ProgressFn& progress) {
+                                  const DynamicEvalOptions& options,
+                                  const runkit::ProgressFn& progress) {
   validate(options);
   const int64_t B = options.stats_batch_size(), bptt = options.stats_bptt();
   if (static_cast<int64_t>(train_ids.size()) < 2 * B)
@@ -223,9 +224,10 @@ GridSearchResult grid_search(AwdLstm& model, const std::vector<int64_t>& ids,
   for (double lr : lrs) {
     for (double lambda : lambdas) {
       const auto options = DynamicEvalOptions(base).lr(lr).lambda(lambda);
-      const GridPoint point{lr, lambda,
-                            dynamic_evaluate(model, ids, stats, options,
-                                             progress_of ? progress_of(lr, lambda) : runkit::ProgressFn{})};
+      const GridPoint point{
+          lr, lambda,
+          dynamic_evaluate(model, ids, stats, options,
+                           progress_of ? progress_of(lr, lambda) : runkit::ProgressFn{})};
       result.points.push_back(point);
       if (on_point) on_point(point);
       if (point.loss < result.best.loss) result.best = point;  // strict: the first equal wins

@@ -15,13 +15,13 @@
 #include "common/duration.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
+#include "trainers/lm/trainer.h"
 #include "trainers/runkit/atomic_write.h"
 #include "trainers/runkit/checkpoint.h"
 #include "trainers/runkit/device.h"
-#include "trainers/runkit/process_setup.h"
-#include "trainers/runkit/metrics_log.h"
-#include "trainers/lm/trainer.h"
 #include "trainers/runkit/interrupt.h"
+#include "trainers/runkit/metrics_log.h"
+#include "trainers/runkit/process_setup.h"
 
 namespace sb::lm {
 
@@ -236,7 +236,8 @@ void run_dyneval(const std::string& run_dir, const DynevalConfig& cfg) {
                 number(options.lambda()).c_str());
     dynamic_valid = search.best.loss;
   } else {
-    dynamic_valid = dynamic_evaluate(model, valid, stats, options, runkit::timed_progress("dynamic valid"));
+    dynamic_valid =
+        dynamic_evaluate(model, valid, stats, options, runkit::timed_progress("dynamic valid"));
   }
   t = clock_type::now();
   const double dynamic_test =

@@ -1,7 +1,7 @@
 #pragma once
 // The two halves of one AWD-LSTM training step (Merity et al. 2018), shared by the trainer
 // (trainer.cpp), the speed benchmark (bench/bench_wordlm.cpp) and the reference-parity test
-// (tests/wordlm_parity.cpp), so that all three run the same step:
+// (tests/fixtures/wordlm_parity.cpp), so that all three run the same step:
 //   segment_loss      forward from the detached carried state; the head's mean NLL + AR + TAR
 //   (loss.backward(), by the caller)
 //   clipped_sgd_step  clip the global gradient norm, then SGD with weight decay (sgd_step)

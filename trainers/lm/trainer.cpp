@@ -9,10 +9,10 @@
 #include <stdexcept>
 
 #include "datasets/batchify.h"
-#include "trainers/runkit/device.h"
 #include "trainers/lm/evaluate.h"
-#include "trainers/runkit/dump_rows.h"
 #include "trainers/lm/train_step.h"
+#include "trainers/runkit/device.h"
+#include "trainers/runkit/dump_rows.h"
 
 namespace sb::lm {
 
@@ -379,8 +379,8 @@ void WordLmTrainer::finish() {
                {"valid_loss", result_.best_valid_loss},
                {"dump", result_.dump_path},
                {"dump_rows", rows},
-               {"dump_ppl", config_.dump_test ? nlohmann::json(result_.test_ppl)
-                                              : nlohmann::json(nullptr)}},
+               {"dump_ppl",
+                config_.dump_test ? nlohmann::json(result_.test_ppl) : nlohmann::json(nullptr)}},
               {{"valid_ppl", std::exp(result_.best_valid_loss)},
                {"test_ppl", result_.test_ppl},
                {"asgd_epoch", asgd_epoch_}});

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "trainers/runkit/dump_rows.h"
 #include "trainers/nplm/unigram.h"
+#include "trainers/runkit/dump_rows.h"
 
 namespace sb::nplm {
 
@@ -21,7 +21,8 @@ torch::Tensor epoch_order(int64_t rows, int64_t seed, int64_t epoch) {
 
 }  // namespace
 
-double mean_nll(Nplm& model, const Contexts& data, int64_t batch, const runkit::ProgressFn& progress) {
+double mean_nll(Nplm& model, const Contexts& data, int64_t batch,
+                const runkit::ProgressFn& progress) {
   torch::NoGradGuard no_grad;
   model->eval();
   const int64_t T = data.targets.size(0);
@@ -38,7 +39,9 @@ double mean_nll(Nplm& model, const Contexts& data, int64_t batch, const runkit::
 }
 
 NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run_dir)
-    : EpochTrainer("nplm", std::move(run_dir)), config_(std::move(config)), corpus_(std::move(corpus)) {
+    : EpochTrainer("nplm", std::move(run_dir)),
+      config_(std::move(config)),
+      corpus_(std::move(corpus)) {
   const int64_t eos = corpus_.vocab.find(data::kEos);
   if (eos < 0) throw std::invalid_argument("the vocabulary has no " + std::string(data::kEos));
   if (static_cast<int64_t>(corpus_.train.size()) < config_.batch_size)
@@ -138,7 +141,7 @@ void NplmTrainer::finish() {
     for (int64_t begin = 0; begin < rows; begin += block) {
       const int64_t end = std::min(rows, begin + block);
       runkit::write_rows(writer, model->log_probs(test_.inputs.slice(/*dim=*/0, begin, end)),
-                     test_.targets.slice(/*dim=*/0, begin, end));
+                         test_.targets.slice(/*dim=*/0, begin, end));
       progress((end + block - 1) / block, (rows + block - 1) / block, end);
     }
     result_.dump_ppl = writer.finish();

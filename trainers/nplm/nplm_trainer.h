@@ -13,11 +13,11 @@
 #include <string>
 
 #include "datasets/corpus.h"
-#include "trainers/runkit/metrics_log.h"
 #include "trainers/nplm/config.h"
 #include "trainers/nplm/contexts.h"
 #include "trainers/nplm/nplm_model.h"
 #include "trainers/runkit/epoch_trainer.h"
+#include "trainers/runkit/metrics_log.h"
 
 namespace sb::nplm {
 

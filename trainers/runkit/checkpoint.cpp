@@ -33,8 +33,8 @@ void load_into(torch::serialize::InputArchive& archive, torch::nn::Module& model
   try {
     model.load(archive);
   } catch (const c10::Error& e) {
-    throw std::runtime_error(path + ": " + what + " do not match this model's config: " +
-                             e.what_without_backtrace());
+    throw std::runtime_error(path + ": " + what +
+                             " do not match this model's config: " + e.what_without_backtrace());
   }
 }
 
@@ -98,8 +98,7 @@ CheckpointReader::CheckpointReader(std::string path, const std::string& trainer,
   if (!fs::exists(path_)) throw std::runtime_error(path_ + ": no checkpoint to resume from");
   archive_.load_from(path_, device);  // every tensor onto the model's device
   c10::IValue format;
-  if (!archive_.try_read("format", format) || !format.isString() ||
-      format.toStringRef() != kFormat)
+  if (!archive_.try_read("format", format) || !format.isString() || format.toStringRef() != kFormat)
     throw std::runtime_error(path_ + ": not a checkpoint of this project (no format '" +
                              std::string(kFormat) + "'; written by an older version?)");
   const auto version = field("version").toInt();
@@ -108,8 +107,7 @@ CheckpointReader::CheckpointReader(std::string path, const std::string& trainer,
                              ", expected " + std::to_string(kVersion));
   const auto written_by = field("trainer").toStringRef();
   if (written_by != trainer)
-    throw std::runtime_error(path_ + ": written by train_" + written_by + ", not train_" +
-                             trainer);
+    throw std::runtime_error(path_ + ": written by train_" + written_by + ", not train_" + trainer);
   config_ = field("config").toStringRef();
 }
 
@@ -150,8 +148,8 @@ void CheckpointReader::load_optimizer(torch::optim::Optimizer& optimizer) {
   try {
     optimizer.load(optimizer_archive);
   } catch (const c10::Error& e) {
-    throw std::runtime_error(path_ + ": the optimiser state does not match this model: " +
-                             e.what_without_backtrace());
+    throw std::runtime_error(
+        path_ + ": the optimiser state does not match this model: " + e.what_without_backtrace());
   }
 }
 

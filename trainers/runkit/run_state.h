@@ -21,8 +21,8 @@ struct RunState {
   int64_t step = 0;   ///< optimiser steps in the whole run
   double lr = 0;      ///< the current learning rate (may decay)
   double best_valid = std::numeric_limits<double>::infinity();  ///< loss of the best model
-  int64_t bad_epochs = 0;  ///< epochs in a row without a better validation result
-  double epoch_loss = 0;   ///< sum of batch losses times their target counts (this epoch)
+  int64_t bad_epochs = 0;    ///< epochs in a row without a better validation result
+  double epoch_loss = 0;     ///< sum of batch losses times their target counts (this epoch)
   int64_t epoch_tokens = 0;  ///< targets (tokens, images) trained on in this epoch
   bool stopped = false;      ///< training ended before its last epoch (early stopping)
   std::string config;        ///< the TOML of the keys that shape the run, compared on resume

@@ -1,0 +1,498 @@
+// Rank analysis: Theorem 2 on synthetic files, gram vs exact on prescribed spectra, numpy as an
+// independent reference, bad input, the binary's exit codes and outputs, and that it needs no
+// LibTorch (synthetic files come from the separate synthetic_logprobs binary).
+
+#include <lapacke.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "analysis/analyse.h"
+#include "analysis/numerical_rank.h"
+#include "tests/fixtures/run_command.h"
+#include "tests/fixtures/temp_dir.h"
+#include "trainers/synthetic_logprobs.h"
+
+namespace fs = std::filesystem;
+using namespace sb::analysis;
+
+namespace {
+
+using sb::test::temp_dir;
+
+using sb::test::run;
+
+// The h5py-written fixtures (valid and broken files); returns the script's stdout (numpy's
+// reference values for valid.h5).
+std::string make_fixture_files(const fs::path& dir) {
+  int status = 0;
+  const auto out =
+      run("/usr/bin/python3 " SB_SOURCE_DIR "/tests/fixtures/make_logprob_files.py " + dir.string(),
+          &status);
+  REQUIRE(status == 0);
+  return out;
+}
+
+int64_t synthetic_rank(const fs::path& dir, const std::string& head, bool bias,
+                       const std::string& method) {
+  sb::SyntheticOptions o;
+  o.spec = sb::HeadSpec::parse(head);
+  o.tokens = 6000;
+  o.vocab = 2000;
+  o.d = 64;
+  o.bias = bias;
+  const auto path = (dir / (o.spec.name() + (bias ? "" : "_nobias") + ".h5")).string();
+  if (!fs::exists(path)) sb::write_synthetic_logprobs(path, o);
+  AnalyseOptions a;
+  a.method = method;
+  const auto r = analyse_file(path, a);
+  INFO(head << " bias " << bias << " " << method << ": rank " << r.report.rank << ", tol "
+            << r.report.tol << ", sigma_max " << r.report.sigma_max);
+  CHECK(r.method == method);
+  CHECK(r.report.resolvable);
+  return r.report.rank;
+}
+
+// Orthonormal columns: Q of the QR of a Gaussian rows x cols matrix (column-major).
+std::vector<double> orthonormal(int64_t rows, int64_t cols, std::mt19937_64& gen) {
+  std::normal_distribution<double> normal;
+  std::vector<double> a(static_cast<size_t>(rows * cols));
+  for (auto& v : a) v = normal(gen);
+  std::vector<double> tau(static_cast<size_t>(cols));
+  REQUIRE(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, rows, cols, a.data(), rows, tau.data()) == 0);
+  REQUIRE(LAPACKE_dorgqr(LAPACK_COL_MAJOR, rows, cols, cols, a.data(), rows, tau.data()) == 0);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "rank analysis: synthetic softmax has rank d + 2 with a bias and d + 1 without (Theorem 2)") {
+  const auto dir = temp_dir("theorem2");
+  for (const char* method : {"gram", "exact"}) {
+    CHECK(synthetic_rank(dir, "softmax", true, method) == 64 + 2);
+    CHECK(synthetic_rank(dir, "softmax", false, method) == 64 + 1);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank analysis: sigsoftmax, sigmoid, ReLU, MoS and Taylor exceed d + 2") {
+  const auto dir = temp_dir("exceed");
+  for (const char* head : {"sigsoftmax", "sigmoid", "relu", "mos:K=3", "taylor"})
+    CHECK(synthetic_rank(dir, head, true, "gram") > 64 + 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank analysis: gram and exact agree on prescribed spectra down to 1e-7 sigma_max") {
+  const int64_t t = 3000, m = 400;
+  std::mt19937_64 gen(5);
+  const auto u = orthonormal(t, m, gen), v = orthonormal(m, m, gen);  // column-major
+  std::vector<double> s(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) s[size_t(i)] = std::pow(10.0, -7.0 * double(i) / double(m - 1));
+  // A = U diag(s) V^T, stored row-major T x M in float32 (entry rounding ~5e-9 sigma_max in norm).
+  std::vector<float> a(static_cast<size_t>(t * m));
+  for (int64_t r = 0; r < t; ++r)
+    for (int64_t c = 0; c < m; ++c) {
+      double acc = 0;
+      for (int64_t k = 0; k < m; ++k)
+        acc += u[size_t(k * t + r)] * s[size_t(k)] * v[size_t(k * m + c)];
+      a[size_t(r * m + c)] = static_cast<float>(acc);
+    }
+  const RowReader read = [&](int64_t begin, int64_t count, float* out) {
+    std::copy(a.begin() + begin * m, a.begin() + (begin + count) * m, out);
+  };
+  FiniteScan scan_e, scan_g;
+  const auto exact = singular_values_exact(read, t, m, /*float64=*/true, &scan_e);
+  const auto gram = singular_values_gram(read, t, m, /*block_rows=*/512, &scan_g);
+  REQUIRE(exact.size() == size_t(m));
+  REQUIRE(gram.size() == size_t(m));
+  // The exact path recovers the prescribed spectrum (float32 storage perturbs sigma by ~5e-9).
+  CHECK(std::abs(exact[0] - 1.0) < 1e-6);
+  // Gram's error in sigma_i is ~ n eps64 sigma_max^2 / sigma_i (eigenvalue round-off): relative
+  // 1e-7 for sigma >= 1e-3 sigma_max, 2e-2 for sigma >= 1e-6 sigma_max.
+  for (int64_t i = 0; i < m; ++i) {
+    const double rel = std::abs(gram[size_t(i)] - exact[size_t(i)]) / exact[size_t(i)];
+    if (exact[size_t(i)] >= 1e-3 * exact[0]) {
+      INFO("i = " << i);
+      CHECK(rel < 1e-7);
+    } else if (exact[size_t(i)] >= 1e-6 * exact[0]) {
+      INFO("i = " << i << " sigma " << exact[size_t(i)]);
+      CHECK(rel < 2e-2);
+    }
+  }
+  // The two-stage eigensolver (taken automatically from M = 6000) gives the same spectrum.
+  FiniteScan scan_2;
+  const auto gram2 =
+      singular_values_gram(read, t, m, 512, &scan_2, nullptr, EigenSolver::dsyevd_2stage);
+  REQUIRE(gram2.size() == size_t(m));
+  for (int64_t i = 0; i < m;
+       ++i)  // both from the same G: eigenvalue round-off only, 1e-12 sigma_max
+    CHECK(std::abs(gram2[size_t(i)] * gram2[size_t(i)] - gram[size_t(i)] * gram[size_t(i)]) <
+          1e-12);
+  const auto re = numerical_rank(exact, t, m, kFloat32Eps, 10, false, kFloat64Eps);
+  const auto rg = numerical_rank(gram, t, m, kFloat32Eps, 10, false, std::sqrt(kFloat64Eps));
+  CHECK(re.rank == rg.rank);
+  CHECK(re.rank_numpy == rg.rank_numpy);
+  CHECK(rg.resolvable);
+  // The float64 threshold (~1e-14 sigma_max) is below what gram resolves, and it says so.
+  CHECK_FALSE(
+      numerical_rank(gram, t, m, kFloat64Eps, 10, false, std::sqrt(kFloat64Eps)).resolvable);
+}
+
+TEST_CASE("rank analysis: singular values and both ranks match numpy on a small matrix") {
+  const auto dir = temp_dir("numpy");
+  std::istringstream lines(make_fixture_files(dir));
+  std::string key, line;
+  std::vector<double> sigma;
+  int64_t rank_nr = -1, rank_np = -1;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    fields >> key;
+    if (key == "sigma")
+      for (double x; fields >> x;) sigma.push_back(x);
+    if (key == "rank_nr") fields >> rank_nr;
+    if (key == "rank_numpy") fields >> rank_np;
+  }
+  REQUIRE(sigma.size() == 25);
+  AnalyseOptions o;
+  o.method = "exact";
+  o.precision = "float64";
+  const auto r = analyse_file((dir / "valid.h5").string(), o);
+  REQUIRE(r.singular_values.size() == 25);
+  // Both are LAPACK float64 SVDs of the same float32 matrix: agreement to ~1e-12 of sigma_max.
+  for (size_t i = 0; i < sigma.size(); ++i)
+    CHECK(std::abs(r.singular_values[i] - sigma[i]) < 1e-12 * sigma[0]);
+  CHECK(r.report.rank == rank_nr);
+  CHECK(r.report.rank_numpy == rank_np);
+  CHECK(r.report.rank == 5);  // d + 2 with d = 3: the file is log-softmax of rank-3 logits + bias
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank analysis: NaN/Inf entries are refused with counts and the first position") {
+  const auto dir = temp_dir("nonfinite");
+  make_fixture_files(dir);
+  for (const char* method : {"exact", "gram"}) {
+    AnalyseOptions o;
+    o.method = method;
+    CHECK_THROWS_WITH(
+        analyse_file((dir / "nan_inf.h5").string(), o),
+        Catch::Contains("2 NaN, 1 +inf, 0 -inf entries; the first at row 7, column 3"));
+    CHECK_THROWS_WITH(analyse_file((dir / "sparse_neg_inf.h5").string(), o),
+                      Catch::Contains("2 -inf") && Catch::Contains("head 'sparse'") &&
+                          Catch::Contains("rank of the log-output matrix is undefined"));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and no output file") {
+  const auto dir = temp_dir("cli");
+  make_fixture_files(dir);
+  int status = 0;
+  const std::string bin = SB_RANK_ANALYSIS;
+  for (const char* name :
+       {"missing_log_probs.h5", "wrong_dtype.h5", "wrong_rank.h5", "missing_attribute.h5",
+        "inconsistent_shape.h5", "nan_inf.h5", "sparse_neg_inf.h5", "truncated.h5"}) {
+    INFO(name);
+    const auto result = dir / (std::string(name) + ".rank.h5");
+    const auto err =
+        run(bin + " --out " + result.string() + " " + (dir / name).string() + " 2>&1", &status);
+    CHECK(status == 2);
+    CHECK(err.find(std::string("rank_analysis: ") + (dir / name).string()) != std::string::npos);
+    CHECK_FALSE(fs::exists(result));
+  }
+  // A missing path is bad input like the others (CLI11's ExistingFile check used to exit 105).
+  const auto absent = (dir / "absent.h5").string();
+  CHECK(run(bin + " --quiet " + absent + " 2>&1", &status) ==
+        "rank_analysis: " + absent + ": no such file\n");
+  CHECK(status == 2);
+  const auto eps_err = run(bin + " --eps 1e-7x " + (dir / "valid.h5").string() + " 2>&1", &status);
+  CHECK(status == 2);
+  CHECK(eps_err.find("--eps: expected float32, float64 or a positive number, got '1e-7x'") !=
+        std::string::npos);
+
+  // --check: a Theorem-2-bounded head above its bound is a bug, exit 3; valid files exit 0.
+  run(bin + " --check " + (dir / "violates_theorem2.h5").string() + " 2>/dev/null", &status);
+  CHECK(status == 3);
+  run(bin + " " + (dir / "violates_theorem2.h5").string() + " 2>/dev/null", &status);
+  CHECK(status == 0);
+
+  // --json and --out on a valid file.
+  const auto result = dir / "valid.rank.h5";
+  const auto json =
+      run(bin + " --check --json --out " + result.string() + " " + (dir / "valid.h5").string(),
+          &status);
+  CHECK(status == 0);
+  const auto j = nlohmann::json::parse(json);
+  CHECK(j["rank"] == 5);
+  CHECK(j["bound"] == 5);
+  CHECK(j["verdict"] == "within_bound");
+  CHECK(j["head"] == "softmax");
+  CHECK(j["M"] == 25);
+  CHECK(j["T"] == 60);
+  CHECK(j["eps"].get<double>() == kFloat32Eps);
+  REQUIRE(fs::exists(result));
+  const auto check =
+      run("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + result.string() +
+              "'); print(f.attrs['rank'], f.attrs['verdict'], f['singular_values'].shape[0])\"",
+          &status);
+  CHECK(status == 0);
+  CHECK(check == "5 within_bound 25\n");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank analysis: progress lines count the rows read and then announce the solver") {
+  const auto dir = temp_dir("progress");
+  make_fixture_files(dir);  // valid.h5: T = 60, M = 25
+  for (const char* method : {"gram", "exact"}) {
+    INFO(method);
+    std::vector<std::string> lines;
+    AnalyseOptions o;
+    o.method = method;
+    o.block_rows = 16;       // gram: 4 blocks of 16, 16, 16, 12 rows
+    o.progress_seconds = 0;  // every block
+    o.on_progress = [&](const std::string& line) { lines.push_back(line); };
+    const auto r = analyse_file((dir / "valid.h5").string(), o);
+    REQUIRE(r.report.rank == 5);
+    REQUIRE(lines.size() >= 2);
+    // The streaming pass: row counts rise to T, every line but the last with an ETA.
+    int64_t previous = 0;
+    for (size_t i = 0; i + 1 < lines.size(); ++i) {
+      INFO(lines[i]);
+      CHECK(lines[i].rfind(std::string(method) + ": ", 0) == 0);
+      const auto rows = std::stoll(lines[i].substr(lines[i].find(": ") + 2));
+      CHECK(rows > previous);
+      previous = rows;
+      CHECK((lines[i].find("ETA") != std::string::npos) == (i + 2 < lines.size()));
+    }
+    CHECK(lines[lines.size() - 2].find("60 / 60 rows (100.0%)") != std::string::npos);
+    CHECK(lines.back().find("(one LAPACK call)") != std::string::npos);
+    if (std::string(method) == "gram") CHECK(lines.size() == 4 + 1);
+
+    // Throttled: a long period leaves only the last block's line and the solver's.
+    lines.clear();
+    o.progress_seconds = 1e9;
+    analyse_file((dir / "valid.h5").string(), o);
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].find("60 / 60 rows") != std::string::npos);
+  }
+  // The binary: progress on stderr by default, none with --quiet; stdout stays the JSON document.
+  int status = 0;
+  const std::string bin = SB_RANK_ANALYSIS;
+  const auto file = (dir / "valid.h5").string();
+  const auto err = run(bin + " --json " + file + " 2>&1 >/dev/null", &status);
+  CHECK(status == 0);
+  CHECK(err.find("rank_analysis: " + file + ": ") != std::string::npos);
+  CHECK(run(bin + " --json --quiet " + file + " 2>&1 >/dev/null", &status).empty());
+  CHECK(status == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rank_analysis binary: loads no LibTorch, while synthetic_logprobs does (ldd)") {
+  // ldd lists every shared library the dynamic loader maps at start-up, dependencies of
+  // dependencies included. The same check on synthetic_logprobs, which links LibTorch, shows
+  // that it detects the libraries when they are there.
+  auto torch_libs = [](const std::string& binary) {
+    int status = 0;
+    const auto out = run("ldd " + binary + " 2>&1", &status);
+    REQUIRE(status == 0);
+    REQUIRE(out.find("libc.so") != std::string::npos);  // ldd really listed the libraries
+    std::vector<std::string> found;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("libtorch") != std::string::npos || line.find("libc10") != std::string::npos)
+        found.push_back(line);
+    return found;
+  };
+  const auto analysis = torch_libs(SB_RANK_ANALYSIS);
+  INFO("rank_analysis loads: " << (analysis.empty() ? "" : analysis.front()));
+  CHECK(analysis.empty());
+  CHECK_FALSE(torch_libs(SB_SYNTHETIC_LOGPROBS).empty());
+}
+
+TEST_CASE("rank_analysis binary: --device cuda needs rank_analysis_torch beside it, else exit 2") {
+  // The LAPACK binary hands --device cuda to rank_analysis_torch in its own directory or torch/
+  // below it (analysis/torch/, built only against a CUDA LibTorch or with SB_ANALYSIS_TORCH).
+  const auto dir = temp_dir("device");
+  make_fixture_files(dir);
+  const fs::path bin = SB_RANK_ANALYSIS;
+  const bool has_torch = fs::exists(bin.parent_path() / "rank_analysis_torch") ||
+                         fs::exists(bin.parent_path() / "torch" / "rank_analysis_torch");
+  int status = 0;
+  if (!has_torch) {  // with it, tests/analysis/test_rank_analysis_torch.py checks the device path
+    const auto out = run(
+        bin.string() + " --device cuda --quiet " + (dir / "valid.h5").string() + " 2>&1", &status);
+    CHECK(status == 2);
+    CHECK(std::count(out.begin(), out.end(), '\n') == 1);
+    CHECK(out.find("this build has no rank_analysis_torch") != std::string::npos);
+  }
+  // cpu (the default) is LAPACK here, and anything else is a malformed command line.
+  run(bin.string() + " --device cpu --quiet " + (dir / "valid.h5").string() + " 2>&1", &status);
+  CHECK(status == 0);
+  run(bin.string() + " --device tpu --quiet " + (dir / "valid.h5").string() + " 2>&1", &status);
+  CHECK(status == 2);
+}
+
+TEST_CASE("synthetic_logprobs binary: a softmax file has rank d + 2 under rank_analysis --check") {
+  const auto dir = temp_dir("synthetic_bin");
+  const auto file = (dir / "softmax.h5").string();
+  int status = 0;
+  const auto wrote =
+      run(std::string(SB_SYNTHETIC_LOGPROBS) +
+              " --head softmax --T 900 --M 300 --d 16 --seed 3 --threads 1 --out " + file,
+          &status);
+  REQUIRE(status == 0);
+  CHECK(wrote.rfind("wrote " + file + " (T = 900, M = 300, d = 16, bias 1, head softmax", 0) == 0);
+  const auto j = nlohmann::json::parse(
+      run(std::string(SB_RANK_ANALYSIS) + " --quiet --json --check " + file, &status));
+  CHECK(status == 0);
+  CHECK(j["rank"] == 16 + 2);
+  CHECK(j["bound"] == 16 + 2);
+  CHECK(j["T"] == 900);
+  CHECK(j["dataset"] == "synthetic");
+  // Bad options exit 2 with one line, and leave no file.
+  const auto bad = (dir / "bad.h5").string();
+  const auto err =
+      run(std::string(SB_SYNTHETIC_LOGPROBS) + " --head softmaxx --out " + bad + " 2>&1", &status);
+  CHECK(status == 2);
+  CHECK(err.rfind("synthetic_logprobs: ", 0) == 0);
+  CHECK(err.find("unknown head 'softmaxx'") != std::string::npos);
+  CHECK_FALSE(fs::exists(bad));
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "rank_analysis binary: --rank-only and --spectrum give the same certified rank, --rank-only "
+    "refuses --out") {
+  const auto dir = temp_dir("rank_only");
+  const std::string bin = SB_RANK_ANALYSIS;
+  int status = 0;
+  for (const char* head : {"softmax", "sigmoid"}) {
+    INFO(head);
+    sb::SyntheticOptions o;
+    o.spec = sb::HeadSpec::parse(head);
+    o.tokens = 6000;
+    o.vocab = 2000;
+    o.d = 64;
+    const auto file = (dir / (std::string(head) + ".h5")).string();
+    sb::write_synthetic_logprobs(file, o);
+    const auto only =
+        nlohmann::json::parse(run(bin + " --quiet --json --rank-only " + file, &status));
+    CHECK(status == 0);
+    const auto full =
+        nlohmann::json::parse(run(bin + " --quiet --json --spectrum " + file, &status));
+    CHECK(status == 0);
+    // Without --out, the default is --rank-only.
+    const auto plain = nlohmann::json::parse(run(bin + " --quiet --json " + file, &status));
+    CHECK(plain["spectrum"] == false);
+    CHECK(plain["rank"] == only["rank"]);
+
+    CHECK(only["spectrum"] == false);
+    CHECK(full["spectrum"] == true);
+    CHECK(only["rank"] == full["rank"]);
+    CHECK(only["certified"] == true);
+    CHECK(full["certified"] == true);
+    CHECK(only["uncertain"] == 0);
+    CHECK(only["rank_min"] == only["rank"]);
+    CHECK(only["rank_max"] == only["rank"]);
+    CHECK(only["rank_numpy"].is_null());  // not computed without the spectrum
+    CHECK(only["spectral_gap"].is_null());
+    CHECK(full["rank_numpy"].is_number());
+    CHECK(only["solver"].get<std::string>().rfind("power_iteration+", 0) == 0);
+    // sigma_max by power iteration vs dsyevd's largest eigenvalue: both within ~1e-13 relative
+    // of lambda_1 of the same G (the iteration stops at a 1e-12 bracket).
+    const double s1 = only["sigma_max"], s2 = full["sigma_max"];
+    CHECK(std::abs(s1 - s2) < 1e-11 * s2);
+    CHECK(only["sigma_max_rel_error"].get<double>() < 1e-11);
+    // The certificate's window brackets tol.
+    CHECK(only["tol_lo"].get<double>() < only["tol"].get<double>());
+    CHECK(only["tol_hi"].get<double>() > only["tol"].get<double>());
+    if (std::string(head) == "softmax") CHECK(only["rank"] == 64 + 2);
+    if (std::string(head) == "sigmoid") CHECK(only["rank"].get<int64_t>() > 64 + 2);
+  }
+
+  // --rank-only has no singular values to write: --out and --out-dir are refused, nothing written.
+  const auto file = (dir / "softmax.h5").string(), result = (dir / "r.h5").string();
+  const auto err = run(bin + " --rank-only --out " + result + " " + file + " 2>&1", &status);
+  CHECK(status == 2);
+  CHECK(err.find("--rank-only computes no singular values") != std::string::npos);
+  CHECK_FALSE(fs::exists(result));
+  run(bin + " --rank-only --out-dir " + (dir / "out").string() + " " + file + " 2>&1", &status);
+  CHECK(status == 2);
+  CHECK_FALSE(fs::exists(dir / "out"));
+  // --out implies the spectrum: the result file has the singular values and the certificate.
+  run(bin + " --quiet --out " + result + " " + file, &status);
+  CHECK(status == 0);
+  const auto attrs = run("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + result +
+                             "'); print(f.attrs['spectrum'], f.attrs['certified'], "
+                             "f.attrs['uncertain'], f['singular_values'].shape[0])\"",
+                         &status);
+  CHECK(status == 0);
+  CHECK(attrs == "1 1 0 2000\n");
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "rank analysis: a bound at or above min(M, T) is reported as not binding, never as a "
+    "violation") {
+  // A character-level LM has M ~ 50 symbols and d >= M: Theorem 2's d + 2 cannot bind. The rank
+  // may reach M; the verdict says the bound is not binding, and --check must not fail.
+  std::vector<double> sigma(20);
+  for (size_t i = 0; i < sigma.size(); ++i) sigma[i] = 10.0 / static_cast<double>(i + 1);
+  const auto r = numerical_rank(sigma, /*rows=*/300, /*cols=*/20, kFloat32Eps, /*bound=*/42,
+                                /*theorem2_bounded=*/true, /*resolution_rel=*/1e-8);
+  CHECK(r.rank == 20);
+  CHECK(r.within_bound);
+  CHECK_FALSE(r.bound_binding);
+  CHECK(r.verdict() == "bound_not_binding");
+  CHECK(std::isnan(r.spectral_gap));
+  // The edge: a bound equal to min(M, T) constrains nothing either; one below it does.
+  CHECK(numerical_rank(sigma, 300, 20, kFloat32Eps, 20, true, 1e-8).verdict() ==
+        "bound_not_binding");
+  CHECK(numerical_rank(sigma, 300, 20, kFloat32Eps, 19, true, 1e-8).verdict() == "exceeds_bound");
+  CHECK(numerical_rank(sigma, 15, 20, kFloat32Eps, 16, true, 1e-8).verdict() ==
+        "bound_not_binding");  // T = 15 < M: min(M, T) = 15
+
+  // The binary on a softmax file with d = 40 > M = 20: full rank, exit 0 under --check, for the
+  // exact path, the gram path with singular values, and the gram rank-only (inertia) path.
+  const auto dir = temp_dir("not_binding");
+  sb::SyntheticOptions o;
+  o.spec = sb::HeadSpec::parse("softmax");
+  o.tokens = 300;
+  o.vocab = 20;
+  o.d = 40;
+  o.bias = true;
+  const auto file = (dir / "softmax_d40_m20.h5").string();
+  sb::write_synthetic_logprobs(file, o);
+  const std::string bin = SB_RANK_ANALYSIS;
+  for (const char* args :
+       {"--method exact", "--method gram --spectrum", "--method gram --rank-only"}) {
+    INFO(args);
+    int status = -1;
+    const auto json =
+        run(bin + " --quiet --check --json " + args + " " + file + " 2>/dev/null", &status);
+    CHECK(status == 0);
+    const auto j = nlohmann::json::parse(json);
+    CHECK(j["rank"] == 20);
+    CHECK(j["bound"] == 42);
+    CHECK(j["verdict"] == "bound_not_binding");
+    CHECK(j["bound_binding"] == false);
+  }
+  int status = -1;
+  const auto table = run(bin + " --quiet --check " + file, &status);
+  CHECK(status == 0);
+  CHECK(table.find("bound_not_binding") != std::string::npos);
+  CHECK(table.find("note: " + file + ": the bound 42 is not below min(M, T) = 20") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}

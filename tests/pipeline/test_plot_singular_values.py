@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Self-contained test for pipeline/plot_singular_values.py.
+
+Run as:  /usr/bin/python3 tests/pipeline/test_plot_singular_values.py
+Builds synthetic rank_analysis result files in a temp dir, runs the script
+via subprocess and checks its outputs.  Last line: "N failure(s)".
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+from checks import ROOT, check, finish
+
+PY = "/usr/bin/python3"  # Debian Python with numpy/h5py/matplotlib
+SCRIPT = os.path.join(ROOT, "pipeline", "plot_singular_values.py")
+
+
+def write_result(path, sv, head, rank, bound, bias, d, as_bytes=False, with_sv=True):
+    """Write a synthetic result file matching the rank_analysis schema."""
+    sv = np.asarray(sv, dtype=np.float64)
+    s = (lambda v: v.encode()) if as_bytes else (lambda v: v)  # exercise both string kinds
+    sigma_max = float(sv[0])
+    tol = 0.5 * np.sqrt(sv.size + 1.0) * sigma_max * np.finfo(np.float64).eps
+    with h5py.File(path, "w") as f:
+        if with_sv:
+            f.create_dataset("singular_values", data=sv)
+        a = f.attrs
+        a["head"] = s(head)
+        a["rank"] = np.int64(rank)
+        a["tol"] = np.float64(tol)
+        a["sigma_max"] = np.float64(sigma_max)
+        a["bound"] = np.int64(bound)
+        a["verdict"] = s("within_bound" if rank <= bound else "exceeds_bound")
+        a["method"] = s("svd")
+        a["M"] = np.int64(sv.size)
+        a["T"] = np.int64(200)
+        a["d"] = np.int64(d)
+        a["bias"] = np.int64(bias)
+        a["eps"] = np.float64(1e-12)
+
+
+def run(args):
+    return subprocess.run([PY, SCRIPT] + args, capture_output=True, text=True)
+
+
+def outputs_absent(prefix):
+    return not os.path.exists(prefix + ".png") and not os.path.exists(prefix + ".svg")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        n = 100
+        # softmax-like: 66 O(1) values, then a 1e-9 cliff, plus an exact zero at the end.
+        soft = np.concatenate([np.linspace(1.0, 0.1, 66), np.full(n - 66, 1e-10)])
+        soft[-1] = 0.0
+        # slowly decaying full-rank spectrum.
+        slow = 2.0 * np.exp(-np.arange(n) / 40.0)
+        f_soft = os.path.join(tmp, "softmax.h5")
+        f_slow = os.path.join(tmp, "sigsoftmax.h5")
+        f_mos = os.path.join(tmp, "mos.h5")
+        write_result(f_soft, soft, "softmax", 66, 66, bias=1, d=64)
+        write_result(f_slow, slow, "sigsoftmax", 100, 66, bias=1, d=64, as_bytes=True)
+        write_result(f_mos, 0.5 * np.exp(-np.arange(n) / 15.0), "mos", 100, 66, bias=1, d=64)
+
+        # --- good run -----------------------------------------------------
+        prefix = os.path.join(tmp, "fig")
+        r = run([f_soft, f_slow, f_mos, "--out", prefix, "--title", "test spectra"])
+        check(r.returncode == 0, f"good run exit 0 (got {r.returncode}; stderr={r.stderr.strip()})")
+        png, svg = prefix + ".png", prefix + ".svg"
+        check(os.path.isfile(png) and os.path.getsize(png) > 0, "PNG exists and non-empty")
+        check(os.path.isfile(svg) and os.path.getsize(svg) > 0, "SVG exists and non-empty")
+        if os.path.isfile(png):
+            with open(png, "rb") as fh:
+                data = fh.read()
+            check(data[:8] == b"\x89PNG\r\n\x1a\n", "PNG magic bytes")
+            check(10_000 < len(data) < 5_000_000, f"PNG plausible size ({len(data)} bytes)")
+        if os.path.isfile(svg):
+            with open(svg, encoding="utf-8") as fh:
+                text = fh.read()
+            for label in ("softmax (rank 66)", "sigsoftmax (rank 100)",
+                          "mos (rank 100)", "d+2 = 66", "NR tol", "test spectra"):
+                check(label in text, f"SVG contains {label!r}")
+        leftovers = [p for p in os.listdir(tmp) if p.startswith(".tmp_")]
+        check(not leftovers, f"no temp files left behind ({leftovers})")
+
+        check(run(["--help"]).returncode == 0, "--help exits 0")
+
+        # --- bad inputs: exit 2, file named on stderr, nothing written ------
+        f_nosv = os.path.join(tmp, "nosv.h5")
+        write_result(f_nosv, soft, "softmax", 66, 66, bias=1, d=64, with_sv=False)
+        f_missing = os.path.join(tmp, "does_not_exist.h5")
+        for bad, why in ((f_nosv, "singular_values"), (f_missing, "no such file")):
+            bprefix = os.path.join(tmp, "bad_" + os.path.basename(bad))
+            # Also pass a good file first: no partial output must appear.
+            r = run([f_soft, bad, "--out", bprefix])
+            check(r.returncode == 2, f"{bad}: exit 2 (got {r.returncode})")
+            check(bad in r.stderr and why in r.stderr, f"{bad}: stderr names file ({r.stderr.strip()!r})")
+            check(len(r.stderr.strip().splitlines()) == 1, f"{bad}: one-line error")
+            check(outputs_absent(bprefix), f"{bad}: no PNG/SVG written")
+
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""The Slurm backend of reproduce.py without a cluster: sbatch, squeue and scontrol are stand-ins
+(tests/fixtures/fake_slurm.py) that record every call, so this runs in every `make test`.
+
+- --dry-run of the paper profile prints one script per (run, stage) and the plot + tables job,
+  with the profile's per-stage resources (a GPU for the trainer stages, none for the analysis),
+  and submits and writes nothing.
+- A submission of the smoke profile: 37 sbatch calls (6 stages x 6 runs + the report); every job's --dependency=afterok lists
+  exactly the job ids of the stages it reads (Stage.after), the last job those of every run's
+  last jobs; each script runs reproduce.py --stage S --run R.
+- Resume: a run whose train stage is done gets no train job and its finetune job no dependency;
+  a job of an earlier submission still in the queue is kept (its id used), not submitted again.
+- --wait: a job that ends FAILED makes the driver exit 1 naming the job, its state and its log.
+- Bad [slurm] fields, --stage / --run typos, and a missing sbatch: exit 2, one line naming them.
+- The paper plan's projected GPU-hours: "not measured" without tokens/s; with a tokens/s in a
+  test profile, runs x epochs x tokens / rate, recomputed here.
+"""
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+from checks import ROOT, build_dir, check, finish  # noqa: E402
+DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
+FAKE = os.path.join(ROOT, "tests", "fixtures", "fake_slurm.py")
+
+
+def fake_env(tmp: str) -> dict:
+    """PATH with sbatch, squeue, scontrol -> fake_slurm.py; its state files in tmp."""
+    bin_dir = os.path.join(tmp, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    for tool in ("sbatch", "squeue", "scontrol"):
+        path = os.path.join(bin_dir, tool)
+        with open(path, "w") as f:
+            f.write(f"#!/bin/sh\nexec /usr/bin/python3 {FAKE} {tool} \"$@\"\n")
+        os.chmod(path, 0o755)
+    return dict(os.environ, PATH=bin_dir + ":/usr/bin:/bin", FAKE_SLURM_DIR=tmp)
+
+
+def fake_build(tmp: str) -> str:
+    """A build directory whose binaries exist (check_binaries); no job runs them here. Its
+    rank_analysis answers --list-heads (the head facts the plan reads) with the real build's."""
+    build = os.path.join(tmp, "build")
+    real = os.path.join(build_dir(), "analysis", "rank_analysis")
+    for rel in ("trainers/train_wordlm", "trainers/dyneval", "analysis/rank_analysis"):
+        path = os.path.join(build, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n")
+            if rel.endswith("rank_analysis"):
+                f.write(f'[ "$1" = --list-heads ] && exec {real} "$@"\n')
+            f.write("exit 1\n")
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    return build
+
+
+def driver(*args: str, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(["/usr/bin/python3", DRIVER, *args], cwd=ROOT, text=True,
+                          capture_output=True, env=env)
+
+
+def calls(tmp: str) -> list[list[str]]:
+    path = os.path.join(tmp, "calls.jsonl")
+    return [json.loads(line) for line in open(path)] if os.path.exists(path) else []
+
+
+def sbatch_calls(tmp: str) -> list[dict]:
+    """Each sbatch call: its job id, script path, job key (from the script) and dependencies."""
+    out = []
+    for c in calls(tmp):
+        if c["tool"] != "sbatch":
+            continue
+        script = c["argv"][-1]
+        text = open(script).read()
+        stage = re.findall(r"--stage (\w+)", text)
+        run = re.search(r"--run (\S+)", text)
+        key = f"{run.group(1)}/{stage[0]}" if run else "report"
+        deps = [a.split(":", 1)[1].split(":") for a in c["argv"]
+                if a.startswith("--dependency=")]
+        out.append({"id": c["id"], "key": key, "deps": set(deps[0]) if deps else set(),
+                    "script": script, "text": text})
+    return out
+
+
+def test_dry_run(tmp: str) -> None:
+    out = os.path.join(tmp, "paper_out")
+    env = dict(os.environ, PATH="/usr/bin:/bin")  # no sbatch: a dry run needs none
+    r = driver("--profile", "paper", "--scheduler", "slurm", "--dry-run", "--out", out,
+               "--build", build_dir(), env=env)
+    scripts = re.findall(r"^# ---- (\S+)", r.stdout, re.M)
+    check(r.returncode == 0 and len(scripts) == 60 * 6 + 1,
+          f"paper --dry-run: exit 0, one script per (run, stage) + 1 = 361 (got {r.returncode}, "
+          f"{len(scripts)})")
+    blocks = dict(zip(scripts, re.split(r"^# ---- \S+\n", r.stdout, flags=re.M)[1:]))
+    train = blocks.get(os.path.join(out, "slurm", "softmax_s141-train.sbatch"), "")
+    analyse = blocks.get(os.path.join(out, "slurm", "softmax_s141-analyse.sbatch"), "")
+    check("#SBATCH --gres=gpu:1" in train and "#SBATCH --time=2-00:00:00" in train,
+          "the train job asks for a GPU and the profile's 2-day limit")
+    check("--gres" not in analyse and "#SBATCH --cpus-per-task=8" in analyse,
+          "the analysis job asks for 8 CPUs and no GPU")
+    finetune = blocks.get(os.path.join(out, "slurm", "softmax_s141-finetune.sbatch"), "")
+    check("--dependency=afterok:<softmax_s141/train>" in finetune,
+          "finetune's sbatch line waits for the same run's train job")
+    check("nothing submitted" in r.stdout and "job graph of profile paper: 361 jobs" in r.stdout,
+          "the dry run ends with the job graph and says nothing was submitted")
+    check(not os.path.exists(out), "the dry run wrote nothing")
+
+
+def test_submit_resume_wait(tmp: str) -> None:
+    env = fake_env(tmp)
+    build = fake_build(tmp)
+    out = os.path.join(tmp, "smoke_out")
+    r = driver("--profile", "smoke", "--build", build, "--out", out, "--scheduler", "slurm",
+               env=env)
+    jobs = sbatch_calls(tmp)
+    check(r.returncode == 0 and len(jobs) == 37,
+          f"smoke: 37 jobs submitted (got {r.returncode}, {len(jobs)}): {r.stderr.strip()}")
+    ids = {j["key"]: j["id"] for j in jobs}
+    after = {"train": [], "finetune": ["train"], "dump": ["finetune"], "score": ["train"],
+             "analyse": ["dump"], "epoch_ranks": ["finetune"]}
+    wrong = []
+    for j in jobs:
+        if j["key"] == "report":
+            continue
+        run, stage = j["key"].split("/")
+        want = {ids[f"{run}/{a}"] for a in after[stage]}
+        if j["deps"] != want:
+            wrong.append((j["key"], j["deps"], want))
+        if f"--stage {stage} --run {run}" not in j["text"]:
+            wrong.append((j["key"], "script does not run its step"))
+    check(not wrong, f"every per-run job waits for exactly the stages it reads ({wrong[:3]})")
+    leaves = {ids[f"{r}/{s}"] for r in {k.split('/')[0] for k in ids if '/' in k}
+              for s in ("score", "analyse", "epoch_ranks")}
+    check(jobs[-1]["key"] == "report" and jobs[-1]["deps"] == leaves,
+          f"the plot + tables job is last and waits for every run's score and analyse jobs "
+          f"({len(jobs[-1]['deps'])} ids)")
+    check("--stage plot --stage epoch_plot --stage tables" in jobs[-1]["text"],
+          "the last job runs plot, epoch_plot and tables")
+
+    # Resume: softmax's train is done; sigsoftmax's train job is still queued as job 999.
+    run = os.path.join(out, "softmax_s141")
+    for name in ("checkpoint.pt", "best.pt"):
+        open(os.path.join(run, name), "w").close()
+    with open(os.path.join(run, "stages.json"), "w") as f:
+        json.dump({"train": {"seconds": 1.0}}, f)
+    queued = os.path.join(out, "slurm", "sigsoftmax_s141-train.sbatch")
+    with open(os.path.join(tmp, "queue"), "w") as f:
+        f.write(f"999|{queued}\n")
+    os.remove(os.path.join(tmp, "calls.jsonl"))
+    r = driver("--profile", "smoke", "--build", build, "--out", out, "--scheduler", "slurm",
+               env=env)
+    jobs = sbatch_calls(tmp)
+    keys = {j["key"]: j for j in jobs}
+    check(r.returncode == 0 and "softmax_s141/train" not in keys and len(jobs) == 35,
+          f"re-submission: no job for the done train stage, none for the queued one "
+          f"({len(jobs)} submitted)")
+    check(keys.get("softmax_s141/finetune", {}).get("deps") == set() and
+          keys.get("softmax_s141/score", {}).get("deps") == set(),
+          "the done stage's dependents are submitted without a dependency")
+    check(keys.get("sigsoftmax_s141/finetune", {}).get("deps") == {"999"},
+          "a job waiting for a still-queued job of the earlier submission uses its id")
+    check(re.search(r"kept queued job 999 sigsoftmax_s141/train", r.stdout) is not None,
+          "the kept job is reported with its id")
+
+    # --wait: every job leaves the queue; the sigmoid train job failed.
+    os.remove(os.path.join(tmp, "calls.jsonl"))
+    os.remove(os.path.join(tmp, "queue"))  # the jobs of the submissions above are gone
+    shutil.rmtree(out)
+    with open(os.path.join(tmp, "fail_key"), "w") as f:
+        f.write("sigmoid_s141-train.sbatch")
+    r = driver("--profile", "smoke", "--build", build, "--out", out, "--scheduler", "slurm",
+               "--wait", env=dict(env, SB_SLURM_POLL_SECONDS="0.01"))
+    failed = [j for j in sbatch_calls(tmp) if j["key"] == "sigmoid_s141/train"]
+    log = os.path.join(out, "sigmoid_s141", f"slurm-train-{failed[0]['id']}.log") if failed else ""
+    check(r.returncode == 1 and f"sigmoid_s141/train: FAILED (exit 2:0); log {log}" in r.stderr,
+          f"--wait exits 1 naming the failed job, its state and log (got {r.returncode}: "
+          f"{r.stderr.strip()[:300]})")
+    check(r.stderr.count(": FAILED") == 1, "only the failed job is named")
+
+
+def test_errors(tmp: str) -> None:
+    bad = os.path.join(tmp, "bad.toml")
+    base = ('name = "bad"\nscaled_down = "x"\nout = "x"\nconfig = "x"\nheads = ["softmax"]\n'
+            'seeds = [1]\n')
+    for table, field in (('[slurm]\ntrain = { mem = "16 GB" }\n', "slurm.train.mem"),
+                         ('[slurm]\ntrian = { cpus = 2 }\n', "slurm.trian"),
+                         ('[slurm]\ndefault = { cpus = 0 }\n', "slurm.default.cpus"),
+                         ('[slurm]\ndefault = { time = "2 days" }\n', "slurm.default.time"),
+                         ('[gpu_throughput]\ntokens_per_s = { softmax = -1 }\n',
+                          "gpu_throughput.tokens_per_s")):
+        with open(bad, "w") as f:
+            f.write(base + table)
+        r = driver("--profile", bad, "--scheduler", "slurm", "--dry-run")
+        check(r.returncode == 2 and f"{bad}: field '{field}': expected" in r.stderr and
+              len(r.stderr.strip().splitlines()) == 1,
+              f"bad {field}: exit 2, one line naming the file and field ({r.stderr.strip()})")
+    r = driver("--profile", "smoke", "--stage", "bogus", "--out", os.path.join(tmp, "o"),
+               "--build", fake_build(tmp))
+    check(r.returncode == 2 and "--stage bogus: not a stage of profile smoke" in r.stderr,
+          f"--stage bogus: exit 2 naming the profile's stages ({r.stderr.strip()})")
+    r = driver("--profile", "smoke", "--stage", "train", "--run", "softmax_s1", "--out",
+               os.path.join(tmp, "o"), "--build", fake_build(tmp))
+    check(r.returncode == 2 and "--run softmax_s1: not a run of profile smoke" in r.stderr,
+          f"--run typo: exit 2 naming the runs ({r.stderr.strip()})")
+    r = driver("--profile", "smoke", "--scheduler", "slurm", "--out", os.path.join(tmp, "o"),
+               "--build", fake_build(tmp), env=dict(os.environ, PATH="/nonexistent"))
+    check(r.returncode == 2 and "sbatch not found" in r.stderr,
+          f"no sbatch: exit 2 saying so ({r.stderr.strip()})")
+
+
+def test_projection(tmp: str) -> None:
+    r = driver("--profile", "paper", "--plan", "--build", build_dir())
+    check(r.returncode == 0 and "projected GPU-hours: not measured" in r.stdout,
+          "the paper plan says its GPU-hours are not measured")
+    prof = os.path.join(tmp, "gpu.toml")
+    with open(prof, "w") as f:
+        f.write(f'name = "gpu"\nscaled_down = "x"\nout = "x"\n'
+                f'config = "{ROOT}/trainers/configs/ptb_paper_{{name}}.toml"\n'
+                'heads = ["softmax", "mos:K=15"]\nseeds = [1, 2, 3]\n'
+                "[overrides_by_head]\nmos = { epochs = 10 }\n"
+                "[gpu_throughput]\ntrain_tokens_per_epoch = 1000\nsource = \"test\"\n"
+                "tokens_per_s = { softmax = 250 }\n")
+    r = driver("--profile", prof, "--plan", "--build", build_dir())
+    hours = 3 * (1000 + 500) * 1000 / 250 / 3600  # 3 seeds x (epochs + finetune) x tokens / rate
+    check(f"softmax: 3 runs x (1000 + 500) epochs x 1000 tokens / 250 tokens/s = {hours:,.0f} "
+          "GPU-hours" in r.stdout, f"projection = runs x epochs x tokens / rate ({hours:.1f} h)")
+    check("mos:K=15: 3 runs: tokens/s not measured" in r.stdout and
+          f"total: {hours:,.0f} GPU-hours + the heads not measured (mos:K=15)" in r.stdout,
+          "a head without a measurement is named, not guessed")
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, test in (("dry", test_dry_run), ("submit", test_submit_resume_wait),
+                           ("errors", test_errors), ("projection", test_projection)):
+            sub = os.path.join(tmp, name)
+            os.makedirs(sub)
+            test(sub)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

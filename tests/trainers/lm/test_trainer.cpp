@@ -1,0 +1,350 @@
+// The word-LM training loop on a slice of the real PTB: it learns (beats the unigram model),
+// an interrupted and resumed run equals an uninterrupted one bit for bit, the test-set dump
+// matches the HDF5 contract and its ppl attribute, and a non-finite loss stops the run.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "contract/logprob_file.h"
+#include "datasets/corpus.h"
+#include "datasets/data_location.h"
+#include "tests/fixtures/corpus_or_skip.h"
+#include "tests/fixtures/run_outputs.h"
+#include "tests/fixtures/temp_dir.h"
+#include "trainers/lm/trainer.h"
+
+using namespace sb;
+using namespace sb::lm;
+using runkit::kFinished;
+using runkit::kInterrupted;
+using runkit::kNonFinite;
+namespace fs = std::filesystem;
+using sb::test::all_rows;
+using sb::test::ptb_slice;
+using sb::test::read_json;
+using sb::test::temp_dir;
+
+namespace {
+
+WordLmConfig tiny_config(const fs::path& out) {
+  WordLmConfig c;
+  c.emsize = 32;
+  c.nhid = 64;
+  c.nlayers = 2;
+  c.dropout = c.dropouti = c.dropouth = 0.1;
+  c.dropoute = 0.05;
+  c.wdrop = 0.1;
+  c.bptt = 35;
+  c.epochs = 2;
+  c.finetune_epochs = 1;
+  c.nonmono = 1;
+  c.log_interval = 1000;
+  c.seed = 7;
+  c.out = out.string();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "trainer: random BPTT lengths follow AWD-LSTM's rule, rounded to the nearest length where AWD "
+    "truncates") {
+  torch::manual_seed(1);
+  int64_t short_count = 0, n_long = 0, min_len = 1000;
+  double long_sum = 0;
+  const int draws = 20000;
+  for (int i = 0; i < draws; ++i) {
+    const auto len = draw_seq_len(70);
+    min_len = std::min(min_len, len);
+    if (len < 53) {
+      ++short_count;  // from N(35, 5): 53 is 3.6 sigma above 35 and 3.4 below 70
+    } else {
+      long_sum += static_cast<double>(len);
+      ++n_long;
+    }
+  }
+  // 5% short: binomial std over 20000 draws is 0.15%; 0.6% is 4 sigma.
+  CHECK(std::abs(static_cast<double>(short_count) / draws - 0.05) < 0.006);
+  // Mean of N(70, 5) rounded to nearest is 70 (AWD-LSTM's int() truncation would give 69.5); std of
+  // the mean over 19000 draws is 0.036; 0.15 is 4 sigma.
+  CHECK(std::abs(long_sum / static_cast<double>(n_long) - 70) < 0.15);
+  CHECK(min_len >= 5);
+}
+
+TEST_CASE("trainer: a tiny model on 100k PTB tokens beats the unigram model by 25%") {
+  const auto dir = temp_dir("trainer_learns");
+  auto config = tiny_config(dir);
+  config.epochs = 3;  // 3 x 142 = 426 steps
+  config.finetune_epochs = 0;
+  config.dump_test = false;
+  auto corpus_found = ptb_slice(100000, 8000, 100);
+  if (!corpus_found) return;
+  auto& corpus = *corpus_found;
+  // Independent reference: the add-one unigram model of the same training tokens.
+  std::map<int64_t, double> counts;
+  for (auto id : corpus.train) counts[id] += 1;
+  const double total = static_cast<double>(corpus.train.size() + corpus.vocab.size());
+  double nll = 0;
+  for (size_t t = 1; t < corpus.valid.size(); ++t)
+    nll -= std::log((counts[corpus.valid[t]] + 1) / total);
+  const double unigram_ppl = std::exp(nll / static_cast<double>(corpus.valid.size() - 1));
+  WordLmTrainer trainer(config, corpus, dir.string());
+  REQUIRE(trainer.run() == kFinished);
+  const double ppl = std::exp(trainer.result().best_valid_loss);
+  INFO("unigram ppl " << unigram_ppl << ", model ppl " << ppl);
+  CHECK(unigram_ppl > 500);  // sanity of the reference (PTB unigram: ~700)
+  CHECK(ppl < 0.75 * unigram_ppl);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trainer: interrupted mid-epoch and resumed equals uninterrupted, bit for bit") {
+  const auto base = temp_dir("trainer_resume");
+  const auto corpus_found = ptb_slice(12000, 3000, 400);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
+  auto run = [&](const fs::path& out, int64_t stop_after) {
+    WordLmTrainer trainer(tiny_config(out), corpus, out.string());
+    trainer.stop_after_batches = stop_after;
+    return trainer.run();
+  };
+  REQUIRE(run(base / "straight", 0) == kFinished);
+  // 17 batches an epoch: stop inside epoch 1, inside epoch 2 (ASGD may be on), inside finetuning.
+  const auto out = base / "interrupted";
+  CHECK(run(out, 9) == kInterrupted);
+  CHECK_FALSE(fs::exists(out / "logprobs.h5"));
+  int status = kInterrupted, resumes = 0;
+  while (status == kInterrupted) {
+    WordLmTrainer trainer(tiny_config(out), corpus, out.string());
+    trainer.resume();
+    trainer.stop_after_batches = 13;
+    status = trainer.run();
+    ++resumes;
+  }
+  CHECK(status == kFinished);
+  CHECK(resumes >= 3);
+  const auto a = read_json(base / "straight" / "final.json");
+  const auto b = read_json(out / "final.json");
+  const double valid_a = a["valid_loss"], valid_b = b["valid_loss"];
+  const double test_a = a["dump_ppl"], test_b = b["dump_ppl"];
+  const int64_t steps_a = a["steps"], steps_b = b["steps"];
+  CHECK(valid_a == valid_b);
+  CHECK(test_a == test_b);
+  CHECK(steps_a == steps_b);
+  const contract::LogProbReader ra((base / "straight" / "logprobs.h5").string());
+  const contract::LogProbReader rb((out / "logprobs.h5").string());
+  CHECK(all_rows(ra) == all_rows(rb));
+  fs::remove_all(base);
+}
+
+TEST_CASE("trainer: the dump follows the HDF5 contract and its ppl is the printed one") {
+  const auto dir = temp_dir("trainer_dump");
+  const auto corpus_found = ptb_slice(8000, 2000, 300);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
+  auto config = tiny_config(dir);
+  config.head = "sigsoftmax";
+  config.epochs = 1;
+  config.finetune_epochs = 0;
+  WordLmTrainer trainer(config, corpus, dir.string());
+  REQUIRE(trainer.run() == kFinished);
+  const contract::LogProbReader reader(trainer.result().dump_path);  // validates the schema
+  const auto& h = reader.header();
+  CHECK(h.head == "sigsoftmax");
+  CHECK(h.d == 32);
+  CHECK(h.bias);
+  CHECK(h.M == 10000);
+  CHECK(h.T == 300);  // <eos> in front: every test token has a row
+  CHECK(h.dataset == "ptb");
+  CHECK(h.split == "test");
+  CHECK(h.seed == 7);
+  CHECK(h.config.find("head = \"sigsoftmax\"") != std::string::npos);
+  // The targets are the test tokens, in order.
+  CHECK(reader.read_targets() == corpus.test);
+  // ppl recomputed in float64 from the stored float32 rows: the attribute and the number the
+  // trainer printed (result().test_ppl) are the same double, up to summation order (1e-12).
+  const auto rows = all_rows(reader);
+  double nll = 0, worst_norm = 0;
+  for (int64_t t = 0; t < reader.rows(); ++t) {
+    const float* row = rows.data() + t * reader.cols();
+    nll -= static_cast<double>(row[corpus.test[static_cast<size_t>(t)]]);
+    double z = 0;
+    for (int64_t m = 0; m < reader.cols(); ++m) z += std::exp(static_cast<double>(row[m]));
+    worst_norm = std::max(worst_norm, std::abs(z - 1));
+  }
+  const double ppl = std::exp(nll / static_cast<double>(reader.rows()));
+  CHECK(h.ppl == Approx(ppl).epsilon(1e-12));
+  CHECK(trainer.result().test_ppl == h.ppl);
+  // Each row is a distribution: float32 log-probabilities over 10000 words sum to 1 within 1e-4.
+  CHECK(worst_norm < 1e-4);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trainer: a non-finite loss stops the run and keeps the last good checkpoint") {
+  const auto dir = temp_dir("trainer_nan");
+  auto config = tiny_config(dir);
+  config.lr = 1e30;
+  config.clip = 0;
+  const auto corpus_found = ptb_slice(12000, 2000, 100);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
+  WordLmTrainer trainer(config, corpus, dir.string());
+  CHECK(trainer.run() == kNonFinite);
+  CHECK_FALSE(fs::exists(dir / "logprobs.h5"));
+  CHECK_FALSE(fs::exists(dir / "checkpoint.pt"));  // no epoch finished: nothing good to keep
+  std::ifstream metrics(dir / "metrics.jsonl");
+  std::string line, last;
+  while (std::getline(metrics, line)) last = line;
+  CHECK(nlohmann::json::parse(last)["event"] == "non_finite");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("trainer: resuming with a different config is refused, naming the key") {
+  const auto dir = temp_dir("trainer_mismatch");
+  const auto corpus_found = ptb_slice(8000, 2000, 100);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
+  {
+    WordLmTrainer trainer(tiny_config(dir), corpus, dir.string());
+    trainer.stop_after_batches = 3;
+    REQUIRE(trainer.run() == kInterrupted);
+  }
+  auto config = tiny_config(dir);
+  config.lr = 20;
+  WordLmTrainer trainer(config, corpus, dir.string());
+  CHECK_THROWS_WITH(trainer.resume(), Catch::Contains("lr = 30.0 -> lr = 20.0"));
+  config = tiny_config(dir);
+  config.epochs = 5;  // more epochs continue the same trajectory: allowed
+  WordLmTrainer longer(config, corpus, dir.string());
+  CHECK_NOTHROW(longer.resume());
+  fs::remove_all(dir);
+}
+
+namespace {
+
+/// metrics.jsonl's records of one event, in order.
+std::vector<nlohmann::json> events(const fs::path& run_dir, const std::string& event) {
+  std::ifstream in(run_dir / "metrics.jsonl");
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    const auto it = j.find("event");
+    if (it != j.end() && *it == event) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "trainer: epoch dumps hold the first N test rows after every epoch, equal to the final dump "
+    "of the same weights, and leave the run unchanged") {
+  const auto base = temp_dir("trainer_epoch_dumps");
+  const auto corpus_found = ptb_slice(12000, 3000, 400);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
+  const int64_t rows = 100;  // not a multiple of bptt 35: the last segment is shorter
+  auto config = tiny_config(base / "dumps");
+  config.epoch_dump_rows = rows;
+  WordLmTrainer trainer(config, corpus, config.out);
+  REQUIRE(trainer.run() == kFinished);
+  const fs::path epochs = base / "dumps" / "epochs";
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(epochs)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  // 2 main epochs and 1 finetuning epoch (tiny_config), one file each and nothing else.
+  CHECK(names == std::vector<std::string>{"finetune_1.h5", "main_1.h5", "main_2.h5"});
+  const std::vector<int64_t> first(corpus.test.begin(), corpus.test.begin() + rows);
+  const auto dumps = events(base / "dumps", "epoch_dump");
+  REQUIRE(dumps.size() == 3);
+  std::map<std::string, std::vector<float>> data;
+  for (const auto& d : dumps) {
+    const std::string file = d["path"];
+    INFO(file);
+    const contract::LogProbReader reader(file);  // validates the contract
+    CHECK(reader.rows() == rows);
+    CHECK(reader.read_targets() == first);
+    CHECK(reader.header().ppl == d["ppl"].get<double>());
+    data[fs::path(file).filename()] = all_rows(reader);
+  }
+  // Different weights after every epoch: the dumps differ (by far more than rounding).
+  float differ = 0;
+  for (size_t i = 0; i < data["main_1.h5"].size(); ++i)
+    differ = std::max(differ, std::abs(data["main_1.h5"][i] - data["main_2.h5"][i]));
+  CHECK(differ > 1e-2f);
+  // The final model is the last finetuning epoch's averaged weights (best_finetune.pt), which the
+  // finetune_1 dump used: its rows are the first rows of logprobs.h5. Same ops on the same
+  // weights, except the last segment (30 tokens here, 35 in the full dump), whose float32 GEMMs
+  // may block differently: 1e-4 on log-probabilities of magnitude ~10 is ~1e-5 relative.
+  const auto final = read_json(base / "dumps" / "final.json");
+  REQUIRE(final["best_model"].get<std::string>().find("best_finetune.pt") != std::string::npos);
+  const contract::LogProbReader full((base / "dumps" / "logprobs.h5").string());
+  std::vector<float> head(static_cast<size_t>(rows * full.cols()));
+  full.read_rows(0, rows, head.data());
+  float worst = 0;
+  for (size_t i = 0; i < head.size(); ++i)
+    worst = std::max(worst, std::abs(head[i] - data["finetune_1.h5"][i]));
+  CHECK(worst < 1e-4f);
+  // The probes evaluate without drawing random numbers: the same run without them is identical.
+  auto plain = tiny_config(base / "plain");
+  WordLmTrainer without(plain, corpus, plain.out);
+  REQUIRE(without.run() == kFinished);
+  const auto other = read_json(base / "plain" / "final.json");
+  CHECK(final["valid_loss"].get<double>() == other["valid_loss"].get<double>());
+  CHECK(final["dump_ppl"].get<double>() == other["dump_ppl"].get<double>());
+  CHECK_FALSE(fs::exists(base / "plain" / "epochs"));
+  fs::remove_all(base);
+}
+
+TEST_CASE(
+    "trainer: a mixture run logs its prior entropies and expert disagreement after every epoch") {
+  const auto dir = temp_dir("trainer_mixture_stats");
+  const auto corpus_found = ptb_slice(12000, 3000, 100);
+  if (!corpus_found) return;
+  const auto& corpus = *corpus_found;
+  auto config = tiny_config(dir);
+  config.head = "mos:K=3";
+  config.lr = 20;
+  config.dump_test = false;
+  config.mixture_stats = 500;
+  WordLmTrainer trainer(config, corpus, dir.string());
+  REQUIRE(trainer.run() == kFinished);
+  const auto stats = events(dir, "mixture");
+  REQUIRE(stats.size() == 3);  // main 1, main 2, finetune 1
+  const double log_k = std::log(3.0);
+  for (const auto& s : stats) {
+    INFO(s.dump());
+    CHECK(s["contexts"] == 500);
+    CHECK(s["experts"] == 3);
+    CHECK(s["max_prior_entropy"].get<double>() == Approx(log_k).epsilon(1e-12));
+    const double h = s["prior_entropy"], hm = s["mean_prior_entropy"], js = s["disagreement"];
+    // Ranges of the definitions (mixture_stats.h), with 1e-9 for float64 rounding.
+    CHECK(h >= 0);
+    CHECK(h <= hm + 1e-9);  // concavity: the mean prior's entropy is at least the mean entropy
+    CHECK(hm <= log_k + 1e-9);
+    CHECK(js >= -1e-9);
+    CHECK(js <= h + 1e-9);
+  }
+  CHECK(stats[0]["phase"] == "main");
+  CHECK(stats[2]["phase"] == "finetune");
+  CHECK(stats[2]["averaged"] == true);
+  // A single head logs none.
+  const auto single_dir = temp_dir("trainer_mixture_stats_single");
+  auto single = tiny_config(single_dir);
+  single.dump_test = false;
+  single.epochs = 1;
+  single.finetune_epochs = 0;
+  single.mixture_stats = 500;
+  WordLmTrainer softmax(single, corpus, single_dir.string());
+  REQUIRE(softmax.run() == kFinished);
+  CHECK(events(single_dir, "mixture").empty());
+  fs::remove_all(dir);
+  fs::remove_all(single_dir);
+}
