@@ -31,8 +31,7 @@ int main(int argc, char** argv) {
   return sb::runkit::guarded([&] {
     const auto config = sb::charlm::char_config().resolve(args);
     sb::charlm::validate(config);
-    sb::runkit::keep_freed_memory();
-    const int threads = sb::runkit::set_threads(config.threads);
+    const int threads = sb::runkit::set_up_process(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto chars = sb::charlm::char_corpus(sb::data::load_corpus(dir));
     sb::runkit::truncate_splits(chars, config.train_chars, config.valid_chars, config.test_chars);

@@ -35,8 +35,7 @@ int main(int argc, char** argv) {
   if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
   return sb::runkit::guarded([&] {
     const auto config = sb::classifier::resolve_config(args);
-    sb::runkit::keep_freed_memory();
-    const int threads = sb::runkit::set_threads(config.threads);
+    const int threads = sb::runkit::set_up_process(config.threads);
     const auto dir = sb::data::find_image_dataset_dir(config.dataset, config.data);
     const auto data = sb::data::load_image_dataset(config.dataset, dir);
     auto splits = sb::classifier::make_splits(data, config);

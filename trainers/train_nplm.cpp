@@ -30,8 +30,7 @@ int main(int argc, char** argv) {
   return sb::runkit::guarded([&] {
     const auto config = sb::nplm::nplm_config().resolve(args);
     sb::nplm::validate(config);
-    sb::runkit::keep_freed_memory();
-    const int threads = sb::runkit::set_threads(config.threads);
+    const int threads = sb::runkit::set_up_process(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(dir);
     sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,

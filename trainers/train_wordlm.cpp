@@ -37,8 +37,7 @@ int main(int argc, char** argv) {
     auto config = sb::lm::resolve_config(config_args);
     const auto device = sb::runkit::resolve_device(config.device);  // fails here, before the corpus
     config.device = device.str();  // what config.toml records: cpu, cuda:0, ...
-    sb::runkit::keep_freed_memory();
-    const int threads = sb::runkit::set_threads(config.threads);
+    const int threads = sb::runkit::set_up_process(config.threads);
     const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
     auto corpus = sb::data::load_corpus(dir);
     sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,

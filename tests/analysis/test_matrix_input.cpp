@@ -27,11 +27,9 @@
 
 namespace fs = std::filesystem;
 using namespace sb::analysis;
-using sb::test::temp_dir;
+using namespace sb::test;  // tests/fixtures/
 
 namespace {
-
-using sb::test::run;
 
 // numpy's reference values, parsed from the fixture script's 'key value...' lines.
 struct Reference {

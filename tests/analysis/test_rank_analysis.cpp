@@ -29,9 +29,7 @@ using namespace sb::analysis;
 
 namespace {
 
-using sb::test::temp_dir;
-
-using sb::test::run;
+using namespace sb::test;  // tests/fixtures/
 
 // The h5py-written fixtures (valid and broken files); returns the script's stdout (numpy's
 // reference values for valid.h5).

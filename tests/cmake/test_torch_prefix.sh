@@ -3,7 +3,7 @@
 # Torch/TorchConfig.cmake (a pip wheel), and fails with one line naming the file otherwise. The
 # wheel is a stand-in (a fake "python" printing a prefix made here): no pip torch on this machine.
 set -u
-script="$(dirname "$0")/../cmake/torch_prefix.sh"
+script="$(dirname "$0")/../../cmake/torch_prefix.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

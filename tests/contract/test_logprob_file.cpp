@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 using sb::contract::LogProbHeader;
 using sb::contract::LogProbReader;
 using sb::contract::LogProbWriter;
-using sb::test::temp_dir;
+using namespace sb::test;  // tests/fixtures/
 
 namespace {
 

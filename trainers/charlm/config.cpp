@@ -7,10 +7,11 @@
 
 namespace sb::charlm {
 
+using runkit::at_least;  // the key table's rows (trainers/runkit/config_table.h)
+using runkit::key;
+
 const runkit::ConfigTable<CharConfig>& char_config() {
   using C = CharConfig;
-  using runkit::at_least;
-  using runkit::key;
   static const runkit::ConfigTable<C> table(
       "Character-level LM configuration (trainers/charlm/config.h)",
       {
@@ -49,8 +50,7 @@ const runkit::ConfigTable<CharConfig>& char_config() {
                runkit::epoch_loop_keys<C>())},
           {"outputs",
            {
-               key("out", &C::out, "run directory; \"\" = results/char_<dataset>_<head>")
-                   .not_trajectory(),
+               runkit::out_key<C>("results/char_<dataset>_<head>"),
            }},
       },
       runkit::TableOptions{"trainers/configs/char_ptb_cpu.toml"});

@@ -5,13 +5,15 @@
 #include <stdexcept>
 
 #include "common/head_spec.h"
+#include "trainers/runkit/epoch_keys.h"
 
 namespace sb::classifier {
 
+using runkit::at_least;  // the key table's rows (trainers/runkit/config_table.h)
+using runkit::key;
+
 const runkit::ConfigTable<ClassifierConfig>& classifier_config() {
   using C = ClassifierConfig;
-  using runkit::at_least;
-  using runkit::key;
   static const runkit::ConfigTable<C> table(
       "Image classifier configuration (trainers/classifier/config.h)",
       {
@@ -69,8 +71,7 @@ const runkit::ConfigTable<ClassifierConfig>& classifier_config() {
            }},
           {"outputs",
            {
-               key("out", &C::out, "run directory; \"\" = results/<dataset>_<head>")
-                   .not_trajectory(),
+               runkit::out_key<C>("results/<dataset>_<head>"),
                key("dump_test", &C::dump_test,
                    "write the test set's log-outputs to <out>/logprobs.h5 (not for mse)")
                    .not_trajectory(),
@@ -80,17 +81,9 @@ const runkit::ConfigTable<ClassifierConfig>& classifier_config() {
   return table;
 }
 
-ClassifierConfig load_config_file(const std::string& path, ClassifierConfig base) {
-  return classifier_config().load_file(path, std::move(base));
-}
-
 ClassifierConfig load_config_text(const std::string& text, const std::string& source,
                                   ClassifierConfig base) {
   return classifier_config().load_text(text, source, std::move(base));
-}
-
-void apply_override(ClassifierConfig& cfg, const std::string& name, const std::string& value) {
-  classifier_config().apply(cfg, name, value);
 }
 
 void validate(const ClassifierConfig& cfg) {

@@ -46,14 +46,10 @@ struct ClassifierConfig {
 /// The key table in four sections: data, model, training, outputs.
 const runkit::ConfigTable<ClassifierConfig>& classifier_config();
 
-/// Reads a flat TOML file over `base`; throws std::runtime_error "<path>:<line>:<col>: ..."
-/// for a parse error, an unknown key (listing the valid ones) or a value of the wrong type.
-ClassifierConfig load_config_file(const std::string& path, ClassifierConfig base = {});
+/// The keys of a TOML text (e.g. a checkpoint's saved config) over `base`; `source` names it
+/// in errors.
 ClassifierConfig load_config_text(const std::string& text, const std::string& source,
                                   ClassifierConfig base = {});
-
-/// --key VALUE; throws std::invalid_argument "--lr: expected a number, got 'x'".
-void apply_override(ClassifierConfig& cfg, const std::string& key, const std::string& value);
 
 /// Ranges and cross-key rules: dataset and split names, the head (HeadSpec::parse or "mse";
 /// sparse needs k <= 10), output_init_std > 0 for heads whose gradient vanishes at zero logits

@@ -3,10 +3,14 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/device_name.h"
 #include "common/head_spec.h"
 #include "trainers/runkit/epoch_keys.h"
 
 namespace sb::lm {
+
+using runkit::at_least;  // the key table's rows (trainers/runkit/config_table.h)
+using runkit::key;
 
 const WordLmConfig& paper_defaults() {
   static const WordLmConfig defaults{};
@@ -15,8 +19,6 @@ const WordLmConfig& paper_defaults() {
 
 const runkit::ConfigTable<WordLmConfig>& config_table() {
   using C = WordLmConfig;
-  using runkit::at_least;
-  using runkit::key;
   const auto probability = runkit::interval(0, /*lo_open=*/false, 1, /*hi_open=*/true);
   static const runkit::ConfigTable<C> table(
       "Word-level LM configuration (trainers/lm/config.h)",
@@ -77,8 +79,7 @@ const runkit::ConfigTable<WordLmConfig>& config_table() {
            }},
           {"outputs",
            {
-               key("out", &C::out, "run directory; \"\" = results/<dataset>_<head>")
-                   .not_trajectory(),
+               runkit::out_key<C>("results/<dataset>_<head>"),
                key("dump_test", &C::dump_test,
                    "write the test-set log-output HDF5 file after training")
                    .not_trajectory(),
@@ -117,13 +118,6 @@ WordLmConfig load_config_text(const std::string& text, const std::string& source
 
 void apply_override(WordLmConfig& cfg, const std::string& key, const std::string& value) {
   config_table().apply(cfg, key, value);
-}
-
-bool is_device_name(const std::string& name) {
-  if (name == "auto" || name == "cpu" || name == "cuda") return true;
-  const std::string prefix = "cuda:";
-  return name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
-         name.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
 }
 
 void validate(const WordLmConfig& cfg) {

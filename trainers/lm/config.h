@@ -108,9 +108,6 @@ WordLmConfig load_config_text(const std::string& text, const std::string& source
 /// "--<key>: expected an integer, got 'abc'" or "unknown option '--<key>' (valid keys: ...)".
 void apply_override(WordLmConfig& cfg, const std::string& key, const std::string& value);
 
-/// "auto", "cpu", "cuda" or "cuda:N" (N a device index): the values of the device key.
-bool is_device_name(const std::string& name);
-
 /// Checks every range of the key table and the cross-key rules (dataset non-empty; head parses
 /// with sb::HeadSpec::parse; a single head needs nhidlast == 0 or nhidlast == emsize; device is
 /// auto, cpu, cuda or cuda:N). Throws std::invalid_argument naming the key, the allowed range and

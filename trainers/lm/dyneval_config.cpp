@@ -6,6 +6,9 @@
 
 namespace sb::lm {
 
+using runkit::at_least;  // the key table's rows (trainers/runkit/config_table.h)
+using runkit::key;
+
 const DynevalConfig& dyneval_defaults() {
   static const DynevalConfig defaults{};
   return defaults;
@@ -13,8 +16,6 @@ const DynevalConfig& dyneval_defaults() {
 
 const runkit::ConfigTable<DynevalConfig>& dyneval_config_table() {
   using C = DynevalConfig;
-  using runkit::at_least;
-  using runkit::key;
   static const runkit::ConfigTable<C> table(
       "Dynamic evaluation configuration (trainers/lm/dyneval_config.h)",
       {

@@ -142,8 +142,7 @@ void run_dyneval(const std::string& run_dir, const DynevalConfig& cfg) {
   check_ranges(cfg);  // the keys validate(options) does not cover (threads, *_tokens)
 
   const auto device = runkit::resolve_device(cfg.device);
-  runkit::keep_freed_memory();
-  const int n_threads = runkit::set_threads(cfg.threads);
+  const int n_threads = runkit::set_up_process(cfg.threads);
   const auto corpus_dir = data::find_corpus_dir(config.dataset, config.data);
   auto corpus = data::load_corpus(corpus_dir);
   if (config.train_tokens > 0 && static_cast<int64_t>(corpus.train.size()) > config.train_tokens)

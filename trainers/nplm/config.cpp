@@ -7,10 +7,11 @@
 
 namespace sb::nplm {
 
+using runkit::at_least;  // the key table's rows (trainers/runkit/config_table.h)
+using runkit::key;
+
 const runkit::ConfigTable<NplmConfig>& nplm_config() {
   using C = NplmConfig;
-  using runkit::at_least;
-  using runkit::key;
   static const runkit::ConfigTable<C> table(
       "Feed-forward neural LM configuration (trainers/nplm/config.h)",
       {
@@ -39,8 +40,7 @@ const runkit::ConfigTable<NplmConfig>& nplm_config() {
                runkit::epoch_loop_keys<C>())},
           {"outputs",
            {
-               key("out", &C::out, "run directory; \"\" = results/nplm_<dataset>_<head>")
-                   .not_trajectory(),
+               runkit::out_key<C>("results/nplm_<dataset>_<head>"),
                key("dump_rows", &C::dump_rows,
                    "test rows written to <out>/logprobs.h5 (0 = every test token)", at_least(0))
                    .not_trajectory(),

@@ -44,4 +44,11 @@ std::vector<ConfigKey<C>> corpus_keys(const std::string& dataset) {
   };
 }
 
+/// The run-directory row of every trainer; `fallback` is the directory "" stands for. Where a run
+/// is written does not shape its trajectory.
+template <class C>
+ConfigKey<C> out_key(const std::string& fallback) {
+  return key("out", &C::out, "run directory; \"\" = " + fallback).not_trajectory();
+}
+
 }  // namespace sb::runkit

@@ -26,4 +26,9 @@ void keep_freed_memory() {
     throw std::runtime_error("mallopt(M_MMAP_MAX = 0, M_TRIM_THRESHOLD = INT_MAX) failed");
 }
 
+int set_up_process(int64_t threads) {
+  keep_freed_memory();
+  return set_threads(threads);
+}
+
 }  // namespace sb::runkit

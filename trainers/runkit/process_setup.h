@@ -19,4 +19,8 @@ int set_threads(int64_t threads);
 /// Throws if glibc refuses a setting.
 void keep_freed_memory();
 
+/// What every binary that trains or evaluates does first: keep_freed_memory(), then
+/// set_threads(threads). Returns the thread count set.
+int set_up_process(int64_t threads);
+
 }  // namespace sb::runkit

@@ -28,9 +28,7 @@
 using namespace sb;
 using namespace sb::charlm;
 namespace fs = std::filesystem;
-using sb::test::all_rows;
-using sb::test::read_json;
-using sb::test::temp_dir;
+using namespace sb::test;  // tests/fixtures/
 
 namespace {
 

@@ -131,7 +131,7 @@ TEST_CASE("classifier config: defaults are the paper's, files round-trip, bad ke
         "f.toml:1:1: key 'epochs': expected an integer, got 1.5");
   CHECK(error_of([] {
           ClassifierConfig x;
-          apply_override(x, "lr", "fast");
+          classifier_config().apply(x, "lr", "fast");
         }) == "--lr: expected a number, got 'fast'");
 }
 

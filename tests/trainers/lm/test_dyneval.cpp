@@ -28,7 +28,7 @@ using namespace sb;
 using namespace sb::lm;
 using runkit::kFinished;
 namespace fs = std::filesystem;
-using sb::test::temp_dir;
+using namespace sb::test;  // tests/fixtures/
 
 namespace {
 
@@ -70,8 +70,6 @@ bool bit_equal(const std::vector<torch::Tensor>& a, const std::vector<torch::Ten
     if (!torch::equal(a[k], b[k])) return false;
   return true;
 }
-
-using sb::test::run;
 
 }  // namespace
 

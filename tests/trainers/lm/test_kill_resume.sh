@@ -6,7 +6,7 @@
 set -euo pipefail
 bin=$1 config=$2
 # Without PTB (no ../shared, no `make data`): one line, and ctest reports the test as skipped.
-if ! "$(dirname "$0")/../datasets/fetch.sh" --check ptb > /dev/null 2>&1; then
+if ! "$(dirname "$0")/../../../datasets/fetch.sh" --check ptb > /dev/null 2>&1; then
   echo "SKIPPED: corpus 'ptb' not found in datasets/ or ../shared/datasets: run \`make data\`"
   exit 0
 fi

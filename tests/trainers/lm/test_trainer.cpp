@@ -27,10 +27,7 @@ using runkit::kFinished;
 using runkit::kInterrupted;
 using runkit::kNonFinite;
 namespace fs = std::filesystem;
-using sb::test::all_rows;
-using sb::test::ptb_slice;
-using sb::test::read_json;
-using sb::test::temp_dir;
+using namespace sb::test;  // tests/fixtures/
 
 namespace {
 

@@ -29,10 +29,7 @@
 using namespace sb;
 using namespace sb::nplm;
 namespace fs = std::filesystem;
-using sb::test::all_rows;
-using sb::test::ptb_slice;
-using sb::test::read_json;
-using sb::test::temp_dir;
+using namespace sb::test;  // tests/fixtures/
 
 namespace {
 
