@@ -128,7 +128,7 @@ print()
 print("Runs (BLAS loaded, from /proc/self/maps of each process):")
 print(f"- cpp: bench_wordlm as built, `{blas.get('cpp', '?')}` (DT_RPATH `{rpath}`); started as "
       f"train_wordlm: glibc keeps freed memory (mallopt M_MMAP_MAX = 0, M_TRIM_THRESHOLD = "
-      f"INT_MAX; trainers/lm/process_setup.h)")
+      f"INT_MAX; trainers/runkit/process_setup.h)")
 if "cpp-glibc-heap" in labels:
     print(f"- cpp-glibc-heap: the same binary with --glibc-default-heap: glibc's defaults, which "
           f"unmap every large freed buffer and page-fault it back on the next step")

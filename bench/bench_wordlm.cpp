@@ -6,7 +6,7 @@
 //                            [--emsize 200] [--nhid 200] [--glibc-default-heap]
 // (--emsize / --nhid other than 200: our side only, e.g. the cpu profile's model for
 // bench/bench_mixture_speed.sh; the reference is fixed at 200.)
-// Start-up as train_wordlm: keep_freed_memory() (trainers/lm/process_setup.h), then the threads.
+// Start-up as train_wordlm: keep_freed_memory() (trainers/runkit/process_setup.h), then the threads.
 // Model and settings: bench/wordlm_bench_model.h, on PTB (M = 10000), locked dropout 0.2. Training
 // step as in trainer.cpp (trainers/lm/train_step.h): zero_grad, forward, head loss + AR (2) +
 // TAR (1), backward, clip 0.25, SGD (lr 20, weight decay 1.2e-6). Batch 20, BPTT 35 fixed, the

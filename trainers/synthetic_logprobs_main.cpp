@@ -1,5 +1,5 @@
 // synthetic_logprobs: random H (T x d), decoder W and optional bias through any head, written as
-// a log-output file (the HDF5 contract of analysis/logprob_file.h) for rank_analysis: Theorem 2
+// a log-output file (the HDF5 contract of contract/logprob_file.h) for rank_analysis: Theorem 2
 // checked in seconds, without training.
 //
 //   synthetic_logprobs --head softmax --T 6000 --M 2000 --d 64 --out synth.h5

@@ -1,6 +1,6 @@
 #pragma once
 // Evaluation passes of a trained AWD-LSTM: the mean loss over a batched stream, and the test-set
-// dump of log-probabilities to the HDF5 contract (analysis/logprob_file.h).
+// dump of log-probabilities to the HDF5 contract (contract/logprob_file.h).
 
 #include <torch/torch.h>
 

@@ -77,7 +77,7 @@ REFERENCE = os.path.join(HERE, "..", "..", "..", "bench", "wordlm_reference.py")
 
 
 def keep_freed_memory():
-    """As sb::lm::keep_freed_memory (trainers/lm/process_setup.h), which wordlm_parity applies:
+    """As sb::runkit::keep_freed_memory (trainers/runkit/process_setup.h), which wordlm_parity applies:
     glibc keeps freed buffers (M_MMAP_MAX = 0, M_TRIM_THRESHOLD = INT_MAX) instead of unmapping
     every (N, M) buffer and faulting it back in at the next step. Speed only (about half of this
     script's time otherwise goes to the kernel); the values computed are the same."""
