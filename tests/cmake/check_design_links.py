@@ -55,13 +55,13 @@ def violations(rows, graph):
         for link in sorted(links & ours - allowed):
             out.append(f"{target} links {link}, which its row does not allow ({', '.join(sorted(allowed)) or 'nothing of ours'})")
         if not torch:
-            seen, todo = set(), [target]
-            while todo:
-                t = todo.pop()
+            seen, stack = set(), [target]
+            while stack:
+                t = stack.pop()
                 for link in graph.get(t, ()):
                     if link not in seen:
                         seen.add(link)
-                        todo.append(link)
+                        stack.append(link)
             if TORCH in seen:
                 out.append(f"{target} reaches LibTorch through its links, but its row says never")
     return out

@@ -61,6 +61,10 @@ CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_d
 
 std::string CharTrainer::config_toml() const { return char_config().to_toml(config_); }
 
+std::string CharTrainer::normalise_saved_config(const std::string& saved) const {
+  return trajectory_toml(load_config_text(saved, path("checkpoint.pt") + " config"));
+}
+
 double CharTrainer::validate() {
   return evaluate(model, valid_data_, config_.bptt, runkit::timed_progress("valid"));
 }

@@ -117,10 +117,6 @@ void WordLmTrainer::save_extra(runkit::CheckpointWriter& w) const {
   w.put("trigger_history", trigger_history_);
   w.put("avg_count", averager_.count());
   w.put_tensors("avg", averager_.averages());
-  std::vector<torch::Tensor> h, c;
-  for (const auto& [hl, cl] : carried_) h.push_back(hl), c.push_back(cl);
-  w.put_tensors("carried_h", h);
-  w.put_tensors("carried_c", c);
 }
 
 void WordLmTrainer::load_extra(runkit::CheckpointReader& r) {
@@ -131,12 +127,10 @@ void WordLmTrainer::load_extra(runkit::CheckpointReader& r) {
   trigger_history_ = r.get_doubles("trigger_history");
   const auto count = r.get_int("avg_count");
   averager_.restore(r.get_tensors("avg"), count);
-  const auto h = r.get_tensors("carried_h"), c = r.get_tensors("carried_c");
-  if (h.size() != c.size())
-    throw std::runtime_error(r.path() + ": carried LSTM state: " + std::to_string(h.size()) +
-                             " h but " + std::to_string(c.size()) + " c tensors");
-  carried_.clear();
-  for (size_t l = 0; l < h.size(); ++l) carried_.emplace_back(h[l], c[l]);
+  if (state_.carried.size() % 2 != 0)
+    throw std::runtime_error(r.path() +
+                             ": carried LSTM state: " + std::to_string(state_.carried.size()) +
+                             " tensors, expected h and c for each layer");
 }
 
 WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
@@ -144,8 +138,12 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
   const int64_t full = (n - 2 + config_.bptt - 1) / config_.bptt;
   const int64_t batches = config_.max_batches > 0 ? std::min(full, config_.max_batches) : full;
   const auto ps = params();
-  auto hidden = carried_.empty() ? model->zero_state(B) : carried_;
-  carried_.clear();
+  // The mid-epoch state a Ctrl-C checkpoint carried (RunState::carried: h and c per layer).
+  std::vector<LstmState> hidden;
+  if (state_.carried.empty()) hidden = model->zero_state(B);
+  for (size_t l = 0; l + 1 < state_.carried.size(); l += 2)
+    hidden.emplace_back(state_.carried[l], state_.carried[l + 1]);
+  state_.carried.clear();
   double interval_loss = 0;
   int64_t interval_batches = 0, interval_tokens = 0;
   auto interval_start = clock_type::now();
@@ -191,7 +189,8 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
       interval_start = clock_type::now();
     }
     if (stop) {
-      carried_ = detach_state(hidden);
+      for (const auto& [h, c] : detach_state(hidden))
+        state_.carried.insert(state_.carried.end(), {h, c});
       return EpochEnd::interrupted;
     }
   }

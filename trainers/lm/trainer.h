@@ -96,7 +96,6 @@ class WordLmTrainer : public runkit::EpochTrainer {
   int64_t asgd_epoch_ = 0;  ///< main-phase epoch at which the trigger fired (0 = never)
   std::vector<double> trigger_history_;
   ParameterAverager averager_;
-  std::vector<LstmState> carried_;  // mid-epoch state after a Ctrl-C resume
   TrainResult result_;
 };
 

@@ -66,6 +66,10 @@ NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run
 
 std::string NplmTrainer::config_toml() const { return nplm_config().to_toml(config_); }
 
+std::string NplmTrainer::normalise_saved_config(const std::string& saved) const {
+  return trajectory_toml(load_config_text(saved, path("checkpoint.pt") + " config"));
+}
+
 double NplmTrainer::validate() {
   return mean_nll(model, valid_, 1000, runkit::timed_progress("valid"));
 }

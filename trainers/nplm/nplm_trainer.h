@@ -40,6 +40,7 @@ class NplmTrainer : public runkit::EpochTrainer {
   torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
   int64_t epochs() const override { return config_.epochs; }
   std::string config_toml() const override;
+  std::string normalise_saved_config(const std::string& saved) const override;
   EpochEnd train_epoch() override;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;

@@ -63,8 +63,10 @@ class EpochTrainer {
   virtual int64_t epochs() const = 0;
   /// The whole config as written to config.toml.
   virtual std::string config_toml() const = 0;
-  /// Maps a checkpoint's saved trajectory config to the form of state_.config (default: as is).
-  virtual std::string normalise_saved_config(const std::string& saved) const { return saved; }
+  /// Maps a checkpoint's saved trajectory config to the form of state_.config: re-read and
+  /// written again, so that a key added since reads as its default and the text is compared in
+  /// today's format.
+  virtual std::string normalise_saved_config(const std::string& saved) const = 0;
   /// Trains from state_.batch to the epoch's end, or returns early (interrupted / non_finite).
   virtual EpochEnd train_epoch() = 0;
   /// Mean validation loss of the current model.
