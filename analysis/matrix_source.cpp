@@ -6,54 +6,52 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 
 #include "analysis/npy_file.h"
 
 namespace sb::analysis {
 namespace {
 
-class Hdf5Source final : public MatrixSource {
+/// A MatrixSource over a reader that has path(), rows(), cols(), float64() and read_rows into
+/// float and double buffers (contract::LogProbReader, NpyMatrix).
+template <class Reader>
+class ReaderSource : public MatrixSource {
  public:
-  explicit Hdf5Source(const std::string& path) : reader_(path, contract::Contract::allow_plain) {}
+  template <class... Args>
+  explicit ReaderSource(Args&&... args) : reader_(std::forward<Args>(args)...) {}
   const std::string& path() const override { return reader_.path(); }
   int64_t rows() const override { return reader_.rows(); }
   int64_t cols() const override { return reader_.cols(); }
   bool float64() const override { return reader_.float64(); }
+  void read_rows(int64_t begin, int64_t count, float* out) const override {
+    reader_.read_rows(begin, count, out);
+  }
+  void read_rows(int64_t begin, int64_t count, double* out) const override {
+    reader_.read_rows(begin, count, out);
+  }
+
+ protected:
+  Reader reader_;
+};
+
+class Hdf5Source final : public ReaderSource<contract::LogProbReader> {
+ public:
+  explicit Hdf5Source(const std::string& path)
+      : ReaderSource(path, contract::Contract::allow_plain) {}
   const contract::LogProbHeader* header() const override {
     return reader_.plain() ? nullptr : &reader_.header();
   }
   std::string data_name() const override { return "/log_probs"; }
   std::string plain_kind() const override { return "an HDF5 file without format_version"; }
-  void read_rows(int64_t begin, int64_t count, float* out) const override {
-    reader_.read_rows(begin, count, out);
-  }
-  void read_rows(int64_t begin, int64_t count, double* out) const override {
-    reader_.read_rows(begin, count, out);
-  }
-
- private:
-  contract::LogProbReader reader_;
 };
 
-class NpySource final : public MatrixSource {
+class NpySource final : public ReaderSource<NpyMatrix> {
  public:
-  explicit NpySource(const std::string& path) : matrix_(path) {}
-  const std::string& path() const override { return matrix_.path(); }
-  int64_t rows() const override { return matrix_.rows(); }
-  int64_t cols() const override { return matrix_.cols(); }
-  bool float64() const override { return matrix_.float64(); }
+  explicit NpySource(const std::string& path) : ReaderSource(path) {}
   const contract::LogProbHeader* header() const override { return nullptr; }
   std::string data_name() const override { return "the array"; }
   std::string plain_kind() const override { return "a .npy file"; }
-  void read_rows(int64_t begin, int64_t count, float* out) const override {
-    matrix_.read_rows(begin, count, out);
-  }
-  void read_rows(int64_t begin, int64_t count, double* out) const override {
-    matrix_.read_rows(begin, count, out);
-  }
-
- private:
-  NpyMatrix matrix_;
 };
 
 bool ends_with(const std::string& s, const std::string& tail) {

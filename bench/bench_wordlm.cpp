@@ -6,11 +6,11 @@
 //                            [--emsize 200] [--nhid 200] [--glibc-default-heap]
 // (--emsize / --nhid other than 200: our side only, e.g. the cpu profile's model for
 // bench/bench_mixture_speed.sh; the reference is fixed at 200.)
-// Start-up as train_wordlm: keep_freed_memory() (trainers/runkit/process_setup.h), then the threads.
-// Model and settings: bench/wordlm_bench_model.h, on PTB (M = 10000), locked dropout 0.2. Training
-// step as in trainer.cpp (trainers/lm/train_step.h): zero_grad, forward, head loss + AR (2) +
-// TAR (1), backward, clip 0.25, SGD (lr 20, weight decay 1.2e-6). Batch 20, BPTT 35 fixed, the
-// state carried across batches. That wordlm_reference.py computes the same losses from the same
+// Start-up as train_wordlm: keep_freed_memory() (trainers/runkit/process_setup.h), then the
+// threads. Model and settings: bench/wordlm_bench_model.h, on PTB (M = 10000), locked dropout 0.2.
+// Training step as in trainer.cpp (trainers/lm/train_step.h): zero_grad, forward, head loss + AR
+// (2) + TAR (1), backward, clip 0.25, SGD (lr 20, weight decay 1.2e-6). Batch 20, BPTT 35 fixed,
+// the state carried across batches. That wordlm_reference.py computes the same losses from the same
 // weights is tested by tests/trainers/lm/test_reference_parity.py (ctest -R "PyTorch reference").
 // Evaluation: eval mode, no grad, forward + head loss on the validation split (batch 20).
 // Prints one JSON line per mode: {"impl":"cpp","head":...,"mode":...,"tokens_per_s":...,...}.
@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/wordlm_bench_model.h"
@@ -66,17 +67,31 @@ struct Split {
   double forward = 0, backward = 0, optimizer = 0, loss = 0;
 };
 
+// The timed loops' BPTT windows: from row 0 of data (rows, B), back to row 0 when it runs out.
+class Segments {
+ public:
+  Segments(const torch::Tensor& data, int64_t bptt) : data_(data), bptt_(bptt) {}
+  std::pair<torch::Tensor, torch::Tensor> next() {  // (T, B) inputs and targets
+    if (row_ + bptt_ + 1 > data_.size(0)) row_ = 0;
+    auto batch = sb::data::get_batch(data_, row_, bptt_);
+    row_ += bptt_;
+    return batch;
+  }
+
+ private:
+  torch::Tensor data_;
+  int64_t bptt_, row_ = 0;
+};
+
 // Runs warmup + batches training steps from row 0 of data (rows, B); returns the timed seconds.
 double train(sb::lm::AwdLstm& model, const torch::Tensor& data, const Settings& s, Split& split) {
   model->train();
   const auto params = model->parameters();
   auto state = model->zero_state(data.size(1));
-  int64_t row = 0;
+  Segments segments(data, s.bptt);
   double total = 0;
   for (int64_t b = 0; b < s.warmup + s.batches; ++b) {
-    if (row + s.bptt + 1 > data.size(0)) row = 0;
-    auto [x, y] = sb::data::get_batch(data, row, s.bptt);  // (T, B)
-    row += s.bptt;
+    auto [x, y] = segments.next();
     const bool timed = b >= s.warmup;
     const auto start = clock_type::now();
     model->zero_grad();
@@ -105,12 +120,10 @@ double evaluate(sb::lm::AwdLstm& model, const torch::Tensor& data, const Setting
   torch::NoGradGuard no_grad;
   model->eval();
   auto state = model->zero_state(data.size(1));
-  int64_t row = 0;
+  Segments segments(data, s.bptt);
   double total = 0;
   for (int64_t b = 0; b < s.warmup + s.batches; ++b) {
-    if (row + s.bptt + 1 > data.size(0)) row = 0;
-    auto [x, y] = sb::data::get_batch(data, row, s.bptt);  // (T, B)
-    row += s.bptt;
+    auto [x, y] = segments.next();
     const auto start = clock_type::now();
     auto out = model->forward(x, state);
     const double value = model->loss(out.output, y.reshape({-1})).item<double>();

@@ -183,16 +183,23 @@ def clipped_sgd_step(model, opt):
     return float(norm)
 
 
+def segments(data, args):
+    """(b, x, y) for the warmup + batches BPTT windows (T, B) from row 0, back to row 0 when the
+    data runs out (as the C++ bench does)."""
+    row = 0
+    for b in range(args.warmup + args.batches):
+        if row + BPTT + 1 > data.size(0):
+            row = 0
+        yield b, data[row : row + BPTT], data[row + 1 : row + 1 + BPTT]
+        row += BPTT
+
+
 def train(model, data, args, split):
     model.train()
     opt = make_optimizer(model)
     state = model.zero_state(data.size(1))
-    row, total, loss_sum = 0, 0.0, 0.0
-    for b in range(args.warmup + args.batches):
-        if row + BPTT + 1 > data.size(0):
-            row = 0
-        x, y = data[row : row + BPTT], data[row + 1 : row + 1 + BPTT]  # (T, B)
-        row += BPTT
+    total, loss_sum = 0.0, 0.0
+    for b, x, y in segments(data, args):
         start = time.perf_counter()
         opt.zero_grad()
         raw_loss, loss, state = segment_loss(model, x, y, state)
@@ -215,12 +222,8 @@ def train(model, data, args, split):
 def evaluate(model, data, args, split):
     model.eval()
     state = model.zero_state(data.size(1))
-    row, total, loss_sum = 0, 0.0, 0.0
-    for b in range(args.warmup + args.batches):
-        if row + BPTT + 1 > data.size(0):
-            row = 0
-        x, y = data[row : row + BPTT], data[row + 1 : row + 1 + BPTT]  # (T, B)
-        row += BPTT
+    total, loss_sum = 0.0, 0.0
+    for b, x, y in segments(data, args):
         start = time.perf_counter()
         output, _, state = model(x, state)
         value = model.loss(output, y.reshape(-1)).item()

@@ -174,6 +174,13 @@ HeadSpec parse_head_setting(const std::string& text, const std::string& hint) {
   }
 }
 
+void check_head_fits(const HeadSpec& spec, int64_t M, const std::string& what) {
+  if (spec.kind == HeadKind::sparse && spec.k > M)
+    throw std::invalid_argument(
+        "head = \"" + spec.to_string() + "\": k = " + std::to_string(spec.k) +
+        " exceeds the M = " + std::to_string(M) + " " + what + "; set k <= " + std::to_string(M));
+}
+
 std::string head_file_name(const std::string& text) {
   std::string name = text;
   for (char& c : name)

@@ -47,6 +47,16 @@ HeadSpec parse_head_setting(const std::string& text, const std::string& hint = "
 /// The spec as part of a file name: ':', '=' and ',' become '_' ("mos:K=15" -> "mos_K_15").
 std::string head_file_name(const std::string& text);
 
+/// Checks that the head fits M output classes (sparse: k <= M, or its top-k would ask for more
+/// classes than there are); throws std::invalid_argument "head = "sparse:k=20": k = 20 exceeds
+/// the M = 10 <what>; set k <= 10".
+void check_head_fits(const HeadSpec& spec, int64_t M, const std::string& what);
+
+/// Checks that the head fits M output classes (sparse: k <= M, or the top-k would ask for more
+/// classes than there are); throws std::invalid_argument "head = "sparse:k=20": k = 20 exceeds
+/// the M = 10 <what>".
+void check_head_fits(const HeadSpec& spec, int64_t M, const std::string& what);
+
 /// Registry names in declaration order: softmax, sigsoftmax, relu, ...
 const std::vector<std::string>& head_names();
 std::string head_name(HeadKind kind);

@@ -16,6 +16,20 @@ torch::Tensor batchify(const std::vector<int64_t>& ids, int64_t batch_size) {
   return flat.view({batch_size, rows}).t().contiguous();  // (rows, B)
 }
 
+torch::Tensor batchify_split(const std::vector<int64_t>& ids, int64_t batch_size, int64_t min_rows,
+                             const std::string& split, const std::string& key,
+                             const std::string& unit) {
+  const auto n = static_cast<int64_t>(ids.size());
+  const int64_t rows = batch_size > 0 ? n / batch_size : 0;
+  if (rows < min_rows)
+    throw std::invalid_argument(split + " split: " + std::to_string(n) + " " + unit + " give " +
+                                std::to_string(rows) + (rows == 1 ? " row" : " rows") + " at " +
+                                key + " = " + std::to_string(batch_size) + "; at least " +
+                                std::to_string(min_rows) + " rows are needed (use more of the " +
+                                "split or a smaller " + key + ")");
+  return batchify(ids, batch_size);
+}
+
 std::pair<torch::Tensor, torch::Tensor> get_batch(const torch::Tensor& source, int64_t i,
                                                   int64_t seq_len) {
   const int64_t rows = source.size(0);

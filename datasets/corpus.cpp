@@ -54,9 +54,21 @@ std::string split_file(const std::string& dir, const std::string& split) {
 
 Corpus load_corpus(const std::string& dir) {
   Corpus c;
-  c.train = tokenize_file(split_file(dir, "train"), c.vocab, /*grow=*/true);
-  c.valid = tokenize_file(split_file(dir, "valid"), c.vocab, /*grow=*/false);
-  c.test = tokenize_file(split_file(dir, "test"), c.vocab, /*grow=*/false);
+  const auto train = split_file(dir, "train");
+  c.train = tokenize_file(train, c.vocab, /*grow=*/true);
+  // Every line ends with <eos>: a split without a line holds no token at all.
+  if (c.vocab.size() < 2)
+    throw std::runtime_error(train + ": " + std::to_string(c.train.size()) + " tokens of " +
+                             std::to_string(c.vocab.size()) +
+                             " distinct words (<eos> counted); a language model needs at least "
+                             "one word besides <eos>");
+  for (auto [split, ids] : {std::pair{"valid", &c.valid}, std::pair{"test", &c.test}}) {
+    const auto path = split_file(dir, split);
+    *ids = tokenize_file(path, c.vocab, /*grow=*/false);
+    if (ids->empty())
+      throw std::runtime_error(path + ": no tokens; expected a non-empty " + std::string(split) +
+                               " split");
+  }
   return c;
 }
 

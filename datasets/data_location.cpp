@@ -25,6 +25,11 @@ std::string find_corpus_dir(const std::string& name, const std::string& explicit
   namespace fs = std::filesystem;
   std::vector<fs::path> tried;
   if (!explicit_dir.empty()) {
+    if (fs::is_directory(explicit_dir)) {
+      // A directory the user named: say which split file it lacks.
+      for (const char* split : {"train", "valid", "test"}) split_file(explicit_dir, split);
+      return fs::weakly_canonical(explicit_dir).string();
+    }
     tried.emplace_back(explicit_dir);
   } else {
     for (const fs::path& base : {fs::current_path(), fs::path(SB_SOURCE_DIR)}) {

@@ -12,6 +12,7 @@
 
 #include "trainers/lm/dyneval_config.h"
 #include "trainers/lm/dyneval_run.h"
+#include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -32,13 +33,9 @@ int main(int argc, char** argv) {
       ->required();
   sb::runkit::ConfigArgs args;
   sb::lm::add_dyneval_options(app, args);
-  CLI11_PARSE(app, argc, argv);
-  try {
+  if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
+  return sb::runkit::guarded([&] {
     sb::lm::run_dyneval(run_dir, sb::lm::resolve_dyneval_config(args));
     return 0;
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  }
+  });
 }

@@ -11,7 +11,6 @@
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/charlm/char_trainer.h"
-#include "trainers/runkit/process_setup.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
@@ -23,28 +22,22 @@ int main(int argc, char** argv) {
       "FILE (TOML), then --<key> VALUE. Outputs: <out>/config.toml, metrics.jsonl, checkpoint.pt, "
       "best.pt, logprobs.h5, final.json (bits per character).\nExit status: 0 done, 2 bad input, "
       "4 non-finite loss, 130 interrupted (checkpoint saved; continue with --resume)."};
-  sb::runkit::ConfigArgs args;
-  sb::charlm::char_config().add_options(app, args);
-  sb::runkit::RunFlags flags;
-  sb::runkit::add_run_flags(app, flags);
-  if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
-  return sb::runkit::guarded([&] {
-    const auto config = sb::charlm::char_config().resolve(args);
-    sb::charlm::validate(config);
-    const int threads = sb::runkit::set_up_process(config.threads);
-    const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
-    auto chars = sb::charlm::char_corpus(sb::data::load_corpus(dir));
-    sb::runkit::truncate_splits(chars, config.train_chars, config.valid_chars, config.test_chars);
-    const auto run_dir = sb::charlm::run_dir(config);
-    sb::runkit::check_fresh_run(run_dir, flags.resume);
-    std::printf(
-        "%s characters: %s, %s, M = %lld; LSTM %lld x %lld (d = %lld), head %s; %d threads; run "
-        "directory %s\n",
-        config.dataset.c_str(), dir.c_str(), sb::runkit::split_sizes(chars, "symbols").c_str(),
-        static_cast<long long>(chars.vocab.size()), static_cast<long long>(config.nlayers),
-        static_cast<long long>(config.nhid), static_cast<long long>(config.nhid),
-        config.head.c_str(), threads, run_dir.c_str());
-    sb::charlm::CharTrainer trainer(config, std::move(chars), run_dir);
-    return sb::runkit::run_trainer(trainer, flags);
-  });
+  return sb::runkit::trainer_main(
+      app, argc, argv, sb::charlm::char_config(),
+      [](const sb::charlm::CharConfig& config, const sb::runkit::TrainerRun& run) {
+        const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
+        auto chars = sb::charlm::char_corpus(sb::data::load_corpus(dir));
+        sb::runkit::truncate_splits(chars, config.train_chars, config.valid_chars,
+                                    config.test_chars);
+        std::printf(
+            "%s characters: %s, %s, M = %lld; LSTM %lld x %lld (d = %lld), head %s; %d threads; "
+            "run "
+            "directory %s\n",
+            config.dataset.c_str(), dir.c_str(), sb::runkit::split_sizes(chars, "symbols").c_str(),
+            static_cast<long long>(chars.vocab.size()), static_cast<long long>(config.nlayers),
+            static_cast<long long>(config.nhid), static_cast<long long>(config.nhid),
+            config.head.c_str(), run.threads, run.run_dir.c_str());
+        sb::charlm::CharTrainer trainer(config, std::move(chars), run.run_dir);
+        return sb::runkit::run_trainer(trainer, run.flags);
+      });
 }

@@ -13,7 +13,6 @@
 #include "trainers/classifier/config.h"
 #include "trainers/classifier/splits.h"
 #include "trainers/classifier/trainer.h"
-#include "trainers/runkit/process_setup.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
@@ -28,28 +27,23 @@ int main(int argc, char** argv) {
       "T x 10, for rank_analysis; not for mse).\n"
       "Exit status: 0 done, 2 bad input or config, 4 non-finite loss, 130 interrupted "
       "(checkpoint saved; --resume continues)."};
-  sb::classifier::ConfigArgs args;
-  sb::classifier::add_config_options(app, args);
-  sb::runkit::RunFlags flags;
-  sb::runkit::add_run_flags(app, flags);
-  if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
-  return sb::runkit::guarded([&] {
-    const auto config = sb::classifier::resolve_config(args);
-    const int threads = sb::runkit::set_up_process(config.threads);
-    const auto dir = sb::data::find_image_dataset_dir(config.dataset, config.data);
-    const auto data = sb::data::load_image_dataset(config.dataset, dir);
-    auto splits = sb::classifier::make_splits(data, config);
-    const auto run_dir = sb::classifier::default_run_dir(config);
-    sb::runkit::check_fresh_run(run_dir, flags.resume);
-    std::printf(
-        "%s: %s, %s split: %lld train / %lld valid / %lld test images; head %s; %d threads; run "
-        "directory %s\n",
-        config.dataset.c_str(), dir.c_str(), config.split.c_str(),
-        static_cast<long long>(splits.train.size()), static_cast<long long>(splits.valid.size()),
-        static_cast<long long>(splits.test.size()), config.head.c_str(), threads, run_dir.c_str());
-    std::fflush(stdout);
-    sb::classifier::ClassifierTrainer trainer(config, std::move(splits), data.classes, data.name,
-                                              run_dir);
-    return sb::runkit::run_trainer(trainer, flags);
-  });
+  return sb::runkit::trainer_main(
+      app, argc, argv, sb::classifier::classifier_config(),
+      [](const sb::classifier::ClassifierConfig& config, const sb::runkit::TrainerRun& run) {
+        const auto dir = sb::data::find_image_dataset_dir(config.dataset, config.data);
+        const auto data = sb::data::load_image_dataset(config.dataset, dir);
+        auto splits = sb::classifier::make_splits(data, config);
+        std::printf(
+            "%s: %s, %s split: %lld train / %lld valid / %lld test images; head %s; %d threads; "
+            "run "
+            "directory %s\n",
+            config.dataset.c_str(), dir.c_str(), config.split.c_str(),
+            static_cast<long long>(splits.train.size()),
+            static_cast<long long>(splits.valid.size()), static_cast<long long>(splits.test.size()),
+            config.head.c_str(), run.threads, run.run_dir.c_str());
+        std::fflush(stdout);
+        sb::classifier::ClassifierTrainer trainer(config, std::move(splits), data.classes,
+                                                  data.name, run.run_dir);
+        return sb::runkit::run_trainer(trainer, run.flags);
+      });
 }

@@ -10,7 +10,6 @@
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/nplm/nplm_trainer.h"
-#include "trainers/runkit/process_setup.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
@@ -22,29 +21,21 @@ int main(int argc, char** argv) {
       "then --<key> VALUE. Outputs: <out>/config.toml, metrics.jsonl, checkpoint.pt, best.pt, "
       "logprobs.h5, final.json.\nExit status: 0 done, 2 bad input, 4 non-finite loss, 130 "
       "interrupted (checkpoint saved; continue with --resume)."};
-  sb::runkit::ConfigArgs args;
-  sb::nplm::nplm_config().add_options(app, args);
-  sb::runkit::RunFlags flags;
-  sb::runkit::add_run_flags(app, flags);
-  if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
-  return sb::runkit::guarded([&] {
-    const auto config = sb::nplm::nplm_config().resolve(args);
-    sb::nplm::validate(config);
-    const int threads = sb::runkit::set_up_process(config.threads);
-    const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
-    auto corpus = sb::data::load_corpus(dir);
-    sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,
-                                config.test_tokens);
-    const auto run_dir = sb::nplm::run_dir(config);
-    sb::runkit::check_fresh_run(run_dir, flags.resume);
-    std::printf(
-        "%s: %s, %s, vocabulary %lld; nplm, context %lld, %lld x %lld ReLU, head %s; %d "
-        "threads; run directory %s\n",
-        config.dataset.c_str(), dir.c_str(), sb::runkit::split_sizes(corpus, "tokens").c_str(),
-        static_cast<long long>(corpus.vocab.size()), static_cast<long long>(config.context),
-        static_cast<long long>(config.layers), static_cast<long long>(config.hidden),
-        config.head.c_str(), threads, run_dir.c_str());
-    sb::nplm::NplmTrainer trainer(config, std::move(corpus), run_dir);
-    return sb::runkit::run_trainer(trainer, flags);
-  });
+  return sb::runkit::trainer_main(
+      app, argc, argv, sb::nplm::nplm_config(),
+      [](const sb::nplm::NplmConfig& config, const sb::runkit::TrainerRun& run) {
+        const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
+        auto corpus = sb::data::load_corpus(dir);
+        sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,
+                                    config.test_tokens);
+        std::printf(
+            "%s: %s, %s, vocabulary %lld; nplm, context %lld, %lld x %lld ReLU, head %s; %d "
+            "threads; run directory %s\n",
+            config.dataset.c_str(), dir.c_str(), sb::runkit::split_sizes(corpus, "tokens").c_str(),
+            static_cast<long long>(corpus.vocab.size()), static_cast<long long>(config.context),
+            static_cast<long long>(config.layers), static_cast<long long>(config.hidden),
+            config.head.c_str(), run.threads, run.run_dir.c_str());
+        sb::nplm::NplmTrainer trainer(config, std::move(corpus), run.run_dir);
+        return sb::runkit::run_trainer(trainer, run.flags);
+      });
 }

@@ -11,7 +11,6 @@
 #include "trainers/lm/config.h"
 #include "trainers/lm/trainer.h"
 #include "trainers/runkit/device.h"
-#include "trainers/runkit/process_setup.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
@@ -21,10 +20,6 @@ int main(int argc, char** argv) {
       "Settings come from the defaults (the paper's PTB values), then --config FILE (TOML, the "
       "keys below), then --<key> VALUE on the command line. Outputs: <out>/config.toml, "
       "metrics.jsonl, checkpoint.pt, best.pt, best_finetune.pt, logprobs.h5, final.json."};
-  sb::lm::ConfigArgs config_args;
-  sb::lm::add_config_options(app, config_args);
-  sb::runkit::RunFlags flags;
-  sb::runkit::add_run_flags(app, flags);
   std::string until = "dump";
   app.add_option("--until", until,
                  "stop after this stage, checkpoint saved: train (the main SGD/NT-ASGD phase), "
@@ -32,30 +27,28 @@ int main(int argc, char** argv) {
                  "--resume continues from there")
       ->check(CLI::IsMember({"train", "finetune", "dump"}))
       ->capture_default_str();
-  if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
-  return sb::runkit::guarded([&] {
-    auto config = sb::lm::resolve_config(config_args);
-    const auto device = sb::runkit::resolve_device(config.device);  // fails here, before the corpus
-    config.device = device.str();  // what config.toml records: cpu, cuda:0, ...
-    const int threads = sb::runkit::set_up_process(config.threads);
-    const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
-    auto corpus = sb::data::load_corpus(dir);
-    sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,
-                                config.test_tokens);
-    const auto run_dir = sb::lm::default_run_dir(config);
-    sb::runkit::check_fresh_run(run_dir, flags.resume);
-    std::printf("%s: %s, %s, vocabulary %lld; head %s; %d threads; device %s; run directory %s\n",
-                config.dataset.c_str(), dir.c_str(),
-                sb::runkit::split_sizes(corpus, "tokens").c_str(),
-                static_cast<long long>(corpus.vocab.size()), config.head.c_str(), threads,
-                sb::runkit::describe_device(device).c_str(), run_dir.c_str());
-    sb::lm::WordLmTrainer trainer(config, std::move(corpus), run_dir);
-    if (flags.resume) trainer.resume();
-    trainer.stop_after_batches = flags.stop_after_batches;
-    sb::runkit::handle_interrupts();
-    const auto stop_phase = until == "train"      ? sb::lm::Phase::main
-                            : until == "finetune" ? sb::lm::Phase::finetune
-                                                  : sb::lm::Phase::done;
-    return trainer.run(stop_phase);
-  });
+  return sb::runkit::trainer_main(
+      app, argc, argv, sb::lm::config_table(),
+      [&](sb::lm::WordLmConfig config, const sb::runkit::TrainerRun& run) {
+        const auto device =
+            sb::runkit::resolve_device(config.device);  // fails here, before the corpus
+        config.device = device.str();  // what config.toml records: cpu, cuda:0, ...
+        const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
+        auto corpus = sb::data::load_corpus(dir);
+        sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,
+                                    config.test_tokens);
+        std::printf(
+            "%s: %s, %s, vocabulary %lld; head %s; %d threads; device %s; run directory %s\n",
+            config.dataset.c_str(), dir.c_str(), sb::runkit::split_sizes(corpus, "tokens").c_str(),
+            static_cast<long long>(corpus.vocab.size()), config.head.c_str(), run.threads,
+            sb::runkit::describe_device(device).c_str(), run.run_dir.c_str());
+        sb::lm::WordLmTrainer trainer(config, std::move(corpus), run.run_dir);
+        if (run.flags.resume) trainer.resume();
+        trainer.stop_after_batches = run.flags.stop_after_batches;
+        sb::runkit::handle_interrupts();
+        const auto stop_phase = until == "train"      ? sb::lm::Phase::main
+                                : until == "finetune" ? sb::lm::Phase::finetune
+                                                      : sb::lm::Phase::done;
+        return trainer.run(stop_phase);
+      });
 }

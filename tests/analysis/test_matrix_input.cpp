@@ -39,11 +39,7 @@ struct Reference {
 };
 
 Reference make_files(const fs::path& dir) {
-  int status = 0;
-  const auto out =
-      run("/usr/bin/python3 " SB_SOURCE_DIR "/tests/fixtures/make_matrix_files.py " + dir.string(),
-          &status);
-  REQUIRE(status == 0);
+  const auto out = run_fixture_script("make_matrix_files.py", dir.string());
   Reference ref;
   std::istringstream lines(out);
   std::string line, key;

@@ -34,12 +34,7 @@ using namespace sb::test;  // tests/fixtures/
 // The h5py-written fixtures (valid and broken files); returns the script's stdout (numpy's
 // reference values for valid.h5).
 std::string make_fixture_files(const fs::path& dir) {
-  int status = 0;
-  const auto out =
-      run("/usr/bin/python3 " SB_SOURCE_DIR "/tests/fixtures/make_logprob_files.py " + dir.string(),
-          &status);
-  REQUIRE(status == 0);
-  return out;
+  return run_fixture_script("make_logprob_files.py", dir.string());
 }
 
 int64_t synthetic_rank(const fs::path& dir, const std::string& head, bool bias,

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "contract/logprob_file.h"
+#include "tests/fixtures/run_command.h"
 #include "tests/fixtures/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -140,10 +141,7 @@ TEST_CASE(
 
 TEST_CASE("log-output file: h5py-written files are read, and each contract violation is named") {
   const auto dir = temp_dir("h5py");
-  const std::string cmd = "/usr/bin/python3 " SB_SOURCE_DIR
-                          "/tests/fixtures/make_logprob_files.py " +
-                          dir.string() + " > /dev/null";
-  REQUIRE(std::system(cmd.c_str()) == 0);
+  sb::test::run_fixture_script("make_logprob_files.py", dir.string());
   auto open = [&](const char* name) { return LogProbReader((dir / name).string()); };
 
   const auto valid = open("valid.h5");
@@ -189,10 +187,7 @@ TEST_CASE(
     "log-output file: float64 /log_probs is read as stored, and a file without format_version is "
     "plain only when allowed") {
   const auto dir = temp_dir("plain");
-  const std::string cmd = "/usr/bin/python3 " SB_SOURCE_DIR
-                          "/tests/fixtures/make_matrix_files.py " +
-                          dir.string() + " > /dev/null";
-  REQUIRE(std::system(cmd.c_str()) == 0);
+  sb::test::run_fixture_script("make_matrix_files.py", dir.string());
   // contract_f64.h5 and plain_f32.h5 hold the same matrix, float64 and rounded to float32 by
   // numpy; HDF5's conversion on read rounds the same way (to nearest), so the floats are equal.
   const LogProbReader f64((dir / "contract_f64.h5").string());

@@ -12,12 +12,15 @@
 
 #include "datasets/idx_file.h"
 #include "datasets/image_dataset.h"
+#include "tests/fixtures/error_of.h"
 #include "tests/fixtures/fashion_mnist_or_skip.h"
 #include "tests/fixtures/run_command.h"
 #include "tests/fixtures/temp_dir.h"
 
 using namespace sb::data;
 namespace fs = std::filesystem;
+
+using namespace sb::test;  // tests/fixtures/
 
 namespace {
 
@@ -41,19 +44,6 @@ std::vector<char> idx_bytes(std::vector<uint32_t> dims, const std::vector<uint8_
   out.insert(out.end(), data.begin(), data.end());
   return out;
 }
-
-/// The message of what `f` throws ("" if nothing).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == std::string::npos; }
 
 }  // namespace
 
@@ -110,47 +100,47 @@ TEST_CASE("idx reader: truncated and corrupted copies give one line naming the f
   auto bytes = idx_bytes({100}, labels);
   bytes.resize(bytes.size() - 40);
   write_bytes(truncated, bytes);
-  auto e = error_of([&] { read_idx(truncated.string(), 1); });
+  auto e = what_of([&] { read_idx(truncated.string(), 1); });
   CHECK(one_line(e));
   CHECK(e == truncated.string() + ": data: expected 100 bytes (100), got 60 (truncated file)");
 
   const auto wrong_magic = tmp / "images-as-labels";
   write_bytes(wrong_magic, idx_bytes({10, 2, 5}, std::vector<uint8_t>(100, 1)));
-  e = error_of([&] { read_idx(wrong_magic.string(), 1); });
+  e = what_of([&] { read_idx(wrong_magic.string(), 1); });
   CHECK(e == wrong_magic.string() +
                  ": magic: expected 0x00000801 (unsigned bytes, 1 dimensions), got 0x00000803");
 
   const auto floats = tmp / "float-labels";
   write_bytes(floats, idx_bytes({100}, labels, /*type=*/0x0D));
-  e = error_of([&] { read_idx(floats.string(), 1); });
+  e = what_of([&] { read_idx(floats.string(), 1); });
   CHECK(e.find(floats.string() + ": magic: expected 0x00000801") == 0);
   CHECK(e.find("got 0x00000D01") != std::string::npos);
 
   const auto not_idx = tmp / "text";
   write_bytes(not_idx, {'h', 'e', 'l', 'l', 'o', '\n'});
-  e = error_of([&] { read_idx(not_idx.string(), 1); });
+  e = what_of([&] { read_idx(not_idx.string(), 1); });
   CHECK(e.find(": magic: ") != std::string::npos);
   CHECK(e.find("(not an IDX file)") != std::string::npos);
 
   const auto empty = tmp / "empty";
   write_bytes(empty, {});
-  CHECK(error_of([&] { read_idx(empty.string(), 1); }) ==
+  CHECK(what_of([&] { read_idx(empty.string(), 1); }) ==
         empty.string() + ": magic: expected 4 bytes, got 0 (empty or truncated file)");
 
   const auto short_dims = tmp / "short-dims";
   write_bytes(short_dims, {0, 0, 8, 3, 0, 0, 0, 10, 0, 0});
-  CHECK(error_of([&] { read_idx(short_dims.string(), 3); }) ==
+  CHECK(what_of([&] { read_idx(short_dims.string(), 3); }) ==
         short_dims.string() + ": dims[1]: expected 4 bytes, got 2 (truncated file)");
 
   const auto extra = tmp / "extra";
   bytes = idx_bytes({100}, labels);
   bytes.push_back(0);
   write_bytes(extra, bytes);
-  CHECK(error_of([&] { read_idx(extra.string(), 1); }) ==
+  CHECK(what_of([&] { read_idx(extra.string(), 1); }) ==
         extra.string() + ": data: expected the end of the file after 100 bytes (100), found more");
 
   const auto missing = tmp / "missing";
-  CHECK(error_of([&] { read_idx(missing.string(), 1); }) ==
+  CHECK(what_of([&] { read_idx(missing.string(), 1); }) ==
         missing.string() + ": cannot open (no such file)");
 }
 
@@ -165,7 +155,7 @@ TEST_CASE("idx reader: a cut or damaged copy of the package's gzip file is named
   cut.resize(cut.size() / 2);
   const auto cut_path = tmp / "cut.gz";
   write_bytes(cut_path, cut);
-  auto e = error_of([&] { read_idx(cut_path.string(), 3); });
+  auto e = what_of([&] { read_idx(cut_path.string(), 3); });
   CHECK(one_line(e));
   CHECK(e.find(cut_path.string() + ": data: expected 7840000 bytes (10000 x 28 x 28), got ") == 0);
   CHECK(e.find("(truncated file)") != std::string::npos);
@@ -175,7 +165,7 @@ TEST_CASE("idx reader: a cut or damaged copy of the package's gzip file is named
   for (size_t i = damaged.size() / 2; i < damaged.size() / 2 + 64; ++i) damaged[i] ^= 0x5a;
   const auto damaged_path = tmp / "damaged.gz";
   write_bytes(damaged_path, damaged);
-  e = error_of([&] { read_idx(damaged_path.string(), 3); });
+  e = what_of([&] { read_idx(damaged_path.string(), 3); });
   CHECK(one_line(e));
   CHECK(e.find(damaged_path.string() + ": ") == 0);
   // Which one depends on where inflate notices: invalid codes, a bad CRC at the end, a stream
@@ -205,31 +195,31 @@ TEST_CASE("image dataset: labels out of range, mismatched counts and other sizes
   CHECK(ok.classes.front() == "0");
 
   write_set(tmp / "label", 5, 5, 10);
-  CHECK(error_of([&] { load_image_dataset("mnist", (tmp / "label").string()); }) ==
+  CHECK(what_of([&] { load_image_dataset("mnist", (tmp / "label").string()); }) ==
         (tmp / "label" / "train-labels-idx1-ubyte").string() +
             ": labels: expected values in [0, 10), got 10 at item 0");
 
   write_set(tmp / "count", 5, 4, 1);
-  CHECK(error_of([&] { load_image_dataset("mnist", (tmp / "count").string()); }) ==
+  CHECK(what_of([&] { load_image_dataset("mnist", (tmp / "count").string()); }) ==
         (tmp / "count" / "train-labels-idx1-ubyte").string() + ": dims[0]: expected 5 labels " +
             "(one per image of " + (tmp / "count" / "train-images-idx3-ubyte").string() +
             "), got 4");
 
   write_set(tmp / "side", 2, 2, 1, 32);
-  CHECK(error_of([&] { load_image_dataset("mnist", (tmp / "side").string()); }) ==
+  CHECK(what_of([&] { load_image_dataset("mnist", (tmp / "side").string()); }) ==
         (tmp / "side" / "train-images-idx3-ubyte").string() +
             ": dims: expected 28 x 28 images, got 32 x 32");
 }
 
 TEST_CASE("image dataset: without the package the error names dataset-fashion-mnist", "[idx]") {
   const auto tmp = sb::test::temp_dir("idx_missing");
-  const auto e = error_of([&] { find_image_dataset_dir("fashion-mnist", "", tmp.string()); });
+  const auto e = what_of([&] { find_image_dataset_dir("fashion-mnist", "", tmp.string()); });
   CHECK(one_line(e));
   CHECK(e.find("Fashion-MNIST not found: " + (tmp / "train-images-idx3-ubyte.gz").string()) == 0);
   CHECK(e.find("install the Debian package dataset-fashion-mnist") != std::string::npos);
-  CHECK(error_of([&] { find_image_dataset_dir("mnist", ""); }).find("pass --data DIR") !=
+  CHECK(what_of([&] { find_image_dataset_dir("mnist", ""); }).find("pass --data DIR") !=
         std::string::npos);
-  CHECK(error_of([&] { find_image_dataset_dir("mnist", (tmp / "nope").string()); }) ==
+  CHECK(what_of([&] { find_image_dataset_dir("mnist", (tmp / "nope").string()); }) ==
         (tmp / "nope").string() +
             ": data: expected a directory holding the four mnist IDX files "
             "(train-images-idx3-ubyte[.gz], ...), got no such path");

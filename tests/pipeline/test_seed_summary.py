@@ -17,7 +17,7 @@ import tempfile
 from checks import ROOT, check, finish, use_build  # noqa: E402
 
 use_build()
-from repro_profile import load_profile  # noqa: E402
+from tiny_profile import tiny_profile  # noqa: E402
 
 
 def figures():
@@ -46,12 +46,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         # NPLM: two seeds of softmax (mean ± std), one of taylor, a spherical run without results.
         out = os.path.join(tmp, "nplm")
-        prof = os.path.join(tmp, "nplm.toml")
-        open(prof, "w").write(
-            f'name = "n"\nscaled_down = "tiny"\nout = "{out}"\nconfig = "c.toml"\n'
-            'trainer = "nplm"\nheads = ["softmax", "taylor", "spherical:eps=0.0198"]\n'
-            'seeds = [1]\nseeds_by_head = { softmax = [1, 2] }\n')
-        p = load_profile(prof)
+        p = tiny_profile(os.path.join(tmp, "nplm.toml"), out,
+                         ["softmax", "taylor", "spherical:eps=0.0198"], [1], name="n",
+                         trainer="nplm", seeds_by_head={"softmax": [1, 2]})
         rank = {"M": 10000, "d": 64, "T": 5000, "bound": 66, "rank": 66, "rank_numpy": 20,
                 "verdict": "within_bound", "theorem2_bounded": True, "spectral_gap": 1234.5}
         fabricate(out, "softmax", 1, {"valid_ppl": 200.0, "test_ppl": 190.0}, rank)
@@ -76,11 +73,8 @@ def main():
 
         # Character LM: bpc with three decimals beside the text8 figures; bound_not_binding.
         out = os.path.join(tmp, "char")
-        prof = os.path.join(tmp, "char.toml")
-        open(prof, "w").write(
-            f'name = "c"\nscaled_down = "tiny"\nout = "{out}"\nconfig = "c.toml"\n'
-            'trainer = "charlm"\nheads = ["softmax", "sigsoftmax"]\nseeds = [1]\n')
-        p = load_profile(prof)
+        p = tiny_profile(os.path.join(tmp, "char.toml"), out, ["softmax", "sigsoftmax"], [1],
+                         name="c", trainer="charlm")
         rank = {"M": 50, "d": 64, "T": 442423, "bound": 66, "rank": 50, "rank_numpy": 50,
                 "verdict": "bound_not_binding", "theorem2_bounded": True, "spectral_gap": None}
         fabricate(out, "softmax", 1, {"valid_bpc": 1.61234, "test_bpc": 1.65}, rank)

@@ -21,7 +21,7 @@ from checks import check, finish, use_build
 
 use_build()
 import summary  # noqa: E402
-from repro_profile import load_profile  # noqa: E402
+from tiny_profile import tiny_profile  # noqa: E402
 
 
 def t_sf(t, df):
@@ -49,11 +49,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         prof = os.path.join(tmp, "p.toml")
         out = os.path.join(tmp, "out")
-        open(prof, "w").write(
-            f'name = "t"\nscaled_down = "tiny"\nout = "{out}"\nconfig = "c.toml"\n'
-            'heads = ["softmax", "sigsoftmax", "taylor"]\nseeds = [1, 2, 3, 4]\n'
-            '[seeds_by_head]\ntaylor = [1]\n')
-        p = load_profile(prof)
+        p = tiny_profile(prof, out, ["softmax", "sigsoftmax", "taylor"], [1, 2, 3, 4],
+                         seeds_by_head={"taylor": [1]})
         soft = [100.0, 104.0, 98.0, 101.5]
         sig = [97.0, 103.5, 96.0, 99.0]
         for i, seed in enumerate(p.seeds):
@@ -90,20 +87,14 @@ def main():
 
         # One seed per head: no t-test.
         out1 = os.path.join(tmp, "one")
-        open(prof, "w").write(
-            f'name = "t"\nscaled_down = "tiny"\nout = "{out1}"\nconfig = "c.toml"\n'
-            'heads = ["softmax", "sigsoftmax"]\nseeds = [1]\n')
-        p1 = load_profile(prof)
+        p1 = tiny_profile(prof, out1, ["softmax", "sigsoftmax"], [1])
         fabricate(out1, "softmax", 1, 100.0, 105.0)
         fabricate(out1, "sigsoftmax", 1, 99.0, 104.0)
         text1 = open(summary.write_summary(p1, p1.runs(), {})).read()
         check("not computed (needs >= 2 seeds of both)" in text1, "one seed: t-test not computed")
         # MoS vs MoSS: the paper's second test, by head name whatever K.
         out2 = os.path.join(tmp, "mix")
-        open(prof, "w").write(
-            f'name = "t"\nscaled_down = "tiny"\nout = "{out2}"\nconfig = "c.toml"\n'
-            'heads = ["mos:K=2", "moss:K=2"]\nseeds = [1, 2, 3]\n')
-        p2 = load_profile(prof)
+        p2 = tiny_profile(prof, out2, ["mos:K=2", "moss:K=2"], [1, 2, 3])
         mos, moss = [150.0, 149.0, 152.5], [148.0, 149.5, 150.0]
         for i, seed in enumerate(p2.seeds):
             fabricate(out2, "mos", seed, mos[i], mos[i] + 5)
@@ -120,11 +111,8 @@ def main():
               "no softmax/sigsoftmax line in a profile without them")
         # Findings: each claim computed from the ranks and perplexities, 'yes' or '**NO**'.
         out3 = os.path.join(tmp, "findings")
-        open(prof, "w").write(
-            f'name = "t"\nscaled_down = "tiny"\nout = "{out3}"\nconfig = "c.toml"\n'
-            'heads = ["softmax", "sigsoftmax", "sigmoid", "relu", "mos:K=2", "moss:K=2"]\n'
-            'seeds = [1]\n')
-        p3 = load_profile(prof)
+        p3 = tiny_profile(prof, out3,
+                          ["softmax", "sigsoftmax", "sigmoid", "relu", "mos:K=2", "moss:K=2"], [1])
         ranks = {"softmax": 102, "sigsoftmax": 500, "sigmoid": 300, "relu": 7, "mos": 450,
                  "moss": 900}
         ppls = {"softmax": 150.0, "sigsoftmax": 145.0, "sigmoid": 160.0, "relu": 9e4,

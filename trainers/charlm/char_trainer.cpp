@@ -20,14 +20,9 @@ CharState detached(const CharState& s) { return {s.first.detach(), s.second.deta
 
 double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
                 const runkit::ProgressFn& progress) {
-  if (data.dim() != 2)
-    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " +
-                                c10::str(data.sizes()));
-  torch::NoGradGuard no_grad;
-  model->eval();
-  auto state = model->zero_state(data.size(/*dim=*/1));
+  CharState state;
   return runkit::mean_segment_loss(
-      data, bptt,
+      *model, data, bptt, [&](int64_t columns) { state = model->zero_state(columns); },
       [&](const torch::Tensor& input, const torch::Tensor& target) {
         auto [out, next] = model->forward(input, state);
         state = next;
@@ -37,32 +32,17 @@ double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
 }
 
 CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_dir)
-    : EpochTrainer("charlm", std::move(run_dir)),
-      config_(std::move(config)),
+    : ConfiguredTrainer("charlm", std::move(config), std::move(run_dir)),
       corpus_(std::move(corpus)) {
-  torch::manual_seed(static_cast<uint64_t>(config_.seed));
-  model = CharLstm(corpus_.vocab.size(), HeadSpec::parse(config_.head), config_.emsize,
-                   config_.nhid, config_.nlayers);
-  train_data_ = data::batchify(corpus_.train, config_.batch_size);
-  valid_data_ = data::batchify(corpus_.valid, config_.eval_batch_size);
-  if (train_data_.size(0) < 3)
-    throw std::invalid_argument("train: " + std::to_string(corpus_.train.size()) +
-                                " training symbols give fewer than 3 rows at batch_size " +
-                                std::to_string(config_.batch_size));
-  if (valid_data_.size(0) < 2)
-    throw std::invalid_argument("valid: " + std::to_string(corpus_.valid.size()) +
-                                " symbols give fewer than 2 rows at eval_batch_size " +
-                                std::to_string(config_.eval_batch_size));
+  const auto head = HeadSpec::parse(config_.head);
+  check_head_fits(head, corpus_.vocab.size(), "symbols of the character vocabulary");
+  model = CharLstm(corpus_.vocab.size(), head, config_.emsize, config_.nhid, config_.nlayers);
+  train_data_ = data::batchify_split(corpus_.train, config_.batch_size, /*min_rows=*/3, "train",
+                                     "batch_size", "symbols");
+  valid_data_ = data::batchify_split(corpus_.valid, config_.eval_batch_size, /*min_rows=*/2,
+                                     "valid", "eval_batch_size", "symbols");
   optimizer_ = std::make_unique<torch::optim::Adam>(model->parameters(),
                                                     torch::optim::AdamOptions(config_.lr));
-  state_.lr = config_.lr;
-  state_.config = trajectory_toml(config_);
-}
-
-std::string CharTrainer::config_toml() const { return char_config().to_toml(config_); }
-
-std::string CharTrainer::normalise_saved_config(const std::string& saved) const {
-  return trajectory_toml(load_config_text(saved, path("checkpoint.pt") + " config"));
 }
 
 double CharTrainer::validate() {
@@ -139,8 +119,7 @@ void CharTrainer::finish() {
   const int64_t T = stream.size(0) - 1;
   const auto header = contract::make_header(
       model->head_spec().name(), model->d(), /*bias=*/true, corpus_.vocab.size(), T,
-      {config_.dataset + "_char", "test", config_.seed, char_config().to_toml(config_),
-       corpus_.vocab.words()});
+      {config_.dataset + "_char", "test", config_.seed, to_toml(config_), corpus_.vocab.words()});
   double dump_ppl = 0;
   {
     torch::NoGradGuard no_grad;

@@ -13,7 +13,7 @@
 #include "trainers/charlm/char_corpus.h"
 #include "trainers/charlm/char_model.h"
 #include "trainers/charlm/config.h"
-#include "trainers/runkit/epoch_trainer.h"
+#include "trainers/runkit/configured_trainer.h"
 #include "trainers/runkit/metrics_log.h"
 
 namespace sb::charlm {
@@ -29,25 +29,18 @@ struct CharResult {
 double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
                 const runkit::ProgressFn& progress = {});
 
-class CharTrainer : public runkit::EpochTrainer {
+class CharTrainer : public runkit::ConfiguredTrainer<CharConfig, CharLstm> {
  public:
   CharTrainer(CharConfig config, CharCorpus corpus, std::string run_dir);
   const CharResult& result() const { return result_; }
 
-  CharLstm model{nullptr};
-
  private:
-  torch::nn::Module& module() override { return *model; }
   torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
-  int64_t epochs() const override { return config_.epochs; }
-  std::string config_toml() const override;
-  std::string normalise_saved_config(const std::string& saved) const override;
   EpochEnd train_epoch() override;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
   void finish() override;
 
-  CharConfig config_;
   CharCorpus corpus_;
   torch::Tensor train_data_, valid_data_;  // (N, batch_size), (N, eval_batch_size)
   std::unique_ptr<torch::optim::Adam> optimizer_;

@@ -1,6 +1,7 @@
 #include "trainers/charlm/config.h"
 
 #include <stdexcept>
+#include <utility>
 
 #include "common/head_spec.h"
 #include "trainers/runkit/epoch_keys.h"
@@ -66,10 +67,12 @@ void validate(const CharConfig& c) {
   if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
 }
 
+std::string to_toml(const CharConfig& c) { return char_config().to_toml(c); }
+
 std::string trajectory_toml(const CharConfig& c) { return char_config().trajectory_toml(c); }
 
-CharConfig load_config_text(const std::string& text, const std::string& source) {
-  return char_config().load_text(text, source);
+CharConfig load_config_text(const std::string& text, const std::string& source, CharConfig base) {
+  return char_config().load_text(text, source, std::move(base));
 }
 
 std::string run_dir(const CharConfig& c) {

@@ -44,13 +44,17 @@ const runkit::ConfigTable<CharConfig>& char_config();
 /// Ranges, and the head: a single head with finite log-outputs.
 void validate(const CharConfig& c);
 
+/// Every key with its description (config.toml); round-trips through load_config_text.
+std::string to_toml(const CharConfig& c);
+
 /// The keys that shape the trajectory (all but epochs, log_interval, out, data): what
 /// checkpoint.pt stores and a resumed run compares.
 std::string trajectory_toml(const CharConfig& c);
 
-/// A config saved as TOML (config.toml, a checkpoint's), over the defaults; `source` names it in
-/// errors.
-CharConfig load_config_text(const std::string& text, const std::string& source);
+/// A config saved as TOML (config.toml, a checkpoint's), over `base` (the defaults); `source` names
+/// it in errors.
+CharConfig load_config_text(const std::string& text, const std::string& source,
+                            CharConfig base = {});
 
 std::string run_dir(const CharConfig& c);
 

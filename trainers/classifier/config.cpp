@@ -114,7 +114,7 @@ std::string trajectory_toml(const ClassifierConfig& cfg) {
   return classifier_config().trajectory_toml(cfg);
 }
 
-std::string default_run_dir(const ClassifierConfig& cfg) {
+std::string run_dir(const ClassifierConfig& cfg) {
   if (!cfg.out.empty()) return cfg.out;
   return "results/" + cfg.dataset + "_" + head_file_name(cfg.head);
 }

@@ -64,7 +64,7 @@ std::string to_toml(const ClassifierConfig& cfg);
 std::string trajectory_toml(const ClassifierConfig& cfg);
 
 /// `out`, or results/<dataset>_<head with ':', '=', ',' replaced by '_'>.
-std::string default_run_dir(const ClassifierConfig& cfg);
+std::string run_dir(const ClassifierConfig& cfg);
 
 /// True for "mse": squared error on the one-hot target over the linear outputs (paper sec. 1),
 /// no probabilities.

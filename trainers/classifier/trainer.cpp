@@ -44,26 +44,16 @@ ConvNet make_conv_net(const ClassifierConfig& cfg) {
 ClassifierTrainer::ClassifierTrainer(ClassifierConfig config, Splits splits,
                                      std::vector<std::string> classes, std::string dataset,
                                      std::string run_dir)
-    : EpochTrainer("classifier", std::move(run_dir)),
-      config_(std::move(config)),
+    : ConfiguredTrainer("classifier", std::move(config), std::move(run_dir)),
       splits_(std::move(splits)),
       classes_(std::move(classes)),
       dataset_(std::move(dataset)) {
-  torch::manual_seed(static_cast<uint64_t>(config_.seed));  // the initial weights
   model = make_conv_net(config_);
   // Nesterov momentum (Sutskever et al. 2013), as the paper's sec. 4.1.
   optimizer_ =
       std::make_unique<torch::optim::SGD>(model->parameters(), torch::optim::SGDOptions(config_.lr)
                                                                    .momentum(config_.momentum)
                                                                    .nesterov(config_.momentum > 0));
-  state_.lr = config_.lr;
-  state_.config = trajectory_toml(config_);
-}
-
-std::string ClassifierTrainer::config_toml() const { return to_toml(config_); }
-
-std::string ClassifierTrainer::normalise_saved_config(const std::string& saved) const {
-  return trajectory_toml(load_config_text(saved, path("checkpoint.pt") + " config"));
 }
 
 void ClassifierTrainer::set_lr(double lr) {

@@ -22,27 +22,22 @@
 #include "trainers/classifier/conv_net.h"
 #include "trainers/classifier/evaluate.h"
 #include "trainers/classifier/splits.h"
-#include "trainers/runkit/epoch_trainer.h"
+#include "trainers/runkit/configured_trainer.h"
 
 namespace sb::classifier {
 
 ConvNet make_conv_net(const ClassifierConfig& cfg);
 
-class ClassifierTrainer : public runkit::EpochTrainer {
+class ClassifierTrainer : public runkit::ConfiguredTrainer<ClassifierConfig, ConvNet> {
  public:
-  /// Seeds LibTorch, builds the model; creates run_dir.
+  /// Seeds LibTorch, builds the model; writes nothing before run().
   ClassifierTrainer(ClassifierConfig config, Splits splits, std::vector<std::string> classes,
                     std::string dataset, std::string run_dir);
   const nlohmann::json& final_result() const { return final_; }
-  ConvNet model{nullptr};
 
  private:
   // runkit::EpochTrainer's hooks.
-  torch::nn::Module& module() override { return *model; }
   torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
-  int64_t epochs() const override { return config_.epochs; }
-  std::string config_toml() const override;
-  std::string normalise_saved_config(const std::string& saved) const override;
   EpochEnd train_epoch() override;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
@@ -57,7 +52,6 @@ class ClassifierTrainer : public runkit::EpochTrainer {
 
   void set_lr(double lr);
 
-  ClassifierConfig config_;
   Splits splits_;
   std::vector<std::string> classes_;
   std::string dataset_;

@@ -142,7 +142,7 @@ std::string to_toml(const WordLmConfig& cfg) { return config_table().to_toml(cfg
 
 std::string trajectory_toml(const WordLmConfig& cfg) { return config_table().trajectory_toml(cfg); }
 
-std::string default_run_dir(const WordLmConfig& cfg) {
+std::string run_dir(const WordLmConfig& cfg) {
   if (!cfg.out.empty()) return cfg.out;
   return "results/" + cfg.dataset + "_" + head_file_name(cfg.head);
 }

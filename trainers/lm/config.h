@@ -62,7 +62,7 @@ struct WordLmConfig {
   std::string device = "auto";  // auto | cpu | cuda | cuda:N (auto: cuda when available)
   int64_t log_interval = 200;   // progress line every N batches
   // outputs
-  std::string out = "";          // run directory; "" = default_run_dir(): results/<dataset>_<head>
+  std::string out = "";          // run directory; "" = run_dir(): results/<dataset>_<head>
   bool dump_test = true;         // write the test-set log-output HDF5 file after training
   int64_t epoch_dump_rows = 0;   // after every epoch: the first N test rows to epochs/
   int64_t mixture_stats = 2000;  // MoS/MoSS: prior entropy, expert disagreement per epoch
@@ -126,7 +126,7 @@ std::string trajectory_toml(const WordLmConfig& cfg);
 
 /// The run directory: `out` if set, else "results/<dataset>_<head>" with ':', '=' and ','
 /// of the head spelling replaced by '_' (e.g. results/ptb_mos_K_15).
-std::string default_run_dir(const WordLmConfig& cfg);
+std::string run_dir(const WordLmConfig& cfg);
 
 /// What the command line says about the configuration (--config FILE, --<key> VALUE pairs);
 /// filled by add_config_options.

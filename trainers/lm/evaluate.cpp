@@ -10,14 +10,10 @@ namespace sb::lm {
 
 double evaluate(AwdLstm& model, const torch::Tensor& ids, int64_t bptt,
                 const runkit::ProgressFn& progress) {
-  if (ids.dim() != 2)
-    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " + c10::str(ids.sizes()));
   const auto data = ids.to(runkit::device_of(*model));  // no copy when it is there already
-  torch::NoGradGuard no_grad;
-  model->eval();
-  auto state = model->zero_state(data.size(/*dim=*/1));
+  decltype(model->zero_state(1)) state;
   return runkit::mean_segment_loss(
-      data, bptt,
+      *model, data, bptt, [&](int64_t columns) { state = model->zero_state(columns); },
       [&](const torch::Tensor& input, const torch::Tensor& target) {
         auto out = model->forward(input, state);
         state = std::move(out.state);

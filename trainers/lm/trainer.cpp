@@ -38,7 +38,9 @@ int64_t draw_seq_len(int64_t base) {
 }
 
 AwdLstm make_awd_lstm(const WordLmConfig& c, int64_t vocab_size) {
-  return AwdLstm(AwdLstmOptions(vocab_size, HeadSpec::parse(c.head))
+  const auto head = HeadSpec::parse(c.head);
+  check_head_fits(head, vocab_size, "words of the vocabulary");
+  return AwdLstm(AwdLstmOptions(vocab_size, head)
                      .emsize(c.emsize)
                      .nhid(c.nhid)
                      .nhidlast(c.nhidlast)
@@ -63,15 +65,18 @@ std::vector<int64_t> eos_then(const data::Corpus& corpus, const std::vector<int6
 }
 
 WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::string run_dir)
-    : EpochTrainer("wordlm", std::move(run_dir)),
-      config_(std::move(config)),
+    : ConfiguredTrainer("wordlm", std::move(config), std::move(run_dir)),
       corpus_(std::move(corpus)) {
   const auto device = runkit::resolve_device(config_.device);
-  torch::manual_seed(static_cast<uint64_t>(config_.seed));  // CPU and CUDA generators
-  model = make_awd_lstm(config_, corpus_.vocab.size());     // initialised on the CPU: same weights
+  // The splits first: a split too short for its batch size is named before any model is built.
+  train_data_ =
+      data::batchify_split(corpus_.train, config_.batch_size, /*min_rows=*/3, "train", "batch_size")
+          .to(device);
+  valid_data_ = data::batchify_split(corpus_.valid, config_.eval_batch_size, /*min_rows=*/2,
+                                     "valid", "eval_batch_size")
+                    .to(device);
+  model = make_awd_lstm(config_, corpus_.vocab.size());  // initialised on the CPU: same weights
   model->to(device);
-  train_data_ = data::batchify(corpus_.train, config_.batch_size).to(device);
-  valid_data_ = data::batchify(corpus_.valid, config_.eval_batch_size).to(device);
   if (is_mixture(model->options.head()) && config_.mixture_stats > 0) {
     // N predicted positions: the first N + B validation tokens in B = eval_batch_size columns.
     const auto want = static_cast<size_t>(config_.mixture_stats + config_.eval_batch_size);
@@ -81,23 +86,9 @@ WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::stri
     if (static_cast<int64_t>(n) >= 2 * config_.eval_batch_size)
       stats_data_ = data::batchify(first, config_.eval_batch_size).to(device);
   }
-  if (train_data_.size(0) < 3)
-    throw std::invalid_argument("train: " + std::to_string(corpus_.train.size()) +
-                                " training tokens give fewer than 3 rows at batch_size " +
-                                std::to_string(config_.batch_size));
-  state_.lr = config_.lr;
-  state_.config = trajectory_toml(config_);
 }
 
 std::vector<torch::Tensor> WordLmTrainer::params() const { return model->parameters(); }
-
-std::string WordLmTrainer::config_toml() const { return to_toml(config_); }
-
-std::string WordLmTrainer::normalise_saved_config(const std::string& saved) const {
-  // Compared as configs, not as text: a key added since the checkpoint was written reads as its
-  // default (e.g. device), and the saved text is normalised the same way as ours.
-  return trajectory_toml(load_config_text(saved, path("checkpoint.pt") + " config"));
-}
 
 std::string WordLmTrainer::position_text() const {
   return "phase " + phase_name(phase_) + ", epoch " + std::to_string(state_.epoch) + ", batch " +

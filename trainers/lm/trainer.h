@@ -18,7 +18,7 @@
 #include "trainers/lm/config.h"
 #include "trainers/lm/nt_asgd.h"
 #include "trainers/lm/phase.h"
-#include "trainers/runkit/epoch_trainer.h"
+#include "trainers/runkit/configured_trainer.h"
 #include "trainers/runkit/interrupt.h"
 
 namespace sb::lm {
@@ -41,9 +41,9 @@ struct TrainResult {
   std::string dump_path;
 };
 
-class WordLmTrainer : public runkit::EpochTrainer {
+class WordLmTrainer : public runkit::ConfiguredTrainer<WordLmConfig, AwdLstm> {
  public:
-  /// corpus: already truncated to the config's *_tokens. Creates run_dir.
+  /// corpus: already truncated to the config's *_tokens. Writes nothing before run().
   WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::string run_dir);
   /// Trains, finetunes and dumps as configured; returns a runkit::RunStatus. `until` stops early,
   /// after saving the checkpoint, at a stage boundary (for make reproduce's separate stages):
@@ -54,15 +54,9 @@ class WordLmTrainer : public runkit::EpochTrainer {
   int run(Phase until = Phase::done);
   const TrainResult& result() const { return result_; }
 
-  AwdLstm model{nullptr};
-
  private:
   // runkit::EpochTrainer's hooks.
-  torch::nn::Module& module() override { return *model; }
   torch::optim::Optimizer* optimizer() override { return nullptr; }  // clipped_sgd_step
-  int64_t epochs() const override { return config_.epochs; }
-  std::string config_toml() const override;
-  std::string normalise_saved_config(const std::string& saved) const override;
   EpochEnd train_epoch() override;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
@@ -84,7 +78,6 @@ class WordLmTrainer : public runkit::EpochTrainer {
   contract::DumpSource dump_source() const;
   std::vector<torch::Tensor> params() const;
 
-  WordLmConfig config_;
   data::Corpus corpus_;
   torch::Tensor train_data_, valid_data_;  // (N, batch_size), (N, eval_batch_size)
   torch::Tensor stats_data_;               // the first mixture_stats of valid, (N, eval_batch_size)

@@ -1,6 +1,7 @@
 #include "trainers/nplm/config.h"
 
 #include <stdexcept>
+#include <utility>
 
 #include "common/head_spec.h"
 #include "trainers/runkit/epoch_keys.h"
@@ -63,10 +64,12 @@ void validate(const NplmConfig& c) {
   if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
 }
 
+std::string to_toml(const NplmConfig& c) { return nplm_config().to_toml(c); }
+
 std::string trajectory_toml(const NplmConfig& c) { return nplm_config().trajectory_toml(c); }
 
-NplmConfig load_config_text(const std::string& text, const std::string& source) {
-  return nplm_config().load_text(text, source);
+NplmConfig load_config_text(const std::string& text, const std::string& source, NplmConfig base) {
+  return nplm_config().load_text(text, source, std::move(base));
 }
 
 std::string run_dir(const NplmConfig& c) {

@@ -46,13 +46,17 @@ const runkit::ConfigTable<NplmConfig>& nplm_config();
 /// Cross-key checks beyond the ranges: the head parses and is a single, everywhere-finite head.
 void validate(const NplmConfig& c);
 
+/// Every key with its description (config.toml); round-trips through load_config_text.
+std::string to_toml(const NplmConfig& c);
+
 /// The keys that shape the trajectory (all but epochs, log_interval, out, data, dump_rows): what
 /// checkpoint.pt stores and a resumed run compares.
 std::string trajectory_toml(const NplmConfig& c);
 
-/// A config saved as TOML (config.toml, a checkpoint's), over the defaults; `source` names it in
-/// errors.
-NplmConfig load_config_text(const std::string& text, const std::string& source);
+/// A config saved as TOML (config.toml, a checkpoint's), over `base` (the defaults); `source` names
+/// it in errors.
+NplmConfig load_config_text(const std::string& text, const std::string& source,
+                            NplmConfig base = {});
 
 std::string run_dir(const NplmConfig& c);
 

@@ -39,9 +39,7 @@ double mean_nll(Nplm& model, const Contexts& data, int64_t batch,
 }
 
 NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run_dir)
-    : EpochTrainer("nplm", std::move(run_dir)),
-      config_(std::move(config)),
-      corpus_(std::move(corpus)) {
+    : ConfiguredTrainer("nplm", std::move(config), std::move(run_dir)), corpus_(std::move(corpus)) {
   const int64_t eos = corpus_.vocab.find(data::kEos);
   if (eos < 0) throw std::invalid_argument("the vocabulary has no " + std::string(data::kEos));
   if (static_cast<int64_t>(corpus_.train.size()) < config_.batch_size)
@@ -51,8 +49,9 @@ NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run
   train_ = make_contexts(corpus_.train, config_.context, eos);
   valid_ = make_contexts(corpus_.valid, config_.context, eos);
   test_ = make_contexts(corpus_.test, config_.context, eos);
-  torch::manual_seed(static_cast<uint64_t>(config_.seed));
-  model = Nplm(NplmOptions(corpus_.vocab.size(), HeadSpec::parse(config_.head))
+  const auto head = HeadSpec::parse(config_.head);
+  check_head_fits(head, corpus_.vocab.size(), "words of the vocabulary");
+  model = Nplm(NplmOptions(corpus_.vocab.size(), head)
                    .context(config_.context)
                    .emsize(config_.emsize)
                    .layers(config_.layers)
@@ -60,14 +59,6 @@ NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run
                unigram(corpus_.train, corpus_.vocab.size()));
   optimizer_ = std::make_unique<torch::optim::SGD>(model->parameters(),
                                                    torch::optim::SGDOptions(config_.lr));
-  state_.lr = config_.lr;
-  state_.config = trajectory_toml(config_);
-}
-
-std::string NplmTrainer::config_toml() const { return nplm_config().to_toml(config_); }
-
-std::string NplmTrainer::normalise_saved_config(const std::string& saved) const {
-  return trajectory_toml(load_config_text(saved, path("checkpoint.pt") + " config"));
 }
 
 double NplmTrainer::validate() {
@@ -134,8 +125,7 @@ void NplmTrainer::finish() {
   const int64_t rows = config_.dump_rows > 0 ? std::min(T, config_.dump_rows) : T;
   const auto header = contract::make_header(
       model->options.head().name(), model->d(), /*bias=*/true, corpus_.vocab.size(), rows,
-      {config_.dataset, "test", config_.seed, nplm_config().to_toml(config_),
-       corpus_.vocab.words()});
+      {config_.dataset, "test", config_.seed, to_toml(config_), corpus_.vocab.words()});
   {
     torch::NoGradGuard no_grad;
     model->eval();

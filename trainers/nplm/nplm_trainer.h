@@ -16,7 +16,7 @@
 #include "trainers/nplm/config.h"
 #include "trainers/nplm/contexts.h"
 #include "trainers/nplm/nplm_model.h"
-#include "trainers/runkit/epoch_trainer.h"
+#include "trainers/runkit/configured_trainer.h"
 #include "trainers/runkit/metrics_log.h"
 
 namespace sb::nplm {
@@ -27,20 +27,14 @@ struct NplmResult {
   int64_t dump_rows = 0;
 };
 
-class NplmTrainer : public runkit::EpochTrainer {
+class NplmTrainer : public runkit::ConfiguredTrainer<NplmConfig, Nplm> {
  public:
-  /// corpus: already truncated to the config's *_tokens. Creates run_dir.
+  /// corpus: already truncated to the config's *_tokens. Writes nothing before run().
   NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run_dir);
   const NplmResult& result() const { return result_; }
 
-  Nplm model{nullptr};
-
  private:
-  torch::nn::Module& module() override { return *model; }
   torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
-  int64_t epochs() const override { return config_.epochs; }
-  std::string config_toml() const override;
-  std::string normalise_saved_config(const std::string& saved) const override;
   EpochEnd train_epoch() override;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
@@ -48,7 +42,6 @@ class NplmTrainer : public runkit::EpochTrainer {
   void on_worse_epoch() override { state_.lr *= config_.lr_decay; }
   void finish() override;
 
-  NplmConfig config_;
   data::Corpus corpus_;
   Contexts train_, valid_, test_;
   std::unique_ptr<torch::optim::SGD> optimizer_;

@@ -1,8 +1,15 @@
 #pragma once
 // The one checkpoint format of every trainer (train_wordlm, train_nplm, train_charlm,
-// train_classifier): a LibTorch archive holding
+// train_classifier). The file is a 24-byte header and a payload:
 //
-//   format         "sb-checkpoint", version 1: what the reader checks before anything else
+//   bytes  0..7   "SBCKPT02" (the magic: a checkpoint of this project, version 2)
+//   bytes  8..15  the payload's length in bytes (uint64, little-endian)
+//   bytes 16..23  FNV-1a 64 of the payload (uint64, little-endian): the checksum written at save
+//                 time and verified before anything is read, so a corrupted or truncated file
+//                 is refused in one line instead of resuming with damaged weights
+//   bytes 24..    the payload: a LibTorch archive (zip) holding
+//
+//   format         "sb-checkpoint", version 2: what the reader checks before anything else
 //   trainer        "wordlm" | "nplm" | "charlm" | "classifier": a checkpoint resumes its own kind
 //   config         the TOML of the keys that shape the run's trajectory, compared on resume
 //   model          the module's parameters and buffers, copied to the CPU (Module::save's layout)
@@ -46,10 +53,11 @@ class CheckpointWriter {
   torch::serialize::OutputArchive archive_;
 };
 
-/// Opens a checkpoint and hands its parts out. Every error is a std::runtime_error whose message
-/// starts with the path: "<path>: no checkpoint to resume from", "<path>: written by train_nplm,
-/// not train_charlm", "<path>: field 'state.epoch' is missing", "<path>: the model does not match
-/// this config: ...".
+/// Opens a checkpoint and hands its parts out. Every error is a std::runtime_error of one line
+/// that starts with the path: "<path>: no checkpoint to resume from", "<path>: not a checkpoint
+/// of this project ...", "<path>: truncated ...", "<path>: checksum mismatch ...", "<path>:
+/// written by train_nplm, not train_charlm", "<path>: field 'state.epoch' is missing",
+/// "<path>: parameter 'fc.weight' has shape [64, 16] in the file, [96, 24] in this model ...".
 class CheckpointReader {
  public:
   /// Loads `path` with every tensor on `device`; checks the format and the trainer kind.
@@ -79,6 +87,9 @@ class CheckpointReader {
  private:
   c10::IValue field(const std::string& key);
   torch::Tensor tensor(const std::string& key);
+  /// A field of the expected kind; "<path>: field '<key>': expected <kind>" otherwise.
+  c10::IValue typed_field(const std::string& key, bool (c10::IValue::*is)() const,
+                          const char* kind);
 
   std::string path_, config_;
   torch::serialize::InputArchive archive_;
@@ -90,8 +101,14 @@ void save_module_on_cpu(const torch::nn::Module& module, torch::serialize::Outpu
 
 /// Weights only (best.pt), atomically, from CPU copies.
 void save_weights(const std::string& path, const torch::nn::Module& model);
-/// Reads weights onto the model's device. Throws "<path>: no such weights file" or "<path>: the
-/// weights do not match this model: ...".
+/// Reads weights onto the model's device after comparing every parameter's and buffer's name and
+/// shape with the model's. Throws one line: "<path>: no such weights file", "<path>: not a
+/// weights file of this project (...)", "<path>: parameter 'rnns.0.weight_hh' has shape [96, 24]
+/// in the file, [64, 16] in this model (weights of a model of another size: ...)" or "<path>:
+/// parameter '...' is missing".
 void load_weights(const std::string& path, torch::nn::Module& model);
+
+/// FNV-1a 64 (Fowler, Noll, Vo) of `size` bytes: the checkpoint's checksum.
+uint64_t fnv1a64(const char* data, size_t size);
 
 }  // namespace sb::runkit

@@ -23,9 +23,7 @@ constexpr int64_t kFinalSchema = 2;
 }  // namespace
 
 EpochTrainer::EpochTrainer(std::string trainer, std::string run_dir)
-    : trainer_(std::move(trainer)), run_dir_(std::move(run_dir)) {
-  fs::create_directories(run_dir_);
-}
+    : trainer_(std::move(trainer)), run_dir_(std::move(run_dir)) {}
 
 std::string EpochTrainer::path(const std::string& name) const {
   return (fs::path(run_dir_) / name).string();
@@ -47,6 +45,7 @@ void EpochTrainer::save() {
   put_run_state(writer, state_);
   save_extra(writer);
   writer.save(path("checkpoint.pt"), device_of(module()));
+  last_checkpoint_ = position_text();
 }
 
 void EpochTrainer::resume() {
@@ -61,6 +60,7 @@ void EpochTrainer::resume() {
   load_extra(reader);
   reader.restore_rng(device_of(module()));
   after_resume();
+  last_checkpoint_ = position_text();
   std::printf("resuming %s: %s\n", run_dir_.c_str(), position_text().c_str());
 }
 
@@ -76,11 +76,20 @@ bool EpochTrainer::count_batch(double loss, int64_t tokens) {
 }
 
 EpochTrainer::EpochEnd EpochTrainer::non_finite(double loss) {
+  // checkpoint.pt is not written from here on, so it stays the last good one: the one saved
+  // before the loss went non-finite (at an epoch's end, a stage boundary or an interrupt).
+  // Resuming it with the same settings would repeat the same steps, so the advice is a new run.
+  const std::string where = last_checkpoint_.empty()
+                                ? "No checkpoint was written before it in this run"
+                                : "The last good checkpoint is " + path("checkpoint.pt") + " (" +
+                                      last_checkpoint_ +
+                                      "; resuming it with the same settings repeats this)";
+  std::fflush(stdout);
   std::fprintf(stderr,
-               "error: %s: training loss is %g at batch %lld; stopping. The last good "
-               "checkpoint is %s (resume with a lower lr or clip)\n",
+               "error: %s: training loss is %g at batch %lld; stopping. %s. Start a new run "
+               "(another --out) with a lower lr or stronger clipping\n",
                position_text().c_str(), loss, static_cast<long long>(state_.batch + 1),
-               path("checkpoint.pt").c_str());
+               where.c_str());
   nlohmann::json record{{"event", "non_finite"}};
   add_position(record);
   record["batch"] = state_.batch + 1;
@@ -124,6 +133,8 @@ void EpochTrainer::end_epoch(double valid_loss, double seconds) {
 
 int EpochTrainer::run() {
   stop_requested().store(false);
+  fs::create_directories(run_dir_);  // here, not earlier: a trainer refused in its constructor
+                                     // (a split too short, a head that does not fit) writes nothing
   const bool resumed = state_.step > 0 && fs::exists(path("metrics.jsonl"));
   metrics_ = MetricsLog(path("metrics.jsonl"), /*append=*/resumed);
   write_text_atomically(path("config.toml"), config_toml());

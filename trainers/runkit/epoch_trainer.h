@@ -36,7 +36,8 @@ namespace sb::runkit {
 
 class EpochTrainer {
  public:
-  /// trainer: the kind named in checkpoints and final.json ("nplm", ...). Creates run_dir.
+  /// trainer: the kind named in checkpoints and final.json ("nplm", ...). Creates nothing: run()
+  /// creates run_dir.
   EpochTrainer(std::string trainer, std::string run_dir);
   virtual ~EpochTrainer() = default;
   EpochTrainer(const EpochTrainer&) = delete;
@@ -126,6 +127,7 @@ class EpochTrainer {
  private:
   void end_epoch(double valid_loss, double seconds);
   int64_t batches_this_process_ = 0;
+  std::string last_checkpoint_;  ///< position_text() of the last checkpoint saved or resumed
 };
 
 /// Progress of a stretch of batches between two log lines, and the run's ETA.

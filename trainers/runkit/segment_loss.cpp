@@ -4,12 +4,16 @@
 
 namespace sb::runkit {
 
-double mean_segment_loss(const torch::Tensor& data, int64_t bptt, const SegmentEval& segment,
+double mean_segment_loss(torch::nn::Module& model, const torch::Tensor& data, int64_t bptt,
+                         const SegmentStart& start, const SegmentEval& segment,
                          const ProgressFn& progress) {
   if (data.dim() != 2 || data.size(0) < 2)
     throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " +
                                 c10::str(data.sizes()));
   const int64_t n = data.size(0), B = data.size(1);
+  torch::NoGradGuard no_grad;
+  model.eval();
+  start(B);
   const int64_t segments = (n - 1 + bptt - 1) / bptt;
   double total = 0;
   int64_t tokens = 0, done = 0;

@@ -1,9 +1,13 @@
 #include "trainers/runkit/trainer_cli.h"
 
+#include <c10/util/Exception.h>
+
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <new>
 #include <stdexcept>
+#include <string>
 
 #include "trainers/runkit/interrupt.h"
 
@@ -21,8 +25,14 @@ void add_run_flags(CLI::App& app, RunFlags& flags) {
 int parse_or_exit(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kBadInput;
+    // One line, as every other bad input (CLI11 would add a second, "Run with --help ...").
+    std::fprintf(stderr, "error: %s (see --help)\n", e.what());
+    return kBadInput;
   }
   return -1;
 }
@@ -39,12 +49,21 @@ void truncate(std::vector<int64_t>& ids, int64_t n) {
 }
 
 int guarded(const std::function<int()>& body) {
+  std::string message;
   try {
     return body();
+  } catch (const c10::Error& e) {
+    // A LibTorch error no reader translated: its first line, without the backtrace.
+    message = e.what_without_backtrace();
+    message = message.substr(0, message.find('\n'));
+  } catch (const std::bad_alloc&) {
+    message = "out of memory (a smaller batch_size, model or corpus slice fits)";
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return kBadInput;
+    message = e.what();
   }
+  std::fflush(stdout);
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return kBadInput;
 }
 
 void handle_interrupts() { runkit::install_interrupt_handler(); }

@@ -8,7 +8,11 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "trainers/runkit/config_table.h"
+#include "trainers/runkit/process_setup.h"
 
 namespace sb::runkit {
 
@@ -56,6 +60,37 @@ int guarded(const std::function<int()>& body);
 /// Installs the SIGINT/SIGTERM handler that asks the running trainer to checkpoint and stop
 /// (runkit::install_interrupt_handler).
 void handle_interrupts();
+
+/// What trainer_main hands a trainer's body besides the config.
+struct TrainerRun {
+  RunFlags flags;
+  int threads = 1;      ///< set_up_process's count
+  std::string run_dir;  ///< run_dir(config), checked by check_fresh_run
+};
+
+/// The frame of every trainer's main: --config FILE and --<key> VALUE for every key of `table`,
+/// --resume and --stop-after-batches, the parse (--help: 0; a parse error: kBadInput); then,
+/// under guarded(): the config (defaults, the file, the overrides in order), validate(config),
+/// set_up_process(config.threads), run_dir(config) and check_fresh_run (validate and run_dir of
+/// the config's namespace, found by argument-dependent lookup), and body(config, run), whose
+/// result is the exit status. A trainer's own options go into `app` before the call.
+template <class Config, class Body>
+int trainer_main(CLI::App& app, int argc, char** argv, const ConfigTable<Config>& table,
+                 Body body) {
+  ConfigArgs args;
+  table.add_options(app, args);
+  TrainerRun run;
+  add_run_flags(app, run.flags);
+  if (const int status = parse_or_exit(app, argc, argv); status >= 0) return status;
+  return guarded([&] {
+    Config config = table.merge(args);
+    validate(config);
+    run.threads = set_up_process(config.threads);
+    run.run_dir = run_dir(config);
+    check_fresh_run(run.run_dir, run.flags.resume);
+    return body(std::move(config), run);
+  });
+}
 
 /// Resumes the trainer when asked, sets its stop_after_batches, installs the SIGINT/SIGTERM
 /// handler and runs it; returns run()'s exit status.

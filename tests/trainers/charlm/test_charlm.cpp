@@ -21,6 +21,7 @@
 #include "tests/fixtures/run_command.h"
 #include "tests/fixtures/run_outputs.h"
 #include "tests/fixtures/temp_dir.h"
+#include "tests/fixtures/tiny_config.h"
 #include "trainers/charlm/char_corpus.h"
 #include "trainers/charlm/char_trainer.h"
 #include "trainers/runkit/interrupt.h"
@@ -33,17 +34,7 @@ using namespace sb::test;  // tests/fixtures/
 namespace {
 
 CharConfig tiny_config(const fs::path& out) {
-  CharConfig c;
-  c.emsize = 16;
-  c.nhid = 64;
-  c.batch_size = 20;
-  c.bptt = 50;
-  c.lr = 0.003;
-  c.epochs = 2;
-  c.log_interval = 1000;
-  c.seed = 7;
-  c.out = out.string();
-  return c;
+  return load_tiny_config(char_config(), "charlm", out);
 }
 
 std::optional<CharCorpus> ptb_chars(int64_t train, int64_t valid, int64_t test) {
@@ -121,12 +112,8 @@ TEST_CASE("train_charlm: a tiny LSTM on 100k PTB characters beats the unigram ch
   auto found = ptb_chars(100000, 10000, 2000);
   if (!found) return;
   auto& corpus = *found;
-  std::map<int64_t, double> counts;
-  for (auto id : corpus.train) counts[id] += 1;
-  const double total = static_cast<double>(corpus.train.size() + corpus.vocab.size());
-  double nll = 0;
-  for (const auto id : corpus.valid) nll -= std::log((counts[id] + 1) / total);
-  const double unigram_bpc = nll / static_cast<double>(corpus.valid.size()) / std::log(2.0);
+  const double unigram_bpc =
+      add_one_unigram_nll(corpus.train, corpus.vocab.size(), corpus.valid) / std::log(2.0);
   auto config = tiny_config(dir);
   CharTrainer trainer(config, corpus, dir.string());
   REQUIRE(trainer.run() == runkit::kFinished);
@@ -157,17 +144,10 @@ TEST_CASE("train_charlm: interrupted mid-epoch and resumed equals uninterrupted,
   const auto found = ptb_chars(20000, 2000, 500);
   if (!found) return;
   const auto& corpus = *found;
-  auto run = [&](const fs::path& out, int64_t stop_after, bool resume) {
-    CharTrainer trainer(tiny_config(out), corpus, out.string());
-    if (resume) trainer.resume();
-    trainer.stop_after_batches = stop_after;
-    return trainer.run();
-  };
-  REQUIRE(run(base / "straight", 0, false) == runkit::kFinished);
   // 20 batches an epoch (1000 rows / 50), 2 epochs: stops at 7, 14 | 1, 8, 15 | 2, ...
-  const auto out = base / "interrupted";
-  CHECK(sb::test::interrupt_and_resume(out, 7, run) >= 4);
-  sb::test::check_identical_runs(base / "straight", out);
+  CHECK(resumed_equals_straight(base, 7, [&](const fs::path& out) {
+          return CharTrainer(tiny_config(out), corpus, out.string());
+        }) >= 4);
   fs::remove_all(base);
 }
 

@@ -16,9 +16,11 @@
 
 #include "contract/logprob_file.h"
 #include "datasets/image_dataset.h"
+#include "tests/fixtures/error_of.h"
 #include "tests/fixtures/fashion_mnist_or_skip.h"
 #include "tests/fixtures/run_command.h"
 #include "tests/fixtures/temp_dir.h"
+#include "tests/fixtures/tiny_config.h"
 #include "trainers/classifier/config.h"
 #include "trainers/classifier/conv_net.h"
 #include "trainers/classifier/splits.h"
@@ -32,36 +34,15 @@ using runkit::kInterrupted;
 using runkit::kNonFinite;
 namespace fs = std::filesystem;
 
+using namespace sb::test;  // tests/fixtures/
+
 namespace {
 
 /// A small net on a small slice: a few seconds on 2 cores.
 ClassifierConfig tiny_config(const fs::path& out, const std::string& head = "softmax") {
-  ClassifierConfig c;
+  auto c = load_tiny_config(classifier_config(), "classifier", out);
   c.head = head;
-  c.conv1 = 8;
-  c.conv2 = 16;
-  c.fc = 64;
-  c.train_size = 2000;
-  c.valid_size = 500;
-  c.test_size = 1000;
-  c.batch_size = 50;
-  c.lr = 0.05;
-  c.epochs = 3;
-  c.seed = 3;
-  c.threads = 2;
-  c.log_interval = 1000;
-  c.out = out.string();
   return c;
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 /// Trains a run of `cfg` to the end in this process (`stop_after` > 0: interrupt it first, then
@@ -119,17 +100,17 @@ TEST_CASE("classifier config: defaults are the paper's, files round-trip, bad ke
   CHECK(text.find("\nhead = \"sparse:k=3\"\n") > model);
   ClassifierConfig small;
   small.batch_size = 0;
-  CHECK(error_of([&] { validate(small); }) == "batch_size must be >= 1, got 0");
+  CHECK(what_of([&] { validate(small); }) == "batch_size must be >= 1, got 0");
   small = ClassifierConfig{};
   small.lr = 0;
-  CHECK(error_of([&] { validate(small); }) == "lr must be > 0, got 0.0");
+  CHECK(what_of([&] { validate(small); }) == "lr must be > 0, got 0.0");
   CHECK(back.lr == c.lr);
-  CHECK(error_of([] {
+  CHECK(what_of([] {
           load_config_text("lr = 1\nlrr = 2\n", "f.toml");
         }).find("f.toml:2:1: unknown key 'lrr' (valid keys: dataset,") == 0);
-  CHECK(error_of([] { load_config_text("epochs = 1.5\n", "f.toml"); }) ==
+  CHECK(what_of([] { load_config_text("epochs = 1.5\n", "f.toml"); }) ==
         "f.toml:1:1: key 'epochs': expected an integer, got 1.5");
-  CHECK(error_of([] {
+  CHECK(what_of([] {
           ClassifierConfig x;
           classifier_config().apply(x, "lr", "fast");
         }) == "--lr: expected a number, got 'fast'");
@@ -167,23 +148,22 @@ TEST_CASE("classifier config: heads stuck at zero logits and k > 10 are refused,
           "[classifier]") {
   ClassifierConfig c;
   c.head = "spherical";
-  CHECK(error_of([&] { validate(c); }).find("gradient vanishes at zero logits") !=
+  CHECK(what_of([&] { validate(c); }).find("gradient vanishes at zero logits") !=
         std::string::npos);
   c.output_init_std = 0.01;
-  CHECK(error_of([&] { validate(c); }).empty());
+  CHECK(what_of([&] { validate(c); }) == "(no exception)");
   c.head = "softmax_abs";
   c.output_init_std = 0;
-  CHECK(!error_of([&] { validate(c); }).empty());
+  CHECK(what_of([&] { validate(c); }) != "(no exception)");
   c.head = "sparse:k=11";
-  CHECK(error_of([&] { validate(c); }) ==
-        "head = \"sparse:k=11\": k must be <= 10 classes, got 11");
+  CHECK(what_of([&] { validate(c); }) == "head = \"sparse:k=11\": k must be <= 10 classes, got 11");
   c.head = "mse";
-  CHECK(error_of([&] { validate(c); }).empty());
+  CHECK(what_of([&] { validate(c); }) == "(no exception)");
   c.head = "softmaxx";
-  CHECK(error_of([&] { validate(c); }).find("head = \"softmaxx\": ") == 0);
+  CHECK(what_of([&] { validate(c); }).find("head = \"softmaxx\": ") == 0);
   c.head = "softmax";
   c.split = "both";
-  CHECK(error_of([&] { validate(c); }) == "split must be random or official, got \"both\"");
+  CHECK(what_of([&] { validate(c); }) == "split must be random or official, got \"both\"");
 }
 
 TEST_CASE("conv net: He initialisation, zero output layer, the paper's shapes", "[classifier]") {
@@ -251,7 +231,7 @@ TEST_CASE("splits: the random split is a seeded partition, the official one keep
   CHECK(off.train.size() == 100);
   CHECK(torch::equal(off.test.labels, ds.test.labels.slice(0, 0, 2000)));
   c.test_size = 10001;
-  CHECK(error_of([&] { make_splits(ds, c); }).find("test_size = 10001 exceeds") == 0);
+  CHECK(what_of([&] { make_splits(ds, c); }).find("test_size = 10001 exceeds") == 0);
 }
 
 TEST_CASE("classifier: a tiny conv net beats chance (90% error) by far: test error < 35%",

@@ -13,11 +13,14 @@
 #include <catch2/catch.hpp>
 
 #include "common/head_spec.h"
+#include "tests/fixtures/error_of.h"
 #include "tests/fixtures/temp_dir.h"
 #include "trainers/lm/config.h"
 
 namespace fs = std::filesystem;
 using sb::lm::WordLmConfig;
+
+using namespace sb::test;  // tests/fixtures/
 
 namespace {
 
@@ -86,19 +89,6 @@ WordLmConfig all_changed() {
   c.epoch_dump_rows = 5000;
   c.mixture_stats = 0;
   return c;
-}
-
-std::string what_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 /// Parses argv with the config options registered and returns what the command line said.
@@ -393,14 +383,14 @@ TEST_CASE("config: validate checks the head and that single heads decode from em
 
 TEST_CASE("config: the run directory is out, else results/<dataset>_<head>") {
   WordLmConfig c;
-  CHECK(sb::lm::default_run_dir(c) == "results/ptb_softmax");
+  CHECK(sb::lm::run_dir(c) == "results/ptb_softmax");
   c.head = "mos:K=15";
   c.dataset = "wikitext-2";
-  CHECK(sb::lm::default_run_dir(c) == "results/wikitext-2_mos_K_15");
+  CHECK(sb::lm::run_dir(c) == "results/wikitext-2_mos_K_15");
   c.head = "spherical:eps=0.5,x=1";
-  CHECK(sb::lm::default_run_dir(c) == "results/wikitext-2_spherical_eps_0.5_x_1");
+  CHECK(sb::lm::run_dir(c) == "results/wikitext-2_spherical_eps_0.5_x_1");
   c.out = "/tmp/run";
-  CHECK(sb::lm::default_run_dir(c) == "/tmp/run");
+  CHECK(sb::lm::run_dir(c) == "/tmp/run");
 }
 
 TEST_CASE("config: --help lists every key with its type, default and description") {

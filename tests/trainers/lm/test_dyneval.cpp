@@ -19,6 +19,7 @@
 #include "tests/fixtures/corpus_or_skip.h"
 #include "tests/fixtures/run_command.h"
 #include "tests/fixtures/temp_dir.h"
+#include "tests/fixtures/tiny_config.h"
 #include "trainers/lm/awd_lstm.h"
 #include "trainers/lm/config.h"
 #include "trainers/lm/dynamic_eval.h"
@@ -75,21 +76,10 @@ bool bit_equal(const std::vector<torch::Tensor>& a, const std::vector<torch::Ten
 
 TEST_CASE("dynamic evaluation lowers the ppl of a tiny trained model") {
   const auto dir = temp_dir("dyneval_learns");
-  WordLmConfig c;
-  c.emsize = 32;
-  c.nhid = 64;
-  c.nlayers = 2;
-  c.dropout = c.dropouti = c.dropouth = 0.1;
-  c.dropoute = 0.05;
-  c.wdrop = 0.1;
-  c.bptt = 35;
+  WordLmConfig c = sb::test::load_tiny_config(config_table(), "wordlm", dir);
   c.epochs = 1;  // 42 steps of 20 x 35 on 30k tokens: ~10 s, a model well below uniform
   c.finetune_epochs = 0;
-  c.nonmono = 1;
-  c.log_interval = 1000;
-  c.seed = 7;
   c.dump_test = false;
-  c.out = dir.string();
   SB_CORPUS_OR_SKIP(ptb_dir, "ptb");
   auto corpus = data::load_corpus(ptb_dir);
   corpus.train.resize(30000);

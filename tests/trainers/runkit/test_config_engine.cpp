@@ -13,11 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/fixtures/error_of.h"
 #include "tests/fixtures/temp_dir.h"
 #include "trainers/runkit/config_table.h"
 
 namespace fs = std::filesystem;
 using namespace sb::runkit;
+
+using namespace sb::test;  // tests/fixtures/
 
 namespace {
 
@@ -55,19 +58,6 @@ const ConfigTable<TestConfig>& table(bool dashed = false) {
   static const ConfigTable<C> with_dashes("Test configuration", sections(),
                                           TableOptions{"x.toml", /*dashed_options=*/true});
   return dashed ? with_dashes : plain;
-}
-
-std::string what_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 bool same_bits(double a, double b) {

@@ -57,10 +57,7 @@ SB_INLINE void nll_backward_rows_f32(const float* z, const int64_t* targets, con
     const float* zr = z + row * cols;
     float* gr = gz + row * cols;
     const double zm = stats[2 * row], lse = stats[2 * row + 1];
-    if (std::isnan(zm)) {
-      for (int64_t j = 0; j < cols; ++j) gr[j] = std::numeric_limits<float>::quiet_NaN();
-      continue;
-    }
+    if (fill_nan_row(zm, gr, cols)) continue;
     const double m = w64<A>(zm);
     const vf dw0 = splat(A + 1.0f), sv = splat(scale);
     if (is_fast_row(static_cast<float>(zm))) {
@@ -93,12 +90,8 @@ void nll_forward_rows_f64(const double* z, const int64_t* targets, double* loss,
                           int64_t rows, int64_t cols) {
   for (int64_t row = 0; row < rows; ++row) {
     const double* zr = z + row * cols;
-    double zm = -std::numeric_limits<double>::infinity();
     bool has_nan = false;
-    for (int64_t j = 0; j < cols; ++j) {
-      zm = std::fmax(zm, zr[j]);
-      has_nan |= std::isnan(zr[j]);
-    }
+    const double zm = row_max(zr, cols, &has_nan);
     const double m = w64<A>(zm);
     double sum = 0;
     for (int64_t j = 0; j < cols; ++j) sum += std::exp(w64<A>(zr[j]) - m);

@@ -38,10 +38,7 @@ SB_INLINE void backward_rows_f32(const float* z, const int64_t* targets, const d
     const float* zr = z + row * cols;
     float* gr = gz + row * cols;
     const double zm = stats[2 * row], lse = stats[2 * row + 1];
-    if (std::isnan(zm)) {
-      for (int64_t j = 0; j < cols; ++j) gr[j] = std::numeric_limits<float>::quiet_NaN();
-      continue;
-    }
+    if (fill_nan_row(zm, gr, cols)) continue;
     // f_j = e^{z_j - max z} / S: the max is subtracted in float32 (exact for the largest terms),
     // 1 / S = e^{max z - lse} folded into the scale.
     const vf mv = splat(static_cast<float>(zm));
@@ -93,12 +90,8 @@ void softmax_nll_forward(const double* z, const int64_t* targets, double* loss, 
                          int64_t rows, int64_t cols) {
   for (int64_t row = 0; row < rows; ++row) {
     const double* zr = z + row * cols;
-    double zm = -std::numeric_limits<double>::infinity();
     bool has_nan = false;
-    for (int64_t j = 0; j < cols; ++j) {
-      zm = std::fmax(zm, zr[j]);
-      has_nan |= std::isnan(zr[j]);
-    }
+    const double zm = row_max(zr, cols, &has_nan);
     double sum = 0;
     for (int64_t j = 0; j < cols; ++j) sum += std::exp(zr[j] - zm);
     stats[2 * row] = has_nan ? kNaN : zm;

@@ -183,6 +183,25 @@ SB_INLINE float row_max(const float* zr, int64_t cols, bool* has_nan) {
   return zm;
 }
 
+// A row whose forward pass met a NaN (its stats are NaN) gets an all-NaN gradient: true then.
+SB_INLINE bool fill_nan_row(double zm, float* gr, int64_t cols) {
+  if (!std::isnan(zm)) return false;
+  for (int64_t j = 0; j < cols; ++j) gr[j] = std::numeric_limits<float>::quiet_NaN();
+  return true;
+}
+
+// The same scan of a float64 row (the reference-precision paths), in scalar code.
+inline double row_max(const double* zr, int64_t cols, bool* has_nan) {
+  double zm = -std::numeric_limits<double>::infinity();
+  bool any_nan = false;
+  for (int64_t j = 0; j < cols; ++j) {
+    zm = std::fmax(zm, zr[j]);
+    any_nan |= std::isnan(zr[j]);
+  }
+  *has_nan = any_nan;
+  return zm;
+}
+
 // w(z) = A z + logsigmoid(z) in float64 (reference-precision paths and scalar fix-ups).
 template <int A>
 double w64(double z) {

@@ -1,0 +1,239 @@
+#!/usr/bin/python3
+"""Bad inputs for the trainer binaries, one per case of tests/bad_inputs/trainer_cases.txt.
+
+    /usr/bin/python3 tests/bad_inputs/make_trainer_inputs.py BUILD DIR   writes the inputs to DIR
+    /usr/bin/python3 tests/bad_inputs/make_trainer_inputs.py --cases     prints trainer_cases.txt
+
+DIR gets a tiny word corpus (corpus/good: 60 words, a few thousand tokens) and broken copies of
+it, tiny runs of every trainer interrupted after two batches (their checkpoint.pt is real, from
+BUILD's binaries), copies of those run directories with the checkpoint damaged (truncated,
+random bytes, one payload byte flipped, empty, a zip that is no checkpoint, another trainer's),
+and weights of a word LM of another size for dyneval --weights. trainer_cases.txt lines are
+`<case>\\t<command>\\t<exit status>\\t<stderr substring>[\\t<path that must not exist>]` with
+{build} for the build directory, {dir} for DIR and {root} for the repository root;
+tests/bad_inputs/test_bad_inputs.py runs them.
+"""
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Tiny settings per trainer: seconds of training on the tiny corpus (or a Fashion-MNIST slice).
+TINY = {
+    "nplm": "--emsize 8 --hidden 16 --layers 1 --batch_size 20 --epochs 1 --threads 1",
+    "wordlm": "--emsize 8 --nhid 16 --nlayers 2 --batch_size 4 --eval_batch_size 4 --bptt 10 "
+              "--epochs 1 --finetune_epochs 0 --threads 1 --dump_test false",
+    "charlm": "--emsize 8 --nhid 16 --nlayers 1 --batch_size 4 --eval_batch_size 4 --bptt 20 "
+              "--epochs 1 --threads 1",
+    "classifier": "--conv1 2 --conv2 4 --fc 8 --train_size 200 --valid_size 100 --test_size 100 "
+                  "--batch_size 20 --epochs 1 --threads 1",
+}
+DATA = {"nplm": "--data {dir}/corpus/good", "wordlm": "--data {dir}/corpus/good",
+        "charlm": "--data {dir}/corpus/good", "classifier": ""}
+BINARY = {"nplm": "train_nplm", "wordlm": "train_wordlm", "charlm": "train_charlm",
+          "classifier": "train_classifier"}
+
+
+def trainer(kind: str, out: str, extra: str = "", data: str = "") -> str:
+    return (f"{{build}}/trainers/{BINARY[kind]} {data or DATA[kind]} {TINY[kind]} "
+            f"--out {out} {extra}").replace("  ", " ").strip()
+
+
+# case -> (command, exit status, stderr substring, path that must not exist afterwards or "")
+CASES = {}
+for kind in ("nplm", "wordlm", "charlm", "classifier"):
+    for damage, expected in (("truncated", "checkpoint.pt: truncated"),
+                             ("random", "checkpoint.pt: not a checkpoint of this project"),
+                             ("flipped", "checkpoint.pt: checksum mismatch"),
+                             ("empty", "checkpoint.pt: not a checkpoint of this project")):
+        CASES[f"{kind}_resume_{damage}_checkpoint"] = (
+            trainer(kind, f"{{dir}}/runs/{kind}_{damage}", "--resume"), 2, expected, "")
+CASES.update({
+    "wordlm_resume_zip_not_checkpoint": (
+        trainer("wordlm", "{dir}/runs/wordlm_zip", "--resume"), 2,
+        "checkpoint.pt: not a checkpoint of this version (a zip archive without the SBCKPT02 "
+        "header", ""),
+    "wordlm_resume_bare_torch_archive": (
+        trainer("wordlm", "{dir}/runs/wordlm_weights_as_checkpoint", "--resume"), 2,
+        "checkpoint.pt: not a checkpoint of this version (a zip archive without the SBCKPT02 "
+        "header", ""),
+    "wordlm_resume_nplm_checkpoint": (
+        trainer("wordlm", "{dir}/runs/wordlm_foreign", "--resume"), 2,
+        "written by train_nplm, not train_wordlm", ""),
+    "wordlm_resume_no_checkpoint": (
+        trainer("wordlm", "{dir}/runs/none", "--resume"), 2, "no checkpoint to resume from", ""),
+    "wordlm_resume_changed_config": (
+        trainer("wordlm", "{dir}/runs/wordlm_ok", "--resume --lr 3"), 2,
+        "written with a different config (lr = 30.0 -> lr = 3.0)", ""),
+    "dyneval_weights_of_another_size": (
+        "{build}/trainers/dyneval --run {dir}/runs/wordlm_done --weights "
+        "{dir}/runs/wordlm_big/best.pt --threads 1", 2,
+        "best.pt: parameter 'embedding' has shape [61, 12] in the file, [61, 8] in this model",
+        ""),
+    "dyneval_weights_truncated": (
+        "{build}/trainers/dyneval --run {dir}/runs/wordlm_done --weights {dir}/truncated_best.pt "
+        "--threads 1", 2, "truncated_best.pt: not a weights file of this project", ""),
+    "dyneval_weights_missing": (
+        "{build}/trainers/dyneval --run {dir}/runs/wordlm_done --weights {dir}/no_such.pt "
+        "--threads 1", 2, "no_such.pt", ""),
+    "nplm_mixture_head_refused": (
+        trainer("nplm", "{dir}/out/nplm_mos", "--head mos:K=2"), 2,
+        'head = "mos:K=2": train_nplm takes a single head', "{dir}/out/nplm_mos"),
+    "wordlm_sparse_k_exceeds_vocabulary": (
+        trainer("wordlm", "{dir}/out/wordlm_sparse", "--head sparse:k=500"), 2,
+        "k = 500 exceeds the M = 61 words of the vocabulary", "{dir}/out/wordlm_sparse"),
+    "wordlm_empty_valid_split": (
+        trainer("wordlm", "{dir}/out/wordlm_empty_valid", data="--data {dir}/corpus/empty_valid"),
+        2, "empty_valid/ptb.valid.txt: no tokens; expected a non-empty valid split",
+        "{dir}/out/wordlm_empty_valid"),
+    "nplm_empty_test_split": (
+        trainer("nplm", "{dir}/out/nplm_empty_test", data="--data {dir}/corpus/empty_test"),
+        2, "empty_test/ptb.test.txt: no tokens; expected a non-empty test split",
+        "{dir}/out/nplm_empty_test"),
+    "wordlm_train_split_only_eos": (
+        trainer("wordlm", "{dir}/out/wordlm_eos", data="--data {dir}/corpus/eos_only"), 2,
+        "eos_only/ptb.train.txt: 5 tokens of 1 distinct words", "{dir}/out/wordlm_eos"),
+    "charlm_empty_train_split": (
+        trainer("charlm", "{dir}/out/charlm_empty", data="--data {dir}/corpus/empty_train"), 2,
+        "empty_train/ptb.train.txt: 0 tokens", "{dir}/out/charlm_empty"),
+    "wordlm_missing_test_split": (
+        trainer("wordlm", "{dir}/out/wordlm_no_test", data="--data {dir}/corpus/no_test"), 2,
+        "corpus/no_test: no test split (looked for ptb.test.txt", "{dir}/out/wordlm_no_test"),
+    "nplm_valid_word_not_in_training": (
+        trainer("nplm", "{dir}/out/nplm_oov", data="--data {dir}/corpus/oov_valid"), 2,
+        "oov_valid/ptb.valid.txt:1: word 'zzz' is not in the training vocabulary",
+        "{dir}/out/nplm_oov"),
+    "wordlm_valid_too_short_for_eval_batch": (
+        trainer("wordlm", "{dir}/out/wordlm_short_valid", "--valid_tokens 5"), 2,
+        "valid split: 5 tokens give 1 row at eval_batch_size = 4; at least 2 rows are needed",
+        "{dir}/out/wordlm_short_valid"),
+    "charlm_train_too_short_for_batch": (
+        trainer("charlm", "{dir}/out/charlm_short", "--train_chars 8"), 2,
+        "train split: 8 symbols give 2 rows at batch_size = 4; at least 3 rows are needed",
+        "{dir}/out/charlm_short"),
+    "nplm_config_file_missing": (
+        trainer("nplm", "{dir}/out/nplm_cfg", "--config {dir}/no_such.toml"), 2,
+        "no_such.toml", "{dir}/out/nplm_cfg"),
+    "nplm_config_unknown_key": (
+        trainer("nplm", "{dir}/out/nplm_cfg", "--config {dir}/unknown_key.toml"), 2,
+        "unknown_key.toml", "{dir}/out/nplm_cfg"),
+    "charlm_config_wrong_type": (
+        trainer("charlm", "{dir}/out/charlm_cfg", "--config {dir}/wrong_type.toml"), 2,
+        "wrong_type.toml", "{dir}/out/charlm_cfg"),
+    "wordlm_option_not_a_number": (
+        trainer("wordlm", "{dir}/out/wordlm_lr", "--lr abc"), 2, "--lr: expected a number, got 'abc'",
+        "{dir}/out/wordlm_lr"),
+    "wordlm_dropout_out_of_range": (
+        trainer("wordlm", "{dir}/out/wordlm_dropout", "--dropout 1"), 2, "dropout",
+        "{dir}/out/wordlm_dropout"),
+    "classifier_sparse_k_exceeds_classes": (
+        trainer("classifier", "{dir}/out/cls_sparse", "--head sparse:k=11"), 2,
+        "k must be <= 10", "{dir}/out/cls_sparse"),
+    "classifier_data_dir_missing": (
+        trainer("classifier", "{dir}/out/cls_data", "--dataset mnist --data {dir}/no_mnist"), 2,
+        "no_mnist", "{dir}/out/cls_data"),
+    "nplm_non_finite_loss_points_to_no_checkpoint": (
+        trainer("nplm", "{dir}/out/nplm_nan", "--lr 1e30"), 4,
+        "No checkpoint was written before it in this run", ""),
+})
+
+
+def write_corpus(path: str, train: list, valid: list, test: list) -> None:
+    os.makedirs(path, exist_ok=True)
+    for split, lines in (("train", train), ("valid", valid), ("test", test)):
+        if lines is not None:
+            with open(os.path.join(path, f"ptb.{split}.txt"), "w") as f:
+                f.write("".join(" " + " ".join(words) + " \n" for words in lines))
+
+
+def sentences(rng: random.Random, tokens: int) -> list:
+    out, n = [], 0
+    while n < tokens:
+        words = [f"w{rng.randrange(60)}" for _ in range(rng.randrange(5, 15))]
+        out.append(words)
+        n += len(words) + 1
+    return out
+
+
+def corpora(d: str) -> None:
+    rng = random.Random(1)
+    train, valid, test = sentences(rng, 4000), sentences(rng, 800), sentences(rng, 400)
+    train.append([f"w{i}" for i in range(60)])  # every word in the training vocabulary
+    write_corpus(f"{d}/corpus/good", train, valid, test)
+    write_corpus(f"{d}/corpus/empty_valid", train, [], test)
+    write_corpus(f"{d}/corpus/empty_test", train, valid, [])
+    write_corpus(f"{d}/corpus/empty_train", [], valid, test)
+    write_corpus(f"{d}/corpus/eos_only", [[]] * 5, valid, test)
+    write_corpus(f"{d}/corpus/no_test", train, valid, None)
+    write_corpus(f"{d}/corpus/oov_valid", train, [["zzz"]] + valid, test)
+
+
+def run(build: str, d: str, command: str, expect: int) -> None:
+    cmd = command.replace("{build}", build).replace("{dir}", d).replace("{root}", ROOT)
+    done = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+    if done.returncode != expect:
+        sys.exit(f"make_trainer_inputs: '{cmd}' exited {done.returncode}, expected {expect}:\n"
+                 f"{done.stderr[-2000:]}")
+
+
+def damaged_runs(build: str, d: str) -> None:
+    for kind in ("nplm", "wordlm", "charlm", "classifier"):
+        good = f"{d}/runs/{kind}_ok"
+        run(build, d, trainer(kind, good, "--stop-after-batches 2"), 130)
+        payload = open(f"{good}/checkpoint.pt", "rb").read()
+        flipped = bytearray(payload)
+        flipped[len(payload) // 2] ^= 0x10
+        rng = random.Random(2)
+        for damage, data in (("truncated", payload[: len(payload) - 100]),
+                             ("random", bytes(rng.randrange(256) for _ in range(4096))),
+                             ("flipped", bytes(flipped)), ("empty", b"")):
+            target = f"{d}/runs/{kind}_{damage}"
+            shutil.copytree(good, target)
+            open(f"{target}/checkpoint.pt", "wb").write(data)
+    # A zip that is no checkpoint, a bare LibTorch archive, another trainer's checkpoint.
+    shutil.copytree(f"{d}/runs/wordlm_ok", f"{d}/runs/wordlm_zip")
+    with zipfile.ZipFile(f"{d}/runs/wordlm_zip/checkpoint.pt", "w") as z:
+        z.writestr("data.txt", "not a checkpoint")
+    # A finished word LM (its best.pt) and one of another size, for dyneval --weights.
+    run(build, d, trainer("wordlm", f"{d}/runs/wordlm_done"), 0)
+    run(build, d, trainer("wordlm", f"{d}/runs/wordlm_big", "--emsize 12"), 0)
+    shutil.copytree(f"{d}/runs/wordlm_ok", f"{d}/runs/wordlm_weights_as_checkpoint")
+    shutil.copy(f"{d}/runs/wordlm_done/best.pt",
+                f"{d}/runs/wordlm_weights_as_checkpoint/checkpoint.pt")
+    shutil.copytree(f"{d}/runs/wordlm_ok", f"{d}/runs/wordlm_foreign")
+    shutil.copy(f"{d}/runs/nplm_ok/checkpoint.pt", f"{d}/runs/wordlm_foreign/checkpoint.pt")
+    best = open(f"{d}/runs/wordlm_done/best.pt", "rb").read()
+    open(f"{d}/truncated_best.pt", "wb").write(best[: len(best) // 2])
+
+
+def configs(d: str) -> None:
+    open(f"{d}/unknown_key.toml", "w").write("emsize = 8\nhiden = 16\n")
+    open(f"{d}/wrong_type.toml", "w").write('emsize = "eight"\n')
+
+
+def cases_text() -> str:
+    return "".join(f"{case}\t{cmd}\t{status}\t{substring}" + (f"\t{absent}" if absent else "") +
+                   "\n" for case, (cmd, status, substring, absent) in CASES.items())
+
+
+def main() -> int:
+    if sys.argv[1:] == ["--cases"]:
+        sys.stdout.write(cases_text())
+        return 0
+    if len(sys.argv) != 3:
+        sys.exit("usage: make_trainer_inputs.py BUILD DIR | --cases")
+    build, d = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    os.makedirs(d, exist_ok=True)
+    corpora(d)
+    configs(d)
+    damaged_runs(build, d)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+#pragma once
+// The layer between EpochTrainer and a trainer: what every trainer does the same way with its
+// config and its model, written once. A trainer derives from ConfiguredTrainer<Config, Model>
+// and supplies the rest of EpochTrainer's hooks (optimiser, train_epoch, validate,
+// report_epoch, finish and the optional ones).
+//
+// Config must have `seed`, `lr` and `epochs`, and its namespace the free functions the trainers'
+// config.h declare (found by argument-dependent lookup):
+//   std::string to_toml(const Config&);             the whole config (config.toml)
+//   std::string trajectory_toml(const Config&);     the keys a resumed run compares
+//   Config load_config_text(text, source, base);    a saved config over base
+// Model is a TORCH_MODULE holder (constructed empty, set in the trainer's constructor).
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "trainers/runkit/epoch_trainer.h"
+
+namespace sb::runkit {
+
+template <class Config, class Model>
+class ConfiguredTrainer : public EpochTrainer {
+ public:
+  Model model{nullptr};
+
+ protected:
+  /// Seeds LibTorch's generators with config.seed (the initial weights the subclass builds
+  /// next), sets the loop's lr and trajectory config.
+  ConfiguredTrainer(std::string trainer, Config config, std::string run_dir)
+      : EpochTrainer(std::move(trainer), std::move(run_dir)), config_(std::move(config)) {
+    torch::manual_seed(static_cast<uint64_t>(config_.seed));  // CPU and CUDA generators
+    state_.lr = config_.lr;
+    state_.config = trajectory_toml(config_);
+  }
+
+  torch::nn::Module& module() override { return *model; }
+  int64_t epochs() const override { return config_.epochs; }
+  std::string config_toml() const override { return to_toml(config_); }
+  /// Compared as configs, not as text: a key added since the checkpoint was written reads as its
+  /// default, and the saved text is written again in today's format.
+  std::string normalise_saved_config(const std::string& saved) const override {
+    return trajectory_toml(load_config_text(saved, path("checkpoint.pt") + " config", Config{}));
+  }
+
+  Config config_;
+};
+
+}  // namespace sb::runkit
