@@ -148,6 +148,9 @@ def load_profile(path: str) -> Profile:
     for key in _REQUIRED:
         if key not in data:
             raise _fail(path, key, "a value (the field is required)", None)
+    for key in ("name", "out", "config", "scaled_down"):
+        if not data[key].strip():
+            raise _fail(path, key, "a non-empty string", data[key])
     heads = data["heads"]
     if not heads or not all(isinstance(h, str) and h for h in heads):
         raise _fail(path, "heads", "a non-empty list of head specs", heads)
@@ -222,3 +225,52 @@ def load_profile(path: str) -> Profile:
         estimate_seconds={k: float(v) for k, v in estimates.items()},
         run_here=data.get("run_here", True), requires=data.get("requires", ""), slurm=slurm,
         gpu_throughput=gpu, trainer=trainer)
+
+
+def check_runs(profile: Profile, registry) -> None:
+    """What load_profile cannot check without the build: every head is one the C++ parser reads
+    (its name in `registry`, head_facts' answer of rank_analysis --list-heads, its options by
+    head_spec.py) and the profile's trainer kind takes (trainer_kinds.py: refusal), every trainer
+    config the runs name exists and is TOML, and the per-head tables name heads of the profile.
+    Raises ProfileError naming the file and the field, before anything is written."""
+    path = profile.path
+    names = {h.split(":", 1)[0] for h in profile.heads}
+    for field, table in (("seeds_by_head", profile.seeds_by_head),
+                         ("overrides_by_head", profile.overrides_by_head)):
+        for key in table:
+            if key not in profile.heads and key not in names:
+                raise _fail(path, f"{field}.{key}", "a head of the profile's heads "
+                            f"({', '.join(profile.heads)}), by spelling or name", key)
+    import head_spec
+    configs: dict[str, dict] = {}
+    for i, head in enumerate(profile.heads):
+        field = f"heads[{i}]"
+        if head not in profile.kind.own_heads:
+            try:
+                head_spec.check(head, list(registry.facts))
+            except head_spec.HeadSpecError as e:
+                if head.split(":", 1)[0] not in registry.facts:
+                    raise _fail(path, field, "a head that rank_analysis --list-heads lists ("
+                                + ", ".join(registry.facts) + ", or name:key=value,...)",
+                                head) from None
+                raise _fail(path, field, f"a head spec as common/head_spec.cpp parses it ({e})",
+                            head) from None
+        try:
+            config = profile.config.format(name=head.split(":", 1)[0])
+        except (KeyError, IndexError, ValueError):
+            raise _fail(path, "config", "a path with at most {name} in braces",
+                        profile.config) from None
+        if config not in configs:
+            try:
+                with open(config, "rb") as f:
+                    configs[config] = tomllib.load(f)
+            except OSError:
+                where = "" if os.path.isabs(config) else f" (relative to {os.getcwd()})"
+                raise _fail(path, "config", f"an existing trainer config file{where}",
+                            config) from None
+            except tomllib.TOMLDecodeError as e:
+                raise _fail(path, "config", f"a TOML trainer config ({e})", config) from None
+        settings = {**configs[config], **profile.overrides_of(head)}
+        why = profile.kind.refusal(head, registry, settings)
+        if why:
+            raise _fail(path, field, f"a head that {profile.kind.binary} takes ({why})", head)

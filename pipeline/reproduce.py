@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import head_facts  # noqa: E402
 from durations import format_duration  # noqa: E402
 from gpu_projection import projection_lines  # noqa: E402
-from repro_profile import Profile, ProfileError, Run, load_profile  # noqa: E402
+from repro_profile import Profile, ProfileError, Run, check_runs, load_profile  # noqa: E402
 from stages import STAGES, Stage, StageError, read_json, write_json_atomically  # noqa: E402
 from trainer_kinds import KINDS  # noqa: E402
 
@@ -64,6 +64,8 @@ class Driver:
         self.needed = profile.kind.binaries + ("rank_analysis",)
         # The head facts (is_mixture, rank_defined, ...) come from this build's rank_analysis.
         head_facts.use(self.bins["rank_analysis"])
+        # Every head, parameter and trainer config checked before anything is written.
+        check_runs(profile, head_facts.registry())
 
     # ---- bookkeeping
     def timings(self, run: Run) -> dict:
@@ -83,6 +85,18 @@ class Driver:
             else:
                 t[stage + ".partial"] = {"seconds": round(seconds + partial, 1)}
             write_json_atomically(os.path.join(run.dir, "stages.json"), t)
+
+    def forget(self, run: Run, stages: tuple[str, ...]) -> None:
+        """Drops these stages' records (finished or partial) from the run's stages.json: the
+        run starts from the beginning, so they describe files that are about to be replaced."""
+        if not os.path.exists(os.path.join(run.dir, "stages.json")):
+            return
+        with open(os.path.join(run.dir, "stages.json.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            t = self.timings(run)
+            kept = {k: v for k, v in t.items() if k.removesuffix(".partial") not in stages}
+            if kept != t:
+                write_json_atomically(os.path.join(run.dir, "stages.json"), kept)
 
     def estimate(self, run: Run, stage: Stage) -> float:
         return self.p.estimate(run, stage.name, stage.head_cost)
@@ -192,11 +206,13 @@ class Driver:
             where = f"run {self.runs.index(run) + 1}/{len(self.runs)} {run.label}" if run \
                 else "profile"
             head = f"{PREFIX} {self.p.name} step {i + 1}/{len(steps)} | {where} | {stage.name}"
-            if stage.done(self, run):
-                print(f"{head}: outputs present, skipped", flush=True)
+            check = stage.done(self, run)
+            if check:
+                print(f"{head}: skipped ({check.why})", flush=True)
                 continue
             pending = [(r, s) for r, s in steps[i:] if not (r and s.done(self, r))]
-            print(f"{head} | elapsed {format_duration(time.monotonic() - self.start)} | ETA "
+            print(f"{head}: {check.why}: running | elapsed "
+                  f"{format_duration(time.monotonic() - self.start)} | ETA "
                   f"{format_duration(self.eta(pending))}", flush=True)
             t0 = time.monotonic()
             if run:

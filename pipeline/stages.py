@@ -20,9 +20,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 from typing import Callable
 
 import head_facts
+from final_json import read_final
 from run_outputs import outputs_complete
 
 
@@ -36,7 +38,7 @@ class Stage:
     per_run: bool  # once per (head, seed), else once per profile after every run
     enabled: Callable[[object], bool]  # profile -> is the stage in its plan
     run: Callable[[object, object], None]  # (driver, run) -> runs it, raises StageError
-    done: Callable[[object, object], bool]  # (driver, run) -> its outputs are complete
+    done: Callable[[object, object], "Check"]  # (driver, run) -> its outputs are complete, why
     head_cost: bool = False  # its time scales with the head's cost (estimate_seconds.mixture_cost)
     # The earlier stages of the same run whose outputs it reads: a scheduler may start it once
     # those are done (pipeline/slurm.py: --dependency=afterok). The profile stages come after
@@ -96,27 +98,181 @@ def _in(run, name: str) -> str:
     return os.path.join(run.dir, name)
 
 
+# ---- what a done-check answers
+
+class Check:
+    """A done-check's answer: `ok` when the stage's outputs are complete and valid in this
+    checkout (the files the next stage reads), and `why`, what the driver prints after
+    "skipped" or before "running": the files that prove it, or what is missing. True/False as
+    a bool (the Slurm backend asks only that)."""
+
+    def __init__(self, ok: bool, why: str):
+        self.ok, self.why = ok, why
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __repr__(self) -> str:
+        return f"Check({self.ok}, {self.why!r})"
+
+
+def _stamp(path: str) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(path)))
+
+
+def present(run_dir: str, names: list[str], note: str = "") -> Check:
+    """Done: `names` exist in run_dir; why = the names and the newest one's time."""
+    newest = max((os.path.join(run_dir, n) for n in names), key=os.path.getmtime)
+    return Check(True, f"{', '.join(names)}{note}, {_stamp(newest)}")
+
+
+def lacking(run_dir: str, names: list[str], also: tuple[str, ...] = ()) -> Check:
+    """Not done: "<dir> has A, B but no C, D" over `also` + `names` (C, D: the missing ones)."""
+    names = list(dict.fromkeys(also + tuple(names)))
+    has = [n for n in names if os.path.exists(os.path.join(run_dir, n))]
+    lacks = [n for n in names if n not in has]
+    if not has:
+        return Check(False, f"{run_dir} has no {', '.join(lacks)} yet")
+    return Check(False, f"{run_dir} has {', '.join(has)} but no {', '.join(lacks)}")
+
+
+# ---- the run's settings against the profile
+
+def _base_config(path: str) -> dict:
+    import tomllib
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def config_mismatch(d, run) -> str:
+    """"" when the run's config.toml (what its trainer ran with) has the settings the profile
+    asks for this run (its trainer config, the overrides, head, seed, epoch_dump_rows), else the
+    first difference; "" also when there is no config.toml yet."""
+    written = _base_config(_in(run, "config.toml"))
+    if not written:
+        return ""
+    want = {**_base_config(run.config), **d.p.overrides_of(run.head),
+            "head": run.head, "seed": run.seed}
+    if d.p.kind.epoch_dumps and epoch_dump_rows(d.p):
+        want["epoch_dump_rows"] = epoch_dump_rows(d.p)
+    for key, value in want.items():
+        if key in ("out", "threads", "data", "device") or key not in written:
+            continue  # where it ran, not what it computed (or a key its trainer does not write)
+        if written[key] != value:
+            return f"{key} = {written[key]!r} where the profile asks {value!r}"
+    return ""
+
+
+def _check_settings(d, run) -> None:
+    """Refuses to skip or resume a run whose files were made with other settings."""
+    if not (os.path.exists(_in(run, "checkpoint.pt")) or os.path.exists(_in(run, "logprobs.h5"))):
+        return  # nothing to reuse: the trainer starts the run from the beginning
+    why = config_mismatch(d, run)
+    if why:
+        raise StageError(f"{run.dir}/config.toml: {why} ({d.p.path}): the run in {run.dir} was "
+                         "made with other settings; move it away or pass --out DIR")
+
+
 # ---- run and done functions, stage by stage
 
+def _model_of(kind, final: dict) -> str:
+    """The model file final.json describes (its best_model, else the kind's)."""
+    return os.path.basename(final.get("best_model") or "") or kind.best_weights
+
+
+def _outputs_check(d, run) -> Check:
+    """The kind's last trainer stage: final.json and the dump agree (run_outputs.py) and the
+    model they describe is in this checkout (results are committed, models are not)."""
+    kind = d.p.kind
+    final = read_final(_in(run, "final.json"), kind.name)
+    if not final:
+        return lacking(run.dir, ["final.json"], ("logprobs.h5",) if kind.name != "classifier"
+                       else ())
+    dump = ["logprobs.h5"] if final["dump"] else []
+    if dump and not os.path.exists(_in(run, "logprobs.h5")):
+        return lacking(run.dir, dump, ("final.json",))
+    if not outputs_complete(run.dir, kind.name):
+        return Check(False, f"{run.dir}/logprobs.h5 is unreadable or disagrees with final.json "
+                            "(rows or ppl)")
+    model = _model_of(kind, final)
+    if not os.path.exists(_in(run, model)):
+        return lacking(run.dir, [model], ("final.json", *dump))
+    return present(run.dir, ["final.json", *dump, model],
+                   " agreeing" if dump else " (no dump)")
+
+
+def _hands_on(d, run, stage: str) -> tuple[str, ...]:
+    """The files `stage` (before the kind's last) hands to the next one; finetune_epochs = 0
+    writes no best_finetune.pt (the dump then reads best.pt)."""
+    import summary
+    files = d.p.kind.hands_on[stage]
+    if stage == "finetune" and summary.config_value(_in(run, "config.toml"),
+                                                    "finetune_epochs", 1) == 0:
+        files = tuple(f for f in files if f != "best_finetune.pt")
+    return files
+
+
 def _trainer_done(stage: str) -> Callable:
-    """A trainer stage is done when the run's outputs are complete (final.json and the dump: a
-    finished dump implies every earlier stage), or, for a stage before the kind's last, when
-    stages.json records it and both checkpoints exist."""
-    def done(d, run) -> bool:
+    """The kind's last trainer stage is done when _outputs_check says so. An earlier one (train,
+    finetune of train_wordlm) when the files it hands on exist and stages.json records it as
+    finished in this run (the driver forgets those records when the run starts from the
+    beginning, so a committed stages.json proves nothing), or when a later trainer stage is
+    done. The run's config.toml must have the profile's settings."""
+    def done(d, run) -> Check:
         kind = d.p.kind
-        if outputs_complete(run.dir, kind.name):
-            return True
-        if stage == kind.dump_stage:  # the stage that writes them: done only with them
-            return False
-        return stage in d.timings(run) and os.path.exists(_in(run, "checkpoint.pt")) and \
-            os.path.exists(_in(run, "best.pt"))
+        _check_settings(d, run)
+        check = _earlier_done(d, run, stage) if stage != kind.dump_stage else \
+            _outputs_check(d, run)
+        if not check and stage == kind.stages[0] and \
+                os.path.exists(_in(run, "final.json")) and \
+                not os.path.exists(_in(run, "checkpoint.pt")):
+            check.why += ("; the run is trained again from the beginning and its final.json "
+                          "and the results computed from it are replaced")
+        return check
     return done
 
 
+def _earlier_done(d, run, stage: str) -> Check:
+    """A trainer stage before the kind's last (_trainer_done)."""
+    kind = d.p.kind
+    last = _outputs_check(d, run)
+    if last:
+        return Check(True, f"{kind.dump_stage}'s outputs are complete: {last.why}")
+    for later in kind.stages[kind.stages.index(stage) + 1:-1]:  # a finished later stage
+        check = done_by_own_files(d, run, later)  # implies this one
+        if check:
+            return Check(True, f"{later} is done: {check.why}")
+    check = done_by_own_files(d, run, stage)
+    if check:
+        return check
+    files = _hands_on(d, run, stage)
+    if all(os.path.exists(_in(run, f)) for f in files):
+        return Check(False, f"{run.dir} has {', '.join(files)} but stages.json does not "
+                            f"record {stage} as finished (interrupted)")
+    # A final.json without its dump (a committed result) is named beside the missing files.
+    committed = ("final.json", "logprobs.h5") if os.path.exists(_in(run, "final.json")) else ()
+    return lacking(run.dir, list(files), committed)
+
+
+def done_by_own_files(d, run, stage: str) -> Check:
+    """A stage before the kind's last: its hand-on files exist and stages.json records it."""
+    files = _hands_on(d, run, stage)
+    if stage in d.timings(run) and all(os.path.exists(_in(run, f)) for f in files):
+        return present(run.dir, list(files))
+    return Check(False, "")
+
+
 def _trainer_run(stage: str) -> Callable:
-    """Runs the kind's command for the stage; after its last stage the outputs must agree."""
+    """Runs the kind's command for the stage; after its last stage the outputs must agree. A
+    run that starts from the beginning (no checkpoint.pt) first forgets the trainer stages that
+    stages.json recorded (a committed result's, or an earlier run's in this directory)."""
     def run_it(d, run) -> None:
         kind = d.p.kind
+        if not os.path.exists(_in(run, "checkpoint.pt")):
+            d.forget(run, kind.stages)
         d.execute(kind.command(d, run, stage), d.log_of(run))
         if stage == kind.dump_stage and not outputs_complete(run.dir, kind.name):
             raise StageError(f"{run.dir}/final.json and logprobs.h5 incomplete or disagreeing "
@@ -126,15 +282,32 @@ def _trainer_run(stage: str) -> Callable:
 
 def _score(d, run) -> None:
     import summary  # config_value: the run's effective bptt
+    if not os.path.exists(_in(run, "best.pt")):
+        raise StageError(f"{run.dir}/best.pt (the model before finetuning, which score reads) "
+                         "is missing: train the run again (move its directory away)")
     bptt = summary.config_value(_in(run, "config.toml"), "bptt", 70)
     d.execute([d.bins["dyneval"], "--run", run.dir, "--weights", _in(run, "best.pt"),
                "--static-only", "--bptt", str(bptt), "--threads", str(d.threads),
                "--out", _in(run, "score.json")], d.log_of(run))
 
 
-def _score_done(d, run) -> bool:
+def _derived(run_dir: str, out: str, valid: bool, inputs: list[str]) -> Check:
+    """A result computed from `inputs` of the same run: valid, every input there, and newer."""
+    if not valid:
+        return lacking(run_dir, [out]) if not os.path.exists(os.path.join(run_dir, out)) else \
+            Check(False, f"{run_dir}/{out} is incomplete")
+    missing = [i for i in inputs if not os.path.exists(os.path.join(run_dir, i))]
+    if missing:
+        return Check(False, f"{run_dir} has {out} but no {', '.join(missing)}, which it was "
+                            "computed from")
+    if not newer(os.path.join(run_dir, out), *(os.path.join(run_dir, i) for i in inputs)):
+        return Check(False, f"{run_dir}/{out} is older than {', '.join(inputs)}")
+    return present(run_dir, [out], f" newer than {', '.join(inputs)}")
+
+
+def _score_done(d, run) -> Check:
     s = read_json(_in(run, "score.json"))
-    return bool(s and "static" in s) and newer(_in(run, "score.json"), _in(run, "best.pt"))
+    return _derived(run.dir, "score.json", bool(s and "static" in s), ["best.pt"])
 
 
 def _dyneval(d, run) -> None:
@@ -143,9 +316,11 @@ def _dyneval(d, run) -> None:
               d.log_of(run))
 
 
-def _dyneval_done(d, run) -> bool:
+def _dyneval_done(d, run) -> Check:
     s = read_json(_in(run, "dyneval.json"))
-    return bool(s and "dynamic" in s) and newer(_in(run, "dyneval.json"), _in(run, "final.json"))
+    final = read_final(_in(run, "final.json"), d.p.kind.name) or {}
+    return _derived(run.dir, "dyneval.json", bool(s and "dynamic" in s),
+                    ["final.json", _model_of(d.p.kind, final)])
 
 
 def _analyse(d, run) -> None:
@@ -158,10 +333,11 @@ def _analyse(d, run) -> None:
     d.execute(cmd, d.log_of(run), stdout_path=_in(run, "rank.json"))
 
 
-def _analyse_done(d, run) -> bool:
+def _analyse_done(d, run) -> Check:
     r = read_json(_in(run, "rank.json"))
-    return bool(r and "rank" in r) and newer(_in(run, "rank.json"), _in(run, "logprobs.h5")) \
-        and os.path.exists(_in(run, "logprobs.rank.h5"))
+    if r and "rank" in r and not os.path.exists(_in(run, "logprobs.rank.h5")):
+        return lacking(run.dir, ["logprobs.rank.h5"], ("rank.json",))
+    return _derived(run.dir, "rank.json", bool(r and "rank" in r), ["logprobs.h5"])
 
 
 def _epoch_ranks(d, run) -> None:
@@ -188,9 +364,13 @@ def _epoch_ranks(d, run) -> None:
     write_json_atomically(_in(run, "rank_vs_epoch.json"), er.collect(run.dir, run.head, run.seed))
 
 
-def _epoch_ranks_done(_d, run) -> bool:
+def _epoch_ranks_done(_d, run) -> Check:
     import epoch_ranks as er
-    return er.is_complete(run.dir)
+    if er.is_complete(run.dir):
+        return present(run.dir, ["rank_vs_epoch.json"], " (every epoch dump of metrics.jsonl "
+                       "ranked)")
+    return Check(False, f"{run.dir}/rank_vs_epoch.json is missing or does not list every epoch "
+                        "dump of metrics.jsonl with a current rank")
 
 
 def _epoch_plot_inputs(d) -> list[str]:
@@ -205,9 +385,21 @@ def _epoch_plot(d, _run) -> None:
               os.path.join(d.p.out, "reproduce.log"))
 
 
-def _epoch_plot_done(d, _run) -> bool:
-    prefix = os.path.join(d.p.out, "rank_vs_epoch")
-    return all(newer(prefix + ext, *_epoch_plot_inputs(d)) for ext in (".png", ".svg"))
+def _profile_outputs(d, prefix: str, inputs: list[str]) -> Check:
+    """A profile-wide plot: both files there, every input there, and newer than each."""
+    outs = [os.path.join(d.p.out, prefix + ext) for ext in (".png", ".svg")]
+    missing = [i for i in inputs if not os.path.exists(i)]
+    if missing:
+        return Check(False, f"{len(missing)} of its inputs are not in this checkout "
+                            f"({', '.join(missing[:2])}{', ...' if len(missing) > 2 else ''})")
+    if not all(newer(o, *inputs) for o in outs):
+        return Check(False, f"{outs[0]} missing or older than its inputs")
+    return Check(True, f"{prefix}.png and .svg newer than their {len(inputs)} inputs, "
+                       f"{_stamp(outs[0])}")
+
+
+def _epoch_plot_done(d, _run) -> Check:
+    return _profile_outputs(d, "rank_vs_epoch", _epoch_plot_inputs(d))
 
 
 def _plot(d, _run) -> None:
@@ -220,9 +412,8 @@ def _plot(d, _run) -> None:
                "--title", title], os.path.join(d.p.out, "reproduce.log"))
 
 
-def _plot_done(d, _run) -> bool:
-    prefix = os.path.join(d.p.out, "singular_values")
-    return all(newer(prefix + ext, *plot_inputs(d)) for ext in (".png", ".svg"))
+def _plot_done(d, _run) -> Check:
+    return _profile_outputs(d, "singular_values", plot_inputs(d))
 
 
 def _report(d, _run) -> None:
@@ -230,8 +421,8 @@ def _report(d, _run) -> None:
     print(f"[reproduce] wrote {path}", flush=True)
 
 
-def _never_done(_d, _run) -> bool:
-    return False  # cheap, always rewritten from the run outputs
+def _never_done(_d, _run) -> Check:
+    return Check(False, "always rewritten from the run outputs")  # cheap
 
 
 def _has(stage: str) -> Callable[[object], bool]:

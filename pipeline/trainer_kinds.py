@@ -15,7 +15,13 @@ which function writes the profile's summary.md (the report, in the stage `report
                 classify); its report is classify_summary with the test-error plot
 
 The trainer's last stage writes final.json and the dump; it is done when run_outputs.py finds
-them complete (any layout of final.json: final_json.py).
+them complete (any layout of final.json: final_json.py) and the model final.json describes is in
+the run directory. An earlier stage (train, finetune of train_wordlm) is done when the files it
+hands to the next stage are there (`hands_on`).
+
+Which heads a kind takes (`refusal`) repeats the trainers' own `validate` (trainers/*/config.cpp)
+over the head facts of rank_analysis --list-heads, so a profile is refused when it is loaded;
+tests/pipeline/test_profile_errors.py checks it against the trainers.
 """
 
 from __future__ import annotations
@@ -35,6 +41,14 @@ class TrainerKind:
     singular_value_plot: bool  # the profile stage `plot` (first seed's singular values)
     report_stage: str  # the profile stage that writes summary.md
     report: tuple[str, str]  # (module, function): f(profile, runs, global_timings) -> path
+    # The files each stage before the last hands to the next one (its done-check).
+    hands_on: dict = dataclasses.field(default_factory=dict)
+    best_weights: str = "best.pt"  # the model final.json describes, where it does not name one
+    single_heads: bool = False  # only single heads with finite log-outputs (no MoS, no sparse)
+    learnable_bias: bool = True  # takes sigsoftmax:b=1
+    own_heads: tuple[str, ...] = ()  # outputs of its own besides the registry heads (mse)
+    classes: int = 0  # > 0: a sparse head's k must not exceed it
+    nhidlast_rule: bool = False  # train_wordlm: nhidlast other than 0 / emsize needs a mixture
 
     @property
     def binary(self) -> str:
@@ -67,6 +81,31 @@ class TrainerKind:
             cmd.append("--resume")
         return cmd
 
+    def refusal(self, spec: str, registry, settings: dict) -> str | None:
+        """Why this kind's trainer refuses the head `spec` (None: it takes it). `registry`:
+        head_facts' HeadRegistry; `settings`: the run's trainer keys (base config + overrides)."""
+        import head_spec
+        if spec in self.own_heads:
+            return None
+        try:
+            parsed = head_spec.check(spec, list(registry.facts))
+        except head_spec.HeadSpecError as e:
+            return str(e)
+        facts = registry.of(spec)
+        if self.single_heads and (facts.is_mixture or facts.may_output_neg_inf):
+            return "a single head with finite log-outputs: no mixture, no head that may " \
+                   "output -inf"
+        if not self.learnable_bias and parsed.get("b"):
+            return "no sigsoftmax:b=1 (the learnable bias)"
+        if self.classes and parsed.name == "sparse" and parsed.get("k") > self.classes:
+            return f"k must be <= {self.classes} classes"
+        if self.nhidlast_rule and not facts.is_mixture:
+            nhidlast, emsize = settings.get("nhidlast", 0), settings.get("emsize")
+            if nhidlast not in (0, emsize):
+                return f"nhidlast = {nhidlast} needs a mixture head (mos/moss): a single " \
+                       f"head's decoder input is emsize = {emsize}"
+        return None
+
     def write_report(self, profile, runs, global_timings: dict) -> str:
         """Writes <out>/summary.md with the kind's report function; returns its path."""
         module, function = self.report
@@ -76,14 +115,20 @@ class TrainerKind:
 KINDS: dict[str, TrainerKind] = {k.name: k for k in (
     TrainerKind("wordlm", stages=("train", "finetune", "dump"), until=True, epoch_dumps=True,
                 dyneval=True, singular_value_plot=True, report_stage="tables",
-                report=("summary", "write_summary")),
+                report=("summary", "write_summary"),
+                # finetune restarts from best.pt and the checkpoint; the dump reads the
+                # checkpoint and best_finetune.pt (finetune_epochs = 0: best.pt).
+                hands_on={"train": ("checkpoint.pt", "best.pt"),
+                          "finetune": ("checkpoint.pt", "best_finetune.pt")},
+                best_weights="best_finetune.pt", nhidlast_rule=True),
     TrainerKind("nplm", stages=("train",), until=False, epoch_dumps=False, dyneval=False,
                 singular_value_plot=True, report_stage="tables",
-                report=("seed_summary", "write_nplm_summary")),
+                report=("seed_summary", "write_nplm_summary"), single_heads=True,
+                learnable_bias=False),
     TrainerKind("charlm", stages=("train",), until=False, epoch_dumps=False, dyneval=False,
                 singular_value_plot=True, report_stage="tables",
-                report=("seed_summary", "write_charlm_summary")),
+                report=("seed_summary", "write_charlm_summary"), single_heads=True),
     TrainerKind("classifier", stages=("classify",), until=False, epoch_dumps=False,
                 dyneval=False, singular_value_plot=False, report_stage="classify_report",
-                report=("classify_summary", "write_summary")),
+                report=("classify_summary", "write_summary"), own_heads=("mse",), classes=10),
 )}

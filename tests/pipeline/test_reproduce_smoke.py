@@ -19,7 +19,8 @@ that make it a test of the science and of the driver, not only a run.
   finetuning), each the rank of the first 400 test rows; softmax's never exceeds d + 2 (Theorem 2
   holds at every epoch); mixtures carry their prior/expert statistics within the ranges of their
   definitions; the epoch dumps are deleted once ranked; the plot and the summary's table exist.
-- A second run skips every stage (outputs checked, nothing recomputed: the dumps' mtimes stay).
+- A second run skips every stage, each line naming the files that prove it (outputs checked,
+  nothing recomputed: the dumps' mtimes stay).
 - A profile with a bad field fails with exit status 2 and a message naming the file and field.
 """
 
@@ -161,7 +162,7 @@ def main() -> int:
     mtimes = {d: os.path.getmtime(os.path.join(out, d, "logprobs.h5")) for d in runs}
     second = run_driver("--profile", "smoke", "--build", build, "--out", out)
     skipped = sum(1 for line in second.stdout.splitlines()
-                  if line.endswith("outputs present, skipped") and "| profile |" not in line)
+                  if ": skipped (" in line and "| profile |" not in line)
     n_run_stages = sum(1 for line in first.stdout.splitlines()
                        if line.startswith("[reproduce]") and "| elapsed" in line and
                        "| profile |" not in line)

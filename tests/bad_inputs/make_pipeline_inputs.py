@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""Bad reproduction profiles, one per case of tests/bad_inputs/pipeline_cases.txt.
+
+    /usr/bin/python3 tests/bad_inputs/make_pipeline_inputs.py DIR     writes DIR/<case>.toml
+    /usr/bin/python3 tests/bad_inputs/make_pipeline_inputs.py --cases prints pipeline_cases.txt
+
+Every profile is the cpu profile's shape with one thing wrong; its `out` is DIR/out_<case>, which
+the driver must not create: `reproduce.py --profile DIR/<case>.toml` exits 2 with one line on
+stderr naming the file and the field before anything is written. pipeline_cases.txt lines are
+`<case>\\t<command>\\t<exit status>\\t<stderr substring>` with {root} for the repository root and
+{dir} for DIR; tests/pipeline/test_profile_errors.py checks that the committed file is what
+--cases prints, then runs every line.
+"""
+
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CONFIG = os.path.join(ROOT, "trainers", "configs", "ptb_cpu.toml")
+
+
+def profile(case: str, out: str, heads='["softmax", "mos:K=2"]', trainer="", extra="",
+            drop="", config=None, seeds="[141, 142]", scaled_down='"tiny"') -> str:
+    fields = {
+        "name": f'"{case}"', "scaled_down": scaled_down, "out": f'"{out}"',
+        "config": f'"{config if config is not None else CONFIG}"', "heads": heads,
+        "seeds": seeds, "threads": "1",
+    }
+    if trainer:
+        fields["trainer"] = f'"{trainer}"'
+    text = "".join(f"{k} = {v}\n" for k, v in fields.items() if k != drop)
+    return text + extra
+
+
+NPLM = os.path.join(ROOT, "trainers", "configs", "nplm_ptb_cpu.toml")
+CHAR = os.path.join(ROOT, "trainers", "configs", "char_ptb_cpu.toml")
+CLASSIFY = os.path.join(ROOT, "trainers", "configs", "classify_fashion.toml")
+
+# case -> (profile keyword arguments, expected stderr substring; {file} = the profile's name)
+CASES = {
+    "unknown_head": (dict(heads='["softmax", "bogus"]'),
+                     "{file}: field 'heads[1]': expected a head that rank_analysis --list-heads "
+                     "lists"),
+    "mos_K_zero": (dict(heads='["mos:K=0"]'), "{file}: field 'heads[0]': expected a head spec "
+                   "as common/head_spec.cpp parses it (head 'mos:K=0': K must be >= 1)"),
+    "mos_unknown_option": (dict(heads='["mos:Q=3"]'),
+                           "{file}: field 'heads[0]': expected a head spec as "
+                           "common/head_spec.cpp parses it (head 'mos:Q=3': unknown option 'Q'"),
+    "option_not_key_value": (dict(heads='["mos:K"]'),
+                             "{file}: field 'heads[0]': expected a head spec as "
+                             "common/head_spec.cpp parses it (head 'mos:K': option 'K' is not "
+                             "key=value)"),
+    "sparse_k_not_integer": (dict(heads='["sparse:k=2.5"]'),
+                             "field 'heads[0]': expected a head spec as common/head_spec.cpp "
+                             "parses it (head 'sparse:k=2.5': k='2.5' is not an integer)"),
+    "spherical_eps_zero": (dict(heads='["spherical:eps=0"]'),
+                           "field 'heads[0]': expected a head spec as common/head_spec.cpp "
+                           "parses it (head 'spherical:eps=0': eps must be > 0)"),
+    "relu_eps_not_finite": (dict(heads='["relu:eps=inf"]'),
+                            "field 'heads[0]': expected a head spec as common/head_spec.cpp "
+                            "parses it (head 'relu:eps=inf': eps='inf' is not a finite number)"),
+    "nplm_refuses_mixture": (dict(trainer="nplm", config=NPLM, heads='["softmax", "mos:K=2"]'),
+                             "{file}: field 'heads[1]': expected a head that train_nplm takes "
+                             "(a single head with finite log-outputs: no mixture"),
+    "charlm_refuses_sparse": (dict(trainer="charlm", config=CHAR, heads='["sparse:k=20"]'),
+                              "{file}: field 'heads[0]': expected a head that train_charlm "
+                              "takes (a single head with finite log-outputs: no mixture"),
+    "nplm_refuses_learnable_bias": (dict(trainer="nplm", config=NPLM,
+                                         heads='["sigsoftmax:b=1"]'),
+                                    "field 'heads[0]': expected a head that train_nplm takes "
+                                    "(no sigsoftmax:b=1"),
+    "classifier_sparse_k_above_classes": (dict(trainer="classifier", config=CLASSIFY,
+                                               heads='["sparse:k=20"]'),
+                                          "field 'heads[0]': expected a head that "
+                                          "train_classifier takes (k must be <= 10 classes)"),
+    "wordlm_mse": (dict(heads='["mse"]'), "field 'heads[0]': expected a head that rank_analysis "
+                   "--list-heads lists"),
+    "wordlm_nhidlast_single_head": (dict(heads='["softmax"]', extra="[overrides]\nnhidlast = 50\n"),
+                                    "field 'heads[0]': expected a head that train_wordlm takes "
+                                    "(nhidlast = 50 needs a mixture head"),
+    "heads_missing": (dict(drop="heads"),
+                      "{file}: field 'heads': expected a value (the field is required)"),
+    "heads_empty": (dict(heads="[]"), "{file}: field 'heads': expected a non-empty list"),
+    "heads_wrong_type": (dict(heads='"softmax"'), "{file}: field 'heads': expected a list, got "
+                         "'softmax'"),
+    "seeds_wrong_type": (dict(seeds='"141"'), "{file}: field 'seeds': expected a list"),
+    "seeds_repeated": (dict(seeds="[141, 141]"),
+                       "{file}: field 'seeds': expected a non-empty list of distinct seeds"),
+    "trainer_unknown": (dict(trainer="mlp"), "{file}: field 'trainer': expected one of wordlm"),
+    "config_missing": (dict(config="{dir}/no_such_config.toml"),
+                       "{file}: field 'config': expected an existing trainer config file"),
+    "scaled_down_empty": (dict(scaled_down='""'),
+                          "{file}: field 'scaled_down': expected a non-empty string"),
+    "overrides_by_head_typo": (dict(extra="[overrides_by_head]\nmso = { lr = 20 }\n"),
+                               "{file}: field 'overrides_by_head.mso': expected a head of the "
+                               "profile's heads"),
+    "not_toml": (dict(extra="heads = [\n"), "{file}: not valid TOML"),
+}
+
+
+def case_line(case: str) -> str:
+    file = "{dir}/" + case + ".toml"
+    cmd = ("/usr/bin/python3 {root}/pipeline/reproduce.py --profile " + file +
+           " --build {root}/build")
+    # The substring names the file by its base name: it holds no {dir} to substitute.
+    return "\t".join([case, cmd, "2", CASES[case][1].replace("{file}", case + ".toml")])
+
+
+def write(directory: str) -> None:
+    os.makedirs(directory, exist_ok=True)
+    for case, (kwargs, _) in CASES.items():
+        kwargs = dict(kwargs)
+        if "config" in kwargs:
+            kwargs["config"] = kwargs["config"].replace("{dir}", directory)
+        with open(os.path.join(directory, case + ".toml"), "w") as f:
+            f.write(profile(case, os.path.join(directory, "out_" + case), **kwargs))
+
+
+def main() -> int:
+    if sys.argv[1:] == ["--cases"]:
+        for case in CASES:
+            print(case_line(case))
+        return 0
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        print("usage: make_pipeline_inputs.py DIR | --cases", file=sys.stderr)
+        return 2
+    write(sys.argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+"""A stage says "skipped" only when the files the next stage reads exist and are valid in this
+checkout, and the driver prints why it skips or runs. No training: the trainers are stood in for
+by a function that writes the files each `--until` stage writes. Argument 1: the build directory
+(the head facts of its rank_analysis).
+
+- A fresh clone (results/cpu/softmax_s141 as committed: final.json, stages.json recording every
+  stage, score.json, rank.json; no checkpoint, no dump): train runs and says the run is trained
+  again from the beginning; finetune then RUNS (before: "finetune: outputs present, skipped", and
+  the dump stage finetuned), dump runs, score runs (its committed score.json has no best.pt
+  beside it); the committed records of finetune and dump are forgotten when train starts over.
+- A second pass skips train, finetune and dump, each naming the files that prove it.
+- Interrupted train (checkpoint.pt and best.pt, no record): not done, "interrupted".
+- A complete dump without the model final.json describes (best_finetune.pt): not done.
+- A dump that disagrees with final.json: not done, saying so.
+- A run directory made with other settings (config.toml's lr differs) with a checkpoint: the
+  driver stops with exit status 2 naming the key instead of resuming or skipping it.
+- train_nplm's one-stage kind on a committed run (final.json, no logprobs.h5): runs.
+"""
+
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+from contextlib import redirect_stdout
+
+import h5py
+import numpy as np
+
+from checks import ROOT, build_dir, check, finish, use_build  # noqa: E402
+
+use_build()
+import stages  # noqa: E402
+from repro_profile import load_profile  # noqa: E402
+from reproduce import Driver  # noqa: E402
+
+COMMITTED = os.path.join(ROOT, "results", "cpu", "softmax_s141")
+
+
+def write_dump(run_dir: str, trainer: str = "wordlm", model: str = "best_finetune.pt") -> None:
+    """logprobs.h5 (T = 5 rows, M = 4) and a schema-2 final.json that agrees with it."""
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(5, 4))
+    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    targets = np.array([0, 1, 2, 3, 0])
+    ppl = float(np.exp(-logp[np.arange(5), targets].mean()))
+    with h5py.File(os.path.join(run_dir, "logprobs.h5"), "w") as f:
+        f["log_probs"] = logp.astype(np.float32)
+        f["targets"] = targets
+        f.attrs["T"] = 5
+        f.attrs["ppl"] = ppl
+    final = {"event": "final", "schema": 2, "trainer": trainer, "head": "softmax",
+             "dataset": "ptb", "seed": 141, "steps": 1,
+             "best_model": os.path.join(run_dir, model), "valid_loss": 1.0,
+             "dump": os.path.join(run_dir, "logprobs.h5"), "dump_ppl": ppl, "dump_rows": 5,
+             trainer: {"test_ppl": ppl}}
+    with open(os.path.join(run_dir, "final.json"), "w") as f:
+        json.dump(final, f)
+
+
+def touch(run_dir: str, *names: str) -> None:
+    for n in names:
+        with open(os.path.join(run_dir, n), "wb") as f:
+            f.write(b"stand-in")
+
+
+class StandIn:
+    """The trainer and dyneval: writes what each command's stage writes, records the stages."""
+
+    def __init__(self):
+        self.ran = []
+
+    def __call__(self, cmd, log_path, stdout_path=None):
+        run_dir = cmd[cmd.index("--run" if "--run" in cmd else "--out") + 1]
+        if "--until" in cmd:
+            stage = cmd[cmd.index("--until") + 1]
+            self.ran.append(stage)
+            if stage == "train":
+                touch(run_dir, "checkpoint.pt", "best.pt")
+            elif stage == "finetune":
+                touch(run_dir, "checkpoint.pt", "best_finetune.pt")
+            else:
+                write_dump(run_dir)
+        elif "--static-only" in cmd:
+            self.ran.append("score")
+            with open(cmd[cmd.index("--out") + 1], "w") as f:
+                json.dump({"static": {"valid_ppl": 1.0}}, f)
+        else:
+            raise AssertionError(f"unexpected command {cmd}")
+
+
+def profile(tmp: str, trainer: str = "", config: str = "ptb_cpu.toml") -> str:
+    path = os.path.join(tmp, f"p_{trainer or 'wordlm'}.toml")
+    with open(path, "w") as f:
+        f.write(f'name = "t"\nscaled_down = "tiny"\nout = "{tmp}/out"\n'
+                f'config = "{ROOT}/trainers/configs/{config}"\nheads = ["softmax"]\n'
+                f'seeds = [141]\nthreads = 1\nscore_after_training = true\n'
+                + (f'trainer = "{trainer}"\n' if trainer else "")
+                + '[epoch_ranks]\nrows = 2000\n')
+    return path
+
+
+def driver(path: str) -> Driver:
+    d = Driver(load_profile(path), build_dir())
+    d.check_binaries = lambda: None
+    d.execute = StandIn()
+    return d
+
+
+def go(d: Driver, names: list[str]) -> list[str]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        d.go(d.select(names, None))
+    return [line for line in out.getvalue().splitlines() if " | " in line and "step" in line]
+
+
+def line_of(lines: list[str], stage: str) -> str:
+    return next((line for line in lines if f"| {stage}:" in line), "")
+
+
+def fresh_clone(tmp: str) -> None:
+    run_dir = os.path.join(tmp, "out", "softmax_s141")
+    shutil.copytree(COMMITTED, run_dir)
+    d = driver(profile(tmp))
+    run = d.runs[0]
+    train = stages.STAGES[0].done(d, run)
+    check(not train and "has final.json but no logprobs.h5, checkpoint.pt, best.pt" in train.why
+          and "trained again from the beginning" in train.why,
+          f"fresh clone: train not done, saying what is there and what not ({train.why})")
+    score = next(s for s in stages.STAGES if s.name == "score").done(d, run)
+    check(not score and "has score.json but no best.pt, which it was computed from" in score.why,
+          f"fresh clone: the committed score.json is not taken for this checkout's ({score.why})")
+    lines = go(d, ["train", "finetune", "dump", "score"])
+    for line in lines:
+        print("     " + line)
+    check(d.execute.ran == ["train", "finetune", "dump", "score"],
+          f"fresh clone: train, finetune, dump and score each run in their own stage "
+          f"({d.execute.ran})")
+    fin = line_of(lines, "finetune")
+    check("skipped" not in fin and "but no logprobs.h5, best_finetune.pt: running" in fin,
+          f"fresh clone: finetune says what it lacks and runs ({fin})")
+    score = line_of(lines, "score")
+    check("score.json is older than best.pt: running" in score,
+          f"fresh clone: score runs on this checkout's best.pt ({score})")
+    timings = json.load(open(os.path.join(run_dir, "stages.json")))
+    committed = json.load(open(os.path.join(COMMITTED, "stages.json")))
+    check(all(timings[s] != committed[s] for s in ("train", "finetune", "dump")),
+          "stages.json: train, finetune and dump records are this checkout's")
+
+    d2 = driver(profile(tmp))
+    lines = go(d2, ["train", "finetune", "dump", "score"])
+    check(d2.execute.ran == [] and all("skipped (" in line for line in lines),
+          f"second pass: every stage skipped ({lines})")
+    check("skipped (dump's outputs are complete: final.json, logprobs.h5, best_finetune.pt "
+          "agreeing" in line_of(lines, "train") and
+          "skipped (final.json, logprobs.h5, best_finetune.pt agreeing" in line_of(lines, "dump")
+          and "skipped (score.json newer than best.pt" in line_of(lines, "score"),
+          f"second pass: each skip names its files ({lines})")
+
+    # The dump complete but the model it describes gone: dump (and so train) not done.
+    os.remove(os.path.join(run_dir, "best_finetune.pt"))
+    c = stages.STAGES[2].done(d2, run)
+    check(not c and "but no best_finetune.pt" in c.why, f"no best_finetune.pt: dump not done "
+          f"({c.why})")
+    touch(run_dir, "best_finetune.pt")
+    # A dump that disagrees with final.json.
+    final = json.load(open(os.path.join(run_dir, "final.json")))
+    final["dump_ppl"] *= 1.01
+    json.dump(final, open(os.path.join(run_dir, "final.json"), "w"))
+    c = stages.STAGES[2].done(d2, run)
+    check(not c and "disagrees with final.json" in c.why, f"disagreeing dump: not done ({c.why})")
+
+
+def interrupted(tmp: str) -> None:
+    run_dir = os.path.join(tmp, "out", "softmax_s141")
+    shutil.copytree(COMMITTED, run_dir)
+    d = driver(profile(tmp))
+    d.forget(d.runs[0], ("train", "finetune", "dump"))
+    touch(run_dir, "checkpoint.pt", "best.pt")
+    c = stages.STAGES[0].done(d, d.runs[0])
+    check(not c and "does not record train as finished (interrupted)" in c.why,
+          f"checkpoint without a record: train not done ({c.why})")
+    c = stages.STAGES[1].done(d, d.runs[0])
+    check(not c and "but no logprobs.h5, best_finetune.pt" in c.why,
+          f"after train, finetune not done ({c.why})")
+
+    # Other settings than the profile's, with a checkpoint to resume: refused, key named.
+    cfg = os.path.join(run_dir, "config.toml")
+    text = open(cfg).read().replace("\nlr = 30\n", "\nlr = 25\n")
+    open(cfg, "w").write(text)
+    import subprocess
+    r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "pipeline", "reproduce.py"),
+                        "--profile", profile(tmp), "--build", build_dir(), "--stage", "train"],
+                       capture_output=True, text=True, cwd=ROOT)
+    check(r.returncode == 2 and "config.toml: lr = 25 where the profile asks 30" in r.stderr
+          and len(r.stderr.strip().splitlines()) == 1,
+          f"other settings: exit 2 naming the key ({r.returncode}: {r.stderr.strip()[-300:]})")
+
+
+def one_stage_kind(tmp: str) -> None:
+    run_dir = os.path.join(tmp, "out", "softmax_s141")
+    os.makedirs(run_dir)
+    write_dump(run_dir, "nplm", "best.pt")
+    os.remove(os.path.join(run_dir, "logprobs.h5"))
+    d = Driver(load_profile(profile(tmp, "nplm", "nplm_ptb_cpu.toml")), build_dir())
+    c = stages.STAGES[0].done(d, d.runs[0])
+    check(not c and "has final.json but no logprobs.h5" in c.why and "trained again" in c.why,
+          f"nplm, committed final.json only: train runs ({c.why})")
+    write_dump(run_dir, "nplm", "best.pt")
+    c = stages.STAGES[0].done(d, d.runs[0])
+    check(not c and "but no best.pt" in c.why, f"nplm without best.pt: not done ({c.why})")
+    touch(run_dir, "best.pt")
+    c = stages.STAGES[0].done(d, d.runs[0])
+    check(bool(c) and c.why.startswith("final.json, logprobs.h5, best.pt agreeing"),
+          f"nplm complete: skipped ({c.why})")
+
+
+def main() -> int:
+    for case in (fresh_clone, interrupted, one_stage_kind):
+        with tempfile.TemporaryDirectory() as tmp:
+            case(tmp)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
