@@ -2,9 +2,16 @@
 
 #include <cblas.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 
 #include "analysis/rank_certificate.h"
@@ -61,35 +68,159 @@ Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64,
 
 }  // namespace
 
-SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& o) {
+SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& o,
+                        double limit_bytes) {
   if (o.method == "exact") return SvdMethod::exact;
   if (o.method == "gram") return SvdMethod::gram;
   if (o.method != "auto")
-    throw std::invalid_argument("--method: expected exact, gram or auto, got '" + o.method + "'");
+    throw std::invalid_argument("--method " + o.method + ": expected exact, gram or auto");
+  const double budget = o.budget_bytes.value_or(kDefaultBudgetBytes);
   const double tol_rel = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * eps;
   const bool gram_resolves = tol_rel > 10 * std::sqrt(kFloat64Eps);
-  const bool exact_fits = exact_bytes(rows, cols, o.precision == "float64") <= o.budget_bytes;
-  if (rows >= cols && gram_resolves && gram_bytes(cols, o.block_rows) <= o.budget_bytes)
-    return SvdMethod::gram;
-  return exact_fits ? SvdMethod::exact : SvdMethod::gram;
+  const double gram = method_bytes(SvdMethod::gram, rows, cols, o);
+  const double exact = method_bytes(SvdMethod::exact, rows, cols, o);
+  if (rows >= cols && gram_resolves && gram <= budget) return SvdMethod::gram;
+  if (exact <= budget) return SvdMethod::exact;
+  if (limit_bytes > 0 && gram > limit_bytes && exact <= limit_bytes) return SvdMethod::exact;
+  return SvdMethod::gram;
+}
+
+double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseOptions& o) {
+  return method == SvdMethod::exact ? exact_bytes(rows, cols, o.precision == "float64")
+                                    : gram_bytes(rows, cols, o.block_rows);
+}
+
+namespace {
+
+// Reads "Key: value kB" lines (/proc/meminfo, /proc/self/status): the value in bytes, or -1.
+double kib_field(const char* file, const std::string& key) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key + ":", 0) == 0)
+      return 1024.0 * std::strtod(line.c_str() + key.size() + 1, nullptr);
+  return -1;
+}
+
+// A number in a one-line file (cgroup's memory.max, memory.current), or -1 ("max", absent).
+double number_file(const std::string& file) {
+  std::ifstream in(file);
+  std::string word;
+  if (!(in >> word) || word.empty() || !std::isdigit(static_cast<unsigned char>(word[0])))
+    return -1;
+  return std::strtod(word.c_str(), nullptr);
+}
+
+// "298 GiB", "2.98 GiB", "12.5 MiB", "3 KiB".
+std::string gib(double bytes) {
+  const double g = bytes / double(1ull << 30), m = bytes / double(1ull << 20);
+  char text[48];
+  if (g >= 100)
+    std::snprintf(text, sizeof text, "%.0f GiB", g);
+  else if (g >= 1)
+    std::snprintf(text, sizeof text, "%.3g GiB", g);
+  else if (m >= 1)
+    std::snprintf(text, sizeof text, "%.3g MiB", m);
+  else
+    std::snprintf(text, sizeof text, "%.0f KiB", std::ceil(bytes / 1024));
+  return text;
+}
+
+}  // namespace
+
+MemoryLimit available_memory() {
+  MemoryLimit limit;
+  auto consider = [&limit](double bytes, const std::string& what) {
+    if (bytes < 0) return;
+    if (limit.what.empty() || bytes < limit.bytes) limit = {std::max(0.0, bytes), what};
+  };
+  consider(kib_field("/proc/meminfo", "MemAvailable"), "available (MemAvailable)");
+  if (limit.what.empty())
+    consider(
+        static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)),
+        "of physical memory");
+  // cgroup v2: this process's group ("0::/path" in /proc/self/cgroup) caps it below the machine.
+  std::ifstream groups("/proc/self/cgroup");
+  for (std::string line; std::getline(groups, line);)
+    if (line.rfind("0::", 0) == 0) {
+      const std::string dir = "/sys/fs/cgroup" + line.substr(3);
+      const double max = number_file(dir + "/memory.max");
+      if (max >= 0)
+        consider(max - std::max(0.0, number_file(dir + "/memory.current")),
+                 "left under the cgroup's memory.max");
+    }
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+    consider(
+        static_cast<double>(as.rlim_cur) - std::max(0.0, kib_field("/proc/self/status", "VmSize")),
+        "left under the address-space limit (ulimit -v)");
+  return limit;
+}
+
+MemoryLimit memory_limit(const AnalyseOptions& options) {
+  MemoryLimit limit = available_memory();
+  if (options.budget_bytes && *options.budget_bytes < limit.bytes)
+    limit = {*options.budget_bytes, "of --budget-gb"};
+  return limit;
+}
+
+AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& options,
+                           const MemoryLimit& limit) {
+  const std::string& path = source.path();
+  AnalysisPlan plan;
+  plan.header = resolve_header(source, options.facts);
+  plan.eps = parse_eps(options.eps.empty() ? plan.header.compute_dtype : options.eps);
+  plan.precision = options.precision.empty() ? plan.header.compute_dtype : options.precision;
+  if (plan.precision != "float32" && plan.precision != "float64")
+    throw std::invalid_argument("--precision " + plan.precision + ": expected float32 or float64");
+  if (options.block_rows < 1)
+    throw std::invalid_argument("--block-rows " + std::to_string(options.block_rows) +
+                                ": expected block rows >= 1");
+  AnalyseOptions o = options;
+  o.precision = plan.precision;
+  const int64_t rows = source.rows(), cols = source.cols();
+  plan.method = choose_method(rows, cols, plan.eps, o, limit.bytes);
+  plan.bytes = method_bytes(plan.method, rows, cols, o);
+  // A device backend accumulates and solves G there: the host holds one block at a time.
+  const bool on_host = !(plan.method == SvdMethod::gram && options.backend.accumulate);
+  if (!on_host || plan.bytes <= limit.bytes) return plan;
+  const SvdMethod other = plan.method == SvdMethod::gram ? SvdMethod::exact : SvdMethod::gram;
+  const double other_bytes = method_bytes(other, rows, cols, o);
+  auto needs = [&](SvdMethod m, double bytes) {
+    const std::string mn = std::to_string(rows) + " x " + std::to_string(cols);
+    return m == SvdMethod::gram ? "the Gram matrix of M = " + std::to_string(cols) + " needs " +
+                                      gib(bytes) + " (8 M^2 bytes plus workspace)"
+                                : "the T x M = " + mn + " matrix in " + o.precision + " needs " +
+                                      gib(bytes) + " (with ?gesdd's workspace)";
+  };
+  const std::string over = ", more than the " + gib(limit.bytes) + " " + limit.what;
+  std::string why;
+  if (options.method == "auto")
+    why = "neither method fits in memory: " +
+          needs(SvdMethod::gram, method_bytes(SvdMethod::gram, rows, cols, o)) + " and " +
+          needs(SvdMethod::exact, method_bytes(SvdMethod::exact, rows, cols, o)) + over;
+  else
+    why = "--method " + method_name(plan.method) + ": " + needs(plan.method, plan.bytes) + over +
+          "; --method " + method_name(other) + " needs " + gib(other_bytes) +
+          (other_bytes <= limit.bytes ? "" : ", which does not fit either");
+  throw std::runtime_error(path + ": " + why);
 }
 
 contract::RankResult analyse_file(const std::string& path, const AnalyseOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
   const auto source = open_matrix(path);
-  const contract::LogProbHeader h = resolve_header(*source, options.facts);
-  const double eps = parse_eps(options.eps.empty() ? h.compute_dtype : options.eps);
-  const std::string precision = options.precision.empty() ? h.compute_dtype : options.precision;
-  if (precision != "float32" && precision != "float64")
-    throw std::invalid_argument("--precision: expected float32 or float64, got '" + precision +
-                                "'");
-  if (options.block_rows < 1)
-    throw std::invalid_argument("--block-rows: expected >= 1, got " +
-                                std::to_string(options.block_rows));
-  AnalyseOptions o = options;
-  o.precision = precision;
+  return analyse(*source, plan_analysis(*source, options, memory_limit(options)), options);
+}
+
+contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
+                             const AnalyseOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const MatrixSource* source = &src;
+  const std::string& path = src.path();
+  const contract::LogProbHeader& h = plan.header;
+  const double eps = plan.eps;
+  const std::string& precision = plan.precision;
   const int64_t rows = source->rows(), cols = source->cols();
-  const SvdMethod method = choose_method(rows, cols, eps, o);
+  const SvdMethod method = plan.method;
 
   FiniteScan scan;
   SpectrumTiming timing;

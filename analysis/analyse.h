@@ -5,6 +5,8 @@
 // compute the spectrum and the rank report.
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,8 +36,11 @@ struct AnalyseOptions {
                           ///< files: the data's dtype)
   std::string precision;  ///< exact path: float32 | float64; empty: as eps
   ModelFacts facts;       ///< head, d, bias for files without them (--head, --d, --bias)
-  int64_t block_rows = 4096;                 ///< gram: rows per block
-  double budget_bytes = 8.0 * (1ull << 30);  ///< auto: memory the chosen method may use
+  int64_t block_rows = 4096;  ///< gram: rows per block
+  /// --budget-gb: the memory the analysis may use. auto picks the method that fits it, and a
+  /// method that does not fit is refused before anything is allocated. Not given: auto prefers
+  /// the method that fits kDefaultBudgetBytes, and the limit is the memory available.
+  std::optional<double> budget_bytes;
   /// gram: true computes every eigenvalue of A^T A (the singular values); false (--rank-only)
   /// counts those above tol^2 by inertia instead (rank_certificate.h): no singular values,
   /// rank_numpy and spectral_gap not computed. The exact method always has the spectrum.
@@ -49,14 +54,54 @@ struct AnalyseOptions {
   GramBackend backend;  ///< gram: where G is accumulated and solved; empty: here, by LAPACK
 };
 
+/// auto's memory budget when --budget-gb is not given.
+inline constexpr double kDefaultBudgetBytes = 8.0 * (1ull << 30);
+
+/// The memory this process can still allocate: the smallest of /proc/meminfo's MemAvailable, a
+/// cgroup v2 limit (memory.max less memory.current) and RLIMIT_AS less the address space in use.
+struct MemoryLimit {
+  double bytes = 0;
+  std::string what;  ///< names the limit in messages: "available (MemAvailable)", ...
+};
+MemoryLimit available_memory();
+/// The limit an analysis runs under: available_memory(), or --budget-gb when that is smaller.
+MemoryLimit memory_limit(const AnalyseOptions& options);
+
 /// Which method `auto` picks: gram when the matrix is at least as tall as wide, its resolution
 /// (sqrt(eps64) sigma_max) lies well below the NR tolerance and G fits the budget; else exact
-/// when the matrix fits the budget; else gram (reported as not resolving the tolerance).
-SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& options);
+/// when the matrix fits the budget; else whichever fits `limit_bytes` (gram first, reported as
+/// not resolving the tolerance where it does not).
+SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& options,
+                        double limit_bytes = 0);
 
-/// Throws std::runtime_error "<file>: ..." for invalid files, missing facts of a plain file and
-/// non-finite entries (with counts and the first position; -inf from a head that outputs it
-/// makes the rank undefined).
+/// Peak bytes of `method` on a rows x cols matrix under `options` (exact_bytes / gram_bytes).
+double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseOptions& options);
+
+/// What analysing one source takes, settled before anything large is allocated.
+struct AnalysisPlan {
+  contract::LogProbHeader header;  ///< the file's, or built from the given facts
+  double eps = 0;
+  std::string precision;  ///< float32 | float64 (the exact path's; gram accumulates in float64)
+  SvdMethod method = SvdMethod::gram;
+  double bytes = 0;  ///< the method's peak estimate
+};
+
+/// Checks the options against `source` (facts, eps, precision, block rows) and picks the method;
+/// refuses one whose memory estimate exceeds `limit` (a device backend's Gram path is not
+/// counted against the host's memory), naming the bytes it needs, the limit and whether the
+/// other method fits. Throws std::invalid_argument / std::runtime_error, one line each.
+AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& options,
+                           const MemoryLimit& limit);
+
+/// Streams the matrix and computes the report as `plan` says. Throws std::runtime_error
+/// "<file>: ..." for non-finite entries (with counts and the first position; -inf from a head
+/// that outputs it makes the rank undefined).
+contract::RankResult analyse(const MatrixSource& source, const AnalysisPlan& plan,
+                             const AnalyseOptions& options);
+
+/// open_matrix, plan_analysis under memory_limit(options), analyse. Throws std::runtime_error
+/// "<file>: ..." for invalid files, missing facts of a plain file, a method that does not fit in
+/// memory and non-finite entries.
 contract::RankResult analyse_file(const std::string& path, const AnalyseOptions& options);
 
 }  // namespace sb::analysis

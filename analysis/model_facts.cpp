@@ -34,10 +34,10 @@ void check_model_facts(const ModelFacts& given) {
       throw std::invalid_argument(std::string("--head: ") + e.what());
     }
   }
-  if (given.d < 0)
-    throw std::invalid_argument("--d: expected >= 1, got " + std::to_string(given.d));
-  if (given.bias < -1 || given.bias > 1)
-    throw std::invalid_argument("--bias: expected 0 or 1, got " + std::to_string(given.bias));
+  if (given.d && *given.d < 1)
+    throw std::invalid_argument("--d " + std::to_string(*given.d) + ": expected d >= 1");
+  if (given.bias && *given.bias != 0 && *given.bias != 1)
+    throw std::invalid_argument("--bias " + std::to_string(*given.bias) + ": expected bias 0 or 1");
 }
 
 contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given) {
@@ -45,8 +45,8 @@ contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFa
   const std::string& path = source.path();
   if (const contract::LogProbHeader* file = source.header()) {
     if (!given.head.empty()) agree(path, "head", file->head, given.head);
-    if (given.d > 0) agree(path, "d", std::to_string(file->d), std::to_string(given.d));
-    if (given.bias >= 0) agree(path, "bias", file->bias ? "1" : "0", std::to_string(given.bias));
+    if (given.d) agree(path, "d", std::to_string(file->d), std::to_string(*given.d));
+    if (given.bias) agree(path, "bias", file->bias ? "1" : "0", std::to_string(*given.bias));
     return *file;
   }
   std::vector<std::string> missing, options;
@@ -54,11 +54,11 @@ contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFa
     missing.push_back("head");
     options.push_back("--head NAME (e.g. softmax)");
   }
-  if (given.d == 0) {
+  if (!given.d) {
     missing.push_back("d");
     options.push_back("--d N (the size of the vector the decoder multiplies)");
   }
-  if (given.bias < 0) {
+  if (!given.bias) {
     missing.push_back("bias");
     options.push_back("--bias 0|1 (decoder bias)");
   }
@@ -67,8 +67,8 @@ contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFa
                              " carries no attributes): pass " + join(options));
   contract::LogProbHeader h;
   h.head = given.head;
-  h.d = given.d;
-  h.bias = given.bias == 1;
+  h.d = *given.d;
+  h.bias = *given.bias == 1;
   h.M = source.cols();
   h.T = source.rows();
   h.compute_dtype = source.float64() ? "float64" : "float32";

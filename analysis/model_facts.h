@@ -5,6 +5,7 @@
 // overrule what the producer recorded.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "analysis/matrix_source.h"
@@ -13,13 +14,14 @@
 namespace sb::analysis {
 
 struct ModelFacts {
-  std::string head;  ///< registry name (head_spec.h); empty: not given
-  int64_t d = 0;     ///< size of the vector the decoder multiplies; 0: not given
-  int bias = -1;     ///< decoder bias 0 or 1; -1: not given
+  std::string head;          ///< registry name (head_spec.h); empty: not given
+  std::optional<int64_t> d;  ///< size of the vector the decoder multiplies; empty: not given
+  std::optional<int> bias;   ///< decoder bias 0 or 1; empty: not given
 };
 
-/// Throws std::invalid_argument "--head: ...", "--d: ...", "--bias: ..." for a given fact out of
-/// range (unknown head name, with the valid ones; d < 1; bias other than 0 or 1).
+/// Throws std::invalid_argument for a given fact out of range, naming the option and the value:
+/// "--head: unknown head 'x' ..." (with the valid names), "--d 0: expected d >= 1",
+/// "--bias 2: expected bias 0 or 1". A given value is never taken for "not given".
 void check_model_facts(const ModelFacts& given);
 
 /// The header the analysis reports for `source`: the file's own, each given fact checked against

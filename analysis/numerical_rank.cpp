@@ -13,9 +13,10 @@ double parse_eps(const std::string& text) {
   if (text == "float32") return kFloat32Eps;
   if (text == "float64") return kFloat64Eps;
   const auto value = parse_finite_number(text);
-  if (!value || !(*value > 0))
-    throw std::invalid_argument("--eps: expected float32, float64 or a positive number, got '" +
-                                text + "'");
+  // A machine epsilon lies in (0, 1): eps >= 1 puts tol above sigma_max (rank 0 whatever the data).
+  if (!value || !(*value > 0) || !(*value < 1))
+    throw std::invalid_argument("--eps " + text +
+                                ": expected float32, float64 or a number in (0, 1)");
   return *value;
 }
 

@@ -13,7 +13,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
+#include <new>
 #include <string>
 
 #include "analysis/rank_analysis_cli.h"
@@ -60,10 +62,21 @@ int main(int argc, char** argv) {
                  std::strerror(errno));
     return 2;
   }
-  return sb::analysis::rank_analysis_main(
-      argc, argv,
-      {{"cpu", "cuda"},
-       "cpu: LAPACK/OpenBLAS here; cuda: the Gram path on the GPU through rank_analysis_torch "
-       "(built only against a CUDA LibTorch)",
-       {}});
+  // rank_analysis_main reports its own errors; this is the last resort for anything that escapes
+  // it, so that no raw exception (std::bad_alloc from a large allocation, say) reaches the user.
+  try {
+    return sb::analysis::rank_analysis_main(
+        argc, argv,
+        {{"cpu", "cuda"},
+         "cpu: LAPACK/OpenBLAS here; cuda: the Gram path on the GPU through rank_analysis_torch "
+         "(built only against a CUDA LibTorch)",
+         {}});
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "rank_analysis: out of memory (std::bad_alloc); see --budget-gb and --method\n");
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    std::fprintf(stderr, "rank_analysis: %s\n", what.substr(0, what.find('\n')).c_str());
+  }
+  return 2;
 }

@@ -13,10 +13,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "analysis/analyse.h"
+#include "analysis/numerical_rank.h"
 #include "common/head_spec.h"
 
 namespace sb::analysis {
@@ -102,6 +108,105 @@ void print_head_facts(bool json) {
   }
 }
 
+/// The first line of an exception's text: a message from a library (c10::Error carries a
+/// backtrace after its first line) stays one line on stderr.
+std::string one_line(const std::string& text) {
+  const auto end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+/// Where --out-dir writes the result of `input`: DIR/<input's stem>.rank.h5.
+std::string result_path(const std::string& out_dir, const std::string& input) {
+  return (std::filesystem::path(out_dir) /
+          (std::filesystem::path(input).stem().string() + ".rank.h5"))
+      .string();
+}
+
+/// What the command line gave, for check_options.
+struct OptionFacts {
+  const AnalyseOptions& opt;
+  const std::vector<std::string>& files;
+  const std::string& out;
+  const std::string& out_dir;
+  int threads;
+  bool budget_given;
+  double budget_gb;
+  bool rank_only, no_overlap, precision_given, block_rows_given;
+};
+
+/// Option values and combinations, checked before any file is opened. Throws
+/// std::invalid_argument naming the option(s), the value and what is expected.
+void check_options(const OptionFacts& o) {
+  namespace fs = std::filesystem;
+  if (o.threads < 1)
+    throw std::invalid_argument("--threads " + std::to_string(o.threads) +
+                                ": expected threads >= 1");
+  if (o.budget_given && !(std::isfinite(o.budget_gb) && o.budget_gb > 0)) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", o.budget_gb);
+    throw std::invalid_argument(std::string("--budget-gb ") + value +
+                                ": expected a finite number of GiB > 0");
+  }
+  if (o.opt.block_rows < 1)
+    throw std::invalid_argument("--block-rows " + std::to_string(o.opt.block_rows) +
+                                ": expected block rows >= 1");
+  if (!o.opt.eps.empty()) parse_eps(o.opt.eps);
+  const std::string& method = o.opt.method;
+  // Options that only one method reads: with the other one named they would do nothing.
+  if (o.rank_only && method == "exact")
+    throw std::invalid_argument(
+        "--rank-only with --method exact: --rank-only goes with --method gram or auto (which it "
+        "turns to gram); --method exact always computes every singular value: drop one");
+  if (o.precision_given && method == "gram")
+    throw std::invalid_argument(
+        "--precision " + o.opt.precision +
+        " with --method gram: --precision goes with --method exact or auto (the exact SVD's "
+        "precision); --method gram always accumulates in float64: drop one");
+  if (o.no_overlap && method == "exact")
+    throw std::invalid_argument(
+        "--no-overlap with --method exact: --no-overlap goes with --method gram or auto (it "
+        "orders the gram method's row reads); --method exact reads the matrix whole: drop one");
+  if (o.block_rows_given && method == "exact")
+    throw std::invalid_argument(
+        "--block-rows with --method exact: --block-rows goes with --method gram or auto (the "
+        "gram method's row blocks); --method exact reads the matrix whole: drop one");
+  if (o.rank_only && (!o.out.empty() || !o.out_dir.empty()))
+    throw std::invalid_argument(
+        "--rank-only computes no singular values, which --out / --out-dir write: drop one");
+  if (o.files.empty()) throw std::invalid_argument("no input files (see --help)");
+  std::error_code ec;
+  if (!o.out.empty()) {
+    if (o.files.size() != 1)
+      throw std::invalid_argument("--out takes one input file, got " +
+                                  std::to_string(o.files.size()) + "; use --out-dir DIR");
+    const fs::path out = o.out;
+    if (fs::is_directory(out, ec))
+      throw std::invalid_argument("--out " + o.out + ": expected a file path, got a directory");
+    const fs::path parent = out.parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      throw std::invalid_argument("--out " + o.out + ": expected an existing directory, got '" +
+                                  parent.string() + "'");
+    if (fs::equivalent(out, o.files.front(), ec))
+      throw std::invalid_argument("--out " + o.out +
+                                  ": expected a path other than the input file's");
+  }
+  if (!o.out_dir.empty()) {
+    if (fs::exists(o.out_dir, ec) && !fs::is_directory(o.out_dir, ec))
+      throw std::invalid_argument("--out-dir " + o.out_dir +
+                                  ": expected a directory, got another kind of file");
+    std::vector<std::pair<std::string, std::string>> seen;  // result path, its input
+    for (const auto& f : o.files) {
+      const std::string result = result_path(o.out_dir, f);
+      for (const auto& [path, input] : seen)
+        if (path == result)
+          throw std::invalid_argument("--out-dir " + o.out_dir + ": inputs " + input + " and " + f +
+                                      " would both write " + result +
+                                      ": expected inputs with different names");
+      seen.emplace_back(result, f);
+    }
+  }
+}
+
 }  // namespace
 
 int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
@@ -132,8 +237,12 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
       "  rank_analysis --device cuda --rank-only logprobs.h5\n"
       "  # every head and the facts the pipeline plans by (Theorem 2, mixture, -inf)\n"
       "  rank_analysis --list-heads --json\n"
-      "Exit status: 0 done, 2 bad input (one line on stderr naming the file and the field; no\n"
-      "output file), 3 --check found a Theorem-2-bounded head above its bound.");
+      "Every input is opened and checked (header, shape, attributes, the facts given, the\n"
+      "method's memory) before any is analysed, and results are written only once every input\n"
+      "has been analysed: a bad input anywhere in the list writes nothing.\n"
+      "Exit status: 0 done, 2 bad input or not enough memory (one line on stderr naming the file\n"
+      "or option, the field and what is expected; no output file), 3 --check found a\n"
+      "Theorem-2-bounded head above its bound.");
 
   std::vector<std::string> files;
   AnalyseOptions opt;
@@ -141,44 +250,60 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
   bool json = false, check = false, quiet = false, want_spectrum = false, rank_only = false,
        no_overlap = false, list_heads = false;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  double budget_gb = opt.budget_bytes / double(1ull << 30);
+  double budget_gb = kDefaultBudgetBytes / double(1ull << 30);
+  int64_t d = 0;
+  int bias = 0;
 
   // No CLI::ExistingFile: a missing path is bad input like any other (exit 2, one line).
   app.add_option("files", files, "log-output files: HDF5 (.h5) or numpy (.npy)");
   app.add_option("--method", opt.method,
-                 "exact: LAPACK ?gesdd on the whole matrix; gram: float64 A^T A streamed in row "
-                 "blocks, then ?syevd (memory independent of T, resolves sigma down to ~1.5e-8 "
-                 "sigma_max); auto: gram for tall matrices when that resolves the tolerance and "
-                 "fits the budget, else exact")
+                 "exact: LAPACK ?gesdd on the whole matrix; gram: float64 A^T A streamed in "
+                 "row blocks, then ?syevd (memory independent of T, resolves sigma down to "
+                 "~1.5e-8 sigma_max); auto: gram for tall matrices when that resolves the "
+                 "tolerance and fits the budget, else exact. A method whose memory estimate "
+                 "exceeds the memory available (or --budget-gb) is refused before anything "
+                 "is allocated, naming what each method needs")
       ->check(CLI::IsMember({"exact", "gram", "auto"}))
       ->capture_default_str();
   app.add_option("--eps", opt.eps,
-                 "machine epsilon of the threshold: float32, float64 or a number (default: the "
-                 "file's compute_dtype attribute, else the data's dtype)");
-  app.add_option("--precision", opt.precision,
-                 "precision of the exact SVD: float32 or float64 (default: the file's "
-                 "compute_dtype attribute, else the data's dtype)")
-      ->check(CLI::IsMember({"float32", "float64"}));
+                 "machine epsilon of the threshold: float32, float64 or a number in (0, 1) "
+                 "(default: the file's compute_dtype attribute, else the data's dtype)");
+  auto* precision_option =
+      app.add_option("--precision", opt.precision,
+                     "exact: precision of the SVD, float32 or float64 (default: the file's "
+                     "compute_dtype attribute, else the data's dtype); not with --method gram, "
+                     "which accumulates in float64")
+          ->check(CLI::IsMember({"float32", "float64"}));
   app.add_option("--head", opt.facts.head,
                  "head of a file without attributes (.npy, plain HDF5): registry name, e.g. "
                  "softmax; on a file with attributes it must agree");
-  app.add_option("--d", opt.facts.d,
-                 "d of a file without attributes: the size of the vector the decoder multiplies");
-  app.add_option("--bias", opt.facts.bias, "bias of a file without attributes: 0 or 1");
-  app.add_option("--block-rows", opt.block_rows, "gram: rows read per block")
-      ->capture_default_str();
-  app.add_option("--budget-gb", budget_gb, "auto: memory budget in GiB")->capture_default_str();
+  auto* d_option = app.add_option(
+      "--d", d,
+      "d of a file without attributes: the size of the vector the decoder multiplies, >= 1");
+  auto* bias_option = app.add_option("--bias", bias, "bias of a file without attributes: 0 or 1");
+  auto* block_rows_option =
+      app.add_option("--block-rows", opt.block_rows, "gram: rows read per block, >= 1")
+          ->capture_default_str();
+  auto* budget_option =
+      app.add_option("--budget-gb", budget_gb,
+                     "memory budget in GiB, > 0: auto picks the method that fits it, and a "
+                     "method that does not is refused (default: auto prefers what fits 8 GiB; "
+                     "the limit is the memory available)")
+          ->capture_default_str();
   app.add_flag("--json", json, "print one JSON object per line instead of the table");
   app.add_flag("--list-heads", list_heads,
                "print every head name with its facts (theorem2_bounded, is_mixture, "
                "may_output_neg_inf, rank_defined) and exit; with --json one object "
-               "{\"heads\": {name: {fact: bool}}}");
+               "{\"heads\": {name: {fact: bool}}}; takes no input files");
   app.add_flag("--check", check,
                "exit with status 3 when a head bounded by Theorem 2 exceeds its bound (a bug)");
   app.add_flag("--quiet", quiet,
                "no progress lines on stderr (default: one every 10 s while the matrix streams)");
-  app.add_option("--threads", threads, "BLAS threads (default: cores)")->capture_default_str();
-  app.add_option("--out-dir", out_dir, "write DIR/<input name>.rank.h5 for every input");
+  app.add_option("--threads", threads, "BLAS threads, >= 1 (default: cores)")
+      ->capture_default_str();
+  app.add_option("--out-dir", out_dir,
+                 "write DIR/<input name>.rank.h5 for every input (the inputs' names must differ); "
+                 "written only once every input has been analysed");
   // --spectrum / --rank-only (gram method): the eigenvalues, or only the count above tol^2.
   auto* spectrum = app.add_flag(
       "--spectrum", want_spectrum,
@@ -188,11 +313,13 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
                "gram: count the singular values above tol by inertia (power iteration for "
                "sigma_max, then Cholesky / LDL^T of A^T A - tol^2 I) instead of computing them; "
                "the default without --out / --out-dir. No singular values: rank_np and gap@b "
-               "are not computed, and --out / --out-dir are refused. The exact method always "
-               "computes the singular values")
+               "are not computed, and --out / --out-dir are refused. With --method auto it "
+               "takes gram; with --method exact (which always computes the singular values) "
+               "it is refused")
       ->excludes(spectrum);
   app.add_flag("--no-overlap", no_overlap,
-               "gram: read the next row block after dsyrk instead of beside it (for timing)");
+               "gram: read the next row block after dsyrk instead of beside it (for timing); "
+               "not with --method exact");
   std::string device = devices.choices.front();
   auto* device_option = app.add_option("--device", device, devices.help)->capture_default_str();
   // A binary with a configure step checks the name itself (cuda:1); the others take a choice.
@@ -207,50 +334,78 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
     // --help exits 0; every malformed command line exits 2 like any other bad input.
     return app.exit(e) == 0 ? 0 : 2;
   }
+  // Every refusal is one line on stderr and exit status 2.
+  auto refuse = [](const std::string& why) {
+    std::fprintf(stderr, "rank_analysis: %s\n", one_line(why).c_str());
+    return 2;
+  };
   if (list_heads) {
+    if (!files.empty())
+      return refuse("--list-heads takes no input files, got " + std::to_string(files.size()) +
+                    " (" + files.front() + (files.size() > 1 ? ", ..." : "") +
+                    "): drop them or --list-heads");
     print_head_facts(json);
     return 0;
   }
+  try {
+    check_options(OptionFacts{opt, files, out, out_dir, threads, budget_option->count() > 0,
+                              budget_gb, rank_only, no_overlap, precision_option->count() > 0,
+                              block_rows_option->count() > 0});
+  } catch (const std::exception& e) {
+    return refuse(e.what());
+  }
+  if (d_option->count()) opt.facts.d = d;
+  if (bias_option->count()) opt.facts.bias = bias;
+  if (budget_option->count()) opt.budget_bytes = budget_gb * double(1ull << 30);
+  // --rank-only is a gram route: auto takes gram rather than an exact SVD that computes them all.
+  if (rank_only && opt.method == "auto") opt.method = "gram";
   // OpenBLAS's own setting: in the OpenMP build (our binaries' DT_RPATH, cmake/Dependencies.cmake)
   // it sets the OpenMP thread count, in the pthread build its pool's size.
-  openblas_set_num_threads(std::max(1, threads));
+  openblas_set_num_threads(threads);
   if (devices.configure) {
     try {
-      devices.configure(device, std::max(1, threads), opt);
+      devices.configure(device, threads, opt);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "rank_analysis: --device %s: %s\n", device.c_str(), e.what());
-      return 2;
+      return refuse("--device " + device + ": " + e.what());
     }
   }
-  opt.budget_bytes = budget_gb * double(1ull << 30);
+  opt.spectrum = want_spectrum || !out.empty() || !out_dir.empty();
+  opt.overlap_read = !no_overlap;
 
+  // Every input is opened and checked (header, shape, attributes, the facts given, the method
+  // and its memory) before any is analysed, and every result is written only once all have been
+  // analysed: a bad input anywhere in the list exits 2 with nothing written.
+  std::string current, doing;  // the file being worked on and how, for an out-of-memory message
   try {
     check_model_facts(opt.facts);
-    if (files.empty()) throw std::invalid_argument("no input files (see --help)");
-    const bool writes_spectrum = !out.empty() || !out_dir.empty();
-    if (rank_only && writes_spectrum)
-      throw std::invalid_argument(
-          "--rank-only computes no singular values, which --out / --out-dir write: drop one");
-    opt.spectrum = want_spectrum || writes_spectrum;
-    opt.overlap_read = !no_overlap;
-    if (!out.empty() && files.size() != 1)
-      throw std::invalid_argument("--out takes one input file; use --out-dir for " +
-                                  std::to_string(files.size()));
-    std::vector<contract::RankResult> results;
+    const MemoryLimit limit = memory_limit(opt);
+    std::vector<std::unique_ptr<MatrixSource>> sources;
+    std::vector<AnalysisPlan> plans;
     for (const auto& f : files) {
+      current = f;
+      doing = "while opening and validating it";
+      sources.push_back(open_matrix(f));
+      plans.push_back(plan_analysis(*sources.back(), opt, limit));
+    }
+    std::vector<contract::RankResult> results;
+    for (size_t i = 0; i < files.size(); ++i) {
+      const auto& f = files[i];
+      current = f;
+      doing = "while analysing it (method " + method_name(plans[i].method) + ")";
       if (!quiet) {
         std::fprintf(stderr, "rank_analysis: analysing %s ...\n", f.c_str());
         opt.on_progress = [&f](const std::string& line) {
           std::fprintf(stderr, "rank_analysis: %s: %s\n", f.c_str(), line.c_str());
         };
       }
-      results.push_back(analyse_file(f, opt));
-      if (!out.empty()) contract::write_rank_result(out, results.back());
-      if (!out_dir.empty()) {
-        std::filesystem::create_directories(out_dir);
-        const auto stem = std::filesystem::path(f).stem().string();
-        contract::write_rank_result(out_dir + "/" + stem + ".rank.h5", results.back());
-      }
+      results.push_back(analyse(*sources[i], plans[i], opt));
+      sources[i].reset();  // closes the file, unmaps the .npy
+    }
+    current.clear();
+    if (!out.empty()) contract::write_rank_result(out, results.front());
+    if (!out_dir.empty()) {
+      std::filesystem::create_directories(out_dir);
+      for (const auto& r : results) contract::write_rank_result(result_path(out_dir, r.source), r);
     }
     if (json) {
       for (const auto& r : results) std::cout << contract::rank_result_json(r) << "\n";
@@ -260,9 +415,14 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
     if (check)
       for (const auto& r : results)
         if (r.report.theorem2_bounded && !r.report.within_bound) return 3;
+  } catch (const std::bad_alloc&) {
+    // The estimates of plan_analysis count the large buffers; anything else running out ends
+    // here rather than as an uncaught std::bad_alloc.
+    return refuse(current.empty() ? "out of memory (std::bad_alloc)"
+                                  : current + ": out of memory (std::bad_alloc) " + doing +
+                                        ": the process could not allocate what it needs");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rank_analysis: %s\n", e.what());
-    return 2;
+    return refuse(e.what());
   }
   return 0;
 }

@@ -65,9 +65,14 @@ double exact_bytes(int64_t rows, int64_t cols, bool float64) {
          staging;
 }
 
-double gram_bytes(int64_t cols, int64_t block_rows) {
+double gram_bytes(int64_t rows, int64_t cols, int64_t block_rows) {
+  // G (8 M^2), two float64 blocks of min(block_rows, T) rows, the 16 MiB staging buffer, and the
+  // eigensolver's eigenvalues and workspace: dsyevd needs 2 M + 1 doubles, dsyevd_2stage about
+  // (2 KD + 2) M with its band width KD <= 128 (LAPACK's dsyevd_2stage documentation).
   const double m = static_cast<double>(cols);
-  return 8.0 * m * m + 12.0 * static_cast<double>(block_rows) * m + 8.0 * 3 * m;
+  const double block = static_cast<double>(std::min(block_rows, std::max<int64_t>(rows, 1)));
+  const double staging = std::min(double(int64_t{16} << 20), 8.0 * block * m);
+  return 8.0 * m * m + 16.0 * block * m + staging + 8.0 * (2 * 128 + 3) * m;
 }
 
 namespace {

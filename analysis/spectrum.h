@@ -97,8 +97,8 @@ std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
                                          SpectrumTiming* timing = nullptr);
 
 /// Bytes each method needs at its peak (the matrix or G, plus workspaces; gram: two float64
-/// blocks for the overlapped read).
+/// blocks for the overlapped read and the eigensolver's workspace).
 double exact_bytes(int64_t rows, int64_t cols, bool float64);
-double gram_bytes(int64_t cols, int64_t block_rows);
+double gram_bytes(int64_t rows, int64_t cols, int64_t block_rows);
 
 }  // namespace sb::analysis

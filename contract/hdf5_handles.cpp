@@ -65,15 +65,64 @@ void write_scalar(hid_t obj, const std::string& name, hid_t type, const void* va
     throw std::runtime_error("cannot write attribute '" + name + "'");
 }
 
+// "(2,)", "(2, 3)": an attribute's shape in messages, as numpy prints it.
+std::string shape_string(const std::vector<hsize_t>& d) {
+  std::string s = "(";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + (d.size() == 1 ? ",)" : ")");
+}
+
+// Opens an attribute that must hold one value: a scalar (what h5py writes for f.attrs[k] = 3),
+// or an array of exactly one element (h5py for f.attrs[k] = [3] or np.array([3]); MATLAB and
+// other tools write those for scalars). Anything else would be read as its first element.
 Handle open_attribute(hid_t obj, const std::string& name, const std::string& path) {
   if (!has_attribute(obj, name))
     throw std::runtime_error(path + ": attribute '" + name + "' is missing");
-  return Handle(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Handle attr(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  if (!attr.valid()) throw std::runtime_error(path + ": attribute '" + name + "' cannot be opened");
+  Handle space(H5Aget_space(attr.get()), H5Sclose);
+  const H5S_class_t kind = H5Sget_simple_extent_type(space.get());
+  if (kind == H5S_NULL)
+    throw std::runtime_error(path + ": attribute '" + name +
+                             "': expected a scalar, got an empty attribute (h5py.Empty)");
+  if (kind == H5S_SIMPLE && H5Sget_simple_extent_npoints(space.get()) != 1) {
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    std::vector<hsize_t> d(static_cast<size_t>(rank > 0 ? rank : 0));
+    if (rank > 0) H5Sget_simple_extent_dims(space.get(), d.data(), nullptr);
+    throw std::runtime_error(path + ": attribute '" + name + "': expected a scalar, got shape " +
+                             shape_string(d));
+  }
+  return attr;
 }
 
 H5T_class_t attribute_class(hid_t attr) {
   Handle type(H5Aget_type(attr), H5Tclose);
   return H5Tget_class(type.get());
+}
+
+// What an attribute of the wrong class holds, for messages.
+std::string class_name(H5T_class_t cls) {
+  switch (cls) {
+    case H5T_INTEGER:
+      return "an integer";
+    case H5T_FLOAT:
+      return "a float";
+    case H5T_STRING:
+      return "a string";
+    case H5T_ENUM:
+      return "an enum (h5py writes numpy bools as one)";
+    case H5T_COMPOUND:
+      return "a compound type";
+    case H5T_ARRAY:
+      return "an array type";
+    default:
+      return "another HDF5 type class";
+  }
+}
+
+void read_or_throw(herr_t status, const std::string& name, const std::string& path) {
+  if (status < 0)
+    throw std::runtime_error(path + ": attribute '" + name + "': cannot be read (corrupt file?)");
 }
 
 }  // namespace
@@ -97,10 +146,12 @@ void write_attribute(hid_t obj, const std::string& name, const std::string& valu
 
 int64_t read_int_attribute(hid_t obj, const std::string& name, const std::string& path) {
   Handle attr = open_attribute(obj, name, path);
-  if (attribute_class(attr.get()) != H5T_INTEGER)
-    throw std::runtime_error(path + ": attribute '" + name + "' must be an integer");
+  const auto cls = attribute_class(attr.get());
+  if (cls != H5T_INTEGER)
+    throw std::runtime_error(path + ": attribute '" + name + "': expected an integer, got " +
+                             class_name(cls));
   int64_t value = 0;
-  H5Aread(attr.get(), H5T_NATIVE_INT64, &value);
+  read_or_throw(H5Aread(attr.get(), H5T_NATIVE_INT64, &value), name, path);
   return value;
 }
 
@@ -108,9 +159,10 @@ double read_double_attribute(hid_t obj, const std::string& name, const std::stri
   Handle attr = open_attribute(obj, name, path);
   const auto cls = attribute_class(attr.get());
   if (cls != H5T_FLOAT && cls != H5T_INTEGER)
-    throw std::runtime_error(path + ": attribute '" + name + "' must be a number");
+    throw std::runtime_error(path + ": attribute '" + name + "': expected a number, got " +
+                             class_name(cls));
   double value = 0;
-  H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value);
+  read_or_throw(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value), name, path);
   return value;
 }
 
@@ -118,20 +170,21 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
   Handle attr = open_attribute(obj, name, path);
   Handle type(H5Aget_type(attr.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_STRING)
-    throw std::runtime_error(path + ": attribute '" + name + "' must be a string");
+    throw std::runtime_error(path + ": attribute '" + name + "': expected a string, got " +
+                             class_name(H5Tget_class(type.get())));
   if (H5Tis_variable_str(type.get()) > 0) {
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem.get(), H5T_VARIABLE);
     H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
     char* data = nullptr;
-    H5Aread(attr.get(), mem.get(), &data);
+    read_or_throw(H5Aread(attr.get(), mem.get(), &data), name, path);
     std::string out = data ? data : "";
     H5free_memory(data);
     return out;
   }
   const size_t size = H5Tget_size(type.get());
   std::string out(size, '\0');
-  H5Aread(attr.get(), type.get(), out.data());
+  read_or_throw(H5Aread(attr.get(), type.get(), out.data()), name, path);
   out.resize(std::strlen(out.c_str()));
   return out;
 }

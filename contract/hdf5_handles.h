@@ -43,7 +43,8 @@ bool has_attribute(hid_t obj, const std::string& name);
 void write_attribute(hid_t obj, const std::string& name, int64_t value);
 void write_attribute(hid_t obj, const std::string& name, double value);
 void write_attribute(hid_t obj, const std::string& name, const std::string& value);
-/// Readers throw "<path>: attribute '<name>' ..." when missing or of the wrong class.
+/// Readers throw "<path>: attribute '<name>' ..." when missing, of the wrong class, or not one
+/// value: a scalar or a 1-element array (h5py's f.attrs[k] = [3]) is read; shape (2,) is refused.
 int64_t read_int_attribute(hid_t obj, const std::string& name, const std::string& path);
 double read_double_attribute(hid_t obj, const std::string& name, const std::string& path);
 std::string read_string_attribute(hid_t obj, const std::string& name, const std::string& path);

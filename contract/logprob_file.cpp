@@ -237,8 +237,14 @@ void LogProbReader::read_contract_attributes() {
   require(bias == 0 || bias == 1, path_, "attribute 'bias'", "0 or 1", std::to_string(bias));
   h.bias = bias == 1;
   // Version 1 named the shape vocab_size and num_tokens; version 2 names it M and T, as rank.h5.
-  h.M = h5::read_int_attribute(root, version == 1 ? "vocab_size" : "M", path_);
-  h.T = h5::read_int_attribute(root, version == 1 ? "num_tokens" : "T", path_);
+  const char* m_name = version == 1 ? "vocab_size" : "M";
+  const char* t_name = version == 1 ? "num_tokens" : "T";
+  h.M = h5::read_int_attribute(root, m_name, path_);
+  require(h.M >= 1, path_, std::string("attribute '") + m_name + "'", "at least 1 column",
+          std::to_string(h.M));
+  h.T = h5::read_int_attribute(root, t_name, path_);
+  require(h.T >= 1, path_, std::string("attribute '") + t_name + "'", "at least 1 row",
+          std::to_string(h.T));
   h.dataset = h5::read_string_attribute(root, "dataset", path_);
   h.split = h5::read_string_attribute(root, "split", path_);
   h.seed = h5::read_int_attribute(root, "seed", path_);

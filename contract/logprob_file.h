@@ -86,9 +86,9 @@ class LogProbWriter {
 enum class Contract { full, allow_plain };
 
 /// Opens and validates a file against the contract. Every violation throws std::runtime_error
-/// "<path>: <field>: expected ..., got ..." (missing datasets/attributes, dtype, rank, shape vs
-/// attributes, unknown head, bad compute_dtype, targets outside [0, M), a /vocab that is not M
-/// strings).
+/// "<path>: <field>: expected ..., got ..." (missing datasets/attributes, an attribute that is not
+/// one value, dtype, rank, T or M below 1, shape vs attributes, unknown head, bad compute_dtype,
+/// targets outside [0, M), a /vocab that is not M strings).
 class LogProbReader {
  public:
   explicit LogProbReader(std::string path, Contract contract = Contract::full);

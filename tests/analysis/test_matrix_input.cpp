@@ -222,14 +222,14 @@ TEST_CASE(
                               "attributes): pass --head NAME (e.g. softmax), --d N") &&
           Catch::Contains("--bias 0|1"));
   auto o = softmax_facts();
-  o.facts.d = 0;
+  o.facts.d.reset();
   CHECK_THROWS_WITH(
       analyse_file(plain, o),
       Catch::Equals(plain + ": missing d (an HDF5 file without format_version carries no "
                             "attributes): pass --d N (the size of the vector the decoder "
                             "multiplies)"));
   o = softmax_facts();
-  o.facts.bias = -1;
+  o.facts.bias.reset();
   CHECK_THROWS_WITH(analyse_file(npy, o), Catch::Contains(": missing bias ("));
   // A contract file: its attributes rule; the options may repeat them, not change them.
   CHECK(analyse_file(contract, none).header.d == 3);
@@ -252,7 +252,7 @@ TEST_CASE(
                     Catch::StartsWith("--head: ") && Catch::Contains("unknown head 'softmaxx'"));
   o = softmax_facts();
   o.facts.bias = 2;
-  CHECK_THROWS_WITH(analyse_file(npy, o), Catch::Equals("--bias: expected 0 or 1, got 2"));
+  CHECK_THROWS_WITH(analyse_file(npy, o), Catch::Equals("--bias 2: expected bias 0 or 1"));
   // The verdict follows the given facts: the bound is d + 1 + bias.
   o = softmax_facts();
   o.facts.d = 2;
@@ -365,6 +365,10 @@ TEST_CASE(
       {"plain_f32.h5", " --head softmax --bias 1",
        "missing d (an HDF5 file without format_version"},
       {"contract_f64.h5", " --d 4", "attribute 'd' is 3, but --d gives 4"},
+      {"zero_rows.npy", facts, "header 'shape': expected T >= 1 and M >= 1, got (0, 25)"},
+      {"zero_cols.npy", facts, "header 'shape': expected T >= 1 and M >= 1, got (60, 0)"},
+      {"zero_rows_plain.h5", facts,
+       "dataset '/log_probs' shape: expected T >= 1 and M >= 1, got (0, 25)"},
   };
   for (const auto& [file, options, field] : cases) {
     INFO(file << options);
@@ -390,12 +394,76 @@ TEST_CASE(
   CHECK(status == 2);
   CHECK(err.rfind("rank_analysis: --head: unknown head 'softmaxx'", 0) == 0);
   CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  // A given fact is checked as given: --d 0 and --bias 2 are impossible, not missing.
+  for (const auto& [options, message] :
+       {std::pair{" --head softmax --d 0 --bias 1", "rank_analysis: --d 0: expected d >= 1\n"},
+        std::pair{" --head softmax --d 3 --bias 2",
+                  "rank_analysis: --bias 2: expected bias 0 or 1\n"}}) {
+    INFO(options);
+    const auto result = dir / "facts.rank.h5";
+    CHECK(run(bin + " --quiet" + options + " --out " + result.string() + " " +
+                  (dir / "c_f32.npy").string() + " 2>&1",
+              &status) == message);
+    CHECK(status == 2);
+    CHECK_FALSE(fs::exists(result));
+  }
   // Malformed command lines (CLI11's own checks) exit 2 too, not CLI11's codes (105, 106, ...).
   for (const char* options : {"--d abc", "--method svd", "--no-such-option"}) {
     INFO(options);
     run(bin + " --quiet " + options + " " + (dir / "c_f32.npy").string() + " 2>&1", &status);
     CHECK(status == 2);
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "rank_analysis binary: a method whose memory does not fit is refused before it allocates, "
+    "naming what it needs, the limit and what the other method needs") {
+  const auto dir = temp_dir("npy_memory");
+  make_files(dir);
+  const std::string bin = SB_RANK_ANALYSIS;
+  const std::string facts = " --head softmax --d 3 --bias 1";
+  const auto wide = (dir / "wide.npy").string();  // 1 x 1000000: G needs 8 M^2 = 7451 GiB
+  const auto result = dir / "wide.rank.h5";
+  const std::string gram_needs =
+      "rank_analysis: " + wide +
+      ": --method gram: the Gram matrix of M = 1000000 needs 7453 GiB (8 M^2 bytes plus "
+      "workspace), more than the ";
+  for (const auto& [options, limit] :
+       {std::pair{std::string(" --method gram"), std::string("available (MemAvailable)")},
+        std::pair{std::string(" --method gram --budget-gb 2"), std::string("2 GiB of --budget-gb")},
+        std::pair{std::string(" --method gram --spectrum"), std::string(" GiB ")}}) {
+    INFO(options);
+    int status = 0;
+    const auto err = run(bin + " --quiet" + facts + options + " --out " + result.string() + " " +
+                             wide + " 2>&1 >/dev/null",
+                         &status);
+    CHECK(status == 2);
+    CHECK(err.rfind(gram_needs, 0) == 0);
+    CHECK(err.find(limit) != std::string::npos);
+    CHECK(err.find("; --method exact needs 7.63 MiB\n") != std::string::npos);
+    CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(result));
+  }
+  // Under an address-space limit (ulimit -v) the limit is that, whatever the machine has.
+  int status = 0;
+  const auto err = run("ulimit -v 3000000; " + bin + " --quiet" + facts + " --method gram " + wide +
+                           " 2>&1 >/dev/null",
+                       &status);
+  CHECK(status == 2);
+  CHECK(err.find("left under the address-space limit (ulimit -v)") != std::string::npos);
+  // auto takes the method that fits: the exact SVD of the one row.
+  const auto j = nlohmann::json::parse(run(bin + " --quiet --json" + facts + " " + wide, &status));
+  CHECK(status == 0);
+  CHECK(j["method"] == "exact");
+  CHECK(j["rank"] == 1);
+  // Neither fits: auto names both.
+  CHECK(run(bin + " --quiet --budget-gb 0.001" + facts + " " + wide + " 2>&1 >/dev/null", &status)
+            .find(wide + ": neither method fits in memory: the Gram matrix of M = 1000000 needs "
+                         "7453 GiB (8 M^2 bytes plus workspace) and the T x M = 1 x 1000000 "
+                         "matrix in float32 needs 7.63 MiB (with ?gesdd's workspace), more than "
+                         "the 1.02 MiB of --budget-gb") != std::string::npos);
+  CHECK(status == 2);
   fs::remove_all(dir);
 }
 

@@ -211,7 +211,7 @@ TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and n
   CHECK(status == 2);
   const auto eps_err = run(bin + " --eps 1e-7x " + (dir / "valid.h5").string() + " 2>&1", &status);
   CHECK(status == 2);
-  CHECK(eps_err.find("--eps: expected float32, float64 or a positive number, got '1e-7x'") !=
+  CHECK(eps_err.find("--eps 1e-7x: expected float32, float64 or a number in (0, 1)") !=
         std::string::npos);
 
   // --check: a Theorem-2-bounded head above its bound is a bug, exit 3; valid files exit 0.
@@ -241,6 +241,164 @@ TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and n
           &status);
   CHECK(status == 0);
   CHECK(check == "5 within_bound 25\n");
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// Runs the binary (stderr only) and checks the refusal: exit status 2, exactly one line that
+// starts with "rank_analysis: " and contains `needle`. Returns the line.
+std::string refused(const std::string& args, const std::string& needle) {
+  int status = 0;
+  const auto err = run(std::string(SB_RANK_ANALYSIS) + " " + args + " 2>&1 >/dev/null", &status);
+  INFO(args << "\n -> " << err);
+  CHECK(status == 2);
+  CHECK(err.rfind("rank_analysis: ", 0) == 0);
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  CHECK(err.find(needle) != std::string::npos);
+  return err;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "rank_analysis binary: a contract file with zero rows or columns, or an attribute that is "
+    "not one integer, exits 2 naming the file and the attribute, and writes nothing") {
+  const auto dir = temp_dir("cli_attributes");
+  make_fixture_files(dir);
+  const auto result = (dir / "r.rank.h5").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"zero_rows.h5", "zero_rows.h5: attribute 'T': expected at least 1 row, got 0"},
+      {"zero_cols.h5", "zero_cols.h5: attribute 'M': expected at least 1 column, got 0"},
+      {"array_attribute.h5",
+       "array_attribute.h5: attribute 'd': expected a scalar, got shape (2,)"},
+      {"float_attribute.h5", "attribute 'd': expected an integer, got a float"},
+      {"bool_attribute.h5", "attribute 'bias': expected an integer, got an enum"}};
+  for (const auto& [file, needle] : cases)
+    for (const char* method : {"exact", "gram", "auto"}) {
+      refused("--quiet --method " + std::string(method) + " --out " + result + " " +
+                  (dir / file).string(),
+              needle);
+      CHECK_FALSE(fs::exists(result));
+    }
+  // A 1-element array is what h5py writes for f.attrs["d"] = [3]: read as the value.
+  int status = 0;
+  const auto json = run(std::string(SB_RANK_ANALYSIS) + " --quiet --json " +
+                            (dir / "one_element_attribute.h5").string(),
+                        &status);
+  CHECK(status == 0);
+  CHECK(nlohmann::json::parse(json)["d"] == 3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "rank_analysis binary: impossible option values and options that do not go together exit 2 "
+    "with one line naming the options and what is expected") {
+  const auto dir = temp_dir("cli_options");
+  make_fixture_files(dir);
+  const auto valid = (dir / "valid.h5").string();
+  const auto result = (dir / "valid.rank.h5").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--budget-gb -1", "--budget-gb -1: expected a finite number of GiB > 0"},
+      {"--budget-gb 0", "--budget-gb 0: expected a finite number of GiB > 0"},
+      {"--budget-gb inf", "--budget-gb inf: expected a finite number of GiB > 0"},
+      {"--budget-gb nan", "--budget-gb nan: expected a finite number of GiB > 0"},
+      {"--threads 0", "--threads 0: expected threads >= 1"},
+      {"--block-rows 0", "--block-rows 0: expected block rows >= 1"},
+      {"--eps 1", "--eps 1: expected float32, float64 or a number in (0, 1)"},
+      {"--eps -1e-7", "--eps -1e-7: expected float32, float64 or a number in (0, 1)"},
+      {"--d 0", "--d 0: expected d >= 1"},
+      {"--bias 2", "--bias 2: expected bias 0 or 1"},
+      {"--method exact --rank-only",
+       "--rank-only with --method exact: --rank-only goes with --method gram or auto"},
+      {"--method gram --precision float32",
+       "--precision float32 with --method gram: --precision goes with --method exact or auto"},
+      {"--method exact --no-overlap",
+       "--no-overlap with --method exact: --no-overlap goes with --method gram or auto"},
+      {"--method exact --block-rows 64",
+       "--block-rows with --method exact: --block-rows goes with --method gram or auto"},
+  };
+  for (const auto& [options, needle] : cases) {
+    refused("--quiet " + options + " --out " + result + " " + valid, needle);
+    CHECK_FALSE(fs::exists(result));
+  }
+  refused("--quiet --rank-only --out " + result + " " + valid,
+          "--rank-only computes no singular values, which --out / --out-dir write");
+  refused("--list-heads " + valid, "--list-heads takes no input files, got 1");
+  // --out: one input, a new file in an existing directory, never the input itself.
+  refused("--quiet --out " + result + " " + valid + " " + valid,
+          "--out takes one input file, got 2");
+  refused("--quiet --out " + dir.string() + " " + valid,
+          "--out " + dir.string() + ": expected a file path, got a directory");
+  refused("--quiet --out " + (dir / "no_dir" / "r.h5").string() + " " + valid,
+          ": expected an existing directory, got '" + (dir / "no_dir").string() + "'");
+  refused("--quiet --out " + valid + " " + valid,
+          "--out " + valid + ": expected a path other than the input file's");
+  CHECK_FALSE(fs::exists(result));
+  // --rank-only with --method auto takes gram (the inertia count), not an exact SVD.
+  int status = 0;
+  const auto j = nlohmann::json::parse(
+      run(std::string(SB_RANK_ANALYSIS) + " --quiet --json --rank-only " + valid, &status));
+  CHECK(status == 0);
+  CHECK(j["method"] == "gram");
+  CHECK(j["spectrum"] == false);
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "rank_analysis binary: every input is validated before any is analysed, so a bad file "
+    "anywhere in the list exits 2 and --out-dir writes nothing") {
+  const auto dir = temp_dir("cli_out_dir");
+  make_fixture_files(dir);
+  const auto out_dir = dir / "results";
+  const auto valid = (dir / "valid.h5").string();
+  // A header error (found on opening) and a NaN (found while streaming) after a good file.
+  refused("--quiet --out-dir " + out_dir.string() + " " + valid + " " +
+              (dir / "missing_attribute.h5").string(),
+          "missing_attribute.h5: attribute 'd' is missing");
+  CHECK_FALSE(fs::exists(out_dir));
+  refused(
+      "--quiet --out-dir " + out_dir.string() + " " + valid + " " + (dir / "nan_inf.h5").string(),
+      "nan_inf.h5: /log_probs holds 2 NaN");
+  CHECK_FALSE(fs::exists(out_dir));
+  // Two inputs named alike would write the same result.
+  fs::create_directories(dir / "again");
+  fs::copy_file(valid, dir / "again" / "valid.h5");
+  refused("--quiet --out-dir " + out_dir.string() + " " + valid + " " +
+              (dir / "again" / "valid.h5").string(),
+          "would both write " + (out_dir / "valid.rank.h5").string());
+  CHECK_FALSE(fs::exists(out_dir));
+  // --out-dir naming a file.
+  refused("--quiet --out-dir " + valid + " " + valid,
+          "--out-dir " + valid + ": expected a directory, got another kind of file");
+  // Good inputs: every result is written.
+  int status = 0;
+  run(std::string(SB_RANK_ANALYSIS) + " --quiet --out-dir " + out_dir.string() + " " + valid + " " +
+          (dir / "version1.h5").string() + " 2>&1",
+      &status);
+  CHECK(status == 0);
+  CHECK(fs::exists(out_dir / "valid.rank.h5"));
+  CHECK(fs::exists(out_dir / "version1.rank.h5"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "rank_analysis binary: running out of memory while reading a file is one line naming the "
+    "file, exit 2, not an uncaught std::bad_alloc") {
+  const auto dir = temp_dir("cli_bad_alloc");
+  make_fixture_files(dir);
+  // T = 2^40 declared and never written: checking /targets would need 8 TiB. Under a 4 GiB
+  // address-space limit the allocation fails whatever the machine's memory and overcommit.
+  const auto file = (dir / "huge_unwritten.h5").string();
+  int status = 0;
+  const auto err = run("ulimit -v 4000000; " + std::string(SB_RANK_ANALYSIS) + " --quiet --out " +
+                           (dir / "r.h5").string() + " " + file + " 2>&1 >/dev/null",
+                       &status);
+  CHECK(status == 2);
+  CHECK(err == "rank_analysis: " + file +
+                   ": out of memory (std::bad_alloc) while opening and validating it: the process "
+                   "could not allocate what it needs\n");
+  CHECK_FALSE(fs::exists(dir / "r.h5"));
   fs::remove_all(dir);
 }
 

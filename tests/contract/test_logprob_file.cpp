@@ -184,6 +184,36 @@ TEST_CASE("log-output file: h5py-written files are read, and each contract viola
 }
 
 TEST_CASE(
+    "log-output file: zero rows or columns are refused, and every attribute must hold one value "
+    "of its type (a 1-element array is read as that value)") {
+  const auto dir = temp_dir("h5py_attributes");
+  const std::string cmd = "/usr/bin/python3 " SB_SOURCE_DIR
+                          "/tests/fixtures/make_logprob_files.py " +
+                          dir.string() + " > /dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  auto open = [&](const char* name) { return LogProbReader((dir / name).string()); };
+  auto path = [&](const char* name) { return (dir / name).string(); };
+  CHECK_THROWS_WITH(
+      open("zero_rows.h5"),
+      Catch::Equals(path("zero_rows.h5") + ": attribute 'T': expected at least 1 row, got 0"));
+  CHECK_THROWS_WITH(
+      open("zero_cols.h5"),
+      Catch::Equals(path("zero_cols.h5") + ": attribute 'M': expected at least 1 column, got 0"));
+  CHECK_THROWS_WITH(open("array_attribute.h5"),
+                    Catch::Equals(path("array_attribute.h5") +
+                                  ": attribute 'd': expected a scalar, got shape (2,)"));
+  CHECK(open("one_element_attribute.h5").header().d == 3);
+  CHECK_THROWS_WITH(open("float_attribute.h5"),
+                    Catch::Equals(path("float_attribute.h5") +
+                                  ": attribute 'd': expected an integer, got a float"));
+  CHECK_THROWS_WITH(open("bool_attribute.h5"),
+                    Catch::Equals(path("bool_attribute.h5") +
+                                  ": attribute 'bias': expected an integer, got an enum (h5py "
+                                  "writes numpy bools as one)"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
     "log-output file: float64 /log_probs is read as stored, and a file without format_version is "
     "plain only when allowed") {
   const auto dir = temp_dir("plain");
