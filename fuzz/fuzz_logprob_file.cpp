@@ -1,0 +1,37 @@
+// libFuzzer harness: the HDF5 contract reader (contract/logprob_file.h). The input is a whole
+// HDF5 file; it is opened as the analysis opens its input (Contract::allow_plain: a contract file
+// is checked against the whole contract, a file without format_version read as plain), then the
+// header, the first rows (float and double), the targets and the vocabulary are read. A
+// std::exception is the expected answer to a bad file; anything else (a crash, a sanitizer
+// report, a leak, a timeout) is a finding. Only our code is instrumented: libhdf5 is Debian's.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <vector>
+
+#include "contract/logprob_file.h"
+#include "fuzz/scratch_file.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static sb::fuzz::ScratchFile file(".h5");
+  try {
+    const sb::contract::LogProbReader r(file.write(data, size),
+                                        sb::contract::Contract::allow_plain);
+    // The reader bounds T * M by what the file stores; the harness reads at most 64 rows, so that
+    // a compressed file of many rows stays quick.
+    const int64_t rows = std::min<int64_t>(r.rows(), 64);
+    std::vector<float> f(static_cast<size_t>(rows * r.cols()));
+    std::vector<double> d(f.size());
+    r.read_rows(0, rows, f.data());
+    r.read_rows(0, rows, d.data());
+    if (!r.plain()) {
+      if (static_cast<int64_t>(r.read_targets().size()) != r.rows()) __builtin_trap();
+      if (r.has_vocab() && static_cast<int64_t>(r.read_vocab().size()) != r.cols())
+        __builtin_trap();
+    }
+  } catch (const std::exception&) {
+  }
+  return 0;
+}

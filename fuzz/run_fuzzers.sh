@@ -1,0 +1,36 @@
+#!/bin/bash
+# Runs each fuzz harness for SECONDS, one after the other, and prints one line per harness:
+# executions, executions per second, coverage and whether it found anything.
+#   fuzz/run_fuzzers.sh BUILD_DIR SECONDS HARNESS...      (make fuzz runs it)
+# The working corpus of a harness grows in BUILD_DIR/corpus/<harness>/ (kept between runs; the
+# checked-in seeds in fuzz/seeds/<harness>/ are read, never written); a crashing, leaking,
+# timing-out or over-allocating input is written to BUILD_DIR/findings/<harness>/ and its log
+# is BUILD_DIR/logs/<harness>.log. Exit status 1 when any harness found something.
+set -u
+build=$1 seconds=$2
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+status=0
+printf '%-20s %12s %8s %7s %7s  %s\n' harness executions exec/s cov ft result
+for h in "$@"; do
+  corpus=$build/corpus/$h findings=$build/findings/$h log=$build/logs/$h.log
+  mkdir -p "$corpus" "$findings" "$(dirname "$log")"
+  # -timeout: one input taking longer is a hang; -rss_limit_mb (and malloc_limit_mb, which follows
+  # it): an input making the reader hold more than 2 GiB is a finding too.
+  "$build/fuzz/$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "$here/seeds/$h" >"$log" 2>&1
+  rc=$?
+  stat() { sed -n "s/^stat::$1: *//p" "$log" | tail -1; }
+  last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+  cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
+  ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
+  if [ "$rc" -eq 0 ]; then
+    result="no crash"
+  else
+    result="FOUND (exit $rc): $(grep -m1 -E '^==[0-9]+==ERROR|^SUMMARY|ERROR: libFuzzer|^runtime error|runtime error:' "$log" | cut -c1-120); input: $(ls -t "$findings" | head -1); log: $log"
+    status=1
+  fi
+  printf '%-20s %12s %8s %7s %7s  %s\n' "$h" "$(stat number_of_executed_units)" \
+    "$(stat average_exec_per_sec)" "${cov:-?}" "${ft:-?}" "$result"
+done
+exit $status
