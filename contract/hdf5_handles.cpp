@@ -65,10 +65,27 @@ void write_scalar(hid_t obj, const std::string& name, hid_t type, const void* va
     throw std::runtime_error("cannot write attribute '" + name + "'");
 }
 
+// An attribute the readers below read into one value: it must hold exactly one element (an
+// array attribute would be read past the value's end).
 Handle open_attribute(hid_t obj, const std::string& name, const std::string& path) {
   if (!has_attribute(obj, name))
     throw std::runtime_error(path + ": attribute '" + name + "' is missing");
-  return Handle(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Handle attr(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  if (!attr.valid()) throw std::runtime_error(path + ": attribute '" + name + "' cannot be opened");
+  Handle space(H5Aget_space(attr.get()), H5Sclose);
+  const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+  if (n != 1)
+    throw std::runtime_error(
+        path + ": attribute '" + name + "': expected one value, got " +
+        (n < 0 ? std::string("an unreadable dataspace") : std::to_string(n) + " values"));
+  return attr;
+}
+
+void read_attribute(hid_t attr, hid_t memory_type, void* out, const std::string& name,
+                    const std::string& path) {
+  if (H5Aread(attr, memory_type, out) < 0)
+    throw std::runtime_error(path + ": attribute '" + name +
+                             "' cannot be read (corrupt file or a value out of range)");
 }
 
 H5T_class_t attribute_class(hid_t attr) {
@@ -100,7 +117,7 @@ int64_t read_int_attribute(hid_t obj, const std::string& name, const std::string
   if (attribute_class(attr.get()) != H5T_INTEGER)
     throw std::runtime_error(path + ": attribute '" + name + "' must be an integer");
   int64_t value = 0;
-  H5Aread(attr.get(), H5T_NATIVE_INT64, &value);
+  read_attribute(attr.get(), H5T_NATIVE_INT64, &value, name, path);
   return value;
 }
 
@@ -110,7 +127,7 @@ double read_double_attribute(hid_t obj, const std::string& name, const std::stri
   if (cls != H5T_FLOAT && cls != H5T_INTEGER)
     throw std::runtime_error(path + ": attribute '" + name + "' must be a number");
   double value = 0;
-  H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value);
+  read_attribute(attr.get(), H5T_NATIVE_DOUBLE, &value, name, path);
   return value;
 }
 
@@ -124,14 +141,20 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
     H5Tset_size(mem.get(), H5T_VARIABLE);
     H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
     char* data = nullptr;
-    H5Aread(attr.get(), mem.get(), &data);
+    read_attribute(attr.get(), mem.get(), &data, name, path);
     std::string out = data ? data : "";
     H5free_memory(data);
     return out;
   }
+  // A fixed-length string's size is the file's word: no more than the file holds.
   const size_t size = H5Tget_size(type.get());
+  hsize_t file_size = 0;
+  if (H5Fget_filesize(obj, &file_size) < 0 || size == 0 || size > file_size)
+    throw std::runtime_error(path + ": attribute '" + name + "': expected a string of at most " +
+                             std::to_string(file_size) + " bytes (the file's size), got " +
+                             std::to_string(size));
   std::string out(size, '\0');
-  H5Aread(attr.get(), type.get(), out.data());
+  read_attribute(attr.get(), type.get(), out.data(), name, path);
   out.resize(std::strlen(out.c_str()));
   return out;
 }
@@ -142,6 +165,33 @@ std::vector<hsize_t> dims(hid_t dataset) {
   std::vector<hsize_t> d(static_cast<size_t>(rank > 0 ? rank : 0));
   if (rank > 0) H5Sget_simple_extent_dims(space.get(), d.data(), nullptr);
   return d;
+}
+
+void require_stored(hid_t dataset, const std::string& name, const std::string& path) {
+  const std::string field = path + ": dataset '/" + name + "' storage: expected ";
+  H5D_space_status_t status{};
+  if (H5Dget_space_status(dataset, &status) < 0 || status != H5D_SPACE_STATUS_ALLOCATED)
+    throw std::runtime_error(field + "every element written, got " +
+                             (status == H5D_SPACE_STATUS_PART_ALLOCATED ? "part" : "none") +
+                             " of its storage allocated (a dataset created but not filled)");
+  Handle file(H5Iget_file_id(dataset), H5Fclose);
+  Handle type(H5Dget_type(dataset), H5Tclose);
+  Handle space(H5Dget_space(dataset), H5Sclose);
+  Handle plist(H5Dget_create_plist(dataset), H5Pclose);
+  hsize_t file_size = 0;
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  const size_t size = H5Tget_size(type.get());
+  const int filters = H5Pget_nfilters(plist.get());
+  if (H5Fget_filesize(file.get(), &file_size) < 0 || n < 0 || size == 0 || filters < 0)
+    throw std::runtime_error(field + "a readable layout, got a corrupt one");
+  const hsize_t stored = H5Dget_storage_size(dataset);
+  // Uncompressed, every element takes its size in the file; compressed, at least the stored
+  // bytes must be in it.
+  const bool short_of_shape = filters == 0 && static_cast<hsize_t>(n) > stored / size;
+  if (stored > file_size || short_of_shape)
+    throw std::runtime_error(field + std::to_string(n) + " elements of " + std::to_string(size) +
+                             " bytes in a file of " + std::to_string(file_size) + " bytes, got " +
+                             std::to_string(stored) + " bytes stored");
 }
 
 void write_vector(hid_t file, const std::string& name, const std::vector<double>& values) {
