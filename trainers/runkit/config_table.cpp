@@ -72,6 +72,93 @@ std::string one_line(std::string text) {
   return text;
 }
 
+/// Refuses, in one line naming the place, the texts on which toml++ 3.3.0 (Debian 12's) reaches
+/// undefined behaviour (an unreachable branch, a failed assumption) where it should report a parse
+/// error; found by fuzz/fuzz_config_toml, upstream marzer/tomlplusplus issues 190, 294 and 295:
+/// a non-ASCII character outside a string or comment (where TOML allows none), one that starts
+/// the line after a line-ending backslash in a multi-line string, and a table header whose name
+/// starts with a character no key can start with. Everything else is left to toml++ and its
+/// messages. Strings and comments are skipped as TOML delimits them.
+void screen_toml(const std::string& text, const std::string& source) {
+  const size_t n = text.size();
+  size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a UTF-8 byte order mark
+  size_t line = 1, line_start = 0;
+  bool line_empty = true;  // nothing but blanks so far on this line
+  int depth = 0;           // open [ and { of arrays and inline tables
+  const auto fail = [&](size_t at, const std::string& what) {
+    throw std::runtime_error(source + ":" + std::to_string(line) + ":" +
+                             std::to_string(at - line_start + 1) + ": " + what);
+  };
+  const auto newline = [&](size_t at) {
+    ++line;
+    line_start = at + 1;
+    line_empty = true;
+  };
+  const auto blank = [&](size_t at) {
+    return at < n && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r');
+  };
+  const auto ascii = [&](size_t at) { return static_cast<unsigned char>(text[at]) < 0x80; };
+  while (i < n) {
+    const char c = text[i];
+    if (c == '\n') {
+      newline(i++);
+      continue;
+    }
+    if (blank(i)) {
+      ++i;
+      continue;
+    }
+    const bool first_on_line = line_empty;
+    line_empty = false;
+    if (!ascii(i)) fail(i, "a non-ASCII character outside a string or comment");
+    if (c == '#') {
+      while (i < n && text[i] != '\n') ++i;
+    } else if ((c == '"' || c == '\'') && text.compare(i, 3, std::string(3, c)) == 0) {
+      // A multi-line string: up to three quotes (and two more, which belong to the string).
+      i += 3;
+      while (i < n && text.compare(i, 3, std::string(3, c)) != 0) {
+        if (text[i] == '\n') newline(i);
+        if (c == '"' && text[i] == '\\') {
+          size_t j = i + 1;
+          while (blank(j)) ++j;
+          if (j < n && text[j] == '\n') {  // a line-ending backslash: whitespace is dropped
+            while (j < n && (blank(j) || text[j] == '\n')) {
+              if (text[j] == '\n') newline(j);
+              ++j;
+            }
+            if (j < n && !ascii(j))
+              fail(j,
+                   "a non-ASCII character right after a line-ending backslash in a string "
+                   "(put an ASCII character first on the line)");
+            i = j;
+            continue;
+          }
+          ++i;  // an escape: skip the escaped character too
+        }
+        ++i;
+      }
+      i += 3;
+      for (int extra = 0; extra < 2 && i < n && text[i] == c; ++extra) ++i;
+    } else if (c == '"' || c == '\'') {  // a one-line string: to its closing quote or the line end
+      ++i;
+      while (i < n && text[i] != c && text[i] != '\n') i += c == '"' && text[i] == '\\' ? 2 : 1;
+      if (i < n && text[i] == c) ++i;
+    } else {
+      if (c == '[' && first_on_line && depth <= 0) {  // a table header: [name] or [[name]]
+        size_t j = i + 1;
+        if (j < n && text[j] == '[') ++j;
+        while (j < n && (text[j] == ' ' || text[j] == '\t')) ++j;
+        const auto k = j < n ? static_cast<unsigned char>(text[j]) : 'a';
+        if (!(std::isalnum(k) || k == '_' || k == '-' || k == '"' || k == '\'' || k == ']'))
+          fail(j, "expected a key after '[' (a table header)");
+      }
+      if (c == '[' || c == '{') ++depth;
+      if (c == ']' || c == '}') --depth;
+      ++i;
+    }
+  }
+}
+
 /// The node as a value of the key's type (an integer is accepted for a number); throws.
 ConfigValue value_of(const KeyInfo& k, const toml::node& node, const std::string& where) {
   const auto mismatch = [&] {
@@ -231,6 +318,7 @@ std::string KeyTable::render(const std::vector<ConfigValue>& values, bool trajec
 
 std::vector<std::pair<std::size_t, ConfigValue>> KeyTable::read(const std::string& text,
                                                                 const std::string& source) const {
+  screen_toml(text, source);
   toml::table table;
   try {
     table = toml::parse(text, source);
