@@ -75,18 +75,19 @@ std::string one_line(std::string text) {
 /// The text toml++ is given: the same document in ASCII. Debian 12's toml++ (3.3.0) reaches
 /// undefined behaviour (an unreachable branch of its Unicode whitespace test, a failed assumption)
 /// on some texts with non-ASCII characters, in valid documents and in the error paths of invalid
-/// ones, on a table header that starts with no key character and on an array holding a '}' (found
+/// ones, on a table header that starts with no key character and on an array closed by '}' (found
 /// by fuzz/fuzz_config_toml; upstream marzer/tomlplusplus issues 190, 294, 295). So every non-ASCII
 /// character of a string becomes its \uXXXX or \UXXXXXXXX escape (a literal string the equal basic
 /// string), of a comment a '?'; the values read are the same. Errors, "<source>:<line>:<col>: ...":
-/// a non-ASCII character elsewhere (TOML allows none), invalid UTF-8, a table header, an array or
-/// an inline table (a configuration file has none). Lines keep their numbers; a column after an
-/// escaped character on its line counts the escape.
+/// a non-ASCII character elsewhere (TOML allows none), invalid UTF-8, such a table header, a ']'
+/// or '}' that closes the other bracket. Lines keep their numbers; a column after an escaped
+/// character on its line counts the escape.
 std::string ascii_toml(const std::string& text, const std::string& source) {
   const size_t n = text.size();
   size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a UTF-8 byte order mark
   size_t line = 1, line_start = i;
   bool line_empty = true;  // nothing but blanks so far on this line
+  std::string open;        // the [ and { of the arrays and inline tables open here
   std::string out;
   out.reserve(n + n / 8);
   const auto fail = [&](size_t at, const std::string& what) {
@@ -190,14 +191,20 @@ std::string ascii_toml(const std::string& text, const std::string& source) {
         ++i;
       }
     } else {
-      // Arrays, inline tables and table headers are never configuration values or keys (the
-      // files are flat); toml++ 3.3.0 also fails assumptions on some malformed ones ("[&",
-      // "x = [}").
-      if (c == '[' && first_on_line)
-        fail(i, "a table header: the keys of a configuration file are flat, no [tables]");
-      if (c == '[' || c == '{')
-        fail(i, std::string(c == '[' ? "an array" : "an inline table") +
-                    ": a configuration value is an integer, a number, a string or a boolean");
+      if (c == '[' && first_on_line && open.empty()) {  // a table header: [name] or [[name]]
+        size_t j = i + 1;
+        if (j < n && text[j] == '[') ++j;
+        while (j < n && (text[j] == ' ' || text[j] == '\t')) ++j;
+        const auto k = j < n ? static_cast<unsigned char>(text[j]) : 'a';
+        if (!(std::isalnum(k) || k == '_' || k == '-' || k == '"' || k == '\'' || k == ']'))
+          fail(j, "expected a key after '[' (a table header)");
+      }
+      if (c == '[' || c == '{') open.push_back(c);
+      if (c == ']' || c == '}') {  // "x = [}": toml++ fails an assumption
+        if (!open.empty() && open.back() != (c == ']' ? '[' : '{'))
+          fail(i, std::string("'") + c + "' closes the '" + open.back() + "' opened before it");
+        if (!open.empty()) open.pop_back();
+      }
       out += text[i++];
     }
   }
