@@ -79,8 +79,9 @@ std::string one_line(std::string text) {
 /// by fuzz/fuzz_config_toml; upstream marzer/tomlplusplus issues 190, 294, 295). So every non-ASCII
 /// character of a string becomes its \uXXXX or \UXXXXXXXX escape (a literal string the equal basic
 /// string), of a comment a '?'; the values read are the same. Errors, "<source>:<line>:<col>: ...":
-/// a non-ASCII character elsewhere (TOML allows none), invalid UTF-8, such a table header, a ']'
-/// or '}' that closes the other bracket. Lines keep their numbers; a column after an escaped
+/// a non-ASCII character elsewhere (TOML allows none), a control character (a NUL in a value
+/// failed an assumption), invalid UTF-8, such a table header, a ']' or '}' that closes the other
+/// bracket. Lines keep their numbers; a column after an escaped
 /// character on its line counts the escape.
 std::string ascii_toml(const std::string& text, const std::string& source) {
   const size_t n = text.size();
@@ -141,6 +142,20 @@ std::string ascii_toml(const std::string& text, const std::string& source) {
       out += text[i++];
     }
   };
+  // TOML allows no control character but tab, LF and CR, not even in strings and comments (they
+  // are written as escapes); toml++ 3.3.0 fails assumptions on a NUL in a value.
+  for (size_t k = i; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(text[k]);
+    if (b == '\n') newline(k);
+    if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(b));
+      fail(k, std::string("a control character (") + code + "): TOML allows none, write \\u" +
+                  (code + 2) + " in a string");
+    }
+  }
+  line = 1;
+  line_start = i;
   while (i < n) {
     const char c = text[i];
     if (c == '\n') {
