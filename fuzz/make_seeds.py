@@ -37,7 +37,8 @@ def npy_seeds():
     rng = np.random.default_rng(0)
     a = rng.standard_normal((3, 5)).astype(np.float32)
     (d / "f4_c_3x5.npy").write_bytes(npy_bytes(a))
-    (d / "f8_fortran_4x2.npy").write_bytes(npy_bytes(np.asfortranarray(rng.standard_normal((4, 2)))))
+    f8 = np.asfortranarray(rng.standard_normal((4, 2)))
+    (d / "f8_fortran_4x2.npy").write_bytes(npy_bytes(f8))
     (d / "f4_v2_2x3.npy").write_bytes(npy_bytes(a[:2, :3].copy(), version=(2, 0)))
     (d / "f4_v3_1x1.npy").write_bytes(npy_bytes(a[:1, :1].copy(), version=(3, 0)))
     # Near misses: a rejected dtype, a 1-D shape, a structured dtype.

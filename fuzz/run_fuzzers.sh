@@ -27,7 +27,8 @@ for h in "$@"; do
   if [ "$rc" -eq 0 ]; then
     result="no crash"
   else
-    result="FOUND (exit $rc): $(grep -m1 -E '^==[0-9]+==ERROR|^SUMMARY|ERROR: libFuzzer|^runtime error|runtime error:' "$log" | cut -c1-120); input: $(ls -t "$findings" | head -1); log: $log"
+    what=$(grep -m1 -E 'runtime error:|Assertion .* failed|==[0-9]+== ?ERROR' "$log" | cut -c1-120)
+    result="FOUND (exit $rc): $what; input: $findings/$(ls -t "$findings" | head -1); log: $log"
     status=1
   fi
   printf '%-20s %12s %8s %7s %7s  %s\n' "$h" "$(stat number_of_executed_units)" \
