@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "common/head_spec.h"
 
@@ -81,8 +82,8 @@ std::string one_line(std::string text) {
 /// string), of a comment a '?'; the values read are the same. Errors, "<source>:<line>:<col>: ...":
 /// a non-ASCII character elsewhere (TOML allows none), a control character (a NUL in a value
 /// failed an assumption), invalid UTF-8, such a table header, a ']' or '}' that closes the other
-/// bracket. Lines keep their numbers; a column after an escaped
-/// character on its line counts the escape.
+/// bracket, a date and time separated by a space. Lines keep their numbers; a column after an
+/// escaped character on its line counts the escape.
 std::string ascii_toml(const std::string& text, const std::string& source) {
   const size_t n = text.size();
   size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a UTF-8 byte order mark
@@ -213,6 +214,22 @@ std::string ascii_toml(const std::string& text, const std::string& source) {
         const auto k = j < n ? static_cast<unsigned char>(text[j]) : 'a';
         if (!(std::isalnum(k) || k == '_' || k == '-' || k == '"' || k == '\'' || k == ']'))
           fail(j, "expected a key after '[' (a table header)");
+      }
+      if (std::isdigit(static_cast<unsigned char>(c)) && i > 0 &&
+          std::string_view(" \t=[,{").find(text[i - 1]) != std::string_view::npos) {
+        // A value starting here: toml++ 3.3.0 fails an assumption on "1979-05-27 0]", the date
+        // and time of a date-time separated by a space (then a terminator). No configuration
+        // value is a date: such a value is refused as a whole.
+        std::string chars;  // the value's characters but '_', as toml++ counts them
+        size_t j = i;
+        for (; j < n && std::string_view(" \t\r\n,]}#").find(text[j]) == std::string_view::npos;
+             ++j)
+          if (text[j] != '_') chars += text[j];
+        if (chars.size() == 10 && chars[4] == '-' && chars[7] == '-' && j + 1 < n &&
+            text[j] == ' ' && std::isdigit(static_cast<unsigned char>(text[j + 1])))
+          fail(i,
+               "a date and time: a configuration value is an integer, a number, a string or "
+               "a boolean");
       }
       if (c == '[' || c == '{') open.push_back(c);
       if (c == ']' || c == '}') {  // "x = [}": toml++ fails an assumption
