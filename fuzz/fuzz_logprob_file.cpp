@@ -17,10 +17,13 @@
 // libhdf5 allocates what a corrupt header asks for (an object header of 2^59 bytes); glibc's
 // malloc returns NULL for such a size and HDF5 reports an error, which our reader turns into an
 // exception. ASan would abort instead: let its malloc return NULL too, as in a normal build.
-// fuzz/hdf5.supp: libhdf5's own over-reads are not reported (see there).
+// fuzz/hdf5_asan.supp, fuzz/hdf5_lsan.supp: libhdf5's own over-reads and the memory it keeps
+// are not reported (see there). Its endless loops on some corrupt global heaps are timeouts that
+// make fuzz/run_fuzzers.sh run this harness with -fork=1 -ignore_timeouts=1.
 extern "C" const char* __asan_default_options() {
-  return "allocator_may_return_null=1:suppressions=" SB_FUZZ_HDF5_SUPPRESSIONS;
+  return "allocator_may_return_null=1:suppressions=" SB_FUZZ_HDF5_ASAN_SUPP;
 }
+extern "C" const char* __lsan_default_options() { return "suppressions=" SB_FUZZ_HDF5_LSAN_SUPP; }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static sb::fuzz::ScratchFile file(".h5");
