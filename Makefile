@@ -18,6 +18,10 @@ DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config \
 BENCH_PACKAGES :=
 # Only `make test-slurm` needs these: a one-node Slurm cluster for the Slurm backend's test.
 SLURM_PACKAGES := slurmctld slurmd slurm-client munge
+# Only `make fuzz` needs these: clang with libFuzzer and the sanitizer runtimes, and what the
+# harnesses' readers build on (no LibTorch: fuzz/CMakeLists.txt).
+FUZZ_PACKAGES := clang libclang-rt-14-dev cmake ninja-build libhdf5-dev zlib1g-dev libcli11-dev \
+  libtomlplusplus-dev
 
 # Another LibTorch than Debian's (e.g. a CUDA build; README, "CUDA builds"), in a fresh BUILD_DIR:
 #   TORCH_PREFIX=/path/to/libtorch        an unpacked LibTorch zip from pytorch.org
@@ -37,7 +41,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm data configure build test test-slurm bench bench-rank bench-train plots reproduce readme format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-train plots reproduce readme format clean help
 
 all: build
 
@@ -48,6 +52,7 @@ help:
 	@echo "make build      configure ($(BUILD_TYPE), ninja) and build into $(BUILD_DIR)/"
 	@echo "make test       deps + data (skipped tests without it) + build + ctest"
 	@echo "make test-slurm install Slurm + munge, then the Slurm backend's test on a one-node cluster (root)"
+	@echo "make fuzz       libFuzzer harnesses of the file readers, FUZZ_SECONDS=$(FUZZ_SECONDS) s each (clang; $(FUZZ_DIR)/)"
 	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
 	@echo "make bench-rank rank-analysis benchmark on a PTB-size matrix (~17 min)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
@@ -87,6 +92,9 @@ deps-bench: deps
 deps-slurm:
 	$(call install_missing,$(SLURM_PACKAGES))
 
+deps-fuzz:
+	$(call install_missing,$(FUZZ_PACKAGES))
+
 data:
 	datasets/fetch.sh ptb
 	datasets/fetch.sh wikitext-2
@@ -122,6 +130,20 @@ test-slurm: deps
 	@$(MAKE) --no-print-directory data || echo "make test-slurm: PTB not found: the Slurm test will be skipped"
 	@$(MAKE) --no-print-directory build
 	cd $(BUILD_DIR) && ctest --output-on-failure -L slurm
+
+# Coverage-guided fuzzing of the readers of outside files (fuzz/README.md): the .npy header, IDX,
+# the HDF5 contract and the TOML configuration. Not part of `make test`. A build directory of its
+# own, configured with clang and -DSB_FUZZ=ON (the harnesses alone, no LibTorch); each harness runs
+# FUZZ_SECONDS, one after the other, and one line each says executions, exec/s, coverage and
+# whether it found a crash (the input: $(FUZZ_DIR)/findings/<harness>/; exit status 1).
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZERS := fuzz_npy_header fuzz_idx fuzz_logprob_file fuzz_config_toml
+fuzz: deps-fuzz
+	cmake -S . -B $(FUZZ_DIR) -G Ninja -DSB_FUZZ=ON -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzzers
+	fuzz/run_fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZERS)
 
 # Benchmarks are not in the default build: `benchmarks` builds them all.
 bench: build

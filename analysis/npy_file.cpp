@@ -171,7 +171,10 @@ std::string describe_descr(const std::string& d) {
   const std::string rest =
       (order == '<' || order == '>' || order == '|' || order == '=') ? d.substr(1) : d;
   const char kind = rest.empty() ? '?' : rest[0];
-  const std::string bits = rest.size() > 1 ? std::to_string(8 * std::atoi(rest.c_str() + 1)) : "";
+  // The item size in bytes after the kind ("<f4": 4), said in bits; a size past any dtype's
+  // (digits that would overflow) is left out: the message quotes the descr anyway.
+  const long long bytes = rest.size() > 1 ? std::strtoll(rest.c_str() + 1, nullptr, 10) : 0;
+  const std::string bits = bytes > 0 && bytes <= 1024 ? std::to_string(8 * bytes) : "";
   std::string what;
   switch (kind) {
     case 'O':

@@ -81,6 +81,8 @@ Handle open_attribute(hid_t obj, const std::string& name, const std::string& pat
   Handle attr(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
   if (!attr.valid()) throw std::runtime_error(path + ": attribute '" + name + "' cannot be opened");
   Handle space(H5Aget_space(attr.get()), H5Sclose);
+  if (!space.valid())
+    throw std::runtime_error(path + ": attribute '" + name + "': unreadable dataspace");
   const H5S_class_t kind = H5Sget_simple_extent_type(space.get());
   if (kind == H5S_NULL)
     throw std::runtime_error(path + ": attribute '" + name +
@@ -182,7 +184,13 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
     H5free_memory(data);
     return out;
   }
+  // A fixed-length string's size is the file's word: no more than the file holds.
   const size_t size = H5Tget_size(type.get());
+  hsize_t file_size = 0;
+  if (H5Fget_filesize(obj, &file_size) < 0 || size == 0 || size > file_size)
+    throw std::runtime_error(path + ": attribute '" + name + "': expected a string of at most " +
+                             std::to_string(file_size) + " bytes (the file's size), got " +
+                             std::to_string(size));
   std::string out(size, '\0');
   read_or_throw(H5Aread(attr.get(), type.get(), out.data()), name, path);
   out.resize(std::strlen(out.c_str()));
@@ -195,6 +203,36 @@ std::vector<hsize_t> dims(hid_t dataset) {
   std::vector<hsize_t> d(static_cast<size_t>(rank > 0 ? rank : 0));
   if (rank > 0) H5Sget_simple_extent_dims(space.get(), d.data(), nullptr);
   return d;
+}
+
+void require_stored(hid_t dataset, const std::string& name, const std::string& path) {
+  const std::string field = path + ": dataset '/" + name + "' storage: expected ";
+  H5D_space_status_t status{};
+  if (H5Dget_space_status(dataset, &status) < 0 || status == H5D_SPACE_STATUS_NOT_ALLOCATED)
+    throw std::runtime_error(field +
+                             "its elements written, got no storage allocated (a dataset "
+                             "created but never written)");
+  Handle file(H5Iget_file_id(dataset), H5Fclose);
+  Handle type(H5Dget_type(dataset), H5Tclose);
+  Handle space(H5Dget_space(dataset), H5Sclose);
+  Handle plist(H5Dget_create_plist(dataset), H5Pclose);
+  hsize_t file_size = 0;
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  const size_t size = H5Tget_size(type.get());
+  const int filters = H5Pget_nfilters(plist.get());
+  if (H5Fget_filesize(file.get(), &file_size) < 0 || n < 0 || size == 0 || filters < 0)
+    throw std::runtime_error(field + "a readable layout, got a corrupt one");
+  const hsize_t stored = H5Dget_storage_size(dataset);
+  // Uncompressed, every element takes its size in the file. Compressed, no filter HDF5 ships
+  // with expands its bytes more than deflate's 1032:1 (real files: far less).
+  constexpr double kMaxRatio = 1032;
+  const double needed =
+      static_cast<double>(n) * static_cast<double>(size) / (filters == 0 ? 1 : kMaxRatio);
+  if (stored > file_size || static_cast<double>(stored) < needed)
+    throw std::runtime_error(field + std::to_string(n) + " elements of " + std::to_string(size) +
+                             " bytes" + (filters == 0 ? "" : " (compressed at most 1032:1)") +
+                             " stored in a file of " + std::to_string(file_size) + " bytes, got " +
+                             std::to_string(stored) + " bytes stored");
 }
 
 void write_vector(hid_t file, const std::string& name, const std::vector<double>& values) {

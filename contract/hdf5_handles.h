@@ -52,6 +52,12 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
 /// Dimensions of a dataset's dataspace.
 std::vector<hsize_t> dims(hid_t dataset);
 
+/// Throws "<path>: dataset '/<name>' storage: expected ..." unless `dataset`'s elements are
+/// stored in the file: storage allocated (not only fill values), no more than the file holds, and
+/// as large as the shape (uncompressed) or 1/1032 of it (compressed). A header may claim any
+/// shape; this bounds what a reader allocates for the dataset by the file's size.
+void require_stored(hid_t dataset, const std::string& name, const std::string& path);
+
 /// Writes a whole 1-D float64 dataset.
 void write_vector(hid_t file, const std::string& name, const std::vector<double>& values);
 

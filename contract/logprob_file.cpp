@@ -181,6 +181,7 @@ LogProbReader::LogProbReader(std::string path, Contract contract) : path_(std::m
   float64_ = size == 8;
   const auto d = h5::dims(log_probs_.get());
   require(d.size() == 2, path_, "dataset '/log_probs' rank", "2 (T, M)", shape_string(d));
+  h5::require_stored(log_probs_.get(), "log_probs", path_);
   if (plain_) {
     require(d[0] >= 1 && d[1] >= 1, path_, "dataset '/log_probs' shape", "T >= 1 and M >= 1",
             shape_string(d));
@@ -202,6 +203,7 @@ LogProbReader::LogProbReader(std::string path, Contract contract) : path_(std::m
   const auto td = h5::dims(targets.get());
   const std::vector<hsize_t> twant = {static_cast<hsize_t>(header_.T)};
   require(td == twant, path_, "dataset '/targets' shape", shape_string(twant), shape_string(td));
+  h5::require_stored(targets.get(), "targets", path_);
   // Every target a column of /log_probs: ppl and every per-row use index by it.
   const auto t = read_targets();
   const auto bad =
@@ -216,6 +218,7 @@ LogProbReader::LogProbReader(std::string path, Contract contract) : path_(std::m
     const std::vector<hsize_t> vwant = {static_cast<hsize_t>(header_.M)};
     require(vd == vwant, path_, "dataset '/vocab' shape", shape_string(vwant) + " from M",
             shape_string(vd));
+    h5::require_stored(vocab.get(), "vocab", path_);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -105,8 +106,17 @@ IdxArray read_idx(const std::string& path, int expected_ndims) {
     out.dims.push_back(dim);
     total *= dim;
   }
-  out.data.resize(static_cast<size_t>(total));
-  const auto got = read_bytes(file.get(), path, out.data.data(), total);
+  // The data in blocks, the array growing with what the file holds: a header's claimed size
+  // alone (up to 2^31 bytes) allocates nothing, a truncated file only what it has.
+  constexpr int64_t kBlock = int64_t{1} << 20;
+  int64_t got = 0;
+  while (got < total) {
+    const int64_t want = std::min(kBlock, total - got);
+    out.data.resize(static_cast<size_t>(got + want));
+    const int64_t n = read_bytes(file.get(), path, out.data.data() + got, want);
+    got += n;
+    if (n < want) break;
+  }
   if (got < total)
     throw std::runtime_error(path + ": data: expected " + std::to_string(total) + " bytes (" +
                              shape_text(out.dims) + "), got " + std::to_string(got) +

@@ -224,3 +224,16 @@ TEST_CASE("image dataset: without the package the error names dataset-fashion-mn
             ": data: expected a directory holding the four mnist IDX files "
             "(train-images-idx3-ubyte[.gz], ...), got no such path");
 }
+
+TEST_CASE(
+    "idx reader: a header claiming 2 GiB in a tiny file is refused without allocating it (a "
+    "fuzzer's find)",
+    "[idx]") {
+  // tests/bad_inputs/fuzz/: 1024 x 1024 x 2047 bytes claimed, 2 held. Before the reader read in
+  // blocks it allocated the claimed size first and ran out of memory.
+  const std::string path = SB_SOURCE_DIR "/tests/bad_inputs/fuzz/fuzz_idx_huge_claimed_size.idx";
+  const auto msg = what_of([&] { sb::data::read_idx(path, 3); });
+  CHECK(one_line(msg));
+  CHECK(contains(msg, path + ": data: expected 2146435072 bytes (1024 x 1024 x 2047), got 2 "
+                             "(truncated file)"));
+}
