@@ -207,6 +207,12 @@ std::vector<hsize_t> dims(hid_t dataset) {
 
 void require_stored(hid_t dataset, const std::string& name, const std::string& path) {
   const std::string field = path + ": dataset '/" + name + "' storage: expected ";
+  {
+    // An empty dataset has nothing to store (and HDF5 allocates nothing for it): the shape
+    // checks of the reader name it (T or M below 1).
+    Handle space(H5Dget_space(dataset), H5Sclose);
+    if (space.valid() && H5Sget_simple_extent_npoints(space.get()) == 0) return;
+  }
   H5D_space_status_t status{};
   if (H5Dget_space_status(dataset, &status) < 0 || status == H5D_SPACE_STATUS_NOT_ALLOCATED)
     throw std::runtime_error(field +

@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     sb::lm::validate(cfg);
-    sb::lm::default_run_dir(cfg);
+    sb::lm::run_dir(cfg);
   } catch (const std::exception&) {
   }
   const std::string saved = sb::lm::to_toml(cfg);

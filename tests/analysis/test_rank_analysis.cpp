@@ -383,12 +383,13 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "rank_analysis binary: running out of memory while reading a file is one line naming the "
-    "file, exit 2, not an uncaught std::bad_alloc") {
+    "rank_analysis binary: a file declaring 2^40 rows it never wrote is refused before anything "
+    "is allocated, in one line naming the file, exit 2") {
   const auto dir = temp_dir("cli_bad_alloc");
   make_fixture_files(dir);
-  // T = 2^40 declared and never written: checking /targets would need 8 TiB. Under a 4 GiB
-  // address-space limit the allocation fails whatever the machine's memory and overcommit.
+  // T = 2^40 declared and never written: checking /targets would need 8 TiB. The reader checks
+  // that a dataset's elements are stored in the file before it reads them, so even under a 4 GiB
+  // address-space limit the refusal names the storage, not an allocation failure.
   const auto file = (dir / "huge_unwritten.h5").string();
   int status = 0;
   const auto err = run("ulimit -v 4000000; " + std::string(SB_RANK_ANALYSIS) + " --quiet --out " +
@@ -396,8 +397,8 @@ TEST_CASE(
                        &status);
   CHECK(status == 2);
   CHECK(err == "rank_analysis: " + file +
-                   ": out of memory (std::bad_alloc) while opening and validating it: the process "
-                   "could not allocate what it needs\n");
+                   ": dataset '/log_probs' storage: expected its elements written, got no storage "
+                   "allocated (a dataset created but never written)\n");
   CHECK_FALSE(fs::exists(dir / "r.h5"));
   fs::remove_all(dir);
 }
