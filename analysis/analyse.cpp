@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "analysis/rank_certificate.h"
+#include "analysis/row_gram.h"
 #include "common/duration.h"
 #include "common/head_spec.h"
 
@@ -30,11 +31,13 @@ double resolution_rel(SvdMethod method, bool float64) {
 }
 
 // Turns the spectrum's per-block callbacks into throttled progress lines for options.on_progress.
-Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64, int64_t cols) {
+// order: the Gram matrix's (M, or T for the row Gram); cols: the matrix's M.
+Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64, int64_t cols,
+                        int64_t order) {
   if (!o.on_progress) return {};
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  return [&o, start, last = start, name = method_name(method), method, float64, cols](
+  return [&o, start, last = start, name = method_name(method), method, float64, cols, order](
              int64_t done, int64_t total) mutable {
     const auto now = clock::now();
     const double elapsed = std::chrono::duration<double>(now - start).count();
@@ -54,7 +57,7 @@ Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64,
     o.on_progress(text);
     if (!final) return;
     const std::string gram =
-        " of the " + std::to_string(cols) + " x " + std::to_string(cols) + " Gram matrix";
+        " of the " + std::to_string(order) + " x " + std::to_string(order) + " Gram matrix";
     const std::string shape =
         method == SvdMethod::gram
             ? o.spectrum
@@ -79,15 +82,24 @@ SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOpt
   const bool gram_resolves = tol_rel > 10 * std::sqrt(kFloat64Eps);
   const double gram = method_bytes(SvdMethod::gram, rows, cols, o);
   const double exact = method_bytes(SvdMethod::exact, rows, cols, o);
-  if (rows >= cols && gram_resolves && gram <= budget) return SvdMethod::gram;
+  if (gram_resolves && gram <= budget) return SvdMethod::gram;
   if (exact <= budget) return SvdMethod::exact;
   if (limit_bytes > 0 && gram > limit_bytes && exact <= limit_bytes) return SvdMethod::exact;
   return SvdMethod::gram;
 }
 
+bool uses_row_gram(int64_t rows, int64_t cols, const AnalyseOptions& o) {
+  if (o.gram != "auto" && o.gram != "rows" && o.gram != "columns")
+    throw std::invalid_argument("--gram " + o.gram + ": expected rows, columns or auto");
+  if (o.gram == "rows" && o.backend.accumulate)
+    throw std::invalid_argument("--gram rows: the device's Gram path accumulates A^T A only");
+  return o.gram == "rows" || (o.gram == "auto" && rows < cols && !o.backend.accumulate);
+}
+
 double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseOptions& o) {
-  return method == SvdMethod::exact ? exact_bytes(rows, cols, o.precision == "float64")
-                                    : gram_bytes(rows, cols, o.block_rows);
+  if (method == SvdMethod::exact) return exact_bytes(rows, cols, o.precision == "float64");
+  return uses_row_gram(rows, cols, o) ? row_gram_bytes(rows, cols)
+                                      : gram_bytes(rows, cols, o.block_rows);
 }
 
 namespace {
@@ -179,19 +191,27 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   AnalyseOptions o = options;
   o.precision = plan.precision;
   const int64_t rows = source.rows(), cols = source.cols();
+  plan.input = declared_input(source, options.input);
+  plan.input_by = declared_by(source, options.input);
+  plan.row_gram = uses_row_gram(rows, cols, o);
   plan.method = choose_method(rows, cols, plan.eps, o, limit.bytes);
+  plan.row_gram = plan.row_gram && plan.method == SvdMethod::gram;
   plan.bytes = method_bytes(plan.method, rows, cols, o);
   // A device backend accumulates and solves G there: the host holds one block at a time.
   const bool on_host = !(plan.method == SvdMethod::gram && options.backend.accumulate);
   if (!on_host || plan.bytes <= limit.bytes) return plan;
   const SvdMethod other = plan.method == SvdMethod::gram ? SvdMethod::exact : SvdMethod::gram;
   const double other_bytes = method_bytes(other, rows, cols, o);
+  const bool rows_gram = uses_row_gram(rows, cols, o);
   auto needs = [&](SvdMethod m, double bytes) {
     const std::string mn = std::to_string(rows) + " x " + std::to_string(cols);
-    return m == SvdMethod::gram ? "the Gram matrix of M = " + std::to_string(cols) + " needs " +
-                                      gib(bytes) + " (8 M^2 bytes plus workspace)"
-                                : "the T x M = " + mn + " matrix in " + o.precision + " needs " +
-                                      gib(bytes) + " (with ?gesdd's workspace)";
+    if (m == SvdMethod::exact)
+      return "the T x M = " + mn + " matrix in " + o.precision + " needs " + gib(bytes) +
+             " (with ?gesdd's workspace)";
+    return rows_gram ? "the row Gram matrix A A^T of T = " + std::to_string(rows) + " needs " +
+                           gib(bytes) + " (8 T^2 bytes plus a column panel and workspace)"
+                     : "the Gram matrix of M = " + std::to_string(cols) + " needs " + gib(bytes) +
+                           " (8 M^2 bytes plus workspace)";
   };
   const std::string over = ", more than the " + gib(limit.bytes) + " " + limit.what;
   std::string why;
@@ -214,7 +234,10 @@ contract::RankResult analyse_file(const std::string& path, const AnalyseOptions&
 contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
                              const AnalyseOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const MatrixSource* source = &src;
+  // Every row's logsumexp as it streams past: declared log-probabilities must normalise, and
+  // a file that says nothing is taken for log-probabilities when every row does (input_kind.h).
+  const NormalisationCheck checked(src, plan.input == InputKind::logprobs, plan.input_by);
+  const MatrixSource* source = &checked;
   const std::string& path = src.path();
   const contract::LogProbHeader& h = plan.header;
   const double eps = plan.eps;
@@ -225,13 +248,16 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   FiniteScan scan;
   SpectrumTiming timing;
   const bool f64 = precision == "float64";
-  const Progress progress = progress_lines(options, method, f64, cols);
+  const bool row_gram = plan.row_gram;
+  const Progress progress = progress_lines(options, method, f64, cols, row_gram ? rows : cols);
   // Rows arrive in the stored dtype: float64 data is never rounded to float32 on the way.
   std::vector<double> sigma;
   GramMatrix gram;
   auto stream = [&](const auto& read) {
     if (method == SvdMethod::exact)
       sigma = singular_values_exact(read, rows, cols, f64, &scan, &timing, progress);
+    else if (row_gram)
+      gram = accumulate_row_gram(read, rows, cols, options.panel_cols, &scan, &timing, progress);
     else
       gram = accumulate_gram(read, rows, cols, options.block_rows, &scan, &timing, progress,
                              options.overlap_read);
@@ -260,14 +286,33 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   res.header = h;
   res.method = method_name(method);
   res.precision = method == SvdMethod::gram ? "float64" : precision;
+  if (method == SvdMethod::gram) res.gram = row_gram ? "rows" : "columns";
+  const InputChoice input = settle_input(plan.input, plan.input_by, checked);
+  res.input = input_kind_name(input.kind);
+  res.input_from = input.from;
+  if (input.from == "detected") {
+    char text[200];
+    if (checked.normalised())
+      std::snprintf(text, sizeof text,
+                    "every row's logsumexp is within 1e-3 of 0 (at most %.2g): read as "
+                    "log-probabilities",
+                    checked.max_abs_logsumexp());
+    else
+      std::snprintf(text, sizeof text, "row %lld's logsumexp is %.4g, not 0: read as logits",
+                    static_cast<long long>(checked.first_bad_row()), checked.first_bad_logsumexp());
+    res.input_note = std::string(text) + " (no 'input' stated; --input overrides)";
+  }
   const auto kind = head_kind_from_name(h.head);
-  const int64_t bound = theorem2_rank_bound(h.d, h.bias);
+  const int64_t bound = rank_bound(h.d, h.bias, input.kind);
   const bool same_sign = gram.same_sign;
+  // The Gram matrix's order and the length of its entries' dot products (rank_certificate.h):
+  // M and T for A^T A, T and M for A A^T.
+  const int64_t order = row_gram ? rows : cols, inner = row_gram ? cols : rows;
   if (method == SvdMethod::gram && !options.spectrum) {
     // --rank-only: inertia counts on G instead of its eigenvalues (rank_certificate.h).
     const auto solve_start = std::chrono::steady_clock::now();
-    InertiaCounter counter(std::move(gram.g), cols);
-    res.report = rank_by_inertia(counter, rows, eps, same_sign, bound, theorem2_bounded(kind),
+    InertiaCounter counter(std::move(gram.g), order);
+    res.report = rank_by_inertia(counter, inner, eps, same_sign, bound, theorem2_bounded(kind),
                                  &res.solver, &timing.sigma_max);
     timing.solve +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start).count();
@@ -277,7 +322,7 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
         res.solver = options.backend.solver;
         sigma = options.backend.singular_values(std::move(gram), &timing);
       } else {
-        res.solver = eigen_solver_name(EigenSolver::automatic, cols);
+        res.solver = eigen_solver_name(EigenSolver::automatic, order);
         sigma = gram_singular_values(std::move(gram), EigenSolver::automatic, &timing);
       }
     } else {
@@ -285,7 +330,8 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
     }
     res.report = numerical_rank(sigma, rows, cols, eps, bound, theorem2_bounded(kind),
                                 resolution_rel(method, f64));
-    if (method == SvdMethod::gram) certify_from_spectrum(res.report, sigma, rows, cols, same_sign);
+    if (method == SvdMethod::gram)
+      certify_from_spectrum(res.report, sigma, inner, order, same_sign);
     res.singular_values = std::move(sigma);
   }
   res.timing = timing;

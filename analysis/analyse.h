@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/input_kind.h"
 #include "analysis/matrix_source.h"
 #include "analysis/model_facts.h"
 #include "analysis/spectrum.h"
@@ -32,6 +33,13 @@ struct GramBackend {
 
 struct AnalyseOptions {
   std::string method = "auto";  ///< exact | gram | auto
+  /// gram: which Gram matrix. auto: the smaller, A A^T (T x T, row_gram.h) when T < M, else
+  /// A^T A (M x M); rows | columns force one (a device backend accumulates columns only).
+  std::string gram = "auto";
+  int64_t panel_cols = 0;  ///< the row Gram's columns per panel; <= 0: row_gram_panel_cols
+  /// logprobs | logits | auto: what the rows hold (input_kind.h); auto takes the file's attribute
+  /// 'input', else detects it from the rows' logsumexp.
+  std::string input = "auto";
   std::string eps;        ///< float32 | float64 | number; empty: the file's compute_dtype (plain
                           ///< files: the data's dtype)
   std::string precision;  ///< exact path: float32 | float64; empty: as eps
@@ -67,14 +75,18 @@ MemoryLimit available_memory();
 /// The limit an analysis runs under: available_memory(), or --budget-gb when that is smaller.
 MemoryLimit memory_limit(const AnalyseOptions& options);
 
-/// Which method `auto` picks: gram when the matrix is at least as tall as wide, its resolution
-/// (sqrt(eps64) sigma_max) lies well below the NR tolerance and G fits the budget; else exact
-/// when the matrix fits the budget; else whichever fits `limit_bytes` (gram first, reported as
-/// not resolving the tolerance where it does not).
+/// Which method `auto` picks: gram when its resolution (sqrt(eps64) sigma_max) lies well below
+/// the NR tolerance and its Gram matrix (the smaller one unless --gram says which: 8 min(T, M)^2
+/// bytes) fits the budget; else exact when the matrix fits the budget; else whichever fits
+/// `limit_bytes` (gram first, reported as not resolving the tolerance where it does not).
 SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& options,
                         double limit_bytes = 0);
 
-/// Peak bytes of `method` on a rows x cols matrix under `options` (exact_bytes / gram_bytes).
+/// Whether the gram method accumulates A A^T (T x T) rather than A^T A under `options`.
+bool uses_row_gram(int64_t rows, int64_t cols, const AnalyseOptions& options);
+
+/// Peak bytes of `method` on a rows x cols matrix under `options` (exact_bytes, gram_bytes or
+/// row_gram_bytes).
 double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseOptions& options);
 
 /// What analysing one source takes, settled before anything large is allocated.
@@ -83,7 +95,10 @@ struct AnalysisPlan {
   double eps = 0;
   std::string precision;  ///< float32 | float64 (the exact path's; gram accumulates in float64)
   SvdMethod method = SvdMethod::gram;
-  double bytes = 0;  ///< the method's peak estimate
+  bool row_gram = false;           ///< gram: A A^T (T x T) rather than A^T A (M x M)
+  double bytes = 0;                ///< the method's peak estimate
+  std::optional<InputKind> input;  ///< declared by --input or the file; nullopt: detect
+  std::string input_by;            ///< "--input" | "attribute 'input'" | "" (detect)
 };
 
 /// Checks the options against `source` (facts, eps, precision, block rows) and picks the method;

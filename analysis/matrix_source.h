@@ -26,6 +26,9 @@ class MatrixSource {
   virtual std::string data_name() const = 0;
   /// Names a plain file's kind in messages: "a .npy file", "an HDF5 file without format_version".
   virtual std::string plain_kind() const = 0;
+  /// What the file says its rows hold: "logprobs", "logits" (the HDF5 attribute 'input', on
+  /// contract and plain files alike), or "" when it says nothing (every .npy).
+  virtual std::string declared_input() const { return ""; }
   /// Rows [begin, begin + count) into out (count x M, row-major), converted to the out type.
   virtual void read_rows(int64_t begin, int64_t count, float* out) const = 0;
   virtual void read_rows(int64_t begin, int64_t count, double* out) const = 0;

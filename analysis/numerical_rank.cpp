@@ -43,6 +43,13 @@ RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_
                        : std::numeric_limits<double>::quiet_NaN();
   r.resolution = resolution_rel * r.sigma_max;
   r.resolvable = r.tol > r.resolution;
+  for (int j = -2; j <= 2; ++j)
+    r.rank_sweep[static_cast<size_t>(j + 2)] = count_above(r.tol * std::pow(10.0, j));
+  for (size_t i = 1; i < sigma.size() && sigma[i] > r.resolution && sigma[i] > 0; ++i)
+    if (!(sigma[i - 1] / sigma[i] <= r.largest_gap)) {  // the first at a tie; NaN at the start
+      r.largest_gap = sigma[i - 1] / sigma[i];
+      r.largest_gap_index = static_cast<int64_t>(i);
+    }
   return r;
 }
 

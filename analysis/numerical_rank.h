@@ -19,8 +19,9 @@ double parse_eps(const std::string& text);
 
 using contract::RankReport;  // the report is part of the result file (contract/rank_report.h)
 
-/// sigma: descending. resolution_rel: the method's relative resolution (gram: sqrt(eps64);
-/// exact: a few eps of its precision).
+/// sigma: descending. Also the sweep (the rank at tol x 10^j, j = -2..2) and the largest ratio
+/// sigma_i / sigma_(i+1) among the singular values above the resolution. resolution_rel: the
+/// method's relative resolution (gram: sqrt(eps64); exact: a few eps of its precision).
 RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_t cols, double eps,
                           int64_t bound, bool theorem2_bounded, double resolution_rel);
 

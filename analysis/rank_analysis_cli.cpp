@@ -22,56 +22,13 @@
 #include <vector>
 
 #include "analysis/analyse.h"
+#include "analysis/estimate_d.h"
 #include "analysis/numerical_rank.h"
+#include "analysis/rank_table.h"
 #include "common/head_spec.h"
 
 namespace sb::analysis {
 namespace {
-
-void print_table(const std::vector<contract::RankResult>& results) {
-  std::printf("%-28s %-11s %6s %7s %5s %4s %6s %8s %8s %10s %9s %10s %9s %-13s %-6s %8s %s\n",
-              "file", "head", "M", "T", "d", "bias", "bound", "rank_NR", "rank_np", "tol", "eps",
-              "sigma_max", "gap@b", "verdict", "method", "seconds", "certificate");
-  for (const auto& r : results) {
-    const auto& h = r.header;
-    const auto& p = r.report;
-    std::string file = std::filesystem::path(r.source).filename().string();
-    if (file.size() > 28) file = "..." + file.substr(file.size() - 25);
-    const std::string rank_np = p.rank_numpy >= 0 ? std::to_string(p.rank_numpy) : "-";
-    std::printf(
-        "%-28s %-11s %6lld %7lld %5lld %4d %6lld %8lld %8s %10.3e %9.3e %10.4e %9.3g %-13s %-6s "
-        "%8.2f %s\n",
-        file.c_str(), h.head.c_str(), static_cast<long long>(h.M), static_cast<long long>(h.T),
-        static_cast<long long>(h.d), h.bias ? 1 : 0, static_cast<long long>(p.bound),
-        static_cast<long long>(p.rank), rank_np.c_str(), p.tol, p.eps, p.sigma_max, p.spectral_gap,
-        p.verdict().c_str(), r.method.c_str(), r.seconds, p.certificate().c_str());
-  }
-  for (const auto& r : results) {
-    const auto& p = r.report;
-    if (p.theorem2_bounded && !p.within_bound)
-      std::printf("! %s: head '%s' is bounded by Theorem 2 (rank <= %lld) but has rank %lld\n",
-                  r.source.c_str(), r.header.head.c_str(), static_cast<long long>(p.bound),
-                  static_cast<long long>(p.rank));
-    if (!p.bound_binding)
-      std::printf(
-          "note: %s: the bound %lld is not below min(M, T) = %lld, so Theorem 2 does not "
-          "constrain this matrix (any rank up to full is allowed): verdict bound_not_binding\n",
-          r.source.c_str(), static_cast<long long>(p.bound),
-          static_cast<long long>(std::min(r.header.M, r.header.T)));
-    if (!p.resolvable)
-      std::printf(
-          "! %s: method '%s' resolves singular values only down to %.3e (%.1e sigma_max), "
-          "above the tolerance %.3e: the rank may be underestimated; use --method exact "
-          "--precision float64\n",
-          r.source.c_str(), r.method.c_str(), p.resolution, p.resolution / p.sigma_max, p.tol);
-    if (p.has_certificate && !p.certified)
-      std::printf(
-          "! %s: %lld singular value(s) may lie within the rounding of the float64 Gram matrix "
-          "of tol (between %.4e and %.4e): the rank is %lld..%lld\n",
-          r.source.c_str(), static_cast<long long>(p.rank_max - p.rank_min), p.tol_lo, p.tol_hi,
-          static_cast<long long>(p.rank_min), static_cast<long long>(p.rank_max));
-  }
-}
 
 /// --list-heads: every registry head (common/head_spec.h, in declaration order) with its facts,
 /// as one JSON object {"heads": {"<name>": {"<fact>": bool, ...}, ...}} or as a table. The
@@ -131,7 +88,7 @@ struct OptionFacts {
   int threads;
   bool budget_given;
   double budget_gb;
-  bool rank_only, no_overlap, precision_given, block_rows_given;
+  bool rank_only, no_overlap, precision_given, block_rows_given, gram_given, estimate_d;
 };
 
 /// Option values and combinations, checked before any file is opened. Throws
@@ -151,6 +108,16 @@ void check_options(const OptionFacts& o) {
     throw std::invalid_argument("--block-rows " + std::to_string(o.opt.block_rows) +
                                 ": expected block rows >= 1");
   if (!o.opt.eps.empty()) parse_eps(o.opt.eps);
+  if (o.opt.input != "logprobs" && o.opt.input != "logits" && o.opt.input != "auto")
+    throw std::invalid_argument("--input " + o.opt.input + ": expected logprobs, logits or auto");
+  if (o.gram_given && o.opt.method == "exact")
+    throw std::invalid_argument(
+        "--gram with --method exact: --gram goes with --method gram or auto (which Gram matrix "
+        "the gram method accumulates); --method exact reads the matrix whole: drop one");
+  if (o.estimate_d && o.rank_only)
+    throw std::invalid_argument(
+        "--estimate-d with --rank-only: the estimate reads the gap between singular values, which "
+        "--rank-only does not compute: drop one");
   const std::string& method = o.opt.method;
   // Options that only one method reads: with the other one named they would do nothing.
   if (o.rank_only && method == "exact")
@@ -218,7 +185,10 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
       "Inputs: HDF5 log-output files (/log_probs float32 or float64, with the attributes head, d,\n"
       "bias, ...); HDF5 files with only a 2-D /log_probs; .npy arrays (np.save, float32 or\n"
       "float64, C or Fortran order). For the last two, --head, --d and --bias supply what the\n"
-      "verdict needs, and eps defaults to the data's dtype."};
+      "verdict needs, and eps defaults to the data's dtype. The rows may be log-probabilities\n"
+      "(bound d + 1 + bias) or logits (bound d + bias): --input, else the file's attribute\n"
+      "'input', else detected from the rows' logsumexp.\n"
+      "--estimate-d FILE: the model's hidden size d from the largest gap between singular values."};
   app.footer(
       "Examples:\n"
       "  # a trainer's dump (train_wordlm, synthetic_logprobs): everything from its attributes\n"
@@ -235,6 +205,9 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
       "  rank_analysis --check synth.h5\n"
       "  # the Gram path on a GPU (a build against a CUDA LibTorch: README, \"CUDA builds\")\n"
       "  rank_analysis --device cuda --rank-only logprobs.h5\n"
+      "  # logits rather than log-probabilities (bound d + bias), and a model's hidden size\n"
+      "  rank_analysis --input logits --head softmax --d 400 --bias 1 logits.npy\n"
+      "  rank_analysis --estimate-d --bias 1 logits.npy\n"
       "  # every head and the facts the pipeline plans by (Theorem 2, mixture, -inf)\n"
       "  rank_analysis --list-heads --json\n"
       "Every input is opened and checked (header, shape, attributes, the facts given, the\n"
@@ -248,7 +221,7 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
   AnalyseOptions opt;
   std::string out, out_dir;
   bool json = false, check = false, quiet = false, want_spectrum = false, rank_only = false,
-       no_overlap = false, list_heads = false;
+       no_overlap = false, list_heads = false, estimate = false;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   double budget_gb = kDefaultBudgetBytes / double(1ull << 30);
   int64_t d = 0;
@@ -265,6 +238,22 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
                  "is allocated, naming what each method needs")
       ->check(CLI::IsMember({"exact", "gram", "auto"}))
       ->capture_default_str();
+  auto* gram_option =
+      app.add_option("--gram", opt.gram,
+                     "gram: which Gram matrix, rows (A A^T, T x T), columns (A^T A, M x M) or "
+                     "auto (the smaller: rows when T < M); not with --method exact")
+          ->capture_default_str();
+  // Checked by check_options, so that a bad value is one line naming the option (exit 2).
+  app.add_option("--input", opt.input,
+                 "what the rows hold: logprobs (bound d + 1 + bias; every row must normalise, "
+                 "else exit 2), logits (bound d + bias) or auto: the file's attribute 'input', "
+                 "else log-probabilities when every row's logsumexp is within 1e-3 of 0, else "
+                 "logits")
+      ->capture_default_str();
+  app.add_flag("--estimate-d", estimate,
+               "print the model's hidden size d per file: the index of the largest gap "
+               "sigma_i / sigma_(i+1), minus 1 for log-probabilities (the normaliser) and 1 for a "
+               "decoder bias (--bias 1 or the file's attribute); needs no --head or --d");
   app.add_option("--eps", opt.eps,
                  "machine epsilon of the threshold: float32, float64 or a number in (0, 1) "
                  "(default: the file's compute_dtype attribute, else the data's dtype)");
@@ -350,7 +339,7 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
   try {
     check_options(OptionFacts{opt, files, out, out_dir, threads, budget_option->count() > 0,
                               budget_gb, rank_only, no_overlap, precision_option->count() > 0,
-                              block_rows_option->count() > 0});
+                              block_rows_option->count() > 0, gram_option->count() > 0, estimate});
   } catch (const std::exception& e) {
     return refuse(e.what());
   }
@@ -369,7 +358,7 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
       return refuse("--device " + device + ": " + e.what());
     }
   }
-  opt.spectrum = want_spectrum || !out.empty() || !out_dir.empty();
+  opt.spectrum = want_spectrum || !out.empty() || !out_dir.empty() || estimate;
   opt.overlap_read = !no_overlap;
 
   // Every input is opened and checked (header, shape, attributes, the facts given, the method
@@ -381,11 +370,21 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
     const MemoryLimit limit = memory_limit(opt);
     std::vector<std::unique_ptr<MatrixSource>> sources;
     std::vector<AnalysisPlan> plans;
+    std::vector<std::string> bias_from;  // --estimate-d: where each file's bias came from
     for (const auto& f : files) {
       current = f;
       doing = "while opening and validating it";
       sources.push_back(open_matrix(f));
-      plans.push_back(plan_analysis(*sources.back(), opt, limit));
+      AnalyseOptions o = opt;
+      const bool plain = sources.back()->header() == nullptr;
+      bias_from.push_back(!plain ? "attribute 'bias'" : bias_option->count() > 0 ? "--bias" : "");
+      // The estimate needs no model facts: a plain file gets stand-ins for the verdict it skips.
+      if (estimate && plain) {
+        if (o.facts.head.empty()) o.facts.head = "softmax";
+        if (!o.facts.d) o.facts.d = 1;
+        if (!o.facts.bias) o.facts.bias = 0;
+      }
+      plans.push_back(plan_analysis(*sources.back(), o, limit));
     }
     std::vector<contract::RankResult> results;
     for (size_t i = 0; i < files.size(); ++i) {
@@ -402,6 +401,16 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
       sources[i].reset();  // closes the file, unmaps the .npy
     }
     current.clear();
+    if (estimate) {
+      std::vector<DEstimate> estimates;
+      for (size_t i = 0; i < results.size(); ++i)
+        estimates.push_back(estimate_d(results[i], bias_from[i]));
+      for (const auto& e : estimates)
+        std::cout << (json ? estimate_json(e)
+                           : (files.size() > 1 ? e.source + ": " : "") + describe(e))
+                  << "\n";
+      return 0;
+    }
     if (!out.empty()) contract::write_rank_result(out, results.front());
     if (!out_dir.empty()) {
       std::filesystem::create_directories(out_dir);

@@ -18,6 +18,13 @@
 // and rank_min <= r <= rank_max: certified when they agree, i.e. no eigenvalue can lie within the
 // errors of tol^2. [lambda1_lower, lambda1_upper] brackets lambda_1(Gh): the power iteration's
 // bounds (inertia.h) or the eigensolver's largest eigenvalue +- solver_error.
+//
+// The row Gram Gh = fl(A A^T) (T x T, row_gram.h, for T < M) is certified by the same derivation
+// with T and M swapped: its entries are dot products of M terms, so gram_error <= gamma_M
+// || |A| |A|^T ||_2 (= gamma_M lambda_1 for one-signed A, else gamma_M trace), and the solver runs
+// on a matrix of order n = T. tau = c lambda_1 is unchanged (c is symmetric in M and T, and A A^T
+// has the same nonzero eigenvalues as A^T A). GramFacts therefore take the inner dimension and
+// the order rather than T and M: (rows, cols) = (T, M) for A^T A and (M, T) for A A^T.
 
 #include <cstdint>
 #include <string>
@@ -30,7 +37,8 @@ namespace sb::analysis {
 
 /// What the error model needs about A and Gh.
 struct GramFacts {
-  int64_t rows = 0, cols = 0;  ///< T, M (n = M)
+  int64_t rows = 0, cols = 0;  ///< the dot products' length and the order n: T, M for A^T A;
+                               ///< M, T for A A^T
   bool same_sign = true;       ///< A's entries all <= 0 or all >= 0
   double trace = 0;            ///< trace(Gh)
   double lambda1_lower = 0, lambda1_upper = 0;
@@ -51,10 +59,12 @@ struct RankWindow {
 RankWindow rank_window(const GramFacts& f, double eps);
 
 /// The gram + eigensolver path: fills report's certificate from the descending singular values.
+/// rows, cols: as GramFacts (the inner dimension, then the Gram's order).
 void certify_from_spectrum(RankReport& report, const std::vector<double>& sigma, int64_t rows,
                            int64_t cols, bool same_sign);
 
-/// The rank-only path on the accumulated Gh: lambda_1 by power iteration, then the window count
+/// The rank-only path on the accumulated Gh (rows: the inner dimension; the order is the
+/// counter's): lambda_1 by power iteration, then the window count
 /// InertiaCounter::split; where it cannot conclude, LDL^T counts at t_lo and t_hi and, only when
 /// they differ, at the nominal tol^2. rank_numpy = -1, spectral_gap NaN. solver: the routes taken,
 /// e.g. "power_iteration+pivoted_cholesky".

@@ -255,7 +255,7 @@ std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
                                          SpectrumTiming* timing) {
   SpectrumTiming local;
   if (!timing) timing = &local;
-  const int64_t m = gram.cols;
+  const int64_t m = gram.order();
   std::vector<double> g = std::move(gram.g);
   std::vector<double> w(static_cast<size_t>(m));
   const auto start = std::chrono::steady_clock::now();

@@ -74,11 +74,16 @@ std::vector<double> singular_values_gram(const RowReader64& read, int64_t rows, 
                                          const Progress& progress = {});
 
 /// The float64 Gram matrix of the streamed T x M matrix A, and the sign facts its error bound uses.
+/// The column Gram A^T A (order M), or with row_gram the row Gram A A^T (order T, row_gram.h).
 struct GramMatrix {
-  int64_t rows = 0, cols = 0;
-  std::vector<double> g;  ///< cols x cols column-major, A^T A in the upper triangle; empty if
-                          ///< the scan met non-finite entries
-  bool same_sign = true;  ///< every entry of A <= 0, or every one >= 0: then |A|^T |A| = A^T A
+  int64_t rows = 0, cols = 0;  ///< T, M of A
+  std::vector<double> g;       ///< order() x order() column-major, the Gram matrix in the upper
+                               ///< triangle; empty if the scan met non-finite entries
+  bool same_sign = true;       ///< every entry of A <= 0, or every one >= 0: then |A|^T |A| = A^T A
+  bool row_gram = false;       ///< A A^T rather than A^T A
+  int64_t order() const { return row_gram ? rows : cols; }
+  /// The length of each entry's dot product: T for A^T A, M for A A^T.
+  int64_t inner() const { return row_gram ? cols : rows; }
 };
 
 /// G = A^T A by dsyrk over blocks of `block_rows` rows. overlap: a second thread reads and converts
@@ -92,7 +97,8 @@ GramMatrix accumulate_gram(const RowReader64& read, int64_t rows, int64_t cols, 
                            FiniteScan* scan, SpectrumTiming* timing = nullptr,
                            const Progress& progress = {}, bool overlap = true);
 
-/// Descending singular values sqrt(max(lambda, 0)) from G's eigenvalues; consumes G.
+/// Descending singular values sqrt(max(lambda, 0)) from G's eigenvalues (either Gram), the
+/// min(T, M) of them; consumes G.
 std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
                                          SpectrumTiming* timing = nullptr);
 

@@ -95,6 +95,7 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   h5::write_attribute(root, "seed", h.seed);
   h5::write_attribute(root, "compute_dtype", h.compute_dtype);
   if (!h.config.empty()) h5::write_attribute(root, "config", h.config);
+  if (!h.input.empty()) h5::write_attribute(root, "input", h.input);
   if (!h.vocab.empty()) h5::write_strings(root, "vocab", h.vocab);
 }
 
@@ -188,6 +189,7 @@ LogProbReader::LogProbReader(std::string path, Contract contract) : path_(std::m
     header_.T = static_cast<int64_t>(d[0]);
     header_.M = static_cast<int64_t>(d[1]);
     header_.compute_dtype = float64_ ? "float64" : "float32";
+    read_input_attribute();
     return;
   }
   auto targets = h5::open_dataset(root, "targets", path_);
@@ -257,6 +259,15 @@ void LogProbReader::read_contract_attributes() {
           "attribute 'compute_dtype'", "\"float32\" or \"float64\"", "\"" + h.compute_dtype + "\"");
   if (h5::has_attribute(root, "config"))
     h.config = h5::read_string_attribute(root, "config", path_);
+  read_input_attribute();
+}
+
+void LogProbReader::read_input_attribute() {
+  const hid_t root = file_.get();
+  if (!h5::has_attribute(root, "input")) return;
+  header_.input = h5::read_string_attribute(root, "input", path_);
+  require(header_.input == "logprobs" || header_.input == "logits", path_, "attribute 'input'",
+          "\"logprobs\" or \"logits\"", "\"" + header_.input + "\"");
 }
 
 std::vector<std::string> LogProbReader::read_vocab() const {

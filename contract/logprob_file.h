@@ -34,6 +34,10 @@ struct LogProbHeader {
   double ppl = 0;  ///< set by LogProbWriter::finish, read back by the reader
   std::string compute_dtype = "float32";
   std::string config;  ///< optional: the producer's effective config (TOML/JSON)
+  /// Optional attribute 'input': what the rows hold, "logprobs" (normalised: each row's
+  /// logsumexp is 0) or "logits"; empty: not stated (the analysis then detects it). Read from
+  /// plain files too.
+  std::string input;
   /// Optional: the word of each column, M of them (written as /vocab; empty = none). The reader
   /// leaves it empty; LogProbReader::read_vocab() reads it.
   std::vector<std::string> vocab;
@@ -112,6 +116,7 @@ class LogProbReader {
 
  private:
   void read_contract_attributes();
+  void read_input_attribute();  ///< the optional 'input' (contract and plain files)
   void read_rows(int64_t begin, int64_t count, hid_t memory_type, void* out) const;
 
   std::string path_;

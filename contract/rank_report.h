@@ -3,7 +3,9 @@
 // (contract/rank_result.h writes them). The analysis fills it (analysis/numerical_rank.h,
 // analysis/rank_certificate.h); anything that reads results can use it without the analysis.
 
+#include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace sb::contract {
@@ -17,6 +19,14 @@ struct RankReport {
   int64_t rank_numpy = 0;
   int64_t bound = 0;        ///< Theorem 2: d + 1 + bias
   double spectral_gap = 0;  ///< sigma_b / sigma_(b+1) at the bound (NaN if out of range)
+  /// The rank at tol x 10^j for j = -2..2 (the middle one is `rank`): how far the rank is from
+  /// moving. Every entry -1 when not computed (--rank-only).
+  std::array<int64_t, 5> rank_sweep{-1, -1, -1, -1, -1};
+  /// The largest sigma_i / sigma_(i+1) over i with sigma_(i+1) above the method's resolution
+  /// (below it the ratios are round-off's), and its i, 1-based: the rank the gap suggests. NaN
+  /// and -1 when there is no such i (a single singular value, --rank-only).
+  double largest_gap = std::numeric_limits<double>::quiet_NaN();
+  int64_t largest_gap_index = -1;
   bool theorem2_bounded = false;
   bool within_bound = false;
   bool resolvable = true;  ///< the method resolves singular values down to tol

@@ -17,9 +17,11 @@ void write_rank_result(const std::string& path, const RankResult& res) {
   try {
     auto file = h5::create_file(tmp);
     const hid_t root = file.get();
-    h5::write_vector(root, "singular_values", res.singular_values);
     const auto& h = res.header;
     const auto& r = res.report;
+    h5::write_vector(root, "singular_values", res.singular_values);
+    // The rank at tol x 10^j, j = -2..2 (-1s when not computed).
+    h5::write_array(root, "rank_sweep", {r.rank_sweep.size()}, r.rank_sweep.data());
     h5::write_attribute(root, "source", res.source);
     h5::write_attribute(root, "head", h.head);
     h5::write_attribute(root, "dataset", h.dataset);
@@ -31,6 +33,9 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "ppl", h.ppl);
     h5::write_attribute(root, "compute_dtype", h.compute_dtype);
     h5::write_attribute(root, "method", res.method);
+    h5::write_attribute(root, "gram", res.gram);
+    h5::write_attribute(root, "input", res.input);
+    h5::write_attribute(root, "input_from", res.input_from);
     h5::write_attribute(root, "precision", res.precision);
     h5::write_attribute(root, "seconds", res.seconds);
     h5::write_attribute(root, "blas_threads", int64_t{res.blas_threads});
@@ -42,6 +47,8 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "tol_numpy", r.tol_numpy);
     h5::write_attribute(root, "bound", r.bound);
     h5::write_attribute(root, "spectral_gap", r.spectral_gap);
+    h5::write_attribute(root, "largest_gap", r.largest_gap);
+    h5::write_attribute(root, "largest_gap_index", r.largest_gap_index);
     h5::write_attribute(root, "verdict", r.verdict());
     h5::write_attribute(root, "bound_binding", int64_t{r.bound_binding ? 1 : 0});
     h5::write_attribute(root, "theorem2_bounded", int64_t{r.theorem2_bounded ? 1 : 0});
@@ -82,6 +89,9 @@ std::string rank_result_json(const RankResult& res) {
       {"ppl", num(h.ppl)},
       {"compute_dtype", h.compute_dtype},
       {"method", res.method},
+      {"gram", res.gram.empty() ? nlohmann::json(nullptr) : nlohmann::json(res.gram)},
+      {"input", res.input},
+      {"input_from", res.input_from},
       {"precision", res.precision},
       {"seconds", res.seconds},
       {"rank", r.rank},
@@ -92,6 +102,10 @@ std::string rank_result_json(const RankResult& res) {
       {"tol_numpy", num(r.tol_numpy)},
       {"bound", r.bound},
       {"spectral_gap", num(r.spectral_gap)},
+      {"rank_sweep", r.rank_sweep[0] >= 0 ? nlohmann::json(r.rank_sweep) : nlohmann::json(nullptr)},
+      {"largest_gap", num(r.largest_gap)},
+      {"largest_gap_index",
+       r.largest_gap_index >= 0 ? nlohmann::json(r.largest_gap_index) : nlohmann::json(nullptr)},
       {"verdict", r.verdict()},
       {"bound_binding", r.bound_binding},
       {"theorem2_bounded", r.theorem2_bounded},

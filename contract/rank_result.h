@@ -13,8 +13,12 @@ namespace sb::contract {
 struct RankResult {
   std::string source;  ///< the analysed log-output file
   LogProbHeader header;
-  std::string method;     ///< "exact" | "gram"
-  std::string precision;  ///< of the SVD: "float32" | "float64"
+  std::string method;      ///< "exact" | "gram"
+  std::string gram;        ///< gram: "rows" (A A^T, T x T) | "columns" (A^T A, M x M); exact: ""
+  std::string input;       ///< what the rows hold: "logprobs" | "logits" (analysis/input_kind.h)
+  std::string input_from;  ///< "--input" | "attribute 'input'" | "detected"
+  std::string input_note;  ///< detected: why, in one line for the table (not written to files)
+  std::string precision;   ///< of the SVD: "float32" | "float64"
   std::string solver;  ///< the LAPACK route: "sgesdd", "dsyevd_2stage", "power_iteration+cholesky"
   double seconds = 0;
   SpectrumTiming timing;  ///< read / accumulate / solve split of `seconds`

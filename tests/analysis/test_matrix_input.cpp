@@ -430,9 +430,11 @@ TEST_CASE(
       ": --method gram: the Gram matrix of M = 1000000 needs 7453 GiB (8 M^2 bytes plus "
       "workspace), more than the ";
   for (const auto& [options, limit] :
-       {std::pair{std::string(" --method gram"), std::string("available (MemAvailable)")},
-        std::pair{std::string(" --method gram --budget-gb 2"), std::string("2 GiB of --budget-gb")},
-        std::pair{std::string(" --method gram --spectrum"), std::string(" GiB ")}}) {
+       {std::pair{std::string(" --method gram --gram columns"),
+                  std::string("available (MemAvailable)")},
+        std::pair{std::string(" --method gram --gram columns --budget-gb 2"),
+                  std::string("2 GiB of --budget-gb")},
+        std::pair{std::string(" --method gram --gram columns --spectrum"), std::string(" GiB ")}}) {
     INFO(options);
     int status = 0;
     const auto err = run(bin + " --quiet" + facts + options + " --out " + result.string() + " " +
@@ -447,20 +449,26 @@ TEST_CASE(
   }
   // Under an address-space limit (ulimit -v) the limit is that, whatever the machine has.
   int status = 0;
-  const auto err = run("ulimit -v 3000000; " + bin + " --quiet" + facts + " --method gram " + wide +
-                           " 2>&1 >/dev/null",
+  const auto err = run("ulimit -v 3000000; " + bin + " --quiet" + facts +
+                           " --method gram --gram columns " + wide + " 2>&1 >/dev/null",
                        &status);
   CHECK(status == 2);
   CHECK(err.find("left under the address-space limit (ulimit -v)") != std::string::npos);
-  // auto takes the method that fits: the exact SVD of the one row.
-  const auto j = nlohmann::json::parse(run(bin + " --quiet --json" + facts + " " + wide, &status));
-  CHECK(status == 0);
-  CHECK(j["method"] == "exact");
-  CHECK(j["rank"] == 1);
+  // auto takes the method that fits: the row Gram A A^T of the one row (1 x 1), and without
+  // --gram the gram method takes that smaller Gram matrix as well.
+  for (const std::string method : {"", " --method gram"}) {
+    const auto j =
+        nlohmann::json::parse(run(bin + " --quiet --json" + facts + method + " " + wide, &status));
+    CHECK(status == 0);
+    CHECK(j["method"] == "gram");
+    CHECK(j["gram"] == "rows");
+    CHECK(j["rank"] == 1);
+  }
   // Neither fits: auto names both.
   CHECK(run(bin + " --quiet --budget-gb 0.001" + facts + " " + wide + " 2>&1 >/dev/null", &status)
-            .find(wide + ": neither method fits in memory: the Gram matrix of M = 1000000 needs "
-                         "7453 GiB (8 M^2 bytes plus workspace) and the T x M = 1 x 1000000 "
+            .find(wide + ": neither method fits in memory: the row Gram matrix A A^T of T = 1 "
+                         "needs 15.3 MiB (8 T^2 bytes plus a column panel and workspace) and the "
+                         "T x M = 1 x 1000000 "
                          "matrix in float32 needs 7.63 MiB (with ?gesdd's workspace), more than "
                          "the 1.02 MiB of --budget-gb") != std::string::npos);
   CHECK(status == 2);

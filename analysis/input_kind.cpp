@@ -1,0 +1,87 @@
+#include "analysis/input_kind.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace sb::analysis {
+
+std::string input_kind_name(InputKind kind) {
+  return kind == InputKind::logprobs ? "logprobs" : "logits";
+}
+
+int64_t rank_bound(int64_t d, bool bias, InputKind kind) {
+  return d + (kind == InputKind::logprobs ? 1 : 0) + (bias ? 1 : 0);
+}
+
+std::optional<InputKind> declared_input(const MatrixSource& source, const std::string& option) {
+  if (option != "logprobs" && option != "logits" && option != "auto")
+    throw std::invalid_argument("--input " + option + ": expected logprobs, logits or auto");
+  const std::string attribute = source.declared_input();
+  if (option != "auto" && !attribute.empty() && attribute != option)
+    throw std::runtime_error(source.path() + ": --input " + option +
+                             " contradicts the file's attribute 'input' = " + attribute);
+  const std::string kind = option != "auto" ? option : attribute;
+  if (kind.empty()) return std::nullopt;
+  return kind == "logprobs" ? InputKind::logprobs : InputKind::logits;
+}
+
+std::string declared_by(const MatrixSource& source, const std::string& option) {
+  if (option != "auto") return "--input";
+  return source.declared_input().empty() ? "" : "attribute 'input'";
+}
+
+NormalisationCheck::NormalisationCheck(const MatrixSource& inner, bool must_normalise,
+                                       std::string declared_by)
+    : inner_(inner), must_normalise_(must_normalise), declared_by_(std::move(declared_by)) {}
+
+template <class T>
+void NormalisationCheck::check(const T* rows, int64_t begin, int64_t count) const {
+  const int64_t m = cols();
+  // Only rows not seen before: the row Gram reads every row once per column panel.
+  for (int64_t r = std::max(begin, checked_); r < begin + count; ++r) {
+    const T* row = rows + (r - begin) * m;
+    double top = -INFINITY;
+    bool finite = true;
+    for (int64_t j = 0; j < m; ++j) {
+      finite &= std::isfinite(row[j]);
+      top = std::max(top, static_cast<double>(row[j]));
+    }
+    checked_ = r + 1;
+    if (!finite) continue;  // the non-finite scan refuses the file
+    double sum = 0;
+    for (int64_t j = 0; j < m; ++j) sum += std::exp(static_cast<double>(row[j]) - top);
+    const double lse = top + std::log(sum);
+    max_abs_lse_ = std::max(max_abs_lse_, std::abs(lse));
+    if (std::abs(lse) <= kNormalisedTolerance || first_bad_row_ >= 0) continue;
+    first_bad_row_ = r;
+    first_bad_lse_ = lse;
+    if (must_normalise_) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.6g", lse);
+      throw std::runtime_error(path() + ": declared log-probabilities (" + declared_by_ +
+                               "), but row " + std::to_string(r) + " has logsumexp " + text +
+                               ", not 0 (within 1e-3): the rows are not normalised; for logits "
+                               "use --input logits");
+    }
+  }
+}
+
+void NormalisationCheck::read_rows(int64_t begin, int64_t count, float* out) const {
+  inner_.read_rows(begin, count, out);
+  check(out, begin, count);
+}
+
+void NormalisationCheck::read_rows(int64_t begin, int64_t count, double* out) const {
+  inner_.read_rows(begin, count, out);
+  check(out, begin, count);
+}
+
+InputChoice settle_input(const std::optional<InputKind>& declared, const std::string& by,
+                         const NormalisationCheck& check) {
+  if (declared) return {*declared, by};
+  return {check.normalised() ? InputKind::logprobs : InputKind::logits, "detected"};
+}
+
+}  // namespace sb::analysis

@@ -1,0 +1,91 @@
+#pragma once
+// What the rows of the matrix hold, and the rank bound that follows (--input).
+//
+//   logits:    Z = H W^T + 1 b^T (T x M; H the T x d decoder inputs, W the M x d decoder, b its
+//              bias), so rank(Z) <= d + bias: d from H W^T, one more for the bias's 1 b^T.
+//   logprobs:  L = Z - l 1^T with l_t = logsumexp(z_t) (log-softmax), so rank(L) <= d + 1 + bias:
+//              the rows' normaliser adds the direction 1 (Theorem 2 of Kanai et al., "Sigsoftmax:
+//              Reanalysis of the Softmax Bottleneck", NeurIPS 2018; Yang et al., "Breaking the
+//              Softmax Bottleneck", ICLR 2018, for the d + 1 without a bias).
+//
+// Detection: a row of log-probabilities has logsumexp 0. The check computes each row's
+// logsumexp in float64 from the stored values (max + log sum exp(x - max)), so its only error is
+// the storage's: float32 rounds each log p_i by at most |log p_i| u32 (u32 = 2^-24), which moves
+// p_i by a factor exp(+-|log p_i| u32), hence the sum by at most max_i |log p_i| u32 (first
+// order) = 2e-6 for log p_i down to -30 (and terms below -30 weigh less than e^-30 each).
+// kNormalisedTolerance = 1e-3 is far above that and far below the logsumexp of logits
+// (|lse| < 1e-3 would need logits normalised to 1e-3 by chance). Rows with non-finite entries
+// are left to the non-finite scan (analyse.h), which refuses them.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "analysis/matrix_source.h"
+
+namespace sb::analysis {
+
+enum class InputKind { logprobs, logits };
+std::string input_kind_name(InputKind kind);  ///< "logprobs" | "logits"
+
+inline constexpr double kNormalisedTolerance = 1e-3;
+
+/// The bound on the rank: d + bias for logits, d + 1 + bias for log-probabilities.
+int64_t rank_bound(int64_t d, bool bias, InputKind kind);
+
+/// --input (logprobs | logits | auto) against the file's attribute 'input': the declared kind,
+/// or nullopt (auto on a file that says nothing: detect). Throws std::invalid_argument for
+/// another value ("--input X: expected logprobs, logits or auto") and std::runtime_error
+/// "<file>: --input X contradicts the file's attribute 'input' = Y" when they differ.
+std::optional<InputKind> declared_input(const MatrixSource& source, const std::string& option);
+/// Names where a declared kind came from: "--input" or "attribute 'input'".
+std::string declared_by(const MatrixSource& source, const std::string& option);
+
+/// A MatrixSource that computes each row's logsumexp as the rows stream past (rows are read in
+/// order, once or in repeated passes; each row is checked the first time). With must_normalise
+/// (the rows are declared log-probabilities), the first row whose |logsumexp| exceeds
+/// kNormalisedTolerance throws std::runtime_error "<file>: declared log-probabilities (<by>), but
+/// row R has logsumexp X, not 0 (within 1e-3): ...".
+class NormalisationCheck final : public MatrixSource {
+ public:
+  NormalisationCheck(const MatrixSource& inner, bool must_normalise, std::string declared_by);
+  const std::string& path() const override { return inner_.path(); }
+  int64_t rows() const override { return inner_.rows(); }
+  int64_t cols() const override { return inner_.cols(); }
+  bool float64() const override { return inner_.float64(); }
+  const contract::LogProbHeader* header() const override { return inner_.header(); }
+  std::string data_name() const override { return inner_.data_name(); }
+  std::string plain_kind() const override { return inner_.plain_kind(); }
+  std::string declared_input() const override { return inner_.declared_input(); }
+  void read_rows(int64_t begin, int64_t count, float* out) const override;
+  void read_rows(int64_t begin, int64_t count, double* out) const override;
+
+  /// Every row checked so far normalises (|logsumexp| <= kNormalisedTolerance).
+  bool normalised() const { return first_bad_row_ < 0; }
+  int64_t rows_checked() const { return checked_; }
+  int64_t first_bad_row() const { return first_bad_row_; }
+  double first_bad_logsumexp() const { return first_bad_lse_; }
+  double max_abs_logsumexp() const { return max_abs_lse_; }
+
+ private:
+  template <class T>
+  void check(const T* rows, int64_t begin, int64_t count) const;
+
+  const MatrixSource& inner_;
+  bool must_normalise_;
+  std::string declared_by_;
+  // Rows are read by one thread at a time (the overlapped reader hands over through a future).
+  mutable int64_t checked_ = 0, first_bad_row_ = -1;
+  mutable double first_bad_lse_ = 0, max_abs_lse_ = 0;
+};
+
+/// What the analysis took the rows for, and why.
+struct InputChoice {
+  InputKind kind = InputKind::logprobs;
+  std::string from;  ///< "--input", "attribute 'input'" or "detected"
+};
+/// The declared kind, else the detected one (log-probabilities when every row normalises).
+InputChoice settle_input(const std::optional<InputKind>& declared, const std::string& by,
+                         const NormalisationCheck& check);
+
+}  // namespace sb::analysis

@@ -1,0 +1,79 @@
+#include "analysis/rank_table.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace sb::analysis {
+
+void print_table(const std::vector<contract::RankResult>& results) {
+  std::printf(
+      "%-28s %-11s %6s %7s %5s %4s %-8s %6s %8s %8s %-24s %10s %9s %10s %9s %14s %-13s %-12s "
+      "%8s %s\n",
+      "file", "head", "M", "T", "d", "bias", "input", "bound", "rank_NR", "rank_np",
+      "sweep(tol*10^-2..2)", "tol", "eps", "sigma_max", "gap@b", "max_gap@i", "verdict", "method",
+      "seconds", "certificate");
+  for (const auto& r : results) {
+    const auto& h = r.header;
+    const auto& p = r.report;
+    std::string file = std::filesystem::path(r.source).filename().string();
+    if (file.size() > 28) file = "..." + file.substr(file.size() - 25);
+    const std::string rank_np = p.rank_numpy >= 0 ? std::to_string(p.rank_numpy) : "-";
+    std::string sweep = "-";
+    if (p.rank_sweep[0] >= 0) {
+      sweep.clear();
+      for (const auto k : p.rank_sweep) sweep += (sweep.empty() ? "" : ",") + std::to_string(k);
+    }
+    char gap[48] = "-";
+    if (p.largest_gap_index >= 0)
+      std::snprintf(gap, sizeof gap, "%.3g@%lld", p.largest_gap,
+                    static_cast<long long>(p.largest_gap_index));
+    const std::string method = r.gram.empty() ? r.method : r.method + "(" + r.gram + ")";
+    std::printf(
+        "%-28s %-11s %6lld %7lld %5lld %4d %-8s %6lld %8lld %8s %-24s %10.3e %9.3e %10.4e %9.3g "
+        "%14s %-13s %-12s %8.2f %s\n",
+        file.c_str(), h.head.c_str(), static_cast<long long>(h.M), static_cast<long long>(h.T),
+        static_cast<long long>(h.d), h.bias ? 1 : 0, r.input.c_str(),
+        static_cast<long long>(p.bound), static_cast<long long>(p.rank), rank_np.c_str(),
+        sweep.c_str(), p.tol, p.eps, p.sigma_max, p.spectral_gap, gap, p.verdict().c_str(),
+        method.c_str(), r.seconds, p.certificate().c_str());
+  }
+  for (const auto& r : results)
+    if (!r.input_note.empty())
+      std::printf("input: %s: %s\n", r.source.c_str(), r.input_note.c_str());
+  std::printf(
+      "criteria: rank_NR (tol = 0.5 sqrt(M + T + 1) sigma_max eps) is the one to hold against the "
+      "bound, d + 1 + bias for log-probs (log p = z - logsumexp(z) 1 adds the normaliser's "
+      "direction), d + bias for logits;\n"
+      "          numpy's tol (sigma_max max(M, T) eps) can report rank 1 on log-probs, whose "
+      "sigma_max is the direction of the rows' mean; sweep and max_gap@i show how firm the rank "
+      "is.\n");
+  for (const auto& r : results) {
+    const auto& p = r.report;
+    if (p.theorem2_bounded && !p.within_bound)
+      std::printf("! %s: head '%s' is bounded by Theorem 2 (rank <= %lld) but has rank %lld\n",
+                  r.source.c_str(), r.header.head.c_str(), static_cast<long long>(p.bound),
+                  static_cast<long long>(p.rank));
+    if (!p.bound_binding)
+      std::printf(
+          "note: %s: the bound %lld is not below min(M, T) = %lld, so Theorem 2 does not "
+          "constrain this matrix (any rank up to full is allowed): verdict bound_not_binding\n",
+          r.source.c_str(), static_cast<long long>(p.bound),
+          static_cast<long long>(std::min(r.header.M, r.header.T)));
+    if (!p.resolvable)
+      std::printf(
+          "! %s: method '%s' resolves singular values only down to %.3e (%.1e sigma_max), "
+          "above the tolerance %.3e: the rank may be underestimated; use --method exact "
+          "--precision float64\n",
+          r.source.c_str(), r.method.c_str(), p.resolution, p.resolution / p.sigma_max, p.tol);
+    if (p.has_certificate && !p.certified)
+      std::printf(
+          "! %s: %lld singular value(s) may lie within the rounding of the float64 Gram matrix "
+          "of tol (between %.4e and %.4e): the rank is %lld..%lld\n",
+          r.source.c_str(), static_cast<long long>(p.rank_max - p.rank_min), p.tol_lo, p.tol_hi,
+          static_cast<long long>(p.rank_min), static_cast<long long>(p.rank_max));
+  }
+}
+
+}  // namespace sb::analysis

@@ -1,0 +1,103 @@
+#include "analysis/row_gram.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+namespace sb::analysis {
+namespace {
+
+constexpr double kStageBytes = double(int64_t{16} << 20);
+
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+template <class In>
+GramMatrix row_gram_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
+                         int64_t cols, int64_t panel_cols, FiniteScan* scan, SpectrumTiming* timing,
+                         const Progress& progress) {
+  SpectrumTiming local;
+  if (!timing) timing = &local;
+  const int64_t n = rows, m = cols;
+  const int64_t w =
+      std::clamp<int64_t>(panel_cols > 0 ? panel_cols : row_gram_panel_cols(rows, cols), 1, m);
+  const int64_t passes = (m + w - 1) / w;
+  GramMatrix gram;
+  gram.rows = rows;
+  gram.cols = cols;
+  gram.row_gram = true;
+  std::vector<double> g(static_cast<size_t>(n * n), 0.0);  // upper triangle of A A^T, col-major
+  // The panel: T rows of w columns, row-major, i.e. the column-major w x T matrix A_p^T.
+  std::vector<double> panel(static_cast<size_t>(n * w));
+  const int64_t stage_rows = std::max<int64_t>(
+      1, std::min<int64_t>(n, static_cast<int64_t>(kStageBytes) / (int64_t{sizeof(In)} * m)));
+  std::vector<In> stage(static_cast<size_t>(stage_rows * m));
+  bool positive = false, negative = false;
+  int64_t done = 0;
+  for (int64_t p = 0; p < passes; ++p) {
+    const int64_t c0 = p * w, wc = std::min(w, m - c0);
+    auto start = std::chrono::steady_clock::now();
+    for (int64_t r = 0; r < n; r += stage_rows) {
+      const int64_t count = std::min(stage_rows, n - r);
+      read(r, count, stage.data());
+      if (p == 0) {  // every entry passes through the first pass: scan and sign facts there
+        scan->scan(stage.data(), r, count, m);
+        if (!scan->clean()) return gram;
+        for (int64_t i = 0; i < count * m; ++i) {
+          positive |= stage[static_cast<size_t>(i)] > 0;
+          negative |= stage[static_cast<size_t>(i)] < 0;
+        }
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        const In* src = stage.data() + i * m + c0;
+        std::copy(src, src + wc, panel.begin() + (r + i) * w);
+      }
+      done += count;
+      if (progress && done < n * passes) progress(done, n * passes);
+    }
+    timing->read += since(start);
+    start = std::chrono::steady_clock::now();
+    // C = X^T X with X = A_p^T (wc x T, leading dimension w): the panel's A_p A_p^T.
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, static_cast<int>(n), static_cast<int>(wc),
+                1.0, panel.data(), static_cast<int>(w), 1.0, g.data(), static_cast<int>(n));
+    timing->accumulate += since(start);
+  }
+  if (progress) progress(n * passes, n * passes);
+  gram.g = std::move(g);
+  gram.same_sign = !(positive && negative);
+  return gram;
+}
+
+}  // namespace
+
+int64_t row_gram_panel_cols(int64_t rows, int64_t cols) {
+  const double t = static_cast<double>(std::max<int64_t>(rows, 1));
+  const double panel_bytes = std::max(256.0 * double(1 << 20), t * t);
+  return std::clamp<int64_t>(static_cast<int64_t>(panel_bytes / (8 * t)), 1,
+                             std::max<int64_t>(cols, 1));
+}
+
+double row_gram_bytes(int64_t rows, int64_t cols) {
+  const double t = static_cast<double>(rows);
+  const double w = static_cast<double>(row_gram_panel_cols(rows, cols));
+  const double staging = std::min(kStageBytes, 8.0 * t * static_cast<double>(cols));
+  return 8.0 * t * t + 8.0 * t * w + staging + 8.0 * (2 * 128 + 3) * t;
+}
+
+GramMatrix accumulate_row_gram(const RowReader& read, int64_t rows, int64_t cols,
+                               int64_t panel_cols, FiniteScan* scan, SpectrumTiming* timing,
+                               const Progress& progress) {
+  return row_gram_impl(read, rows, cols, panel_cols, scan, timing, progress);
+}
+
+GramMatrix accumulate_row_gram(const RowReader64& read, int64_t rows, int64_t cols,
+                               int64_t panel_cols, FiniteScan* scan, SpectrumTiming* timing,
+                               const Progress& progress) {
+  return row_gram_impl(read, rows, cols, panel_cols, scan, timing, progress);
+}
+
+}  // namespace sb::analysis
