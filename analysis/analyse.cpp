@@ -12,10 +12,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 
 #include "analysis/rank_certificate.h"
 #include "analysis/row_gram.h"
+#include "analysis/sketch.h"
 #include "common/duration.h"
 #include "common/head_spec.h"
 
@@ -69,20 +71,69 @@ Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64,
   };
 }
 
+// The sketch's progress: per pass, rows read with an ETA for the pass, then the pass's window.
+SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
+  if (!o.on_progress) return {};
+  using clock = std::chrono::steady_clock;
+  struct State {
+    clock::time_point start, last;
+    int pass = 0;
+  };
+  auto state = std::make_shared<State>();
+  SketchProgress p;
+  p.rows = [&o, state, rows](int pass, int64_t k, int64_t done, int64_t total) {
+    const auto now = clock::now();
+    if (pass != state->pass) *state = {now, now, pass};
+    const double elapsed = std::chrono::duration<double>(now - state->start).count();
+    if (done != total &&
+        std::chrono::duration<double>(now - state->last).count() < o.progress_seconds)
+      return;
+    state->last = now;
+    char line[200];
+    std::snprintf(line, sizeof line, "sketch: pass %d (k = %lld): %lld / %lld rows (%.1f%%), %s",
+                  pass, static_cast<long long>(k), static_cast<long long>(done),
+                  static_cast<long long>(rows), 100.0 * double(done) / double(rows),
+                  sb::format_duration(elapsed).c_str());
+    std::string text = line;
+    if (done != total)
+      text += ", ETA " + sb::format_duration(elapsed * double(total - done) / double(done));
+    o.on_progress(text);
+  };
+  p.pass_done = [&o](const SketchPass& s) {
+    char line[240];
+    std::snprintf(line, sizeof line,
+                  "sketch: pass %d (k = %lld) in %s: rank %lld, window [%lld, %lld], residual "
+                  "bound %.3g (tol %.3g)%s",
+                  s.pass, static_cast<long long>(s.k), sb::format_duration(s.seconds).c_str(),
+                  static_cast<long long>(s.rank), static_cast<long long>(s.rank_min),
+                  static_cast<long long>(s.rank_max), s.residual, s.tol,
+                  s.rank_min == s.rank_max ? ": certified" : "");
+    o.on_progress(line);
+  };
+  return p;
+}
+
 }  // namespace
 
 SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& o,
-                        double limit_bytes) {
+                        double limit_bytes, int64_t sketch_k) {
   if (o.method == "exact") return SvdMethod::exact;
   if (o.method == "gram") return SvdMethod::gram;
+  if (o.method == "sketch") return SvdMethod::sketch;
   if (o.method != "auto")
-    throw std::invalid_argument("--method " + o.method + ": expected exact, gram or auto");
+    throw std::invalid_argument("--method " + o.method + ": expected exact, gram, sketch or auto");
   const double budget = o.budget_bytes.value_or(kDefaultBudgetBytes);
   const double tol_rel = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * eps;
   const bool gram_resolves = tol_rel > 10 * std::sqrt(kFloat64Eps);
   const double gram = method_bytes(SvdMethod::gram, rows, cols, o);
   const double exact = method_bytes(SvdMethod::exact, rows, cols, o);
+  // The sketch resolves what the Gram path does (its H is a Gram matrix of A Q); its cost
+  // follows k, so it pays where k is well below min(T, M).
+  const bool sketch_pays = sketch_k > 0 && 2 * sketch_k <= std::min(rows, cols) && gram_resolves &&
+                           method_bytes(SvdMethod::sketch, rows, cols, o, sketch_k) <= budget;
+  if (o.verdict_only && sketch_pays) return SvdMethod::sketch;
   if (gram_resolves && gram <= budget) return SvdMethod::gram;
+  if (sketch_pays) return SvdMethod::sketch;
   if (exact <= budget) return SvdMethod::exact;
   if (limit_bytes > 0 && gram > limit_bytes && exact <= limit_bytes) return SvdMethod::exact;
   return SvdMethod::gram;
@@ -96,8 +147,11 @@ bool uses_row_gram(int64_t rows, int64_t cols, const AnalyseOptions& o) {
   return o.gram == "rows" || (o.gram == "auto" && rows < cols && !o.backend.accumulate);
 }
 
-double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseOptions& o) {
+double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseOptions& o,
+                    int64_t sketch_k) {
   if (method == SvdMethod::exact) return exact_bytes(rows, cols, o.precision == "float64");
+  if (method == SvdMethod::sketch)
+    return sketch_bytes(rows, cols, std::max<int64_t>(sketch_k, 1), o.sketch_probes, o.block_rows);
   return uses_row_gram(rows, cols, o) ? row_gram_bytes(rows, cols)
                                       : gram_bytes(rows, cols, o.block_rows);
 }
@@ -176,6 +230,21 @@ MemoryLimit memory_limit(const AnalyseOptions& options) {
   return limit;
 }
 
+void check_sketch_options(const AnalyseOptions& o) {
+  if (o.sketch_oversampling < 0)
+    throw std::invalid_argument("--sketch-oversampling " + std::to_string(o.sketch_oversampling) +
+                                ": expected an oversampling >= 0");
+  if (o.sketch_probes < 1 || o.sketch_probes > 64)
+    throw std::invalid_argument("--sketch-probes " + std::to_string(o.sketch_probes) +
+                                ": expected 1 to 64 probes");
+  if (o.sketch_max_passes < 2)
+    throw std::invalid_argument("--sketch-max-passes " + std::to_string(o.sketch_max_passes) +
+                                ": expected at least 2 passes");
+  if (o.sketch_max_k < 0)
+    throw std::invalid_argument("--sketch-max-k " + std::to_string(o.sketch_max_k) +
+                                ": expected k >= 1, or 0 for min(T, M)");
+}
+
 AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& options,
                            const MemoryLimit& limit) {
   const std::string& path = source.path();
@@ -194,14 +263,40 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   plan.input = declared_input(source, options.input);
   plan.input_by = declared_by(source, options.input);
   plan.row_gram = uses_row_gram(rows, cols, o);
-  plan.method = choose_method(rows, cols, plan.eps, o, limit.bytes);
+  check_sketch_options(o);
+  // The sketch starts above the larger bound (log-probabilities') when the input is not declared.
+  const int64_t full = std::min(rows, cols);
+  const int64_t bound =
+      rank_bound(plan.header.d, plan.header.bias, plan.input.value_or(InputKind::logprobs));
+  plan.sketch_k = std::clamp<int64_t>(bound + o.sketch_oversampling, 1, full);
+  plan.sketch_cap = o.sketch_max_k > 0 ? std::min(o.sketch_max_k, full) : full;
+  if (plan.sketch_cap < plan.sketch_k) plan.sketch_k = plan.sketch_cap;
+  // The largest k whose buffers fit the limit (sketch_bytes grows with k).
+  if (method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_cap) > limit.bytes) {
+    int64_t lo = plan.sketch_k, hi = plan.sketch_cap;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo + 1) / 2;
+      if (method_bytes(SvdMethod::sketch, rows, cols, o, mid) <= limit.bytes)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    plan.sketch_cap = lo;
+  }
+  plan.method = choose_method(rows, cols, plan.eps, o, limit.bytes, plan.sketch_k);
   plan.row_gram = plan.row_gram && plan.method == SvdMethod::gram;
-  plan.bytes = method_bytes(plan.method, rows, cols, o);
+  plan.bytes = method_bytes(plan.method, rows, cols, o, plan.sketch_k);
   // A device backend accumulates and solves G there: the host holds one block at a time.
   const bool on_host = !(plan.method == SvdMethod::gram && options.backend.accumulate);
   if (!on_host || plan.bytes <= limit.bytes) return plan;
   const SvdMethod other = plan.method == SvdMethod::gram ? SvdMethod::exact : SvdMethod::gram;
   const double other_bytes = method_bytes(other, rows, cols, o);
+  if (plan.method == SvdMethod::sketch)
+    throw std::runtime_error(path + ": --method sketch: k = " + std::to_string(plan.sketch_k) +
+                             " (the bound + oversampling, at most min(T, M)) needs " +
+                             gib(plan.bytes) +
+                             " (8 M (2k + probes) bytes plus two row blocks), more than the " +
+                             gib(limit.bytes) + " " + limit.what);
   const bool rows_gram = uses_row_gram(rows, cols, o);
   auto needs = [&](SvdMethod m, double bytes) {
     const std::string mn = std::to_string(rows) + " x " + std::to_string(cols);
@@ -216,9 +311,11 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   const std::string over = ", more than the " + gib(limit.bytes) + " " + limit.what;
   std::string why;
   if (options.method == "auto")
-    why = "neither method fits in memory: " +
-          needs(SvdMethod::gram, method_bytes(SvdMethod::gram, rows, cols, o)) + " and " +
-          needs(SvdMethod::exact, method_bytes(SvdMethod::exact, rows, cols, o)) + over;
+    why = "no method fits in memory: " +
+          needs(SvdMethod::gram, method_bytes(SvdMethod::gram, rows, cols, o)) + ", " +
+          needs(SvdMethod::exact, method_bytes(SvdMethod::exact, rows, cols, o)) +
+          " and the sketch at k = " + std::to_string(plan.sketch_k) + " needs " +
+          gib(method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_k)) + over;
   else
     why = "--method " + method_name(plan.method) + ": " + needs(plan.method, plan.bytes) + over +
           "; --method " + method_name(other) + " needs " + gib(other_bytes) +
@@ -253,8 +350,24 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   // Rows arrive in the stored dtype: float64 data is never rounded to float32 on the way.
   std::vector<double> sigma;
   GramMatrix gram;
+  SketchResult sketched;
+  SketchOptions so;
+  so.bound = rank_bound(h.d, h.bias, plan.input.value_or(InputKind::logprobs));
+  so.theorem2_bounded = theorem2_bounded(head_kind_from_name(h.head));
+  so.eps = eps;
+  so.oversampling = options.sketch_oversampling;
+  so.initial_k = plan.sketch_k;
+  so.max_k = plan.sketch_cap;
+  so.probes = options.sketch_probes;
+  so.max_passes = options.sketch_max_passes;
+  so.seed = options.seed;
+  so.block_rows = options.block_rows;
+  so.verdict_only = options.verdict_only;
+  so.overlap = options.overlap_read;
   auto stream = [&](const auto& read) {
-    if (method == SvdMethod::exact)
+    if (method == SvdMethod::sketch)
+      sketched = sketch_rank(read, rows, cols, so, &scan, &timing, sketch_progress(options, rows));
+    else if (method == SvdMethod::exact)
       sigma = singular_values_exact(read, rows, cols, f64, &scan, &timing, progress);
     else if (row_gram)
       gram = accumulate_row_gram(read, rows, cols, options.panel_cols, &scan, &timing, progress);
@@ -285,7 +398,7 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   res.source = path;
   res.header = h;
   res.method = method_name(method);
-  res.precision = method == SvdMethod::gram ? "float64" : precision;
+  res.precision = method == SvdMethod::exact ? precision : "float64";
   if (method == SvdMethod::gram) res.gram = row_gram ? "rows" : "columns";
   const InputChoice input = settle_input(plan.input, plan.input_by, checked);
   res.input = input_kind_name(input.kind);
@@ -308,7 +421,13 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   // The Gram matrix's order and the length of its entries' dot products (rank_certificate.h):
   // M and T for A^T A, T and M for A A^T.
   const int64_t order = row_gram ? rows : cols, inner = row_gram ? cols : rows;
-  if (method == SvdMethod::gram && !options.spectrum) {
+  if (method == SvdMethod::sketch) {
+    res.precision = "float64";
+    res.solver = "subspace_iteration+dsyevd";
+    res.report = sketched.report;
+    apply_bound(res.report, sketched, bound, rows, cols);
+    res.singular_values = std::move(sketched.sigma);
+  } else if (method == SvdMethod::gram && !options.spectrum) {
     // --rank-only: inertia counts on G instead of its eigenvalues (rank_certificate.h).
     const auto solve_start = std::chrono::steady_clock::now();
     InertiaCounter counter(std::move(gram.g), order);

@@ -32,7 +32,7 @@ struct GramBackend {
 };
 
 struct AnalyseOptions {
-  std::string method = "auto";  ///< exact | gram | auto
+  std::string method = "auto";  ///< exact | gram | sketch | auto
   /// gram: which Gram matrix. auto: the smaller, A A^T (T x T, row_gram.h) when T < M, else
   /// A^T A (M x M); rows | columns force one (a device backend accumulates columns only).
   std::string gram = "auto";
@@ -60,6 +60,18 @@ struct AnalyseOptions {
   std::function<void(const std::string& line)> on_progress;
   double progress_seconds = 10;
   GramBackend backend;  ///< gram: where G is accumulated and solved; empty: here, by LAPACK
+  /// sketch (sketch.h): k starts at the bound + sketch_oversampling and grows up to
+  /// sketch_max_k (<= 0: min(T, M), lowered to what the memory limit holds); sketch_probes
+  /// Gaussian probes per check (each check fails with probability <= 10^-probes); at most
+  /// sketch_max_passes passes over A; `seed` draws the Gaussians.
+  int64_t sketch_oversampling = 10;
+  int64_t sketch_max_k = 0;
+  int sketch_probes = 12;
+  int sketch_max_passes = 10;
+  uint64_t seed = 0;
+  /// Only the verdict (within / exceeds the bound) is asked: the sketch stops once it is certain,
+  /// and auto takes the sketch.
+  bool verdict_only = false;
 };
 
 /// auto's memory budget when --budget-gb is not given.
@@ -75,19 +87,22 @@ MemoryLimit available_memory();
 /// The limit an analysis runs under: available_memory(), or --budget-gb when that is smaller.
 MemoryLimit memory_limit(const AnalyseOptions& options);
 
-/// Which method `auto` picks: gram when its resolution (sqrt(eps64) sigma_max) lies well below
-/// the NR tolerance and its Gram matrix (the smaller one unless --gram says which: 8 min(T, M)^2
-/// bytes) fits the budget; else exact when the matrix fits the budget; else whichever fits
+/// Which method `auto` picks: the sketch when only the verdict is asked (and the bound binds);
+/// gram when its resolution (sqrt(eps64) sigma_max) lies well below the NR tolerance and its Gram
+/// matrix (the smaller one unless --gram says which: 8 min(T, M)^2 bytes) fits the budget; else
+/// the sketch when its first k (`sketch_k`: bound + oversampling) is at most half of min(T, M)
+/// and fits the budget; else exact when the matrix fits the budget; else whichever fits
 /// `limit_bytes` (gram first, reported as not resolving the tolerance where it does not).
 SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& options,
-                        double limit_bytes = 0);
+                        double limit_bytes = 0, int64_t sketch_k = 0);
 
 /// Whether the gram method accumulates A A^T (T x T) rather than A^T A under `options`.
 bool uses_row_gram(int64_t rows, int64_t cols, const AnalyseOptions& options);
 
-/// Peak bytes of `method` on a rows x cols matrix under `options` (exact_bytes, gram_bytes or
-/// row_gram_bytes).
-double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseOptions& options);
+/// Peak bytes of `method` on a rows x cols matrix under `options` (exact_bytes, gram_bytes,
+/// row_gram_bytes, or sketch_bytes at k = sketch_k).
+double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseOptions& options,
+                    int64_t sketch_k = 0);
 
 /// What analysing one source takes, settled before anything large is allocated.
 struct AnalysisPlan {
@@ -99,7 +114,13 @@ struct AnalysisPlan {
   double bytes = 0;                ///< the method's peak estimate
   std::optional<InputKind> input;  ///< declared by --input or the file; nullopt: detect
   std::string input_by;            ///< "--input" | "attribute 'input'" | "" (detect)
+  int64_t sketch_k = 0;    ///< sketch: the first k (bound + oversampling, at most min(T, M))
+  int64_t sketch_cap = 0;  ///< sketch: the largest k, within min(T, M) and the memory limit
 };
+
+/// The sketch's options in range (oversampling >= 0, 1 to 64 probes, >= 2 passes, max k >= 0).
+/// Throws std::invalid_argument naming the option, the value and what is expected.
+void check_sketch_options(const AnalyseOptions& options);
 
 /// Checks the options against `source` (facts, eps, precision, block rows) and picks the method;
 /// refuses one whose memory estimate exceeds `limit` (a device backend's Gram path is not

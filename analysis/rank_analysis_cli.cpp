@@ -89,6 +89,7 @@ struct OptionFacts {
   bool budget_given;
   double budget_gb;
   bool rank_only, no_overlap, precision_given, block_rows_given, gram_given, estimate_d;
+  bool sketch_given;  ///< any --sketch-* option, or --verdict-only
 };
 
 /// Option values and combinations, checked before any file is opened. Throws
@@ -108,6 +109,7 @@ void check_options(const OptionFacts& o) {
     throw std::invalid_argument("--block-rows " + std::to_string(o.opt.block_rows) +
                                 ": expected block rows >= 1");
   if (!o.opt.eps.empty()) parse_eps(o.opt.eps);
+  check_sketch_options(o.opt);
   if (o.opt.input != "logprobs" && o.opt.input != "logits" && o.opt.input != "auto")
     throw std::invalid_argument("--input " + o.opt.input + ": expected logprobs, logits or auto");
   if (o.gram_given && o.opt.method == "exact")
@@ -137,6 +139,18 @@ void check_options(const OptionFacts& o) {
     throw std::invalid_argument(
         "--block-rows with --method exact: --block-rows goes with --method gram or auto (the "
         "gram method's row blocks); --method exact reads the matrix whole: drop one");
+  if (o.rank_only && method == "sketch")
+    throw std::invalid_argument(
+        "--rank-only with --method sketch: --rank-only is the gram method's inertia count; the "
+        "sketch always has its Ritz values (--verdict-only stops it once the verdict is "
+        "certain): drop one");
+  if (o.sketch_given && (method == "exact" || method == "gram"))
+    throw std::invalid_argument("--sketch-* / --verdict-only with --method " + method +
+                                ": they go with --method sketch or auto: drop one");
+  if (o.sketch_given && o.rank_only)
+    throw std::invalid_argument(
+        "--sketch-* / --verdict-only with --rank-only: --rank-only takes the gram method: drop "
+        "one");
   if (o.rank_only && (!o.out.empty() || !o.out_dir.empty()))
     throw std::invalid_argument(
         "--rank-only computes no singular values, which --out / --out-dir write: drop one");
@@ -208,6 +222,9 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
       "  # logits rather than log-probabilities (bound d + bias), and a model's hidden size\n"
       "  rank_analysis --input logits --head softmax --d 400 --bias 1 logits.npy\n"
       "  rank_analysis --estimate-d --bias 1 logits.npy\n"
+      "  # a vocabulary of 50k-256k: the sketch, cost following the rank, certified\n"
+      "  rank_analysis --method sketch --head softmax --d 768 --bias 1 gpt2_logprobs.npy\n"
+      "  rank_analysis --verdict-only --head softmax --d 512 --bias 0 llama_logprobs.npy\n"
       "  # every head and the facts the pipeline plans by (Theorem 2, mixture, -inf)\n"
       "  rank_analysis --list-heads --json\n"
       "Every input is opened and checked (header, shape, attributes, the facts given, the\n"
@@ -235,8 +252,14 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
                  "~1.5e-8 sigma_max); auto: gram for tall matrices when that resolves the "
                  "tolerance and fits the budget, else exact. A method whose memory estimate "
                  "exceeds the memory available (or --budget-gb) is refused before anything "
-                 "is allocated, naming what each method needs")
-      ->check(CLI::IsMember({"exact", "gram", "auto"}))
+                 "is allocated, naming what each method needs. sketch: randomized subspace "
+                 "iteration on A^T A without forming it (k starts at the bound + "
+                 "--sketch-oversampling and grows; memory 8 M (2k + probes) bytes; cost about "
+                 "4 T M k flops a pass), the rank certified with a stated failure probability, "
+                 "or 'rank >= n' at the cap on k. The verdict alone needs only k = bound + "
+                 "oversampling (--verdict-only); auto takes the sketch when neither Gram fits "
+                 "the budget or only the verdict is asked")
+      ->check(CLI::IsMember({"exact", "gram", "sketch", "auto"}))
       ->capture_default_str();
   auto* gram_option =
       app.add_option("--gram", opt.gram,
@@ -306,6 +329,27 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
                "takes gram; with --method exact (which always computes the singular values) "
                "it is refused")
       ->excludes(spectrum);
+  auto* oversampling_option = app.add_option("--sketch-oversampling", opt.sketch_oversampling,
+                                             "sketch: the first k is the bound + this, >= 0")
+                                  ->capture_default_str();
+  auto* max_k_option = app.add_option("--sketch-max-k", opt.sketch_max_k,
+                                      "sketch: the cap on k, >= 1 (default: min(T, M), lowered "
+                                      "to what the memory limit holds); at the cap an "
+                                      "unresolved count reads 'rank >= n'");
+  auto* probes_option =
+      app.add_option("--sketch-probes", opt.sketch_probes,
+                     "sketch: Gaussian probes of ||A (I - Q Q^T)|| per pass, 1 to 64: each check "
+                     "fails with probability <= 10^-probes (the result states the total)")
+          ->capture_default_str();
+  auto* passes_option = app.add_option("--sketch-max-passes", opt.sketch_max_passes,
+                                       "sketch: at most this many passes over the matrix, >= 2")
+                            ->capture_default_str();
+  app.add_option("--seed", opt.seed, "sketch: seed of its Gaussian draws (same seed, same result)")
+      ->capture_default_str();
+  auto* verdict_option = app.add_flag(
+      "--verdict-only", opt.verdict_only,
+      "sketch: stop once the verdict (within / exceeds the bound) is certain, which needs only "
+      "k = bound + oversampling; with --method auto it takes the sketch");
   app.add_flag("--no-overlap", no_overlap,
                "gram: read the next row block after dsyrk instead of beside it (for timing); "
                "not with --method exact");
@@ -339,7 +383,11 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
   try {
     check_options(OptionFacts{opt, files, out, out_dir, threads, budget_option->count() > 0,
                               budget_gb, rank_only, no_overlap, precision_option->count() > 0,
-                              block_rows_option->count() > 0, gram_option->count() > 0, estimate});
+                              block_rows_option->count() > 0, gram_option->count() > 0, estimate,
+                              oversampling_option->count() + max_k_option->count() +
+                                      probes_option->count() + passes_option->count() +
+                                      verdict_option->count() >
+                                  0});
   } catch (const std::exception& e) {
     return refuse(e.what());
   }

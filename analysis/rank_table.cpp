@@ -21,9 +21,11 @@ void print_table(const std::vector<contract::RankResult>& results) {
     if (file.size() > 28) file = "..." + file.substr(file.size() - 25);
     const std::string rank_np = p.rank_numpy >= 0 ? std::to_string(p.rank_numpy) : "-";
     std::string sweep = "-";
-    if (p.rank_sweep[0] >= 0) {
+    if (std::any_of(p.rank_sweep.begin(), p.rank_sweep.end(), [](int64_t k) { return k >= 0; })) {
       sweep.clear();
-      for (const auto k : p.rank_sweep) sweep += (sweep.empty() ? "" : ",") + std::to_string(k);
+      for (size_t i = 0; i < p.rank_sweep.size(); ++i)  // "?": below the method's resolution
+        sweep += (i ? "," : "") +
+                 (p.rank_sweep[i] >= 0 ? std::to_string(p.rank_sweep[i]) : std::string("?"));
     }
     char gap[48] = "-";
     if (p.largest_gap_index >= 0)
@@ -67,7 +69,19 @@ void print_table(const std::vector<contract::RankResult>& results) {
           "above the tolerance %.3e: the rank may be underestimated; use --method exact "
           "--precision float64\n",
           r.source.c_str(), r.method.c_str(), p.resolution, p.resolution / p.sigma_max, p.tol);
-    if (p.has_certificate && !p.certified)
+    if (p.sketch_k > 0)
+      std::printf(
+          "sketch: %s: k = %lld after %d passes; ||A (I - QQ^T)|| <= %.3e (tol %.3e) except with "
+          "probability %.1e; singular values: the %lld Ritz values (lower bounds)%s\n",
+          r.source.c_str(), static_cast<long long>(p.sketch_k), p.sketch_passes, p.residual_bound,
+          p.tol, p.failure_probability, static_cast<long long>(p.sketch_k),
+          p.residual_bound >= p.tol_lo
+              ? "; the residual is not below tol, so singular values past k may exceed it"
+              : "");
+    if (p.has_certificate && !p.certified && p.sketch_k > 0)
+      std::printf("! %s: the sketch's window: the rank is %lld..%lld\n", r.source.c_str(),
+                  static_cast<long long>(p.rank_min), static_cast<long long>(p.rank_max));
+    else if (p.has_certificate && !p.certified)
       std::printf(
           "! %s: %lld singular value(s) may lie within the rounding of the float64 Gram matrix "
           "of tol (between %.4e and %.4e): the rank is %lld..%lld\n",

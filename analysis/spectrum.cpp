@@ -51,7 +51,17 @@ std::string FiniteScan::describe() const {
   return s.str();
 }
 
-std::string method_name(SvdMethod m) { return m == SvdMethod::exact ? "exact" : "gram"; }
+std::string method_name(SvdMethod m) {
+  switch (m) {
+    case SvdMethod::exact:
+      return "exact";
+    case SvdMethod::gram:
+      return "gram";
+    case SvdMethod::sketch:
+      return "sketch";
+  }
+  return "gram";
+}
 
 double exact_bytes(int64_t rows, int64_t cols, bool float64) {
   // The matrix in the solver's precision (read_whole widens float32 rows block by block through

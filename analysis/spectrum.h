@@ -36,7 +36,8 @@ using contract::SpectrumTiming;  // contract/rank_report.h
 /// call (rows_done == rows_total) comes right before the LAPACK call, which reports nothing.
 using Progress = std::function<void(int64_t rows_done, int64_t rows_total)>;
 
-enum class SvdMethod { exact, gram };
+/// exact and gram here; sketch: analysis/sketch.h.
+enum class SvdMethod { exact, gram, sketch };
 std::string method_name(SvdMethod m);
 
 /// Descending singular values by ?gesdd on the whole matrix (T x M float32 in memory, or float64:

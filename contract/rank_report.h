@@ -55,6 +55,13 @@ struct RankReport {
   double solver_error = 0;       ///< bound on the factorisation's / eigensolver's backward error
   int sigma_max_iterations = 0;  ///< rank-only: power iteration steps
   double sigma_max_rel_error = 0;  ///< rank-only: relative width of lambda_1's bracket
+  /// The sketch (analysis/sketch.h): its final k, the passes over A, the a posteriori bound e on
+  /// ||A (I - Q Q^T)||_2 and the probability that e (and so the certificate) is wrong. 0, 0,
+  /// NaN, 0 for the other methods.
+  int64_t sketch_k = 0;
+  int sketch_passes = 0;
+  double residual_bound = std::numeric_limits<double>::quiet_NaN();
+  double failure_probability = 0;
   /// "certified", "uncertain +-3", or "-" without a certificate.
   std::string certificate() const;
 };

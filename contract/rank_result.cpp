@@ -1,5 +1,6 @@
 #include "contract/rank_result.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -9,6 +10,12 @@ namespace sb::contract {
 
 std::string RankReport::certificate() const {
   if (!has_certificate) return "-";
+  if (sketch_k > 0) {
+    char p[32];
+    std::snprintf(p, sizeof p, "%.1e", failure_probability);
+    if (certified) return std::string("certified (p <= ") + p + ")";
+    if (residual_bound >= tol_lo) return "rank >= " + std::to_string(rank_min);
+  }
   return certified ? "certified" : "uncertain +-" + std::to_string(uncertain);
 }
 
@@ -63,6 +70,11 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "rank_max", r.rank_max);
     h5::write_attribute(root, "tol_lo", r.tol_lo);
     h5::write_attribute(root, "tol_hi", r.tol_hi);
+    // The sketch (0, 0, NaN, 0 for the other methods).
+    h5::write_attribute(root, "sketch_k", r.sketch_k);
+    h5::write_attribute(root, "sketch_passes", int64_t{r.sketch_passes});
+    h5::write_attribute(root, "residual_bound", r.residual_bound);
+    h5::write_attribute(root, "failure_probability", r.failure_probability);
     file.reset();
     h5::commit_file(tmp, path);
   } catch (...) {
@@ -77,6 +89,13 @@ std::string rank_result_json(const RankResult& res) {
   auto num = [](double x) {
     return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
   };
+  // The sweep: null when not computed at all, else null at each threshold the method cannot
+  // resolve (the sketch below its residual bound).
+  nlohmann::json sweep = nullptr;
+  if (std::any_of(r.rank_sweep.begin(), r.rank_sweep.end(), [](int64_t k) { return k >= 0; })) {
+    sweep = nlohmann::json::array();
+    for (const int64_t k : r.rank_sweep) sweep.push_back(k >= 0 ? nlohmann::json(k) : nullptr);
+  }
   nlohmann::json j = {
       {"file", res.source},
       {"head", h.head},
@@ -102,7 +121,7 @@ std::string rank_result_json(const RankResult& res) {
       {"tol_numpy", num(r.tol_numpy)},
       {"bound", r.bound},
       {"spectral_gap", num(r.spectral_gap)},
-      {"rank_sweep", r.rank_sweep[0] >= 0 ? nlohmann::json(r.rank_sweep) : nlohmann::json(nullptr)},
+      {"rank_sweep", sweep},
       {"largest_gap", num(r.largest_gap)},
       {"largest_gap_index",
        r.largest_gap_index >= 0 ? nlohmann::json(r.largest_gap_index) : nlohmann::json(nullptr)},
@@ -130,6 +149,12 @@ std::string rank_result_json(const RankResult& res) {
   j["tol_hi"] = opt(r.tol_hi);
   j["gram_error"] = opt(r.gram_error);
   j["solver_error"] = opt(r.solver_error);
+  if (r.sketch_k > 0) {
+    j["sketch_k"] = r.sketch_k;
+    j["sketch_passes"] = r.sketch_passes;
+    j["residual_bound"] = num(r.residual_bound);
+    j["failure_probability"] = r.failure_probability;
+  }
   if (!r.spectrum) {
     j["sigma_max_iterations"] = r.sigma_max_iterations;
     j["sigma_max_rel_error"] = num(r.sigma_max_rel_error);

@@ -78,6 +78,20 @@ TEST_CASE(
     for (size_t k = 1; k < 5; ++k) CHECK(g["rank_sweep"][k] == r["sweep"][k]);
     CHECK(analyse("--method gram --gram columns --spectrum --eps float32" + facts + file,
                   &status)["rank"] == r["rank"][0]);
+    // The sketch: the rank certified, the gap's index, and the sweep wherever it resolves the
+    // threshold (entries below its residual bound are null, never wrong).
+    const auto sk = analyse("--method sketch --eps float32" + facts + file, &status);
+    CHECK(sk["method"] == "sketch");
+    CHECK(sk["rank"] == r["rank"][0]);
+    CHECK(sk["certified"] == true);
+    CHECK(sk["largest_gap_index"] == r["gap"][1]);
+    CHECK(sk["sketch_k"].get<int64_t>() >= sk["rank"].get<int64_t>());
+    CHECK(sk["failure_probability"].get<double>() ==
+          Approx(sk["sketch_passes"].get<double>() * 1e-12));
+    CHECK(sk["residual_bound"].get<double>() < sk["tol"].get<double>());
+    for (size_t k = 0; k < 5; ++k)
+      if (!sk["rank_sweep"][k].is_null()) CHECK(sk["rank_sweep"][k] == r["sweep"][k]);
+    CHECK(!sk["rank_sweep"][2].is_null());
   }
   // rank.h5: /rank_sweep and the gap's attributes, read back with h5py.
   int status = 0;
@@ -103,7 +117,7 @@ TEST_CASE(
   int status = 0;
   for (const auto& [suffix, bias] : {std::pair<std::string, int>{"", 1}, {"_nobias", 0}}) {
     const std::string facts = " --head softmax --d 12 --bias " + std::to_string(bias) + " ";
-    for (const char* method : {"exact", "gram"}) {
+    for (const char* method : {"exact", "gram", "sketch"}) {
       INFO(method << suffix);
       const auto z = analyse(
           std::string("--method ") + method + facts + (dir / ("logits" + suffix + ".npy")).string(),
@@ -189,7 +203,7 @@ TEST_CASE(
   make_files(dir);
   const std::string bin = std::string(SB_RANK_ANALYSIS) + " --quiet --estimate-d ";
   int status = 0;
-  for (const char* method : {"exact", "gram"}) {
+  for (const char* method : {"exact", "gram", "sketch"}) {
     INFO(method);
     const std::string m = std::string("--method ") + method + " ";
     // Log-probabilities with a bias: the gap at d + 2 = 22.
@@ -209,7 +223,9 @@ TEST_CASE(
     CHECK(j["minus_normaliser"] == 0);
     CHECK(j["minus_bias"] == 1);
     // Noise 1e-6 max|Z| against singular values of order sqrt(T M / d) max|Z|: a gap of > 1e4.
-    CHECK(j["gap"].get<double>() > 1e4);
+    // The sketch reports a certified lower bound, lower_21 / upper_22, whose upper end carries
+    // the residual bound (about 10x the tail's norm): > 1e3.
+    CHECK(j["gap"].get<double>() > (std::string(method) == "sketch" ? 1e3 : 1e4));
     // No bias: the gap at d + 1 = 21, nothing taken off for a bias.
     j = nlohmann::json::parse(
         run(bin + m + "--json " + (dir / "est_logprobs_nobias.npy").string(), &status));

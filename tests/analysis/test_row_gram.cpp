@@ -17,43 +17,13 @@
 #include "analysis/rank_certificate.h"
 #include "analysis/row_gram.h"
 #include "analysis/spectrum.h"
+#include "tests/fixtures/prescribed_matrix.h"
 
 using namespace sb::analysis;
+using sb::test::prescribed_matrix;
+using sb::test::reader;
 
 namespace {
-
-// n x k with orthonormal columns (column-major): the Q factor of a Gaussian matrix.
-std::vector<double> orthonormal(int64_t n, int64_t k, std::mt19937_64& gen) {
-  std::normal_distribution<double> normal;
-  std::vector<double> q(static_cast<size_t>(n * k)), tau(static_cast<size_t>(k));
-  for (auto& v : q) v = normal(gen);
-  REQUIRE(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, n, k, q.data(), n, tau.data()) == 0);
-  REQUIRE(LAPACKE_dorgqr(LAPACK_COL_MAJOR, n, k, k, q.data(), n, tau.data()) == 0);
-  return q;
-}
-
-// The T x M matrix U diag(s) V^T, row-major, with min(T, M) prescribed singular values s. Stored
-// row-major it is the column-major M x T matrix A^T = (V diag(s)) U^T.
-std::vector<double> prescribed_matrix(int64_t t, int64_t m, const std::vector<double>& s,
-                                      uint64_t seed) {
-  const auto k = static_cast<int64_t>(s.size());
-  REQUIRE(k == std::min(t, m));
-  std::mt19937_64 gen(seed);
-  const auto u = orthonormal(t, k, gen);
-  auto vs = orthonormal(m, k, gen);
-  for (int64_t j = 0; j < k; ++j)
-    for (int64_t i = 0; i < m; ++i) vs[static_cast<size_t>(i + j * m)] *= s[size_t(j)];
-  std::vector<double> a(static_cast<size_t>(t * m));
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, int(m), int(t), int(k), 1.0, vs.data(),
-              int(m), u.data(), int(t), 0.0, a.data(), int(m));
-  return a;
-}
-
-RowReader64 reader(const std::vector<double>& a, int64_t m) {
-  return [&a, m](int64_t begin, int64_t count, double* out) {
-    std::copy(a.begin() + begin * m, a.begin() + (begin + count) * m, out);
-  };
-}
 
 // tol^2 / lambda_1 of the Numerical Recipes threshold (symmetric in T and M).
 double tol2_factor(int64_t rows, int64_t cols, double eps) {

@@ -1,0 +1,421 @@
+#include "analysis/sketch.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <limits>
+#include <random>
+#include <stdexcept>
+
+#include "analysis/inertia.h"
+
+namespace sb::analysis {
+namespace {
+
+constexpr double kUnit = kFloat64Eps / 2;  // u = 2^-53
+constexpr double kStageBytes = double(int64_t{16} << 20);
+
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int blas_int(int64_t n) { return static_cast<int>(n); }
+
+void check_lapack(lapack_int info, const char* routine, int64_t n) {
+  if (info != 0)
+    throw std::runtime_error(std::string("sketch: LAPACKE_") + routine + " returned " +
+                             std::to_string(info) + " on a matrix with " + std::to_string(n) +
+                             " columns");
+}
+
+// Fills columns [from, to) of the column-major m-row matrix x with standard Gaussians.
+void gaussian_columns(std::vector<double>& x, int64_t m, int64_t from, int64_t to,
+                      std::mt19937_64& rng) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int64_t i = from * m; i < to * m; ++i) x[static_cast<size_t>(i)] = normal(rng);
+}
+
+// The first k columns of the column-major m x k matrix y replaced by an orthonormal basis of
+// their span (Householder QR: dgeqrf, then dorgqr).
+void orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
+  std::vector<double> tau(static_cast<size_t>(k));
+  const auto lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
+  check_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf", k);
+  check_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y.data(), lm, tau.data()), "dorgqr", k);
+}
+
+// ||Q^T Q - I||_F for the column-major m x k matrix q.
+double orthogonality_defect(const std::vector<double>& q, int64_t m, int64_t k) {
+  std::vector<double> g(static_cast<size_t>(k * k), 0.0);
+  cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(k), blas_int(m), 1.0, q.data(),
+              blas_int(m), 0.0, g.data(), blas_int(k));
+  double sum = 0;
+  for (int64_t j = 0; j < k; ++j)
+    for (int64_t i = 0; i <= j; ++i) {
+      const double e = g[static_cast<size_t>(i + j * k)] - (i == j ? 1.0 : 0.0);
+      sum += (i == j ? 1.0 : 2.0) * e * e;
+    }
+  return std::sqrt(sum);
+}
+
+// Descending eigenvalues of the symmetric k x k matrix h (upper triangle, column-major).
+std::vector<double> eigenvalues_descending(std::vector<double> h, int64_t k) {
+  std::vector<double> w(static_cast<size_t>(k));
+  const auto lk = static_cast<lapack_int>(k);
+  check_lapack(LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', lk, h.data(), lk, w.data()), "dsyevd", k);
+  std::reverse(w.begin(), w.end());
+  return w;
+}
+
+// One pass's accumulations (sketch.h): Y = A^T A Q, H = (AQ)^T (AQ), n_i = ||A w_i||^2, and on
+// the first pass the finite scan, the signs and sum a_ij^2.
+struct PassSums {
+  std::vector<double> y, h, probe_sq;
+  double frobenius_sq = 0;
+  bool positive = false, negative = false;
+};
+
+// Streams A once: basis is M x (k + p), Q's k columns then the p probes w_i.
+template <class In>
+bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows, int64_t cols,
+              int64_t k, int64_t p, int64_t block_rows, const std::vector<double>& basis,
+              bool first, bool overlap, FiniteScan* scan, SpectrumTiming* timing, PassSums& sums,
+              const std::function<void(int64_t)>& on_rows) {
+  const int64_t m = cols, kp = k + p;
+  sums.y.assign(static_cast<size_t>(m * k), 0.0);
+  sums.h.assign(static_cast<size_t>(k * k), 0.0);
+  sums.probe_sq.assign(static_cast<size_t>(p), 0.0);
+  const int64_t stage_rows =
+      std::min(block_rows,
+               std::max<int64_t>(1, static_cast<int64_t>(kStageBytes) / (int64_t{sizeof(In)} * m)));
+  std::vector<In> stage(static_cast<size_t>(stage_rows * m));
+  std::array<std::vector<double>, 2> blocks;
+  blocks[0].resize(static_cast<size_t>(std::min(block_rows, rows) * m));
+  if (overlap) blocks[1].resize(blocks[0].size());
+  std::vector<double> z(static_cast<size_t>(std::min(block_rows, rows) * kp));
+  // Rows [begin, begin + count) into out as float64 (row-major count x M); false at non-finite
+  // entries (first pass only: later passes read the same rows).
+  auto load = [&](int64_t begin, int64_t count, double* out) {
+    for (int64_t s = 0; s < count; s += stage_rows) {
+      const int64_t c = std::min(stage_rows, count - s);
+      read(begin + s, c, stage.data());
+      if (first) {
+        scan->scan(stage.data(), begin + s, c, m);
+        if (!scan->clean()) return false;
+      }
+      double* dst = out + s * m;
+      double sq = 0;
+      for (int64_t i = 0; i < c * m; ++i) {
+        const double v = static_cast<double>(stage[static_cast<size_t>(i)]);
+        if (first) {
+          sums.positive |= v > 0;
+          sums.negative |= v < 0;
+          sq += v * v;
+        }
+        dst[i] = v;
+      }
+      sums.frobenius_sq += sq;
+    }
+    return true;
+  };
+  auto rows_in = [&](int64_t b) { return std::min(block_rows, rows - b * block_rows); };
+  const int64_t nblocks = (rows + block_rows - 1) / block_rows;
+  auto start = std::chrono::steady_clock::now();
+  bool ok = load(0, rows_in(0), blocks[0].data());
+  timing->read += since(start);
+  for (int64_t b = 0; b < nblocks; ++b) {
+    if (!ok) return false;
+    double* x = blocks[overlap ? b % 2 : 0].data();
+    const bool more = b + 1 < nblocks;
+    std::future<bool> next;
+    if (overlap && more)
+      next = std::async(std::launch::async, load, (b + 1) * block_rows, rows_in(b + 1),
+                        blocks[(b + 1) % 2].data());
+    start = std::chrono::steady_clock::now();
+    const int64_t n = rows_in(b);
+    // The row-major n x M block is the column-major M x n matrix X = A_b^T.
+    // Z = A_b [Q W] = X^T basis: (n, k + p), column-major.
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(kp), blas_int(m),
+                1.0, x, blas_int(m), basis.data(), blas_int(m), 0.0, z.data(), blas_int(n));
+    // Y += A_b^T Z_Q = X Z_Q: (M, k).
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(k), blas_int(n),
+                1.0, x, blas_int(m), z.data(), blas_int(n), 1.0, sums.y.data(), blas_int(m));
+    // H += Z_Q^T Z_Q: (k, k), upper triangle.
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(k), blas_int(n), 1.0, z.data(),
+                blas_int(n), 1.0, sums.h.data(), blas_int(k));
+    for (int64_t i = 0; i < p; ++i) {
+      const double* col = z.data() + (k + i) * n;
+      sums.probe_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
+    }
+    timing->accumulate += since(start);
+    if (on_rows) on_rows(b * block_rows + n);
+    if (!more) break;
+    start = std::chrono::steady_clock::now();
+    ok = overlap ? next.get() : load((b + 1) * block_rows, rows_in(b + 1), x);
+    timing->read += since(start);
+  }
+  return ok;
+}
+
+// The bounds of sketch.h from one pass's sums.
+struct Window {
+  std::vector<double> sigma, lower, upper;  // nominal sqrt(theta_i) and its certified bracket
+  double residual = 0;                      // e
+  double tol = 0, tol_lo = 0, tol_hi = 0;
+  int64_t rank = 0, rank_min = 0, rank_max = 0;
+  double rounding = 0;  // e_Z + the theta error's effect at sigma_1, for the report
+};
+
+Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
+               const std::vector<double>& w_norm, const std::vector<double>& w_err, int64_t rows,
+               int64_t cols, int64_t k, double eta, double frobenius, double eps) {
+  Window w;
+  const double c = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * eps;
+  const std::vector<double> theta = eigenvalues_descending(s.h, k);
+  double trace = 0;
+  for (int64_t i = 0; i < k; ++i) trace += s.h[static_cast<size_t>(i + i * k)];
+  trace = std::max(trace, 0.0) * (1 + gamma_float64(static_cast<double>(k)));
+  const double e_theta = gamma_float64(static_cast<double>(rows)) * trace +
+                         4 * gamma_float64(static_cast<double>(k + 1)) * trace;
+  const double e_z =
+      gamma_float64(static_cast<double>(cols)) * frobenius * std::sqrt(double(k) * (1 + eta));
+  const double q_norm = std::sqrt(1 + eta);
+  // e: HMT lemma 4.1 on the probes, each observed norm widened by its rounding.
+  double max_probe = 0;
+  for (size_t i = 0; i < probe_norm.size(); ++i) {
+    const double observed =
+        std::sqrt(std::max(s.probe_sq[i], 0.0) * (1 + gamma_float64(static_cast<double>(rows))));
+    max_probe = std::max(
+        max_probe, observed + gamma_float64(static_cast<double>(cols)) * frobenius * w_norm[i] +
+                       frobenius * w_err[i]);
+  }
+  w.residual = 10 * std::sqrt(2 / std::acos(-1.0)) * max_probe;
+  w.sigma.resize(static_cast<size_t>(k));
+  w.lower.resize(w.sigma.size());
+  w.upper.resize(w.sigma.size());
+  for (size_t i = 0; i < w.sigma.size(); ++i) {
+    const double t = std::max(theta[i], 0.0);
+    w.sigma[i] = std::sqrt(t);
+    w.lower[i] = std::max(std::sqrt(std::max(t - e_theta, 0.0)) - e_z, 0.0) / q_norm;
+    w.upper[i] = (std::sqrt(t + e_theta) + e_z) * q_norm + w.residual;
+  }
+  w.rounding = w.upper[0] - w.residual - w.lower[0];
+  w.tol = c * w.sigma[0];
+  w.tol_lo = c * w.lower[0];
+  w.tol_hi = c * w.upper[0];
+  auto count = [](const std::vector<double>& v, double t) {
+    return static_cast<int64_t>(std::count_if(v.begin(), v.end(), [t](double x) { return x > t; }));
+  };
+  w.rank = count(w.sigma, w.tol);
+  w.rank_min = count(w.lower, w.tol_hi);
+  w.rank_max = count(w.upper, w.tol_lo);
+  if (w.residual >= w.tol_lo) w.rank_max += std::min(rows, cols) - k;
+  return w;
+}
+
+template <class In>
+SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
+                         int64_t cols, const SketchOptions& o, FiniteScan* scan,
+                         SpectrumTiming* timing, const SketchProgress& progress) {
+  SpectrumTiming local;
+  if (!timing) timing = &local;
+  const int64_t m = cols, full = std::min(rows, cols);
+  const int64_t p = o.probes;
+  if (o.probes < 1 || o.probes > 64)
+    throw std::invalid_argument("--sketch-probes " + std::to_string(o.probes) +
+                                ": expected 1 to 64 probes");
+  if (o.oversampling < 0)
+    throw std::invalid_argument("--sketch-oversampling " + std::to_string(o.oversampling) +
+                                ": expected >= 0");
+  const int64_t cap = o.max_k > 0 ? std::min(o.max_k, full) : full;
+  int64_t k = std::clamp<int64_t>(o.initial_k > 0 ? o.initial_k : o.bound + o.oversampling, 1, cap);
+  const int64_t block_rows = std::min(sketch_block_rows(cols, o.block_rows), rows);
+  std::mt19937_64 rng(o.seed);
+
+  std::vector<double> basis(static_cast<size_t>(m * (k + p)));
+  gaussian_columns(basis, m, 0, k, rng);
+  orthonormalise(basis, m, k);
+  PassSums sums;
+  double frobenius = 0;
+  Window w;
+  SketchResult out;
+  int checks = 0, pass = 0, passes_at_k = 0, stalled = 0;
+  int64_t last_width = -1;
+  double last_residual = std::numeric_limits<double>::infinity();
+  for (; pass < o.max_passes;) {
+    const auto pass_start = std::chrono::steady_clock::now();
+    // Fresh probes after Q: omega_i, then w_i = omega_i - Q (Q^T omega_i) in place.
+    const int64_t kp = k + p;
+    basis.resize(static_cast<size_t>(m * kp));
+    gaussian_columns(basis, m, k, kp, rng);
+    std::vector<double> omega_norm(static_cast<size_t>(p)), w_norm(omega_norm.size()),
+        w_err(omega_norm.size());
+    const double eta = orthogonality_defect(basis, m, k);
+    for (int64_t i = 0; i < p; ++i)
+      omega_norm[static_cast<size_t>(i)] = cblas_dnrm2(blas_int(m), basis.data() + (k + i) * m, 1);
+    {
+      std::vector<double> qt(static_cast<size_t>(k * p));
+      double* omega = basis.data() + k * m;
+      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(k), blas_int(p), blas_int(m),
+                  1.0, basis.data(), blas_int(m), omega, blas_int(m), 0.0, qt.data(), blas_int(k));
+      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(p), blas_int(k),
+                  -1.0, basis.data(), blas_int(m), qt.data(), blas_int(k), 1.0, omega, blas_int(m));
+    }
+    const double f_rel =
+        2 * gamma_float64(static_cast<double>(m)) * std::sqrt(double(k)) * std::pow(1 + eta, 1.5) +
+        3 * kUnit;
+    for (int64_t i = 0; i < p; ++i) {
+      const auto s = static_cast<size_t>(i);
+      w_norm[s] = cblas_dnrm2(blas_int(m), basis.data() + (k + i) * m, 1) * (1 + 2 * kUnit * m);
+      w_err[s] = f_rel * omega_norm[s];
+    }
+    const bool first = pass == 0;
+    const int current_pass = pass + 1;
+    std::function<void(int64_t)> on_rows;
+    if (progress.rows)
+      on_rows = [&, current_pass, k](int64_t done) { progress.rows(current_pass, k, done, rows); };
+    if (!run_pass(read, rows, cols, k, p, block_rows, basis, first, o.overlap, scan, timing, sums,
+                  on_rows))
+      return out;
+    ++pass;
+    ++passes_at_k;
+    const auto solve_start = std::chrono::steady_clock::now();
+    if (first) {
+      out.same_sign = !(sums.positive && sums.negative);
+      const double tm = static_cast<double>(rows) * static_cast<double>(cols);
+      frobenius = std::sqrt(sums.frobenius_sq * (1 + gamma_float64(tm)));
+    }
+    w = bracket(sums, omega_norm, w_norm, w_err, rows, cols, k, eta, frobenius, o.eps);
+    ++checks;
+    if (progress.pass_done)
+      progress.pass_done(
+          {pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol, since(pass_start)});
+    const bool certified = w.rank_min == w.rank_max;
+    const bool verdict_settled = w.rank_min > o.bound || w.rank_max <= o.bound;
+    const bool reaches = w.rank >= k - std::max<int64_t>(o.oversampling / 2, 1);
+    // The residual bound is what stands between rank_min and rank_max, and iterating at this k
+    // no longer halves it: the tail past k is too heavy (the probes see its Frobenius norm), so
+    // the basis must widen.
+    const bool residual_stuck =
+        passes_at_k > 1 && w.residual >= w.tol_lo && w.residual > 0.5 * last_residual;
+    // A window that stops narrowing while the residual is below tol: a singular value sits
+    // within the rounding of tol, and no pass can settle it.
+    const int64_t width = w.rank_max - w.rank_min;
+    stalled = (passes_at_k > 1 && last_width >= 0 && width >= last_width) ? stalled + 1 : 0;
+    last_width = width;
+    last_residual = w.residual;
+    const bool grow = (reaches || residual_stuck) && k < cap;
+    const bool stop = certified || (o.verdict_only && verdict_settled) || pass >= o.max_passes ||
+                      (!grow && stalled >= 2) ||
+                      (k == cap && (reaches || residual_stuck) && passes_at_k >= 2);
+    if (stop) {
+      timing->solve += since(solve_start);
+      break;
+    }
+    // The next basis: Y = A^T A Q, widened with Gaussian columns when the rank may reach past k.
+    int64_t next_k = k;
+    if (grow) next_k = std::min(cap, std::max(2 * k, w.rank + o.oversampling));
+    if (next_k != k) {
+      passes_at_k = 0;
+      last_width = -1;
+      stalled = 0;
+    }
+    sums.y.resize(static_cast<size_t>(m * next_k));
+    gaussian_columns(sums.y, m, k, next_k, rng);
+    orthonormalise(sums.y, m, next_k);
+    k = next_k;
+    basis.assign(sums.y.begin(), sums.y.begin() + m * k);
+    timing->solve += since(solve_start);
+  }
+
+  RankReport& r = out.report;
+  const double resolution = std::max(w.residual, std::sqrt(kFloat64Eps) * w.sigma[0]);
+  r = numerical_rank(w.sigma, rows, cols, o.eps, o.bound, o.theorem2_bounded,
+                     w.sigma[0] > 0 ? resolution / w.sigma[0] : std::sqrt(kFloat64Eps));
+  // What a sigma list of k Ritz values cannot say: counts at thresholds below e.
+  r.resolution = resolution;
+  r.resolvable = w.tol_lo > w.residual;
+  if (!(r.tol_numpy > resolution)) r.rank_numpy = -1;
+  for (int j = -2; j <= 2; ++j)
+    if (!(r.tol * std::pow(10.0, j) > resolution)) r.rank_sweep[static_cast<size_t>(j + 2)] = -1;
+  // The largest gap, certified from below: lower_i / upper_(i+1), with sigma_(k+1) <= e, over the
+  // i whose lower_i is resolved (above e): Ritz values below e say nothing of sigma_i.
+  r.largest_gap = std::numeric_limits<double>::quiet_NaN();
+  r.largest_gap_index = -1;
+  for (size_t i = 0; i < w.lower.size() && w.lower[i] > w.residual; ++i) {
+    const double next = i + 1 < w.upper.size() ? w.upper[i + 1] : w.residual;
+    if (next > 0 && !(w.lower[i] / next <= r.largest_gap)) {
+      r.largest_gap = w.lower[i] / next;
+      r.largest_gap_index = static_cast<int64_t>(i + 1);
+    }
+  }
+  r.has_certificate = true;
+  r.rank_min = std::min(w.rank_min, r.rank);
+  r.rank_max = std::max(w.rank_max, r.rank);
+  r.certified = r.rank_min == r.rank_max;
+  r.uncertain = std::max(r.rank - r.rank_min, r.rank_max - r.rank);
+  r.tol_lo = w.tol_lo;
+  r.tol_hi = w.tol_hi;
+  r.gram_error = w.rounding;
+  r.solver_error = 0;
+  r.sketch_k = k;
+  r.sketch_passes = pass;
+  r.residual_bound = w.residual;
+  r.failure_probability = checks * std::pow(10.0, -static_cast<double>(p));
+  out.sigma = std::move(w.sigma);
+  out.lower = std::move(w.lower);
+  out.upper = std::move(w.upper);
+  apply_bound(r, out, o.bound, rows, cols);
+  return out;
+}
+
+}  // namespace
+
+void apply_bound(RankReport& r, const SketchResult& s, int64_t bound, int64_t rows, int64_t cols) {
+  r.bound = bound;
+  r.bound_binding = bound < std::min(rows, cols);
+  if (r.rank_min > bound)
+    r.within_bound = false;
+  else if (r.rank_max <= bound)
+    r.within_bound = true;
+  else
+    r.within_bound = r.rank <= bound;
+  const auto k = static_cast<int64_t>(s.lower.size());
+  r.spectral_gap = std::numeric_limits<double>::quiet_NaN();
+  if (bound >= 1 && bound <= k) {
+    const double next = bound < k ? s.upper[static_cast<size_t>(bound)] : r.residual_bound;
+    if (next > 0) r.spectral_gap = s.lower[static_cast<size_t>(bound - 1)] / next;
+  }
+}
+
+int64_t sketch_block_rows(int64_t cols, int64_t block_rows) {
+  const int64_t fit = (int64_t{64} << 20) / (8 * std::max<int64_t>(cols, 1));
+  return std::clamp<int64_t>(fit, 1, block_rows > 0 ? block_rows : 4096);
+}
+
+double sketch_bytes(int64_t rows, int64_t cols, int64_t k, int probes, int64_t block_rows) {
+  const double m = static_cast<double>(cols), kk = static_cast<double>(k);
+  const double b = static_cast<double>(std::min(rows, sketch_block_rows(cols, block_rows)));
+  const double kp = kk + probes;
+  // basis (Q | W), Y, two float64 blocks, Z, H and its eigensolver copy, QR's tau and workspace.
+  return 8 * (m * kp + m * kk + 2 * b * m + b * kp + 3 * kk * kk + 64 * kk) + kStageBytes;
+}
+
+SketchResult sketch_rank(const RowReader& read, int64_t rows, int64_t cols,
+                         const SketchOptions& options, FiniteScan* scan, SpectrumTiming* timing,
+                         const SketchProgress& progress) {
+  return sketch_impl(read, rows, cols, options, scan, timing, progress);
+}
+
+SketchResult sketch_rank(const RowReader64& read, int64_t rows, int64_t cols,
+                         const SketchOptions& options, FiniteScan* scan, SpectrumTiming* timing,
+                         const SketchProgress& progress) {
+  return sketch_impl(read, rows, cols, options, scan, timing, progress);
+}
+
+}  // namespace sb::analysis

@@ -1,0 +1,142 @@
+#pragma once
+// The numerical rank of a T x M matrix A at a cost that follows the rank rather than M^2: a
+// streamed randomized subspace iteration on A^T A that never forms it (Halko, Martinsson & Tropp,
+// "Finding structure with randomness", SIAM Review 53(2), 2011: algorithm 4.3 with the
+// a posteriori error estimate of section 4.3), certified.
+//
+// One pass. Q (M x k) has orthonormal columns (Householder QR in float64). The pass reads A once
+// in row blocks A_b and accumulates, in float64,
+//   Y = A^T (A Q)           (M x k: the next basis, one step of subspace iteration),
+//   H = (A Q)^T (A Q)       (k x k: the Rayleigh quotient Q^T A^T A Q),
+//   n_i = ||A w_i||^2       (the probes, i = 1..p),
+// with w_i = (I - Q Q^T) omega_i for fresh standard Gaussian omega_i. Memory: Q, Y and the probes,
+// 8 M (2k + p) bytes, plus two row blocks and their products; A itself is never held.
+// Flops: about 4 T M k per pass (A_b [Q W], then A_b^T Z).
+//
+// Bounds, in exact arithmetic first. theta_1 >= ... >= theta_k are H's eigenvalues.
+//   Lower: sigma_i(A Q) <= sigma_i(A) ||Q||_2, so sigma_i(A) >= sqrt(theta_i) (interlacing;
+//          Q orthonormal gives ||Q|| = 1).
+//   Upper: A = A Q Q^T + A (I - Q Q^T) gives (Weyl, for singular values)
+//          sigma_i(A) <= sigma_i(A Q Q^T) + ||A (I - Q Q^T)||_2 <= sqrt(theta_i) + e  (i <= k),
+//          sigma_(k+1)(A) <= e, since A Q Q^T has rank <= k (Eckart-Young),
+//          where e >= ||A (I - Q Q^T)||_2.
+//   e:     HMT lemma 4.1 (after Dixon 1983): for a fixed matrix B and p independent standard
+//          Gaussian vectors omega_i, ||B||_2 <= 10 sqrt(2/pi) max_i ||B omega_i|| except with
+//          probability at most 10^-p. With B = A (I - Q Q^T) (fixed once Q is: the probes are drawn
+//          after Q and never shape a later Q) and B omega_i = A w_i,
+//          e = 10 sqrt(2/pi) max_i sqrt(n_i).
+//          Every pass that is checked draws fresh probes; a verdict read after c checks fails with
+//          probability at most c 10^-p (union bound): failure_probability.
+// The NR tolerance tol = c_NR sigma_1 (c_NR = 0.5 sqrt(M + T + 1) eps) is bracketed by
+// sigma_1 in [sqrt(theta_1), sqrt(theta_1) + e], and the rank window follows as the Gram path's
+// (rank_certificate.h):
+//   rank_min = #{i : lower_i > tol_hi},     tol_hi = c_NR upper_1,
+//   rank_max = #{i <= k : upper_i > tol_lo} + (min(T, M) - k if e >= tol_lo, else 0),
+//                                           tol_lo = c_NR lower_1,
+// certified when they agree. rank_max reaching past k reads "rank >= rank_min".
+//
+// Rounding (u = 2^-53, gamma_n = n u / (1 - n u), F >= ||A||_F measured in the first pass and
+// inflated by gamma_(T M); Higham 2002, sections 3.1 and 3.5):
+//   Q:  eta = ||Q^T Q - I||_F (computed) gives ||Q||_2^2 <= 1 + eta, so lower_i divides by
+//       sqrt(1 + eta) and upper_i multiplies by it.
+//   Z = fl(A_b Q): each entry an M-term dot product, ||fl(AQ) - AQ||_2 <= gamma_M || |A| |Q| ||_F
+//       <= gamma_M F sqrt(k (1 + eta)) =: e_Z, which moves each sigma_i(AQ) by at most e_Z.
+//   H = fl(Z^T Z): entries T-term dot products, ||E_H||_2 <= gamma_T ||Z||_F^2 = gamma_T trace(H);
+//       dsyevd's backward error is taken as 2 gamma_(k+1) (||H||_F + trace H) <= 4 gamma_(k+1)
+//       trace(H) (the Gram path's first-order estimate, rank_certificate.h). Together e_theta.
+//   The probes: fl(w_i) = w_i + f_i with ||f_i|| <= (2 gamma_M sqrt(k) (1 + eta)^(3/2) + 3u)
+//       ||omega_i|| (Q^T omega, then Q (Q^T omega), then the difference), so ||A w_i|| <=
+//       ||fl(A fl(w_i))|| + gamma_M F ||fl(w_i)|| + F ||f_i||, the observed norm itself inflated
+//       by gamma_T.
+// So lower_i = (sqrt(max(theta_i - e_theta, 0)) - e_Z) / sqrt(1 + eta) and
+// upper_i = (sqrt(theta_i + e_theta) + e_Z) sqrt(1 + eta) + e. With float32 data and the
+// float32 eps these terms are below 1e-7 of tol (tol is about 1e-5 sigma_1 at M = 50257): what
+// separates rank_min from rank_max is e, which subspace iteration drives down to the order of
+// sigma_(k+1).
+//
+// The report's gaps are certified lower bounds: the gap at the bound lower_b / upper_(b+1) and the
+// largest lower_i / upper_(i+1) over the i with lower_i > e (upper_(k+1) = e), so --estimate-d
+// reads the sketch as it reads a spectrum.
+//
+// Adaptivity. k starts at the bound + oversampling (the bound: d + 1 + bias, analysis/
+// model_facts.h). After each pass: certified -> stop. k grows to min(cap, max(2k, count +
+// oversampling)), new Gaussian columns beside Y, when the nominal count reaches
+// k - oversampling / 2 (the rank may lie at or past the subspace), or when e is what keeps the
+// window open and a pass at this k no longer halves it (a heavy tail past k: the probes see its
+// Frobenius norm, ~sqrt(#tail) times its spectral norm). Otherwise one more iteration. It stops at
+// max_passes; when the window has not narrowed for two passes with e already below tol (a
+// singular value within the rounding of tol: uncertain); or with k at the cap and growth still
+// wanted after two passes there ("rank >= rank_min"). verdict_only stops as soon as the verdict is
+// settled: rank_min > bound (exceeds) or rank_max <= bound (within), which needs only
+// k = bound + oversampling.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/numerical_rank.h"
+#include "analysis/spectrum.h"
+
+namespace sb::analysis {
+
+struct SketchOptions {
+  int64_t bound = 0;              ///< Theorem 2's d + 1 + bias (the verdict's); k starts above it
+  bool theorem2_bounded = false;  ///< the head obeys the bound (softmax family)
+  double eps = kFloat32Eps;       ///< the NR threshold's eps
+  int64_t oversampling = 10;      ///< k0 = bound + oversampling
+  int64_t initial_k = 0;          ///< > 0: k0 instead of bound + oversampling
+  int64_t max_k = 0;              ///< the cap on k; <= 0: min(T, M)
+  int probes = 12;                ///< p: each check fails with probability <= 10^-p
+  int max_passes = 10;
+  uint64_t seed = 0;          ///< Omega and the probes (std::mt19937_64)
+  int64_t block_rows = 0;     ///< at most this many rows per block (<= 0: 4096), and 64 MiB
+  bool verdict_only = false;  ///< stop once within / exceeds is certain
+  bool overlap = true;        ///< read block b + 1 while block b is multiplied
+};
+
+/// One pass's outcome, for progress lines: k, the window and the residual bound e.
+struct SketchPass {
+  int pass = 0;  ///< 1-based
+  int64_t k = 0, rank = 0, rank_min = 0, rank_max = 0;
+  double residual = 0, tol = 0, seconds = 0;
+};
+
+/// Progress within a pass (rows read of this pass) and after each pass.
+struct SketchProgress {
+  std::function<void(int pass, int64_t k, int64_t rows_done, int64_t rows_total)> rows;
+  std::function<void(const SketchPass& pass)> pass_done;
+};
+
+struct SketchResult {
+  RankReport report;                 ///< rank, window, verdict; the sketch fields filled
+  std::vector<double> sigma;         ///< sqrt(theta_i), descending: the Ritz values, k of them
+  std::vector<double> lower, upper;  ///< the certified bracket of sigma_1..sigma_k
+  bool same_sign = true;             ///< every entry of A <= 0, or every one >= 0
+};
+
+/// The verdict and the gap at `bound` from the sketch's window (the bound can change once the
+/// first pass has told log-probabilities from logits): within when rank_max <= bound, exceeds
+/// when rank_min > bound, else by the nominal rank; spectral_gap = lower_b / upper_(b+1) (with
+/// sigma_(k+1) <= e), a certified lower bound of sigma_b / sigma_(b+1).
+void apply_bound(RankReport& report, const SketchResult& sketch, int64_t bound, int64_t rows,
+                 int64_t cols);
+
+/// Peak bytes of the sketch with k columns on a rows x cols matrix (Q, Y, the probes, two float64
+/// row blocks, their products, the staging buffer, H).
+double sketch_bytes(int64_t rows, int64_t cols, int64_t k, int probes, int64_t block_rows = 0);
+/// Rows per block on a matrix of `cols` columns: 64 MiB of float64 rows, at least 1, at most
+/// `block_rows` (<= 0: 4096).
+int64_t sketch_block_rows(int64_t cols, int64_t block_rows);
+
+/// Runs the sketch. Non-finite entries stop the first pass (check scan->clean(); the result is
+/// then empty). Throws std::invalid_argument for options out of range (k0 < 1, probes < 1).
+SketchResult sketch_rank(const RowReader& read, int64_t rows, int64_t cols,
+                         const SketchOptions& options, FiniteScan* scan,
+                         SpectrumTiming* timing = nullptr, const SketchProgress& progress = {});
+/// float64 rows go into the accumulation as read.
+SketchResult sketch_rank(const RowReader64& read, int64_t rows, int64_t cols,
+                         const SketchOptions& options, FiniteScan* scan,
+                         SpectrumTiming* timing = nullptr, const SketchProgress& progress = {});
+
+}  // namespace sb::analysis

@@ -1,0 +1,217 @@
+// The randomized sketch (analysis/sketch.h) against independent computations: matrices with
+// prescribed singular values (the truth known to float64 rounding, ~1e-15 sigma_1), and a
+// softmax log-probability matrix stored in float32 against the Gram path and LAPACK's SVD.
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "analysis/numerical_rank.h"
+#include "analysis/rank_certificate.h"
+#include "analysis/sketch.h"
+#include "analysis/spectrum.h"
+#include "tests/fixtures/prescribed_matrix.h"
+
+using namespace sb::analysis;
+using sb::test::prescribed_matrix;
+using sb::test::reader;
+
+namespace {
+
+// n values log-spaced from 1 down to `smallest`, then `zeros` exact zeros (min(T, M) in all).
+std::vector<double> log_spaced(int64_t n, double smallest, int64_t zeros) {
+  std::vector<double> s;
+  for (int64_t i = 0; i < n; ++i)
+    s.push_back(std::pow(smallest, static_cast<double>(i) / static_cast<double>(n - 1)));
+  s.insert(s.end(), static_cast<size_t>(zeros), 0.0);
+  return s;
+}
+
+double nr_tol(int64_t rows, int64_t cols, double sigma1, double eps) {
+  return 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * sigma1 * eps;
+}
+
+SketchOptions with_bound(int64_t bound, uint64_t seed = 0) {
+  SketchOptions o;
+  o.bound = bound;
+  o.eps = kFloat32Eps;
+  o.seed = seed;
+  return o;
+}
+
+// Rounding of the prescribed matrices' construction, relative to sigma_1 (a float64 product of
+// orthonormal factors: a few hundred u).
+constexpr double kTruthSlack = 1e-12;
+
+}  // namespace
+
+TEST_CASE(
+    "sketch: on prescribed spectra the certified rank is the exact count, and every true singular "
+    "value lies in its certified bracket, whether k starts above the rank or has to grow") {
+  const int64_t t = 400, m = 300;
+  const auto s = log_spaced(30, 1e-3, m - 30);  // tol = 1.6e-6: all 30 above, the zeros below
+  const auto a = prescribed_matrix(t, m, s, /*seed=*/11);
+  for (const int64_t bound : {25, 5}) {  // k0 = 35 > 30; k0 = 15 < 30: k must grow
+    INFO("bound " << bound);
+    FiniteScan scan;
+    const auto r = sketch_rank(reader(a, m), t, m, with_bound(bound), &scan);
+    REQUIRE(scan.clean());
+    CHECK(r.report.certified);
+    CHECK(r.report.rank == 30);
+    CHECK(r.report.rank_min == 30);
+    CHECK(r.report.rank_max == 30);
+    CHECK(r.report.sketch_k >= 30 + 5);
+    if (bound == 5) CHECK(r.report.sketch_k > 15);
+    REQUIRE(r.lower.size() == static_cast<size_t>(r.report.sketch_k));
+    for (size_t i = 0; i < r.lower.size(); ++i) {
+      INFO("sigma_" << i + 1);
+      CHECK(r.lower[i] <= s[i] + kTruthSlack);
+      CHECK(s[i] <= r.upper[i] + kTruthSlack);
+      CHECK(r.lower[i] <= r.sigma[i]);
+      CHECK(r.sigma[i] <= r.upper[i]);
+    }
+    // Converged: the Ritz values of the 30 nonzero singular values agree with them to far below
+    // tol (the subspace holds them to about the residual bound).
+    for (size_t i = 0; i < 30; ++i) CHECK(std::abs(r.sigma[i] - s[i]) < 1e-3 * r.report.tol);
+    CHECK(r.report.residual_bound < r.report.tol_lo);
+    CHECK(r.report.failure_probability ==
+          Approx(r.report.sketch_passes * std::pow(10.0, -12)).epsilon(1e-12));
+    CHECK(r.report.within_bound == (30 <= bound));
+  }
+}
+
+TEST_CASE(
+    "sketch: with singular values packed around tol the window always holds the true rank, and a "
+    "certified rank is the true one") {
+  const int64_t t = 300, m = 200;
+  const double tol = nr_tol(t, m, 1.0, kFloat32Eps);
+  // sigma_1 = 1, then values at tol (1 +- delta) for deltas from 1e-1 down to 1e-13.
+  for (const double delta : {1e-1, 1e-4, 1e-7, 1e-10, 1e-13}) {
+    std::vector<double> s = {1.0, 0.5, 0.1, tol * (1 + delta), tol * (1 - delta)};
+    s.resize(static_cast<size_t>(m), 0.0);
+    const auto a = prescribed_matrix(t, m, s, /*seed=*/5);
+    FiniteScan scan;
+    const auto r = sketch_rank(reader(a, m), t, m, with_bound(3), &scan);
+    INFO("delta " << delta << ": rank " << r.report.rank << " in [" << r.report.rank_min << ", "
+                  << r.report.rank_max << "]");
+    CHECK(r.report.rank_min <= 4);
+    CHECK(4 <= r.report.rank_max);
+    if (r.report.certified) CHECK(r.report.rank == 4);
+    // 10% off tol is far outside the rounding (the Gram-squared resolution sqrt(gamma_T trace H),
+    // about 1% of tol here): it must certify.
+    if (delta >= 1e-1) CHECK(r.report.certified);
+  }
+}
+
+TEST_CASE("sketch: a rank past the cap on k reads 'rank >= n', uncertified") {
+  const int64_t t = 300, m = 200;
+  const auto s = log_spaced(60, 1e-2, m - 60);
+  const auto a = prescribed_matrix(t, m, s, /*seed=*/3);
+  auto o = with_bound(5);
+  o.max_k = 20;
+  FiniteScan scan;
+  const auto r = sketch_rank(reader(a, m), t, m, o, &scan);
+  CHECK_FALSE(r.report.certified);
+  CHECK(r.report.sketch_k == 20);
+  CHECK(r.report.rank_min <= 20);
+  CHECK(r.report.rank_max == m);
+  CHECK(r.report.certificate() == "rank >= " + std::to_string(r.report.rank_min));
+  // The verdict needs no more than the cap: 20 certified singular values exceed the bound 5.
+  CHECK(r.report.rank_min > 5);
+  CHECK_FALSE(r.report.within_bound);
+}
+
+TEST_CASE(
+    "sketch: verdict_only stops once within / exceeds is certain, with the verdict of the full "
+    "run") {
+  const int64_t t = 400, m = 300;
+  const auto s = log_spaced(30, 1e-3, m - 30);
+  const auto a = prescribed_matrix(t, m, s, /*seed=*/17);
+  for (const int64_t bound : {10, 40}) {
+    INFO("bound " << bound);
+    auto o = with_bound(bound);
+    FiniteScan scan;
+    const auto full = sketch_rank(reader(a, m), t, m, o, &scan);
+    o.verdict_only = true;
+    const auto quick = sketch_rank(reader(a, m), t, m, o, &scan);
+    CHECK(quick.report.within_bound == full.report.within_bound);
+    CHECK(quick.report.within_bound == (bound == 40));
+    CHECK(quick.report.sketch_passes <= full.report.sketch_passes);
+    // Settled: the window lies on one side of the bound.
+    CHECK((quick.report.rank_min > bound || quick.report.rank_max <= bound));
+  }
+}
+
+TEST_CASE(
+    "sketch: the same seed gives bit-identical Ritz values, and 100 seeds give the true rank, "
+    "certified, every time") {
+  // 25 singular values from 1 to 1e-3 above a noise floor of 1e-9 (tol = 1.5e-6): the residual
+  // bound is not zero, so the probes matter.
+  const int64_t t = 300, m = 220;
+  auto s = log_spaced(25, 1e-3, 0);
+  for (int64_t i = 25; i < m; ++i) s.push_back(1e-9 * std::pow(0.99, double(i)));
+  const auto a = prescribed_matrix(t, m, s, /*seed=*/23);
+  FiniteScan scan;
+  const auto first = sketch_rank(reader(a, m), t, m, with_bound(20, 7), &scan);
+  const auto again = sketch_rank(reader(a, m), t, m, with_bound(20, 7), &scan);
+  CHECK(first.sigma == again.sigma);
+  CHECK(first.report.residual_bound == again.report.residual_bound);
+  int certified_true = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    const auto r = sketch_rank(reader(a, m), t, m, with_bound(20, seed), &scan);
+    certified_true += r.report.certified && r.report.rank == 25;
+    if (r.report.certified) CHECK(r.report.rank == 25);
+  }
+  CHECK(certified_true == 100);
+}
+
+TEST_CASE(
+    "sketch: a softmax log-probability matrix stored in float32 has rank d + 1 + bias, certified, "
+    "as the row Gram and sgesdd find") {
+  const int64_t t = 500, m = 2000, d = 8;
+  std::mt19937_64 gen(42);
+  std::normal_distribution<double> normal;
+  std::vector<double> h(static_cast<size_t>(t * d)), w(static_cast<size_t>(d * m)),
+      b(static_cast<size_t>(m));
+  for (auto& x : h) x = normal(gen);
+  for (auto& x : w) x = 0.5 * normal(gen);
+  for (auto& x : b) x = normal(gen);
+  std::vector<float> a(static_cast<size_t>(t * m));
+  std::vector<double> z(static_cast<size_t>(m));
+  for (int64_t i = 0; i < t; ++i) {
+    double mx = -1e300;
+    for (int64_t j = 0; j < m; ++j) {
+      double v = b[size_t(j)];
+      for (int64_t c = 0; c < d; ++c) v += h[size_t(i * d + c)] * w[size_t(c * m + j)];
+      z[size_t(j)] = v;
+      mx = std::max(mx, v);
+    }
+    double sum = 0;
+    for (const double v : z) sum += std::exp(v - mx);
+    const double lse = mx + std::log(sum);
+    for (int64_t j = 0; j < m; ++j) a[size_t(i * m + j)] = static_cast<float>(z[size_t(j)] - lse);
+  }
+  const RowReader read = [&a, m](int64_t begin, int64_t count, float* out) {
+    std::copy(a.begin() + begin * m, a.begin() + (begin + count) * m, out);
+  };
+  const int64_t bound = d + 2;
+  FiniteScan scan;
+  const auto r = sketch_rank(read, t, m, with_bound(bound), &scan);
+  REQUIRE(scan.clean());
+  CHECK(r.same_sign);
+  CHECK(r.report.certified);
+  CHECK(r.report.rank == bound);
+  CHECK(r.report.within_bound);
+  // The gap at the bound, certified from below, is the one the data has: sigma_10 / sigma_11
+  // with sigma_11 at float32 noise, many orders of magnitude.
+  CHECK(r.report.spectral_gap > 1e3);
+  const auto sigma = singular_values_exact(read, t, m, /*float64=*/false, &scan);
+  const auto exact = numerical_rank(sigma, t, m, kFloat32Eps, bound, true, kFloat32Eps);
+  CHECK(exact.rank == r.report.rank);
+  // sigma_1 .. sigma_bound: sgesdd's float32 values against the float64 Ritz values, within
+  // float32's relative precision times a modest factor.
+  for (size_t i = 0; i < static_cast<size_t>(bound); ++i)
+    CHECK(r.sigma[i] == Approx(sigma[i]).epsilon(1e-4));
+}
