@@ -41,7 +41,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-train plots reproduce readme format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-train plots reproduce readme format clean help
 
 all: build
 
@@ -54,7 +54,8 @@ help:
 	@echo "make test-slurm install Slurm + munge, then the Slurm backend's test on a one-node cluster (root)"
 	@echo "make fuzz       libFuzzer harnesses of the file readers, FUZZ_SECONDS=$(FUZZ_SECONDS) s each (clang; $(FUZZ_DIR)/)"
 	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
-	@echo "make bench-rank rank-analysis benchmark on a PTB-size matrix (~17 min)"
+	@echo "make bench-rank rank-analysis benchmarks: a PTB-size matrix (~17 min), then the sketch at GPT-2's shape (~15 min)"
+	@echo "make bench-rank-large the sketch at WikiText-2's test size and Llama 3's vocabulary (~1 h, 90 GB disk)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
 	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~90 min, smoke, paper = plan only,"
@@ -152,7 +153,7 @@ bench: build
 	bench/blas_threads.sh $(BUILD_DIR)
 
 # Writes results/bench/rank_ptb_synthetic.md (~17 minutes on 2 cores).
-bench-rank: build
+bench-rank: build bench-rank-sketch
 	@mkdir -p results/bench
 	@{ echo "# Rank-analysis benchmark: PTB-size synthetic softmax matrix"; echo; \
 	  echo "Measured $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') on $$(nproc) cores, all in one run of"; \
@@ -160,6 +161,24 @@ bench-rank: build
 	  bench/bench_rank.sh $(BUILD_DIR); } > results/bench/rank_ptb_synthetic.md.tmp
 	@mv results/bench/rank_ptb_synthetic.md.tmp results/bench/rank_ptb_synthetic.md
 	@cat results/bench/rank_ptb_synthetic.md
+
+# The sketch at current vocabulary sizes: GPT-2's shape (~15 minutes on 2 cores) into
+# results/bench/rank_gpt2_shape.md; bench-rank-large: WikiText-2's test size (33 GB) and Llama 3's
+# vocabulary (a 51 GB .npy, deleted after), ~1 hour and 90 GB of disk, into rank_large_vocab.md.
+bench-rank-sketch: build
+	@$(call bench_sketch,gpt2,rank_gpt2_shape,GPT-2's shape)
+bench-rank-large: build
+	@$(call bench_sketch,wt2 llama,rank_large_vocab,WikiText-2's test size and Llama 3's vocabulary)
+
+define bench_sketch
+mkdir -p results/bench && \
+{ echo "# Rank analysis with the sketch: $(3)"; echo; \
+  echo "Measured $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') on $$(nproc) cores, all in one run of"; \
+  echo; echo '```'; echo "bench/bench_rank_sketch.py $(BUILD_DIR) $${TMPDIR:-/tmp}/sb_bench_sketch $(1)"; echo '```'; echo; \
+  /usr/bin/python3 bench/bench_rank_sketch.py $(BUILD_DIR) $${TMPDIR:-/tmp}/sb_bench_sketch $(1); } \
+  > results/bench/$(2).md.tmp && mv results/bench/$(2).md.tmp results/bench/$(2).md && \
+  cat results/bench/$(2).md
+endef
 
 # Builds only bench_wordlm (and what it links), then times it against bench/wordlm_reference.py.
 bench-train: deps-bench

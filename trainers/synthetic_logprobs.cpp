@@ -16,6 +16,10 @@ double write_synthetic_logprobs(const std::string& path, const SyntheticOptions&
   if (o.dtype != "float32" && o.dtype != "float64")
     throw std::invalid_argument("synthetic: --dtype must be float32 or float64, got '" + o.dtype +
                                 "'");
+  if (o.logits && is_mixture(o.spec))
+    throw std::invalid_argument("synthetic: --logits with head '" + o.spec.to_string() +
+                                "': a mixture has K logit vectors per row, not one; use a "
+                                "single head");
   torch::NoGradGuard no_grad;
   torch::manual_seed(static_cast<uint64_t>(o.seed));
   const auto dtype = o.dtype == "float64" ? torch::kFloat64 : torch::kFloat32;
@@ -42,12 +46,17 @@ double write_synthetic_logprobs(const std::string& path, const SyntheticOptions&
                   "\nM = " + std::to_string(o.vocab) + "\nd = " + std::to_string(o.d) +
                   "\nbias = " + (o.bias ? "true" : "false") +
                   "\nlogit_scale = " + std::to_string(o.logit_scale) + "\n";
+  if (o.logits) header.input = "logits";
   contract::LogProbWriter writer(path, header);
   for (int64_t r = 0; r < o.tokens; r += o.block_rows) {
     const int64_t n = std::min(o.block_rows, o.tokens - r);
-    const auto h = torch::randn({n, o.d}, f64).to(dtype);                       // (n, d)
-    const auto log_p = head(h, weight, bias).to(torch::kFloat32).contiguous();  // (n, M)
-    const auto targets = log_p.argmax(/*dim=*/1).contiguous();                  // (n,)
+    const auto h = torch::randn({n, o.d}, f64).to(dtype);  // (n, d)
+    const auto log_p =
+        (o.logits ? (bias.defined() ? torch::addmm(bias, h, weight.t()) : h.matmul(weight.t()))
+                  : head(h, weight, bias))
+            .to(torch::kFloat32)
+            .contiguous();                                      // (n, M)
+    const auto targets = log_p.argmax(/*dim=*/1).contiguous();  // (n,)
     writer.write_rows(log_p.data_ptr<float>(), targets.data_ptr<int64_t>(), n);
   }
   return writer.finish();

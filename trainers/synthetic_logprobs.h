@@ -20,10 +20,14 @@ struct SyntheticOptions {
   std::string dtype = "float32";  ///< compute dtype of the log-probabilities
   double logit_scale = 2.0;       ///< std of the logits (before the head)
   int64_t block_rows = 1024;      ///< rows generated and written at a time
+  /// Write the logits H W^T + b themselves (attribute input = "logits": rank d + bias) instead
+  /// of the head's log-probabilities.
+  bool logits = false;
 };
 
 /// Writes the file (atomically) and returns its perplexity attribute. Targets are each row's
-/// arg-max. Deterministic for a seed.
+/// arg-max. Deterministic for a seed: the logits file of a seed holds the logits its
+/// log-probabilities file was computed from.
 double write_synthetic_logprobs(const std::string& path, const SyntheticOptions& options);
 
 }  // namespace sb

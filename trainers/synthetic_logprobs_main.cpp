@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   app.add_option("--M", so.vocab, "columns (vocabulary)")->capture_default_str();
   app.add_option("--d", so.d, "decoder input size")->capture_default_str();
   app.add_flag("--no-bias", no_bias, "no decoder bias (bound d + 1 instead of d + 2)");
+  app.add_flag("--logits", so.logits,
+               "write the logits H W^T + b before the head (attribute input = \"logits\": "
+               "bound d + bias) instead of the log-probabilities");
   app.add_option("--seed", so.seed, "seed")->capture_default_str();
   app.add_option("--dtype", so.dtype, "compute dtype of the log-probabilities")
       ->check(CLI::IsMember({"float32", "float64"}))
@@ -52,9 +55,12 @@ int main(int argc, char** argv) {
     so.spec = sb::HeadSpec::parse(head);
     so.bias = !no_bias;
     const double ppl = sb::write_synthetic_logprobs(out, so);
-    std::printf("wrote %s (T = %lld, M = %lld, d = %lld, bias %d, head %s, ppl %.4g)\n",
-                out.c_str(), static_cast<long long>(so.tokens), static_cast<long long>(so.vocab),
-                static_cast<long long>(so.d), so.bias ? 1 : 0, so.spec.to_string().c_str(), ppl);
+    char ppl_text[32];  // logits have no perplexity
+    std::snprintf(ppl_text, sizeof ppl_text, "ppl %.4g", ppl);
+    const char* what = so.logits ? "logits" : ppl_text;
+    std::printf("wrote %s (T = %lld, M = %lld, d = %lld, bias %d, head %s, %s)\n", out.c_str(),
+                static_cast<long long>(so.tokens), static_cast<long long>(so.vocab),
+                static_cast<long long>(so.d), so.bias ? 1 : 0, so.spec.to_string().c_str(), what);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "synthetic_logprobs: %s\n", e.what());
     return 2;

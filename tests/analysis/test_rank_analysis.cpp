@@ -20,6 +20,7 @@
 
 #include "analysis/analyse.h"
 #include "analysis/numerical_rank.h"
+#include "tests/fixtures/prescribed_matrix.h"
 #include "tests/fixtures/run_command.h"
 #include "tests/fixtures/temp_dir.h"
 #include "trainers/synthetic_logprobs.h"
@@ -57,23 +58,12 @@ int64_t synthetic_rank(const fs::path& dir, const std::string& head, bool bias,
   return r.report.rank;
 }
 
-// Orthonormal columns: Q of the QR of a Gaussian rows x cols matrix (column-major).
-std::vector<double> orthonormal(int64_t rows, int64_t cols, std::mt19937_64& gen) {
-  std::normal_distribution<double> normal;
-  std::vector<double> a(static_cast<size_t>(rows * cols));
-  for (auto& v : a) v = normal(gen);
-  std::vector<double> tau(static_cast<size_t>(cols));
-  REQUIRE(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, rows, cols, a.data(), rows, tau.data()) == 0);
-  REQUIRE(LAPACKE_dorgqr(LAPACK_COL_MAJOR, rows, cols, cols, a.data(), rows, tau.data()) == 0);
-  return a;
-}
-
 }  // namespace
 
 TEST_CASE(
     "rank analysis: synthetic softmax has rank d + 2 with a bias and d + 1 without (Theorem 2)") {
   const auto dir = temp_dir("theorem2");
-  for (const char* method : {"gram", "exact"}) {
+  for (const char* method : {"gram", "exact", "sketch"}) {
     CHECK(synthetic_rank(dir, "softmax", true, method) == 64 + 2);
     CHECK(synthetic_rank(dir, "softmax", false, method) == 64 + 1);
   }
@@ -90,7 +80,8 @@ TEST_CASE("rank analysis: sigsoftmax, sigmoid, ReLU, MoS and Taylor exceed d + 2
 TEST_CASE("rank analysis: gram and exact agree on prescribed spectra down to 1e-7 sigma_max") {
   const int64_t t = 3000, m = 400;
   std::mt19937_64 gen(5);
-  const auto u = orthonormal(t, m, gen), v = orthonormal(m, m, gen);  // column-major
+  const auto u = sb::test::orthonormal(t, m, gen),
+             v = sb::test::orthonormal(m, m, gen);  // column-major
   std::vector<double> s(static_cast<size_t>(m));
   for (int64_t i = 0; i < m; ++i) s[size_t(i)] = std::pow(10.0, -7.0 * double(i) / double(m - 1));
   // A = U diag(s) V^T, stored row-major T x M in float32 (entry rounding ~5e-9 sigma_max in norm).
@@ -512,6 +503,30 @@ TEST_CASE("synthetic_logprobs binary: a softmax file has rank d + 2 under rank_a
   CHECK(j["bound"] == 16 + 2);
   CHECK(j["T"] == 900);
   CHECK(j["dataset"] == "synthetic");
+  // --logits: the same seed's logits H W^T + b, declared by the attribute: rank d + bias, and
+  // the log-probabilities are their log_softmax (float32 rounding of values of order 10: 1e-4).
+  const auto logits = (dir / "logits.h5").string();
+  CHECK(run(std::string(SB_SYNTHETIC_LOGPROBS) +
+                " --head softmax --T 900 --M 300 --d 16 --seed 3 --threads 1 --logits --out " +
+                logits,
+            &status)
+            .find("head softmax, logits)") != std::string::npos);
+  REQUIRE(status == 0);
+  const auto z = nlohmann::json::parse(
+      run(std::string(SB_RANK_ANALYSIS) + " --quiet --json " + logits, &status));
+  CHECK(z["rank"] == 16 + 1);
+  CHECK(z["bound"] == 16 + 1);
+  CHECK(z["input"] == "logits");
+  CHECK(z["input_from"] == "attribute 'input'");
+  CHECK(run("/usr/bin/python3 -c \"import h5py, numpy as np, scipy.special as sp; "
+            "z = h5py.File('" +
+                logits +
+                "')['log_probs'][...].astype(float); "
+                "lp = h5py.File('" +
+                file +
+                "')['log_probs'][...]; "
+                "print(np.abs(lp - (z - sp.logsumexp(z, axis=1, keepdims=True))).max() < 1e-4)\"",
+            &status) == "True\n");
   // Bad options exit 2 with one line, and leave no file.
   const auto bad = (dir / "bad.h5").string();
   const auto err =

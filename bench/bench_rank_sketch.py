@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""Rank analysis at current vocabulary sizes (the sketch, analysis/sketch.h), ratios measured in
+one run, printed as Markdown on stdout (progress on stderr):
+
+  gpt2   GPT-2's shape: M = 50257, d = 768 with a bias (bound 770), T = 4000 and 20000; softmax
+         log-probabilities, the logits they came from, sigsoftmax log-probabilities
+         (synthetic_logprobs). T = 4000: the sketch against auto (the row Gram), the exact path
+         (sgesdd) and numpy.linalg.svd in float32; T = 20000: against the row Gram (rank-only).
+         --estimate-d on the logits.
+  wt2    WikiText-2's test size: T = 245570, M = 33278, d = 400 with a bias (32.7 GB of float32,
+         more than RAM): the sketch, and --verdict-only, against the rank-only Gram run of
+         results/bench/rank_wt2_rank_only.md (2258 s; not rerun: 38 minutes).
+  llama  Llama 3's vocabulary: M = 128256, T = 100000, d = 512, no bias (51.3 GB float32 .npy
+         from bench/make_lowrank_npy.py, deleted afterwards): the sketch under --budget-gb 8.
+
+  bench/bench_rank_sketch.py BUILD_DIR WORK_DIR gpt2|wt2|llama...
+
+Each command runs alone; wall time and peak RSS come from wait4 on its process."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+build, work, shapes = sys.argv[1], sys.argv[2], sys.argv[3:]
+rank_analysis = os.path.join(build, "analysis", "rank_analysis")
+synthetic = os.path.join(build, "trainers", "synthetic_logprobs")
+here = os.path.dirname(os.path.abspath(__file__))
+os.makedirs(work, exist_ok=True)
+
+
+def log(text):
+    print("bench_rank_sketch: " + text, file=sys.stderr, flush=True)
+
+
+def measure(cmd):
+    """(wall seconds, peak RSS MiB, last stdout line) of one command run alone."""
+    log(" ".join(cmd))
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"bench_rank_sketch: {' '.join(cmd)} exited {proc.returncode}")
+    return wall, usage.ru_maxrss / 1024, out.strip().splitlines()[-1]
+
+
+def synth(path, head, t, m, d, logits=False):
+    if os.path.exists(path):
+        return
+    cmd = [synthetic, "--head", head, "--T", str(t), "--M", str(m), "--d", str(d), "--seed", "0",
+           "--out", path] + (["--logits"] if logits else [])
+    wall, _, _ = measure(cmd)
+    log(f"wrote {path} in {wall:.0f} s")
+
+
+def dgemm_gflops():
+    code = ("import numpy as np, time\n"
+            "a = np.random.rand(4000, 4096); b = np.random.rand(4096, 4000)\n"
+            "a @ b\nt = time.perf_counter(); a @ b; t = time.perf_counter() - t\n"
+            "print(2 * 4000 * 4096 * 4000 / t / 1e9)")
+    env = dict(os.environ, OMP_NUM_THREADS=str(os.cpu_count()),
+               LD_PRELOAD="/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3")
+    return float(subprocess.run(["/usr/bin/python3", "-c", code], env=env, check=True,
+                                stdout=subprocess.PIPE, text=True).stdout)
+
+
+rows = []  # (shape, input, method, wall, rss, result json)
+
+
+def analyse(shape, name, path, method_args):
+    wall, rss, line = measure([rank_analysis, "--quiet", "--json"] + method_args + [path])
+    rows.append((shape, name, " ".join(method_args), wall, rss, json.loads(line)))
+    return rows[-1]
+
+
+def table(shape, reference=None):
+    print("| input | options | wall s | peak RSS MiB | rank (NR) | bound | verdict | certificate "
+          "| k, passes | " + (reference[0] if reference else "") + " |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for s, name, args, wall, rss, j in rows:
+        if s != shape:
+            continue
+        cert = ("certified" if j.get("certified") else
+                f"{j.get('rank_min')}..{j.get('rank_max')}" if j.get("certified") is False else "-")
+        if j.get("sketch_k"):
+            cert += f" (p <= {j['failure_probability']:.1e})" if j.get("certified") else ""
+        kp = f"{j['sketch_k']}, {j['sketch_passes']}" if j.get("sketch_k") else "-"
+        ratio = reference[1](name, args, wall) if reference else ""
+        print(f"| {name} | `{args}` | {wall:.1f} | {rss:.0f} | {j['rank']} | {j['bound']} | "
+              f"{j['verdict']} | {cert} | {kp} | {ratio} |")
+    print()
+
+
+def flop_lines(shape, gflops):
+    for s, name, args, wall, _, j in rows:
+        if s == shape and j.get("sketch_k"):
+            # Each pass: A_b [Q W] and A_b^T Z, 2 T M (k + p) + 2 T M k flops; k may grow, so
+            # this takes the final k for every pass (an upper bound).
+            flops = j["sketch_passes"] * 2 * j["T"] * j["M"] * (2 * j["sketch_k"] + 12)
+            print(f"- FLOP model, {name} `{args}`: <= {flops / 1e12:.2f} TFLOP at the measured "
+                  f"dgemm rate {gflops:.0f} GFLOP/s = {flops / gflops / 1e9:.1f} s; measured "
+                  f"{j['seconds_accumulate']:.1f} s in the products, {j['seconds_read']:.1f} s "
+                  f"waiting for reads, {j['seconds']:.1f} s in all")
+    print()
+
+
+def gpt2():
+    m, d = 50257, 768
+    numpy_default = None
+    for t in (4000, 20000):
+        shape = f"gpt2-{t}"
+        lp = os.path.join(work, f"gpt2_softmax_{t}.h5")
+        z = os.path.join(work, f"gpt2_logits_{t}.h5")
+        sig = os.path.join(work, f"gpt2_sigsoftmax_{t}.h5")
+        synth(lp, "softmax", t, m, d)
+        synth(z, "softmax", t, m, d, logits=True)
+        synth(sig, "sigsoftmax", t, m, d)
+        analyse(shape, "softmax log-probs", lp, ["--method", "sketch"])
+        analyse(shape, "softmax log-probs", lp, ["--method", "sketch", "--verdict-only"])
+        analyse(shape, "softmax log-probs", lp, ["--method", "gram"])  # row Gram, rank-only
+        if t == 4000:
+            analyse(shape, "softmax log-probs", lp, ["--method", "exact", "--precision", "float32"])
+            wall, rss, line = measure(["/usr/bin/python3", os.path.join(here, "numpy_svd.py"), lp])
+            j = json.loads(line)
+            rows.append((shape, "softmax log-probs", "numpy.linalg.svd (float32)", wall, rss,
+                         {"rank": j["rank"], "bound": d + 2, "verdict": "-"}))
+            numpy_default = j["rank_numpy"]
+        analyse(shape, "softmax logits", z, ["--method", "sketch"])
+        analyse(shape, "sigsoftmax log-probs", sig, ["--method", "sketch", "--verdict-only"])
+        analyse(shape, "sigsoftmax log-probs", sig, ["--method", "gram"])
+        est = {}
+        for name, path in (("logits", z), ("log-probs", lp)):
+            wall, _, line = measure([rank_analysis, "--quiet", "--json", "--method", "sketch",
+                                     "--estimate-d", path])
+            est[name] = (json.loads(line), wall)
+        sketch = next(w for s, n, a, w, _, _ in rows
+                      if s == shape and n == "softmax log-probs" and a == "--method sketch")
+
+        def ratio(name, args, wall):
+            return f"{wall / sketch:.1f}x" if name == "softmax log-probs" else ""
+
+        print(f"### GPT-2 shape: T = {t}, M = {m}, d = {d}, bias (bound {d + 2} for log-probs, "
+              f"{d + 1} for logits); {t * m * 4 / 1e9:.2f} GB of float32 per file\n")
+        table(shape, ("time / sketch's", ratio))
+        if t == 4000:
+            print(f"- numpy's default tolerance (sigma_max max(M, T) eps, what "
+                  f"`numpy.linalg.matrix_rank` uses) gives rank {numpy_default} on the softmax "
+                  f"log-probs: sigma_max is the direction of the rows' mean, so the NR threshold "
+                  f"is the meaningful one (README, Rank analysis).")
+        for name, (j, wall) in est.items():
+            print(f"- `--method sketch --estimate-d` on the {name}: d = {j['d']} (largest gap "
+                  f"{j['gap']:.3g} at i = {j['gap_index']}, minus {j['minus_normaliser']} for "
+                  f"the normaliser and {j['minus_bias']} for the bias), {wall:.1f} s")
+        flop_lines(shape, GFLOPS)
+
+
+def wt2():
+    t, m, d = 245570, 33278, 400
+    shape = "wt2"
+    path = os.path.join(work, f"synthetic_softmax_{t}x{m}_d{d}.h5")
+    synth(path, "softmax", t, m, d)
+    analyse(shape, "softmax log-probs", path, ["--method", "sketch"])
+    analyse(shape, "softmax log-probs", path, ["--method", "sketch", "--verdict-only"])
+    print(f"### WikiText-2 test size: T = {t}, M = {m}, d = {d}, bias (bound {d + 2}); "
+          f"{t * m * 4 / 1e9:.1f} GB of float32, streamed from disk\n")
+    table(shape, ("2258 s (rank-only Gram) / time",
+                  lambda name, args, wall: f"{2258.3 / wall:.1f}x"))
+    flop_lines(shape, GFLOPS)
+
+
+def llama():
+    t, m, d = 100000, 128256, 512
+    shape = "llama"
+    path = os.path.join(work, f"lowrank_softmax_{t}x{m}_d{d}.npy")
+    if not os.path.exists(path):
+        wall, _, _ = measure(["/usr/bin/python3", os.path.join(here, "make_lowrank_npy.py"), path,
+                              "--T", str(t), "--M", str(m), "--d", str(d), "--no-bias"])
+        log(f"wrote {path} in {wall:.0f} s")
+    facts = ["--head", "softmax", "--d", str(d), "--bias", "0", "--budget-gb", "8"]
+    analyse(shape, "softmax log-probs (.npy)", path, facts + ["--method", "sketch"])
+    analyse(shape, "softmax log-probs (.npy)", path, facts + ["--verdict-only"])
+    os.remove(path)
+    print(f"### Llama 3 vocabulary: T = {t}, M = {m}, d = {d}, no bias (bound {d + 1}); "
+          f"{t * m * 4 / 1e9:.1f} GB float32 .npy (deleted after the run)\n")
+    table(shape)
+    flop_lines(shape, GFLOPS)
+
+
+GFLOPS = dgemm_gflops()
+log(f"dgemm {GFLOPS:.0f} GFLOP/s")
+for shape in shapes:
+    {"gpt2": gpt2, "wt2": wt2, "llama": llama}[shape]()
