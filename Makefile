@@ -12,7 +12,8 @@ DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config \
   libhdf5-dev hdf5-tools \
   catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev \
   python3-numpy python3-scipy python3-h5py python3-matplotlib curl unzip \
-  python3-torch zlib1g-dev dataset-fashion-mnist
+  python3-torch zlib1g-dev dataset-fashion-mnist \
+  pybind11-dev python3-dev libopenmpi-dev openmpi-bin
 # The benchmarks need nothing beyond DEBIAN_PACKAGES today (python3-torch, the PyTorch reference of
 # bench-train, is there for the parity test); `make deps-bench` stays as their entry point.
 BENCH_PACKAGES :=

@@ -1,0 +1,159 @@
+// sbrank: the rank analysis as a Python module (pybind11).
+//
+//   import sbrank, numpy as np
+//   r = sbrank.analyse(np.load("lp.npy", mmap_mode="r"), head="softmax", d=768, bias=1)
+//   r["rank"], r["verdict"], r["certified"], r["singular_values"]
+//
+// analyse() takes a path (HDF5 or .npy, as rank_analysis does) or a 2-D numpy array of float32 or
+// float64 at any strides (C or Fortran order, a slice, a numpy.memmap), read where it lies: no
+// copy (analysis/array_source.h). It releases the GIL while it computes and returns the fields of
+// `rank_analysis --json` as a dict, with "singular_values" a float64 numpy array where they were
+// computed (None for --rank-only's inertia count). Bad input raises ValueError with the line the
+// command line prints after "rank_analysis: ".
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cblas.h>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "analysis/analyse.h"
+#include "analysis/array_source.h"
+#include "contract/rank_result.h"
+
+namespace py = pybind11;
+using namespace sb::analysis;
+
+namespace {
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// The array as an ArrayView, checked: 2-D, float32 or float64 in native byte order.
+ArrayView view_of(const py::array& a, const std::string& input) {
+  if (a.ndim() != 2)
+    throw std::invalid_argument("<array>: shape: expected 2-D (T, M), got " +
+                                std::to_string(a.ndim()) + "-D");
+  const auto dtype = a.dtype();
+  const bool native_float = dtype.kind() == 'f' && dtype.attr("isnative").cast<bool>();
+  const bool f32 = native_float && dtype.itemsize() == 4,
+             f64 = native_float && dtype.itemsize() == 8;
+  if (!f32 && !f64)
+    throw std::invalid_argument(
+        "<array>: dtype: expected float32 or float64 in native byte order, got '" +
+        dtype.attr("str").cast<std::string>() + "'");
+  ArrayView v;
+  v.data = a.data();
+  v.rows = a.shape(0);
+  v.cols = a.shape(1);
+  v.row_stride = a.strides(0);
+  v.col_stride = a.strides(1);
+  v.float64 = f64;
+  v.input = input == "auto" ? "" : input;
+  return v;
+}
+
+py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
+                    std::optional<int64_t> d, std::optional<int> bias, const std::string& method,
+                    const std::string& input, std::optional<std::string> eps,
+                    std::optional<double> budget_gb, const std::string& gram, bool spectrum,
+                    bool verdict_only, uint64_t seed, std::optional<int> threads) {
+  AnalyseOptions o;
+  o.method = method;
+  o.gram = gram;
+  o.input = input;
+  o.eps = eps.value_or("");
+  o.spectrum = spectrum;
+  o.verdict_only = verdict_only;
+  o.seed = seed;
+  if (head) o.facts.head = *head;
+  o.facts.d = d;
+  o.facts.bias = bias;
+  std::unique_ptr<MatrixSource> source;
+  py::array array;  // keeps a given array alive while it is read
+  sb::contract::RankResult result;
+  try {
+    if (input != "logprobs" && input != "logits" && input != "auto")
+      throw std::invalid_argument("input=" + input + ": expected logprobs, logits or auto");
+    if (budget_gb) {
+      if (!(*budget_gb > 0) || !std::isfinite(*budget_gb))
+        throw std::invalid_argument("budget_gb=" + std::to_string(*budget_gb) +
+                                    ": expected a finite number of GiB > 0");
+      o.budget_bytes = *budget_gb * double(1ull << 30);
+    }
+    if (threads) {
+      if (*threads < 1)
+        throw std::invalid_argument("threads=" + std::to_string(*threads) +
+                                    ": expected threads >= 1");
+      openblas_set_num_threads(*threads);
+    }
+    check_model_facts(o.facts);
+    check_sketch_options(o);
+    if (py::isinstance<py::str>(matrix) || py::hasattr(matrix, "__fspath__")) {
+      const auto path = py::module_::import("os").attr("fspath")(matrix).cast<std::string>();
+      py::gil_scoped_release release;
+      source = open_matrix(path);
+    } else if (py::isinstance<py::array>(matrix)) {
+      array = py::reinterpret_borrow<py::array>(matrix);
+      source = std::make_unique<ArraySource>(view_of(array, input));
+    } else {
+      throw std::invalid_argument(
+          "matrix: expected a 2-D numpy array (float32 or float64) or a path to an HDF5 or .npy "
+          "file, got " +
+          py::str(py::type::of(matrix).attr("__name__")).cast<std::string>() +
+          " (a torch tensor: pass tensor.numpy(), which shares its memory)");
+    }
+    py::gil_scoped_release release;
+    const auto plan = plan_analysis(*source, o, memory_limit(o));
+    result = analyse(*source, plan, o);
+  } catch (const std::bad_alloc&) {
+    throw py::value_error("out of memory while analysing the matrix");
+  } catch (const std::exception& e) {
+    throw py::value_error(first_line(e.what()));
+  }
+  py::dict out = py::module_::import("json").attr("loads")(sb::contract::rank_result_json(result));
+  if (result.singular_values.empty())
+    out["singular_values"] = py::none();
+  else
+    out["singular_values"] = py::array_t<double>(
+        static_cast<py::ssize_t>(result.singular_values.size()), result.singular_values.data());
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(sbrank, m) {
+  m.doc() =
+      "The numerical rank of a log-output matrix (softmax-bottleneck's rank analysis): "
+      "sbrank.analyse(matrix_or_path, head=..., d=..., bias=...) returns the fields of "
+      "`rank_analysis --json` as a dict.";
+  m.def("analyse", &analyse_py, py::arg("matrix"), py::kw_only(), py::arg("head") = py::none(),
+        py::arg("d") = py::none(), py::arg("bias") = py::none(), py::arg("method") = "auto",
+        py::arg("input") = "auto", py::arg("eps") = py::none(), py::arg("budget_gb") = py::none(),
+        py::arg("gram") = "auto", py::arg("spectrum") = true, py::arg("verdict_only") = false,
+        py::arg("seed") = 0, py::arg("threads") = py::none(),
+        R"(Singular values and numerical rank of a T x M log-output matrix (rows = tokens).
+
+matrix: a 2-D numpy array, float32 or float64, any strides (C or Fortran order, a slice, a
+  numpy.memmap), read without a copy; or a path to an HDF5 file (a trainer's dump or a plain
+  /log_probs) or a .npy file.
+head, d, bias: the model's facts, needed for an array or a plain file (the bound d + 1 + bias
+  for log-probabilities, d + bias for logits); a contract file has them.
+method: auto | exact | gram | sketch. input: auto | logprobs | logits. eps: float32 | float64 |
+  a number (default: the data's dtype). budget_gb: the memory the analysis may use.
+gram: auto | rows | columns. spectrum: False counts the rank by inertia (gram) without singular
+  values. verdict_only: the sketch stops once within / exceeds is certain. seed: the sketch's
+  Gaussian draws. threads: BLAS threads.
+
+Returns a dict with the fields of `rank_analysis --json` (rank, tol, bound, verdict, certified,
+rank_sweep, largest_gap, ...) and singular_values (numpy float64, descending) or None.
+Raises ValueError with one line naming the input, the field and the expected value.
+
+Example (PyTorch):
+  r = sbrank.analyse(torch.log_softmax(logits, -1).numpy(), head="softmax", d=768, bias=1))");
+}
