@@ -13,8 +13,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
+#include "analysis/collective.h"
 #include "analysis/rank_certificate.h"
 #include "analysis/row_gram.h"
 #include "analysis/sketch.h"
@@ -144,7 +146,13 @@ bool uses_row_gram(int64_t rows, int64_t cols, const AnalyseOptions& o) {
     throw std::invalid_argument("--gram " + o.gram + ": expected rows, columns or auto");
   if (o.gram == "rows" && o.backend.accumulate)
     throw std::invalid_argument("--gram rows: the device's Gram path accumulates A^T A only");
-  return o.gram == "rows" || (o.gram == "auto" && rows < cols && !o.backend.accumulate);
+  // Several processes split the rows, which A^T A adds up and A A^T does not.
+  if (o.gram == "rows" && o.collective)
+    throw std::invalid_argument(
+        "--gram rows with --mpi: the processes share the rows, and only A^T A is a sum over "
+        "rows; use --gram columns or --method sketch");
+  return o.gram == "rows" ||
+         (o.gram == "auto" && rows < cols && !o.backend.accumulate && !o.collective);
 }
 
 double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseOptions& o,
@@ -284,6 +292,16 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
     plan.sketch_cap = lo;
   }
   plan.method = choose_method(rows, cols, plan.eps, o, limit.bytes, plan.sketch_k);
+  if (o.collective && plan.method == SvdMethod::exact) {
+    // The exact SVD needs the whole matrix in one process.
+    if (o.method == "exact")
+      throw std::invalid_argument(
+          "--method exact with --mpi: the exact SVD holds the whole matrix in one process; use "
+          "--method gram or sketch");
+    plan.method = method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_k) <= limit.bytes
+                      ? SvdMethod::sketch
+                      : SvdMethod::gram;
+  }
   plan.row_gram = plan.row_gram && plan.method == SvdMethod::gram;
   plan.bytes = method_bytes(plan.method, rows, cols, o, plan.sketch_k);
   // A device backend accumulates and solves G there: the host holds one block at a time.
@@ -333,13 +351,23 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   const auto start = std::chrono::steady_clock::now();
   // Every row's logsumexp as it streams past: declared log-probabilities must normalise, and
   // a file that says nothing is taken for log-probabilities when every row does (input_kind.h).
-  const NormalisationCheck checked(src, plan.input == InputKind::logprobs, plan.input_by);
+  NormalisationCheck checked(src, plan.input == InputKind::logprobs, plan.input_by);
   const MatrixSource* source = &checked;
+  // Several processes (collective.h): this one streams its share of the rows.
+  const Collective* coll = options.collective;
+  std::optional<RowShare> share;
+  if (coll) {
+    const auto [first, count] = row_share(src.rows(), coll->rank, coll->size);
+    share.emplace(checked, first, count);
+    source = &*share;
+    checked.defer_failure();
+  }
+  const int64_t local_rows = source->rows(), row_offset = share ? share->first() : 0;
   const std::string& path = src.path();
   const contract::LogProbHeader& h = plan.header;
   const double eps = plan.eps;
   const std::string& precision = plan.precision;
-  const int64_t rows = source->rows(), cols = source->cols();
+  const int64_t rows = src.rows(), cols = src.cols();
   const SvdMethod method = plan.method;
 
   FiniteScan scan;
@@ -364,15 +392,20 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   so.block_rows = options.block_rows;
   so.verdict_only = options.verdict_only;
   so.overlap = options.overlap_read;
+  so.collective = coll;
+  so.total_rows = rows;
+  so.row_offset = row_offset;
   auto stream = [&](const auto& read) {
     if (method == SvdMethod::sketch)
-      sketched = sketch_rank(read, rows, cols, so, &scan, &timing, sketch_progress(options, rows));
+      sketched =
+          sketch_rank(read, local_rows, cols, so, &scan, &timing, sketch_progress(options, rows));
     else if (method == SvdMethod::exact)
-      sigma = singular_values_exact(read, rows, cols, f64, &scan, &timing, progress);
+      sigma = singular_values_exact(read, local_rows, cols, f64, &scan, &timing, progress);
     else if (row_gram)
-      gram = accumulate_row_gram(read, rows, cols, options.panel_cols, &scan, &timing, progress);
+      gram =
+          accumulate_row_gram(read, local_rows, cols, options.panel_cols, &scan, &timing, progress);
     else
-      gram = accumulate_gram(read, rows, cols, options.block_rows, &scan, &timing, progress,
+      gram = accumulate_gram(read, local_rows, cols, options.block_rows, &scan, &timing, progress,
                              options.overlap_read);
   };
   if (method == SvdMethod::gram && options.backend.accumulate)
@@ -383,6 +416,20 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   else
     stream(RowReader(
         [&](int64_t begin, int64_t count, float* out) { source->read_rows(begin, count, out); }));
+  if (coll) {
+    // The meeting point after the stream: every process learns of a NaN or a non-normalised row
+    // in any share (and all throw the same line), then the partial Gram matrices are added.
+    if (method != SvdMethod::sketch) reduce_scan(scan, *coll, row_offset);
+    reduce_normalisation(checked, *coll);
+    if (method == SvdMethod::gram && scan.clean()) {
+      gram.rows = rows;
+      gram.same_sign = reduce_same_sign(share->min_seen(), share->max_seen(), *coll);
+      const auto reduce_start = std::chrono::steady_clock::now();
+      coll->reduce_sum_to_root(gram.g.data(), static_cast<int64_t>(gram.g.size()));
+      timing.reduce +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - reduce_start).count();
+    }
+  }
   if (!scan.clean()) {
     std::string why = path + ": " + source->data_name() + " holds " + scan.describe();
     if (scan.neg_inf > 0 && may_output_neg_inf(head_kind_from_name(h.head)))
@@ -395,6 +442,9 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   }
 
   contract::RankResult res;
+  res.processes = coll ? coll->size : 1;
+  // Process 0 alone solves and reports; the others' part ends with the reduction.
+  if (coll && !coll->root() && method == SvdMethod::gram) return res;
   res.source = path;
   res.header = h;
   res.method = method_name(method);

@@ -18,6 +18,8 @@
 
 namespace sb::analysis {
 
+struct Collective;
+
 /// The Gram path on another device (analysis/torch/gram_torch.h: a CUDA or CPU LibTorch device):
 /// accumulate G = A^T A there from the source's row blocks (returned to the host for the
 /// inertia count of --rank-only), and G's eigenvalues there. Empty: dsyrk and dsyevd here.
@@ -72,6 +74,9 @@ struct AnalyseOptions {
   /// Only the verdict (within / exceeds the bound) is asked: the sketch stops once it is certain,
   /// and auto takes the sketch.
   bool verdict_only = false;
+  /// Several processes (rank_analysis --mpi; collective.h): each streams its share of the rows
+  /// and the partial sums are added; the gram method (A^T A) and the sketch only. nullptr: one.
+  const Collective* collective = nullptr;
 };
 
 /// auto's memory budget when --budget-gb is not given.

@@ -57,15 +57,24 @@ void NormalisationCheck::check(const T* rows, int64_t begin, int64_t count) cons
     if (std::abs(lse) <= kNormalisedTolerance || first_bad_row_ >= 0) continue;
     first_bad_row_ = r;
     first_bad_lse_ = lse;
-    if (must_normalise_) {
-      char text[64];
-      std::snprintf(text, sizeof text, "%.6g", lse);
-      throw std::runtime_error(path() + ": declared log-probabilities (" + declared_by_ +
-                               "), but row " + std::to_string(r) + " has logsumexp " + text +
-                               ", not 0 (within 1e-3): the rows are not normalised; for logits "
-                               "use --input logits");
-    }
+    if (must_normalise_ && !deferred_) fail(r, lse);
   }
+}
+
+void NormalisationCheck::fail(int64_t row, double lse) const {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.6g", lse);
+  throw std::runtime_error(path() + ": declared log-probabilities (" + declared_by_ +
+                           "), but row " + std::to_string(row) + " has logsumexp " + text +
+                           ", not 0 (within 1e-3): the rows are not normalised; for logits use "
+                           "--input logits");
+}
+
+void NormalisationCheck::merge(int64_t first_bad_row, double first_bad_lse, double max_abs_lse) {
+  first_bad_row_ = first_bad_row;
+  first_bad_lse_ = first_bad_lse;
+  max_abs_lse_ = max_abs_lse;
+  if (must_normalise_ && first_bad_row_ >= 0) fail(first_bad_row_, first_bad_lse_);
 }
 
 void NormalisationCheck::read_rows(int64_t begin, int64_t count, float* out) const {

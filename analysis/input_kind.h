@@ -66,13 +66,22 @@ class NormalisationCheck final : public MatrixSource {
   int64_t first_bad_row() const { return first_bad_row_; }
   double first_bad_logsumexp() const { return first_bad_lse_; }
   double max_abs_logsumexp() const { return max_abs_lse_; }
+  /// Other processes' findings (collective.h): the whole matrix's first non-normalised row (-1:
+  /// none), its logsumexp, the largest |logsumexp|. Then throws as a check that read every row
+  /// would have, when the rows must normalise and one does not.
+  void merge(int64_t first_bad_row, double first_bad_lse, double max_abs_lse);
+  /// Several processes: a bad row is only recorded while the rows stream, and merge() throws, so
+  /// that no process leaves the others waiting at the next reduction.
+  void defer_failure() { deferred_ = true; }
 
  private:
+  [[noreturn]] void fail(int64_t row, double lse) const;
   template <class T>
   void check(const T* rows, int64_t begin, int64_t count) const;
 
   const MatrixSource& inner_;
   bool must_normalise_;
+  bool deferred_ = false;
   std::string declared_by_;
   // Rows are read by one thread at a time (the overlapped reader hands over through a future).
   mutable int64_t checked_ = 0, first_bad_row_ = -1;

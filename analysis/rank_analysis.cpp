@@ -19,6 +19,11 @@
 #include <string>
 
 #include "analysis/rank_analysis_cli.h"
+#ifdef SB_HAVE_MPI
+#include <optional>
+
+#include "analysis/mpi/mpi_session.h"
+#endif
 
 namespace {
 
@@ -44,6 +49,12 @@ std::string torch_binary() {
   return "";
 }
 
+bool has_flag(int argc, char** argv, const std::string& flag) {
+  for (int i = 1; i < argc; ++i)
+    if (argv[i] == flag) return true;
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,13 +75,27 @@ int main(int argc, char** argv) {
   }
   // rank_analysis_main reports its own errors; this is the last resort for anything that escapes
   // it, so that no raw exception (std::bad_alloc from a large allocation, say) reaches the user.
+  sb::analysis::MpiChoice mpi;
+#ifdef SB_HAVE_MPI
+  // MPI starts for --mpi or when mpirun / srun started several processes, and finalizes when
+  // main returns, whatever the exit status.
+  std::optional<sb::analysis::MpiSession> session;
+  mpi.built = true;
+  if (has_flag(argc, argv, "--mpi") || sb::analysis::launched_by_mpi()) {
+    session.emplace(&argc, &argv);
+    mpi.collective = &session->collective();
+  }
+#else
+  (void)has_flag;
+#endif
   try {
     return sb::analysis::rank_analysis_main(
         argc, argv,
         {{"cpu", "cuda"},
          "cpu: LAPACK/OpenBLAS here; cuda: the Gram path on the GPU through rank_analysis_torch "
          "(built only against a CUDA LibTorch)",
-         {}});
+         {}},
+        mpi);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr,
                  "rank_analysis: out of memory (std::bad_alloc); see --budget-gb and --method\n");

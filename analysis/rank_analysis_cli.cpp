@@ -190,7 +190,7 @@ void check_options(const OptionFacts& o) {
 
 }  // namespace
 
-int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
+int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const MpiChoice& mpi) {
   CLI::App app{
       "Singular values and numerical rank of log-output matrices (T x M, rows = tokens).\n"
       "rank = #{sigma > tol}, tol = 0.5 sqrt(M + T + 1) sigma_max eps (Numerical Recipes);\n"
@@ -225,6 +225,9 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
       "  # a vocabulary of 50k-256k: the sketch, cost following the rank, certified\n"
       "  rank_analysis --method sketch --head softmax --d 768 --bias 1 gpt2_logprobs.npy\n"
       "  rank_analysis --verdict-only --head softmax --d 512 --bias 0 llama_logprobs.npy\n"
+      "  # several processes (MPI), here or on a cluster\n"
+      "  mpirun -n 4 rank_analysis --mpi --method gram logprobs.h5\n"
+      "  srun -n 16 rank_analysis --mpi --method sketch --head softmax --d 4096 --bias 0 lp.npy\n"
       "  # every head and the facts the pipeline plans by (Theorem 2, mixture, -inf)\n"
       "  rank_analysis --list-heads --json\n"
       "Every input is opened and checked (header, shape, attributes, the facts given, the\n"
@@ -346,6 +349,12 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
                             ->capture_default_str();
   app.add_option("--seed", opt.seed, "sketch: seed of its Gaussian draws (same seed, same result)")
       ->capture_default_str();
+  bool mpi_flag = false;
+  app.add_flag("--mpi", mpi_flag,
+               "run as one of the processes of `mpirun -n N` or `srun -n N` (also when such a "
+               "launch is detected): each streams its share of the rows, the partial Gram "
+               "matrices (A^T A) or sketch products are added in float64, process 0 solves, "
+               "prints and writes; gram (columns) and sketch only");
   auto* verdict_option = app.add_flag(
       "--verdict-only", opt.verdict_only,
       "sketch: stop once the verdict (within / exceeds the bound) is certain, which needs only "
@@ -367,9 +376,11 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
     // --help exits 0; every malformed command line exits 2 like any other bad input.
     return app.exit(e) == 0 ? 0 : 2;
   }
-  // Every refusal is one line on stderr and exit status 2.
-  auto refuse = [](const std::string& why) {
-    std::fprintf(stderr, "rank_analysis: %s\n", one_line(why).c_str());
+  // Every refusal is one line on stderr and exit status 2 (under MPI: every process returns 2,
+  // process 0 prints the line).
+  const bool root = !mpi.collective || mpi.collective->root();
+  auto refuse = [root](const std::string& why) {
+    if (root) std::fprintf(stderr, "rank_analysis: %s\n", one_line(why).c_str());
     return 2;
   };
   if (list_heads) {
@@ -390,6 +401,14 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
                                   0});
   } catch (const std::exception& e) {
     return refuse(e.what());
+  }
+  if (mpi_flag && !mpi.built)
+    return refuse(
+        "--mpi: this rank_analysis was built without MPI (install libopenmpi-dev and rebuild: "
+        "make deps build)");
+  if (mpi.collective) {
+    opt.collective = mpi.collective;
+    if (!root) quiet = true;
   }
   if (d_option->count()) opt.facts.d = d;
   if (bias_option->count()) opt.facts.bias = bias;
@@ -449,6 +468,7 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices) {
       sources[i].reset();  // closes the file, unmaps the .npy
     }
     current.clear();
+    if (!root) return 0;  // process 0 prints and writes
     if (estimate) {
       std::vector<DEstimate> estimates;
       for (size_t i = 0; i < results.size(); ++i)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/analyse.h"
+#include "analysis/collective.h"
 
 namespace sb::analysis {
 
@@ -20,8 +21,17 @@ struct DeviceChoice {
   std::function<void(const std::string& device, int threads, AnalyseOptions& options)> configure;
 };
 
+/// --mpi: whether the binary was built with MPI (analysis/mpi/), and this process's part when it
+/// runs as one of several (main starts MPI for --mpi or an MPI launch, analysis/collective.h).
+struct MpiChoice {
+  bool built = false;
+  const Collective* collective = nullptr;
+};
+
 /// Parses argv, analyses every file, prints the table or JSON lines. Returns the exit status: 0
-/// done, 2 bad input (one line on stderr), 3 --check found a bounded head above its bound.
-int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices);
+/// done, 2 bad input (one line on stderr), 3 --check found a bounded head above its bound. Under
+/// MPI every process returns the same status and process 0 alone prints and writes.
+int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices,
+                       const MpiChoice& mpi = {});
 
 }  // namespace sb::analysis

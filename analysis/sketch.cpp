@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "analysis/collective.h"
 #include "analysis/inertia.h"
 
 namespace sb::analysis {
@@ -219,11 +220,15 @@ Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
 }
 
 template <class In>
-SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
+SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                          int64_t cols, const SketchOptions& o, FiniteScan* scan,
                          SpectrumTiming* timing, const SketchProgress& progress) {
   SpectrumTiming local;
   if (!timing) timing = &local;
+  // T: the whole matrix's rows (the threshold, the rounding bounds); this process streams
+  // local_rows of them (all of them without a collective).
+  const Collective* coll = o.collective;
+  const int64_t rows = coll ? o.total_rows : local_rows;
   const int64_t m = cols, full = std::min(rows, cols);
   const int64_t p = o.probes;
   if (o.probes < 1 || o.probes > 64)
@@ -234,7 +239,8 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
                                 ": expected >= 0");
   const int64_t cap = o.max_k > 0 ? std::min(o.max_k, full) : full;
   int64_t k = std::clamp<int64_t>(o.initial_k > 0 ? o.initial_k : o.bound + o.oversampling, 1, cap);
-  const int64_t block_rows = std::min(sketch_block_rows(cols, o.block_rows), rows);
+  const int64_t block_rows =
+      std::max<int64_t>(1, std::min(sketch_block_rows(cols, o.block_rows), local_rows));
   std::mt19937_64 rng(o.seed);
 
   std::vector<double> basis(static_cast<size_t>(m * (k + p)));
@@ -278,10 +284,32 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     const int current_pass = pass + 1;
     std::function<void(int64_t)> on_rows;
     if (progress.rows)
-      on_rows = [&, current_pass, k](int64_t done) { progress.rows(current_pass, k, done, rows); };
-    if (!run_pass(read, rows, cols, k, p, block_rows, basis, first, o.overlap, scan, timing, sums,
-                  on_rows))
+      on_rows = [&, current_pass, k](int64_t done) {
+        progress.rows(current_pass, k, done, local_rows);
+      };
+    const bool clean = run_pass(read, local_rows, cols, k, p, block_rows, basis, first, o.overlap,
+                                scan, timing, sums, on_rows);
+    if (coll) {
+      // Every process learns of a NaN in any share before the sums are added (collective.h).
+      if (first) reduce_scan(*scan, *coll, o.row_offset);
+      if (!scan->clean()) return out;
+      const auto reduce_start = std::chrono::steady_clock::now();
+      coll->allreduce_sum(sums.y.data(), static_cast<int64_t>(sums.y.size()));
+      coll->allreduce_sum(sums.h.data(), static_cast<int64_t>(sums.h.size()));
+      coll->allreduce_sum(sums.probe_sq.data(), p);
+      if (first) {
+        double f = sums.frobenius_sq,
+               signs[2] = {sums.positive ? 1.0 : 0.0, sums.negative ? 1.0 : 0.0};
+        coll->allreduce_sum(&f, 1);
+        coll->allreduce_max(signs, 2);
+        sums.frobenius_sq = f;
+        sums.positive = signs[0] > 0;
+        sums.negative = signs[1] > 0;
+      }
+      timing->reduce += since(reduce_start);
+    } else if (!clean) {
       return out;
+    }
     ++pass;
     ++passes_at_k;
     const auto solve_start = std::chrono::steady_clock::now();

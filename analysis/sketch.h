@@ -80,6 +80,8 @@
 
 namespace sb::analysis {
 
+struct Collective;
+
 struct SketchOptions {
   int64_t bound = 0;              ///< Theorem 2's d + 1 + bias (the verdict's); k starts above it
   bool theorem2_bounded = false;  ///< the head obeys the bound (softmax family)
@@ -93,6 +95,11 @@ struct SketchOptions {
   int64_t block_rows = 0;     ///< at most this many rows per block (<= 0: 4096), and 64 MiB
   bool verdict_only = false;  ///< stop once within / exceeds is certain
   bool overlap = true;        ///< read block b + 1 while block b is multiplied
+  /// Several processes (collective.h): this one streams rows [row_offset, row_offset + the
+  /// reader's rows) of a matrix of total_rows; Y, H, the probe norms, the Frobenius norm, the
+  /// signs and the non-finite counts are added over the processes after every pass.
+  const Collective* collective = nullptr;
+  int64_t total_rows = 0, row_offset = 0;
 };
 
 /// One pass's outcome, for progress lines: k, the window and the residual bound e.

@@ -71,6 +71,7 @@ struct RankReport {
 struct SpectrumTiming {
   double read = 0, accumulate = 0, solve = 0;
   double sigma_max = 0;  ///< rank-only: power iteration for sigma_max (part of solve)
+  double reduce = 0;     ///< several processes (--mpi): adding the partial sums
 };
 
 }  // namespace sb::contract

@@ -46,6 +46,7 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "precision", res.precision);
     h5::write_attribute(root, "seconds", res.seconds);
     h5::write_attribute(root, "blas_threads", int64_t{res.blas_threads});
+    h5::write_attribute(root, "processes", int64_t{res.processes});
     h5::write_attribute(root, "rank", r.rank);
     h5::write_attribute(root, "tol", r.tol);
     h5::write_attribute(root, "eps", r.eps);
@@ -134,6 +135,8 @@ std::string rank_result_json(const RankResult& res) {
       {"seconds_accumulate", res.timing.accumulate},
       {"seconds_solve", res.timing.solve},
       {"blas_threads", res.blas_threads},
+      {"processes", res.processes},
+      {"seconds_reduce", res.timing.reduce},
       {"solver", res.solver},
       {"spectrum", r.spectrum},
   };

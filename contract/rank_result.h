@@ -23,6 +23,7 @@ struct RankResult {
   double seconds = 0;
   SpectrumTiming timing;  ///< read / accumulate / solve split of `seconds`
   int blas_threads = 0;   ///< OpenBLAS's thread count during the run
+  int processes = 1;      ///< processes that streamed the rows (rank_analysis --mpi)
   RankReport report;
   std::vector<double> singular_values;
 };

@@ -1,0 +1,60 @@
+#include "analysis/mpi/mpi_session.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace sb::analysis {
+namespace {
+
+constexpr int64_t kChunk = int64_t{1} << 28;  // doubles per MPI call: 2 GiB, within int counts
+
+void check(int code, const char* what) {
+  if (code != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
+}
+
+// op over n doubles in place, in chunks.
+void allreduce(double* data, int64_t n, MPI_Op op) {
+  for (int64_t i = 0; i < n; i += kChunk)
+    check(MPI_Allreduce(MPI_IN_PLACE, data + i, static_cast<int>(std::min(kChunk, n - i)),
+                        MPI_DOUBLE, op, MPI_COMM_WORLD),
+          "MPI_Allreduce");
+}
+
+void reduce_to_root(double* data, int64_t n) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int count = static_cast<int>(std::min(kChunk, n - i));
+    check(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : data + i, data + i, count, MPI_DOUBLE, MPI_SUM, 0,
+                     MPI_COMM_WORLD),
+          "MPI_Reduce");
+  }
+}
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : 0;
+}
+
+}  // namespace
+
+bool launched_by_mpi() {
+  return env_int("OMPI_COMM_WORLD_SIZE") > 1 || env_int("PMI_SIZE") > 1 || env_int("PMIX_SIZE") > 1;
+}
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  check(MPI_Init(argc, argv), "MPI_Init");
+  MPI_Comm_rank(MPI_COMM_WORLD, &collective_.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &collective_.size);
+  collective_.allreduce_sum = [](double* d, int64_t n) { allreduce(d, n, MPI_SUM); };
+  collective_.allreduce_max = [](double* d, int64_t n) { allreduce(d, n, MPI_MAX); };
+  collective_.reduce_sum_to_root = reduce_to_root;
+}
+
+MpiSession::~MpiSession() { MPI_Finalize(); }
+
+}  // namespace sb::analysis
