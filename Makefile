@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-train plots reproduce readme format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-mpi bench-train plots reproduce readme format clean help
 
 all: build
 
@@ -170,6 +170,16 @@ bench-rank-sketch: build
 	@$(call bench_sketch,gpt2,rank_gpt2_shape,GPT-2's shape)
 bench-rank-large: build
 	@$(call bench_sketch,wt2 llama,rank_large_vocab,WikiText-2's test size and Llama 3's vocabulary)
+
+# rank_analysis --mpi: 1 vs 2 processes on a PTB-size matrix and a model for N nodes (~10 min).
+bench-mpi: build
+	@mkdir -p results/bench
+	@{ echo "# rank_analysis --mpi: 1 and 2 processes, and a model for N nodes"; echo; \
+	  echo "Measured $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') on $$(nproc) cores, all in one run of"; \
+	  echo; echo '```'; echo "bench/mpi_scaling.py $(BUILD_DIR) $${TMPDIR:-/tmp}/sb_bench_mpi   # or: make bench-mpi"; echo '```'; echo; \
+	  /usr/bin/python3 bench/mpi_scaling.py $(BUILD_DIR) $${TMPDIR:-/tmp}/sb_bench_mpi; } \
+	  > results/bench/mpi_scaling.md.tmp && mv results/bench/mpi_scaling.md.tmp results/bench/mpi_scaling.md
+	@cat results/bench/mpi_scaling.md
 
 define bench_sketch
 mkdir -p results/bench && \

@@ -242,9 +242,9 @@ void check_sketch_options(const AnalyseOptions& o) {
   if (o.sketch_oversampling < 0)
     throw std::invalid_argument("--sketch-oversampling " + std::to_string(o.sketch_oversampling) +
                                 ": expected an oversampling >= 0");
-  if (o.sketch_probes < 1 || o.sketch_probes > 64)
+  if (o.sketch_probes < 12 || o.sketch_probes > 256)
     throw std::invalid_argument("--sketch-probes " + std::to_string(o.sketch_probes) +
-                                ": expected 1 to 64 probes");
+                                ": expected 12 to 256 probes");
   if (o.sketch_max_passes < 2)
     throw std::invalid_argument("--sketch-max-passes " + std::to_string(o.sketch_max_passes) +
                                 ": expected at least 2 passes");

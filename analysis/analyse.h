@@ -64,11 +64,11 @@ struct AnalyseOptions {
   GramBackend backend;  ///< gram: where G is accumulated and solved; empty: here, by LAPACK
   /// sketch (sketch.h): k starts at the bound + sketch_oversampling and grows up to
   /// sketch_max_k (<= 0: min(T, M), lowered to what the memory limit holds); sketch_probes
-  /// Gaussian probes per check (each check fails with probability <= 10^-probes); at most
+  /// Gaussian probes per check (each check fails with probability <= 1e-12); at most
   /// sketch_max_passes passes over A; `seed` draws the Gaussians.
   int64_t sketch_oversampling = 10;
   int64_t sketch_max_k = 0;
-  int sketch_probes = 12;
+  int sketch_probes = 40;
   int sketch_max_passes = 10;
   uint64_t seed = 0;
   /// Only the verdict (within / exceeds the bound) is asked: the sketch stops once it is certain,

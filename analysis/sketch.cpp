@@ -20,6 +20,7 @@ namespace {
 
 constexpr double kUnit = kFloat64Eps / 2;  // u = 2^-53
 constexpr double kStageBytes = double(int64_t{16} << 20);
+constexpr double kCheckFailureLog10 = 12;  // each check's residual bound fails w.p. <= 1e-12
 
 double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -172,6 +173,13 @@ struct Window {
   double rounding = 0;  // e_Z + the theta error's effect at sigma_1, for the report
 };
 
+// HMT lemma 4.1 with alpha = 10^(12 / p): ||B|| <= alpha sqrt(2 / pi) max_i ||B omega_i|| except
+// with probability alpha^-p = 1e-12, whatever p; more probes make the factor smaller (p = 12:
+// 8.0, p = 40: 1.6, p = 64: 1.24).
+double probe_factor(int probes) {
+  return std::pow(10.0, kCheckFailureLog10 / probes) * std::sqrt(2 / std::acos(-1.0));
+}
+
 Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
                const std::vector<double>& w_norm, const std::vector<double>& w_err, int64_t rows,
                int64_t cols, int64_t k, double eta, double frobenius, double eps) {
@@ -195,7 +203,7 @@ Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
         max_probe, observed + gamma_float64(static_cast<double>(cols)) * frobenius * w_norm[i] +
                        frobenius * w_err[i]);
   }
-  w.residual = 10 * std::sqrt(2 / std::acos(-1.0)) * max_probe;
+  w.residual = probe_factor(static_cast<int>(probe_norm.size())) * max_probe;
   w.sigma.resize(static_cast<size_t>(k));
   w.lower.resize(w.sigma.size());
   w.upper.resize(w.sigma.size());
@@ -231,9 +239,9 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   const int64_t rows = coll ? o.total_rows : local_rows;
   const int64_t m = cols, full = std::min(rows, cols);
   const int64_t p = o.probes;
-  if (o.probes < 1 || o.probes > 64)
+  if (o.probes < 12 || o.probes > 256)
     throw std::invalid_argument("--sketch-probes " + std::to_string(o.probes) +
-                                ": expected 1 to 64 probes");
+                                ": expected 12 to 256 probes");
   if (o.oversampling < 0)
     throw std::invalid_argument("--sketch-oversampling " + std::to_string(o.oversampling) +
                                 ": expected >= 0");
@@ -394,7 +402,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   r.sketch_k = k;
   r.sketch_passes = pass;
   r.residual_bound = w.residual;
-  r.failure_probability = checks * std::pow(10.0, -static_cast<double>(p));
+  r.failure_probability = checks * std::pow(10.0, -kCheckFailureLog10);
   out.sigma = std::move(w.sigma);
   out.lower = std::move(w.lower);
   out.upper = std::move(w.upper);

@@ -20,13 +20,16 @@
 //          sigma_i(A) <= sigma_i(A Q Q^T) + ||A (I - Q Q^T)||_2 <= sqrt(theta_i) + e  (i <= k),
 //          sigma_(k+1)(A) <= e, since A Q Q^T has rank <= k (Eckart-Young),
 //          where e >= ||A (I - Q Q^T)||_2.
-//   e:     HMT lemma 4.1 (after Dixon 1983): for a fixed matrix B and p independent standard
-//          Gaussian vectors omega_i, ||B||_2 <= 10 sqrt(2/pi) max_i ||B omega_i|| except with
-//          probability at most 10^-p. With B = A (I - Q Q^T) (fixed once Q is: the probes are drawn
-//          after Q and never shape a later Q) and B omega_i = A w_i,
-//          e = 10 sqrt(2/pi) max_i sqrt(n_i).
+//   e:     HMT lemma 4.1 (after Dixon 1983): for a fixed matrix B, alpha > 1 and p independent
+//          standard Gaussian vectors omega_i, ||B||_2 <= alpha sqrt(2/pi) max_i ||B omega_i||
+//          except with probability at most alpha^-p. We take alpha = 10^(12/p): every check fails
+//          with probability <= 1e-12, and more probes tighten the factor (p = 12: 8.0; the default
+//          p = 40: 1.6). With B = A (I - Q Q^T) (fixed once Q is: the probes are drawn after Q and
+//          never shape a later Q) and B omega_i = A w_i, e = alpha sqrt(2/pi) max_i sqrt(n_i).
+//          The probes see roughly ||B||_F, not ||B||_2: a flat tail (float32 noise of a logit
+//          matrix) inflates e by sqrt(its length), which the tighter factor offsets.
 //          Every pass that is checked draws fresh probes; a verdict read after c checks fails with
-//          probability at most c 10^-p (union bound): failure_probability.
+//          probability at most c 1e-12 (union bound): failure_probability.
 // The NR tolerance tol = c_NR sigma_1 (c_NR = 0.5 sqrt(M + T + 1) eps) is bracketed by
 // sigma_1 in [sqrt(theta_1), sqrt(theta_1) + e], and the rank window follows as the Gram path's
 // (rank_certificate.h):
@@ -89,7 +92,7 @@ struct SketchOptions {
   int64_t oversampling = 10;      ///< k0 = bound + oversampling
   int64_t initial_k = 0;          ///< > 0: k0 instead of bound + oversampling
   int64_t max_k = 0;              ///< the cap on k; <= 0: min(T, M)
-  int probes = 12;                ///< p: each check fails with probability <= 10^-p
+  int probes = 40;  ///< p, 12 to 256: the residual bound's factor 10^(12/p) sqrt(2/pi)
   int max_passes = 10;
   uint64_t seed = 0;          ///< Omega and the probes (std::mt19937_64)
   int64_t block_rows = 0;     ///< at most this many rows per block (<= 0: 4096), and 64 MiB

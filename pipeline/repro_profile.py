@@ -171,8 +171,20 @@ def load_profile(path: str) -> Profile:
     if threads < 0:
         raise _fail(path, "threads", "an integer >= 0 (0 = number of cores)", threads)
     analysis = data.get("analysis", {})
-    if analysis.get("method", "auto") not in ("auto", "exact", "gram"):
-        raise _fail(path, "analysis.method", "auto, exact or gram", analysis.get("method"))
+    if analysis.get("method", "auto") not in ("auto", "exact", "gram", "sketch"):
+        raise _fail(path, "analysis.method", "auto, exact, gram or sketch",
+                    analysis.get("method"))
+    # tasks > 1: the analyse stage runs rank_analysis --mpi under srun (in a Slurm job) or mpirun.
+    for key in ("tasks", "nodes"):
+        value = analysis.get(key, 1)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise _fail(path, f"analysis.{key}", "an integer >= 1", value)
+    if analysis.get("nodes", 1) > analysis.get("tasks", 1):
+        raise _fail(path, "analysis.nodes", f"at most analysis.tasks = {analysis.get('tasks', 1)}",
+                    analysis.get("nodes"))
+    if analysis.get("tasks", 1) > 1 and analysis.get("method", "auto") == "exact":
+        raise _fail(path, "analysis.method", "auto, gram or sketch with analysis.tasks > 1 (the "
+                    "exact SVD runs in one process)", "exact")
     a_seeds = analysis.get("seeds", 0)
     if not isinstance(a_seeds, int) or isinstance(a_seeds, bool) or a_seeds < 0:
         raise _fail(path, "analysis.seeds", "an integer >= 0 (0 = every seed)", a_seeds)

@@ -108,6 +108,13 @@ class SlurmBackend:
 
     def _resources(self, stages: list[Stage]) -> Resources:
         r = self.p.slurm.resources(*(s.name for s in stages))
+        tasks = int(self.p.analysis.get("tasks", 1))
+        if any(s.name == "analyse" for s in stages) and tasks > 1:
+            # rank_analysis --mpi under srun: the job holds the tasks, each with its share of
+            # the threads.
+            r = dataclasses.replace(r, ntasks=tasks, nodes=int(self.p.analysis.get("nodes", 1)))
+            if r.cpus is None and self.p.threads > 0:
+                r = dataclasses.replace(r, cpus=max(1, self.p.threads // tasks))
         if r.cpus is None and self.p.threads > 0:
             r = dataclasses.replace(r, cpus=self.p.threads)
         return r
@@ -128,8 +135,13 @@ class SlurmBackend:
             "plot and tables after every run"
         if job.run:
             cmd += ["--run", run_key(job.run)]
+        mpi = []
+        if job.resources.ntasks:
+            mpi = [f"# analyse runs `srun -n {job.resources.ntasks} -N {job.resources.nodes} "
+                   "rank_analysis --mpi ...` in this allocation (profile analysis.tasks / nodes)."]
         lines = ["#!/bin/bash", *(f"#SBATCH {o}" for o in opts),
                  f"# make reproduce PROFILE={self.p.name}, {what} (written by pipeline/slurm.py).",
+                 *mpi,
                  "# The stage is skipped when its outputs are complete; a failure exits non-zero,",
                  "# which cancels the jobs that wait for this one (afterok).",
                  "exec " + shlex.join(cmd)]

@@ -45,6 +45,9 @@ class Resources:
     mem: str | None = None
     time: str | None = None
     gres: str | None = None
+    # Set by slurm.py, not by the table: the analyse job of a profile with analysis.tasks > 1.
+    ntasks: int | None = None
+    nodes: int | None = None
 
     def merged(self, over: "Resources") -> "Resources":
         return Resources(**{k: getattr(over, k) if getattr(over, k) is not None else v
@@ -60,6 +63,8 @@ class Resources:
             out.append(f"--time={self.time}")
         if self.gres:
             out.append(f"--gres={self.gres}")
+        if self.ntasks:
+            out += [f"--ntasks={self.ntasks}", f"--nodes={self.nodes or 1}"]
         return out
 
 

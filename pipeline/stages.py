@@ -323,11 +323,33 @@ def _dyneval_done(d, run) -> Check:
                     ["final.json", _model_of(d.p.kind, final)])
 
 
+def mpi_launcher(tasks: int, nodes: int) -> list[str]:
+    """How the analyse stage starts `tasks` processes of rank_analysis --mpi: srun inside a Slurm
+    job (its allocation has the tasks: slurm.py asks sbatch for them), else mpirun on this machine
+    (-q: no banner of its own; as root it needs --allow-run-as-root)."""
+    if os.environ.get("SLURM_JOB_ID"):
+        return ["srun", "-n", str(tasks), "-N", str(nodes)]
+    cmd = ["mpirun", "-q", "-n", str(tasks), "--oversubscribe"]
+    return cmd + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+
+
+def analyse_command(d, run) -> list[str]:
+    """The analyse stage's command line: rank_analysis on the run's dump, under MPI when the
+    profile's analysis.tasks > 1 (each process with threads / tasks BLAS threads)."""
+    a = d.p.analysis
+    tasks, nodes = int(a.get("tasks", 1)), int(a.get("nodes", 1))
+    threads = max(1, d.threads // tasks) if tasks > 1 else d.threads
+    cmd = [d.bins["rank_analysis"], _in(run, "logprobs.h5"), "--method",
+           str(a.get("method", "auto")), "--json", "--threads", str(threads),
+           "--out", _in(run, "logprobs.rank.h5")]
+    if tasks > 1:
+        cmd = mpi_launcher(tasks, nodes) + cmd + ["--mpi"]
+    return cmd
+
+
 def _analyse(d, run) -> None:
     a = d.p.analysis
-    cmd = [d.bins["rank_analysis"], _in(run, "logprobs.h5"), "--method",
-           str(a.get("method", "auto")), "--json", "--threads", str(d.threads),
-           "--out", _in(run, "logprobs.rank.h5")]
+    cmd = analyse_command(d, run)
     if a.get("check", True):
         cmd.append("--check")
     d.execute(cmd, d.log_of(run), stdout_path=_in(run, "rank.json"))

@@ -77,7 +77,7 @@ TEST_CASE(
     for (size_t i = 0; i < 30; ++i) CHECK(std::abs(r.sigma[i] - s[i]) < 1e-3 * r.report.tol);
     CHECK(r.report.residual_bound < r.report.tol_lo);
     CHECK(r.report.failure_probability ==
-          Approx(r.report.sketch_passes * std::pow(10.0, -12)).epsilon(1e-12));
+          Approx(r.report.sketch_passes * 1e-12).epsilon(1e-12));
     CHECK(r.report.within_bound == (30 <= bound));
   }
 }

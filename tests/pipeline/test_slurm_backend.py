@@ -234,10 +234,70 @@ def test_projection(tmp: str) -> None:
           "a head without a measurement is named, not guessed")
 
 
+def test_mpi_analyse(tmp: str) -> None:
+    """analysis.tasks = 2: the analyse job holds 2 tasks on 1 node, each with half the threads,
+    and its command is srun -n 2 -N 1 rank_analysis ... --mpi inside the job, mpirun outside."""
+    prof = os.path.join(tmp, "mpi.toml")
+    with open(prof, "w") as f:
+        f.write(f'name = "mpi"\nscaled_down = "x"\nout = "x"\nthreads = 4\n'
+                f'config = "{ROOT}/trainers/configs/ptb_paper_{{name}}.toml"\n'
+                'heads = ["softmax"]\nseeds = [1]\n'
+                '[analysis]\nmethod = "gram"\ntasks = 2\nnodes = 1\n')
+    out = os.path.join(tmp, "mpi_out")
+    r = driver("--profile", prof, "--scheduler", "slurm", "--dry-run", "--out", out,
+               "--build", build_dir(), env=dict(os.environ, PATH="/usr/bin:/bin"))
+    blocks = dict(zip(re.findall(r"^# ---- (\S+)", r.stdout, re.M),
+                      re.split(r"^# ---- \S+\n", r.stdout, flags=re.M)[1:]))
+    analyse = blocks.get(os.path.join(out, "slurm", "softmax_s1-analyse.sbatch"), "")
+    train = blocks.get(os.path.join(out, "slurm", "softmax_s1-train.sbatch"), "")
+    check(r.returncode == 0 and "#SBATCH --ntasks=2" in analyse and "#SBATCH --nodes=1" in analyse
+          and "#SBATCH --cpus-per-task=2" in analyse
+          and "srun -n 2 -N 1 rank_analysis --mpi" in analyse,
+          "analysis.tasks = 2: the analyse job asks for 2 tasks of 2 CPUs on 1 node and says it "
+          "runs srun -n 2 -N 1 rank_analysis --mpi")
+    check("--ntasks" not in train and "#SBATCH --cpus-per-task=4" in train,
+          "the other jobs keep one task with the profile's 4 threads")
+    sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+    import repro_profile
+    import stages
+
+    class Driver:
+        p = repro_profile.load_profile(prof)
+        threads = 4
+        bins = {"rank_analysis": "rank_analysis"}
+
+    class Run:
+        dir = "run"
+
+    saved = os.environ.pop("SLURM_JOB_ID", None)
+    local = stages.analyse_command(Driver, Run)
+    os.environ["SLURM_JOB_ID"] = "42"
+    in_job = stages.analyse_command(Driver, Run)
+    os.environ.pop("SLURM_JOB_ID")
+    if saved is not None:
+        os.environ["SLURM_JOB_ID"] = saved
+    check(in_job[:5] == ["srun", "-n", "2", "-N", "1"] and in_job[-1] == "--mpi"
+          and in_job[in_job.index("--threads") + 1] == "2",
+          f"in a Slurm job: {' '.join(in_job)}")
+    check(local[:3] == ["mpirun", "-q", "-n"] and local[3] == "2" and local[-1] == "--mpi",
+          f"outside Slurm: {' '.join(local)}")
+    with open(prof, "a") as f:
+        f.write("[slurm]\n")
+    bad = os.path.join(tmp, "bad.toml")
+    with open(prof) as f:
+        text = f.read().replace("nodes = 1", "nodes = 3")
+    with open(bad, "w") as f:
+        f.write(text)
+    r = driver("--profile", bad, "--plan", "--build", build_dir())
+    check(r.returncode == 2 and "analysis.nodes" in r.stderr and len(r.stderr.splitlines()) == 1,
+          f"nodes > tasks: exit 2, one line ({r.stderr.strip()})")
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for name, test in (("dry", test_dry_run), ("submit", test_submit_resume_wait),
-                           ("errors", test_errors), ("projection", test_projection)):
+                           ("errors", test_errors), ("projection", test_projection),
+                           ("mpi", test_mpi_analyse)):
             sub = os.path.join(tmp, name)
             os.makedirs(sub)
             test(sub)
