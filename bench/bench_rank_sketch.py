@@ -8,8 +8,9 @@ one run, printed as Markdown on stdout (progress on stderr):
          (sgesdd) and numpy.linalg.svd in float32; T = 20000: against the row Gram (rank-only).
          --estimate-d on the logits.
   wt2    WikiText-2's test size: T = 245570, M = 33278, d = 400 with a bias (32.7 GB of float32,
-         more than RAM): the sketch, and --verdict-only, against the rank-only Gram run of
-         results/bench/rank_wt2_rank_only.md (2258 s; not rerun: 38 minutes).
+         more than RAM; deleted afterwards): the sketch, and --verdict-only, against the
+         rank-only Gram run of results/bench/rank_wt2_rank_only.md (2258 s; not rerun: 38
+         minutes).
   llama  Llama 3's vocabulary: M = 128256, T = 100000, d = 512, no bias (51.3 GB float32 .npy
          from bench/make_lowrank_npy.py, deleted afterwards): the sketch under --budget-gb 8.
 
@@ -97,9 +98,9 @@ def table(shape, reference=None):
 def flop_lines(shape, gflops):
     for s, name, args, wall, _, j in rows:
         if s == shape and j.get("sketch_k"):
-            # Each pass: A_b [Q W] and A_b^T Z, 2 T M (k + p) + 2 T M k flops; k may grow, so
-            # this takes the final k for every pass (an upper bound).
-            flops = j["sketch_passes"] * 2 * j["T"] * j["M"] * (2 * j["sketch_k"] + 12)
+            # Each pass: A_b [Q W] and A_b^T Z, 2 T M (k + p) + 2 T M k flops with p = 40 probes
+            # (the default); k may grow, so this takes the final k for every pass (an upper bound).
+            flops = j["sketch_passes"] * 2 * j["T"] * j["M"] * (2 * j["sketch_k"] + 40)
             print(f"- FLOP model, {name} `{args}`: <= {flops / 1e12:.2f} TFLOP at the measured "
                   f"dgemm rate {gflops:.0f} GFLOP/s = {flops / gflops / 1e9:.1f} s; measured "
                   f"{j['seconds_accumulate']:.1f} s in the products, {j['seconds_read']:.1f} s "
@@ -164,6 +165,7 @@ def wt2():
     synth(path, "softmax", t, m, d)
     analyse(shape, "softmax log-probs", path, ["--method", "sketch"])
     analyse(shape, "softmax log-probs", path, ["--method", "sketch", "--verdict-only"])
+    os.remove(path)  # 32.7 GB; llama's 51 GB file follows
     print(f"### WikiText-2 test size: T = {t}, M = {m}, d = {d}, bias (bound {d + 2}); "
           f"{t * m * 4 / 1e9:.1f} GB of float32, streamed from disk\n")
     table(shape, ("2258 s (rank-only Gram) / time",

@@ -10,7 +10,7 @@ nothing in the result, not a speed-up.
 Model (one node = this machine's measured rates; the network's bandwidth is an assumption,
 stated): the gram method on N nodes takes T M^2 / (N R_syrk) for the partial Gram matrices, then a
 binomial-tree MPI_Reduce of the 8 M^2-byte Gram, ceil(log2 N) 8 M^2 / B, then the solve on node 0
-(measured); the sketch takes, per pass, 4 T M k / (N R_gemm) and a ring MPI_Allreduce of
+(measured); the sketch takes, per pass, 2 T M (2k + 40) / (N R_gemm) and a ring MPI_Allreduce of
 Y (8 M k bytes), 2 (N - 1) / N 8 M k / B.
 
   bench/mpi_scaling.py BUILD_DIR WORK_DIR"""
@@ -79,7 +79,7 @@ r_syrk = T * M * M / g1["seconds_accumulate"]  # flops/s of one node (2 cores)
 b_local = 8 * M * M / max(g2["seconds_reduce"], 1e-9)
 k = s1["sketch_k"]
 passes = s1["sketch_passes"]
-r_gemm = passes * 2 * T * M * (2 * k + 12) / s1["seconds_accumulate"]
+r_gemm = passes * 2 * T * M * (2 * k + 40) / s1["seconds_accumulate"]  # 40 probes
 print(f"- measured here: dsyrk {r_syrk / 1e9:.0f} GFLOP/s (T M^2 flops over the 1-process partial "
       f"sums), the sketch's products {r_gemm / 1e9:.0f} GFLOP/s, MPI_Reduce of the 8 M^2 = "
       f"{8 * M * M / 1e9:.2f} GB Gram between 2 processes on this machine {b_local / 1e9:.1f} "
@@ -92,7 +92,7 @@ def gram_time(n, t, m, solve):
 
 
 def sketch_time(n, t, m, k, passes):
-    return passes * (4 * t * m * k / (n * r_gemm) + 2 * (n - 1) / n * 8 * m * k / B_NET)
+    return passes * (2 * t * m * (2 * k + 40) / (n * r_gemm) + 2 * (n - 1) / n * 8 * m * k / B_NET)
 
 
 nodes = [1, 2, 4, 8, 16, 32, 64]
