@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-mpi bench-train plots reproduce readme format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-train plots reproduce readme format clean help
 
 all: build
 
@@ -164,12 +164,16 @@ bench-rank: build bench-rank-sketch
 	@cat results/bench/rank_ptb_synthetic.md
 
 # The sketch at current vocabulary sizes: GPT-2's shape (~15 minutes on 2 cores) into
-# results/bench/rank_gpt2_shape.md; bench-rank-large: WikiText-2's test size (33 GB) and Llama 3's
-# vocabulary (a 51 GB .npy, deleted after), ~1 hour and 90 GB of disk, into rank_large_vocab.md.
+# results/bench/rank_gpt2_shape.md; bench-rank-large: WikiText-2's test size (33 GB) into
+# rank_wt2_sketch.md and Llama 3's vocabulary (a 51 GB .npy) into rank_llama_vocab.md, each file
+# deleted after its runs, ~1 hour and 52 GB of disk.
 bench-rank-sketch: build
 	@$(call bench_sketch,gpt2,rank_gpt2_shape,GPT-2's shape)
-bench-rank-large: build
-	@$(call bench_sketch,wt2 llama,rank_large_vocab,WikiText-2's test size and Llama 3's vocabulary)
+bench-rank-large: bench-rank-wt2 bench-rank-llama
+bench-rank-wt2: build
+	@$(call bench_sketch,wt2,rank_wt2_sketch,WikiText-2's test size)
+bench-rank-llama: build
+	@$(call bench_sketch,llama,rank_llama_vocab,Llama 3's vocabulary)
 
 # rank_analysis --mpi: 1 vs 2 processes on a PTB-size matrix and a model for N nodes (~10 min).
 bench-mpi: build

@@ -45,7 +45,8 @@ def measure(cmd):
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         sys.exit(f"bench_rank_sketch: {' '.join(cmd)} exited {proc.returncode}")
-    return wall, usage.ru_maxrss / 1024, out.strip().splitlines()[-1]
+    lines = out.strip().splitlines()
+    return wall, usage.ru_maxrss / 1024, lines[-1] if lines else ""
 
 
 def synth(path, head, t, m, d, logits=False):
