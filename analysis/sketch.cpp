@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "analysis/block_stream.h"
 #include "analysis/collective.h"
 #include "analysis/inertia.h"
 
@@ -96,9 +97,6 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
       std::min(block_rows,
                std::max<int64_t>(1, static_cast<int64_t>(kStageBytes) / (int64_t{sizeof(In)} * m)));
   std::vector<In> stage(static_cast<size_t>(stage_rows * m));
-  std::array<std::vector<double>, 2> blocks;
-  blocks[0].resize(static_cast<size_t>(std::min(block_rows, rows) * m));
-  if (overlap) blocks[1].resize(blocks[0].size());
   std::vector<double> z(static_cast<size_t>(std::min(block_rows, rows) * kp));
   // Rows [begin, begin + count) into out as float64 (row-major count x M); false at non-finite
   // entries (first pass only: later passes read the same rows).
@@ -125,43 +123,28 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
     }
     return true;
   };
-  auto rows_in = [&](int64_t b) { return std::min(block_rows, rows - b * block_rows); };
-  const int64_t nblocks = (rows + block_rows - 1) / block_rows;
-  auto start = std::chrono::steady_clock::now();
-  bool ok = load(0, rows_in(0), blocks[0].data());
-  timing->read += since(start);
-  for (int64_t b = 0; b < nblocks; ++b) {
-    if (!ok) return false;
-    double* x = blocks[overlap ? b % 2 : 0].data();
-    const bool more = b + 1 < nblocks;
-    std::future<bool> next;
-    if (overlap && more)
-      next = std::async(std::launch::async, load, (b + 1) * block_rows, rows_in(b + 1),
-                        blocks[(b + 1) % 2].data());
-    start = std::chrono::steady_clock::now();
-    const int64_t n = rows_in(b);
-    // The row-major n x M block is the column-major M x n matrix X = A_b^T.
-    // Z = A_b [Q W] = X^T basis: (n, k + p), column-major.
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(kp), blas_int(m),
-                1.0, x, blas_int(m), basis.data(), blas_int(m), 0.0, z.data(), blas_int(n));
-    // Y += A_b^T Z_Q = X Z_Q: (M, k).
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(k), blas_int(n),
-                1.0, x, blas_int(m), z.data(), blas_int(n), 1.0, sums.y.data(), blas_int(m));
-    // H += Z_Q^T Z_Q: (k, k), upper triangle.
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(k), blas_int(n), 1.0, z.data(),
-                blas_int(n), 1.0, sums.h.data(), blas_int(k));
-    for (int64_t i = 0; i < p; ++i) {
-      const double* col = z.data() + (k + i) * n;
-      sums.probe_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
-    }
-    timing->accumulate += since(start);
-    if (on_rows) on_rows(b * block_rows + n);
-    if (!more) break;
-    start = std::chrono::steady_clock::now();
-    ok = overlap ? next.get() : load((b + 1) * block_rows, rows_in(b + 1), x);
-    timing->read += since(start);
-  }
-  return ok;
+  return stream_blocks(
+      rows, m, block_rows, overlap, timing, load,
+      [&](const double* x, int64_t n) {
+        // The row-major n x M block is the column-major M x n matrix X = A_b^T.
+        // Z = A_b [Q W] = X^T basis: (n, k + p), column-major.
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(kp), blas_int(m),
+                    1.0, x, blas_int(m), basis.data(), blas_int(m), 0.0, z.data(), blas_int(n));
+        // Y += A_b^T Z_Q = X Z_Q: (M, k).
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(k),
+                    blas_int(n), 1.0, x, blas_int(m), z.data(), blas_int(n), 1.0, sums.y.data(),
+                    blas_int(m));
+        // H += Z_Q^T Z_Q: (k, k), upper triangle.
+        cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(k), blas_int(n), 1.0, z.data(),
+                    blas_int(n), 1.0, sums.h.data(), blas_int(k));
+        for (int64_t i = 0; i < p; ++i) {
+          const double* col = z.data() + (k + i) * n;
+          sums.probe_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
+        }
+      },
+      [&](int64_t done) {
+        if (on_rows) on_rows(done);
+      });
 }
 
 // The bounds of sketch.h from one pass's sums.

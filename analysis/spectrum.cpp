@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "analysis/block_stream.h"
+
 namespace sb::analysis {
 
 namespace {
@@ -195,9 +197,6 @@ GramMatrix accumulate_gram_impl(const std::function<void(int64_t, int64_t, In*)>
   const int64_t stage_rows =
       std::min(block_rows, std::max<int64_t>(1, (int64_t{16} << 20) / (int64_t{sizeof(In)} * m)));
   std::vector<In> stage(static_cast<size_t>(stage_rows * m));
-  std::array<std::vector<double>, 2> blocks;
-  blocks[0].resize(static_cast<size_t>(std::min(block_rows, rows) * m));
-  if (overlap) blocks[1].resize(blocks[0].size());
   bool positive = false, negative = false;
   // Rows [begin, begin + count) into out as float64; false at non-finite entries.
   auto load = [&](int64_t begin, int64_t count, double* out) {
@@ -216,31 +215,18 @@ GramMatrix accumulate_gram_impl(const std::function<void(int64_t, int64_t, In*)>
     }
     return true;
   };
-  auto rows_in = [&](int64_t b) { return std::min(block_rows, rows - b * block_rows); };
-  const int64_t nblocks = (rows + block_rows - 1) / block_rows;
-  auto start = std::chrono::steady_clock::now();
-  bool ok = load(0, rows_in(0), blocks[0].data());
-  timing->read += since(start);
-  for (int64_t b = 0; b < nblocks; ++b) {
-    if (!ok) return gram;
-    double* current = blocks[overlap ? b % 2 : 0].data();
-    const bool more = b + 1 < nblocks;
-    std::future<bool> next;
-    if (overlap && more)
-      next = std::async(std::launch::async, load, (b + 1) * block_rows, rows_in(b + 1),
-                        blocks[(b + 1) % 2].data());
-    start = std::chrono::steady_clock::now();
-    // The row-major n x M block X is the column-major M x n matrix Y = X^T, and X^T X = Y Y^T.
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, static_cast<int>(m),
-                static_cast<int>(rows_in(b)), 1.0, current, static_cast<int>(m), 1.0, g.data(),
-                static_cast<int>(m));
-    timing->accumulate += since(start);
-    if (progress) progress(b * block_rows + rows_in(b), rows);
-    if (!more) break;
-    start = std::chrono::steady_clock::now();
-    ok = overlap ? next.get() : load((b + 1) * block_rows, rows_in(b + 1), current);
-    timing->read += since(start);
-  }
+  const bool ok = stream_blocks(
+      rows, m, block_rows, overlap, timing, load,
+      [&](const double* block, int64_t n) {
+        // The row-major n x M block X is the column-major M x n matrix Y = X^T, and
+        // X^T X = Y Y^T.
+        cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, static_cast<int>(m),
+                    static_cast<int>(n), 1.0, block, static_cast<int>(m), 1.0, g.data(),
+                    static_cast<int>(m));
+      },
+      [&](int64_t done) {
+        if (progress) progress(done, rows);
+      });
   if (!ok) return gram;
   gram.g = std::move(g);
   gram.same_sign = !(positive && negative);
