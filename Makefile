@@ -50,6 +50,7 @@ help:
 	@echo "make deps       install the missing Debian packages ($(words $(DEBIAN_PACKAGES)) in all)"
 	@echo "make deps-bench also the benchmarks' packages ($(BENCH_PACKAGES))"
 	@echo "make data       find (datasets/, ../shared/datasets) or download PTB and WikiText-2, md5-verified"
+	@echo "make data CORPUS=billion  download One Billion Word (1.8 GB, SHA-256-verified) and prepare it"
 	@echo "make build      configure ($(BUILD_TYPE), ninja) and build into $(BUILD_DIR)/"
 	@echo "make test       deps + data (skipped tests without it) + build + ctest"
 	@echo "make test-slurm install Slurm + munge, then the Slurm backend's test on a one-node cluster (root)"
@@ -98,8 +99,12 @@ deps-fuzz:
 	$(call install_missing,$(FUZZ_PACKAGES))
 
 data:
+ifeq ($(CORPUS),)
 	datasets/fetch.sh ptb
 	datasets/fetch.sh wikitext-2
+else
+	datasets/fetch.sh $(CORPUS)
+endif
 
 $(BUILD_DIR)/build.ninja:
 ifneq ($(TORCH_PYTHON),)
@@ -208,6 +213,9 @@ bench-train: deps-bench
 	  echo "order, on a shared 2-core machine (other jobs running): compare ratios, not absolute"; \
 	  echo "tokens/s across runs."; echo; \
 	  bench/bench_train_speed.sh $(BUILD_DIR); \
+	  echo; echo "## Adaptive softmax / sigsoftmax vs the full heads at M = 33278 (issue 26)"; echo; \
+	  echo '```'; echo "bench/bench_adaptive_speed.py $(BUILD_DIR)"; echo '```'; echo; \
+	  /usr/bin/python3 bench/bench_adaptive_speed.py $(BUILD_DIR); \
 	  echo; echo "## Mixtures on the cpu profile's model (issue 12)"; echo; \
 	  echo '```'; echo "bench/bench_mixture_speed.sh $(BUILD_DIR)"; echo '```'; echo; \
 	  bench/bench_mixture_speed.sh $(BUILD_DIR); \

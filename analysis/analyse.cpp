@@ -274,8 +274,7 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   check_sketch_options(o);
   // The sketch starts above the larger bound (log-probabilities') when the input is not declared.
   const int64_t full = std::min(rows, cols);
-  const int64_t bound =
-      rank_bound(plan.header.d, plan.header.bias, plan.input.value_or(InputKind::logprobs));
+  const int64_t bound = rank_bound(plan.header, plan.input.value_or(InputKind::logprobs));
   plan.sketch_k = std::clamp<int64_t>(bound + o.sketch_oversampling, 1, full);
   plan.sketch_cap = o.sketch_max_k > 0 ? std::min(o.sketch_max_k, full) : full;
   if (plan.sketch_cap < plan.sketch_k) plan.sketch_k = plan.sketch_cap;
@@ -380,8 +379,8 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   GramMatrix gram;
   SketchResult sketched;
   SketchOptions so;
-  so.bound = rank_bound(h.d, h.bias, plan.input.value_or(InputKind::logprobs));
-  so.theorem2_bounded = theorem2_bounded(head_kind_from_name(h.head));
+  so.bound = rank_bound(h, plan.input.value_or(InputKind::logprobs));
+  so.theorem2_bounded = rank_bounded(head_kind_from_name(h.head));
   so.eps = eps;
   so.oversampling = options.sketch_oversampling;
   so.initial_k = plan.sketch_k;
@@ -466,7 +465,7 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
     res.input_note = std::string(text) + " (no 'input' stated; --input overrides)";
   }
   const auto kind = head_kind_from_name(h.head);
-  const int64_t bound = rank_bound(h.d, h.bias, input.kind);
+  const int64_t bound = rank_bound(h, input.kind);
   const bool same_sign = gram.same_sign;
   // The Gram matrix's order and the length of its entries' dot products (rank_certificate.h):
   // M and T for A^T A, T and M for A A^T.
@@ -481,7 +480,7 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
     // --rank-only: inertia counts on G instead of its eigenvalues (rank_certificate.h).
     const auto solve_start = std::chrono::steady_clock::now();
     InertiaCounter counter(std::move(gram.g), order);
-    res.report = rank_by_inertia(counter, inner, eps, same_sign, bound, theorem2_bounded(kind),
+    res.report = rank_by_inertia(counter, inner, eps, same_sign, bound, rank_bounded(kind),
                                  &res.solver, &timing.sigma_max);
     timing.solve +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start).count();
@@ -497,7 +496,7 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
     } else {
       res.solver = f64 ? "dgesdd" : "sgesdd";
     }
-    res.report = numerical_rank(sigma, rows, cols, eps, bound, theorem2_bounded(kind),
+    res.report = numerical_rank(sigma, rows, cols, eps, bound, rank_bounded(kind),
                                 resolution_rel(method, f64));
     if (method == SvdMethod::gram)
       certify_from_spectrum(res.report, sigma, inner, order, same_sign);

@@ -8,14 +8,17 @@
 #include <thread>
 #include <vector>
 
+#include "common/head_spec.h"
+
 namespace sb::analysis {
 
 std::string input_kind_name(InputKind kind) {
   return kind == InputKind::logprobs ? "logprobs" : "logits";
 }
 
-int64_t rank_bound(int64_t d, bool bias, InputKind kind) {
-  return d + (kind == InputKind::logprobs ? 1 : 0) + (bias ? 1 : 0);
+int64_t rank_bound(const contract::LogProbHeader& h, InputKind kind) {
+  const HeadSpec spec = HeadSpec::parse(h.head_spec.empty() ? h.head : h.head_spec);
+  return head_rank_bound(spec, h.d, h.bias, /*normaliser=*/kind == InputKind::logprobs);
 }
 
 std::optional<InputKind> declared_input(const MatrixSource& source, const std::string& option) {

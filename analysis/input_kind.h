@@ -30,8 +30,10 @@ std::string input_kind_name(InputKind kind);  ///< "logprobs" | "logits"
 
 inline constexpr double kNormalisedTolerance = 1e-3;
 
-/// The bound on the rank: d + bias for logits, d + 1 + bias for log-probabilities.
-int64_t rank_bound(int64_t d, bool bias, InputKind kind);
+/// The bound on the rank of the header's head (common/head_spec.h, head_rank_bound, which derives
+/// it): d + bias for logits, d + 1 + bias for log-probabilities, plus one per tail cluster for
+/// the adaptive heads (their spelling: attribute 'head_spec', else the name's defaults).
+int64_t rank_bound(const contract::LogProbHeader& h, InputKind kind);
 
 /// --input (logprobs | logits | auto) against the file's attribute 'input': the declared kind,
 /// or nullopt (auto on a file that says nothing: detect). Throws std::invalid_argument for

@@ -29,7 +29,7 @@ void agree(const std::string& path, const std::string& name, const std::string& 
 void check_model_facts(const ModelFacts& given) {
   if (!given.head.empty()) {
     try {
-      head_kind_from_name(given.head);
+      HeadSpec::parse(given.head);  // a name, or a spelling with options (adaptive: cutoffs)
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(std::string("--head: ") + e.what());
     }
@@ -44,7 +44,15 @@ contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFa
   check_model_facts(given);
   const std::string& path = source.path();
   if (const contract::LogProbHeader* file = source.header()) {
-    if (!given.head.empty()) agree(path, "head", file->head, given.head);
+    if (!given.head.empty()) {
+      // The name, or the whole spelling when either side has options.
+      const HeadSpec spec = HeadSpec::parse(given.head);
+      if (given.head == spec.name())
+        agree(path, "head", file->head, given.head);
+      else
+        agree(path, "head", file->head_spec.empty() ? file->head : file->head_spec,
+              spec.to_string());
+    }
     if (given.d) agree(path, "d", std::to_string(file->d), std::to_string(*given.d));
     if (given.bias) agree(path, "bias", file->bias ? "1" : "0", std::to_string(*given.bias));
     return *file;
@@ -52,7 +60,7 @@ contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFa
   std::vector<std::string> missing, options;
   if (given.head.empty()) {
     missing.push_back("head");
-    options.push_back("--head NAME (e.g. softmax)");
+    options.push_back("--head NAME (e.g. softmax, or adaptive:cutoffs=2000,6000)");
   }
   if (!given.d) {
     missing.push_back("d");
@@ -66,7 +74,9 @@ contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFa
     throw std::runtime_error(path + ": missing " + join(missing) + " (" + source.plain_kind() +
                              " carries no attributes): pass " + join(options));
   contract::LogProbHeader h;
-  h.head = given.head;
+  const HeadSpec spec = HeadSpec::parse(given.head);
+  h.head = spec.name();
+  if (given.head != spec.name()) h.head_spec = spec.to_string();
   h.d = *given.d;
   h.bias = *given.bias == 1;
   h.M = source.cols();

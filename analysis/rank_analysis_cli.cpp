@@ -38,8 +38,10 @@ void print_head_facts(bool json) {
     const char* name;
     bool (*of)(HeadKind);
   };
-  const Fact facts[] = {{"theorem2_bounded", [](HeadKind k) { return theorem2_bounded(k); }},
+  // theorem2_bounded: the rank has a bound below min(M, T) (Theorem 2, or its adaptive extension).
+  const Fact facts[] = {{"theorem2_bounded", [](HeadKind k) { return rank_bounded(k); }},
                         {"is_mixture", [](HeadKind k) { return is_mixture(k); }},
+                        {"is_adaptive", [](HeadKind k) { return is_adaptive(k); }},
                         {"may_output_neg_inf", [](HeadKind k) { return may_output_neg_inf(k); }},
                         {"rank_defined", [](HeadKind k) { return rank_defined(k); }}};
   if (json) {
@@ -291,7 +293,8 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
           ->check(CLI::IsMember({"float32", "float64"}));
   app.add_option("--head", opt.facts.head,
                  "head of a file without attributes (.npy, plain HDF5): registry name, e.g. "
-                 "softmax; on a file with attributes it must agree");
+                 "softmax, or a spelling with options (adaptive:cutoffs=2000,6000: the adaptive "
+                 "bound counts the tail clusters); on a file with attributes it must agree");
   auto* d_option = app.add_option(
       "--d", d,
       "d of a file without attributes: the size of the vector the decoder multiplies, >= 1");
@@ -307,7 +310,8 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
           ->capture_default_str();
   app.add_flag("--json", json, "print one JSON object per line instead of the table");
   app.add_flag("--list-heads", list_heads,
-               "print every head name with its facts (theorem2_bounded, is_mixture, "
+               "print every head name with its facts (theorem2_bounded: the rank has a bound, "
+               "is_mixture, is_adaptive, "
                "may_output_neg_inf, rank_defined) and exit; with --json one object "
                "{\"heads\": {name: {fact: bool}}}; takes no input files");
   app.add_flag("--check", check,

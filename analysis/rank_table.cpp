@@ -47,7 +47,7 @@ void print_table(const std::vector<contract::RankResult>& results) {
   std::printf(
       "criteria: rank_NR (tol = 0.5 sqrt(M + T + 1) sigma_max eps) is the one to hold against the "
       "bound, d + 1 + bias for log-probs (log p = z - logsumexp(z) 1 adds the normaliser's "
-      "direction), d + bias for logits;\n"
+      "direction; the adaptive softmax: one more per tail cluster), d + bias for logits;\n"
       "          numpy's tol (sigma_max max(M, T) eps) can report rank 1 on log-probs, whose "
       "sigma_max is the direction of the rows' mean; sweep and max_gap@i show how firm the rank "
       "is.\n");

@@ -1,9 +1,10 @@
 // Training and evaluation speed of our word-level LM (issue 3/4), paired with the PyTorch
 // reference bench/wordlm_reference.py: the same model, data, settings and output, so that
 // bench/bench_train_speed.sh can time both in one run and report ratios.
-//   build/bench/bench_wordlm --head softmax|sigsoftmax|mos|moss [--mode train|eval|both]
-//                            [--batches 60] [--warmup 10] [--threads 2] [--experts 2]
-//                            [--emsize 200] [--nhid 200] [--glibc-default-heap]
+//   build/bench/bench_wordlm --head softmax|sigsoftmax|mos|moss|adaptive|adaptive_sigsoftmax
+//                            [--mode train|eval|both] [--batches 60] [--warmup 10]
+//                            [--threads 2] [--experts 2] [--emsize 200] [--nhid 200]
+//                            [--zipf-vocab M] [--cutoffs 2000,10000] [--glibc-default-heap]
 // (--emsize / --nhid other than 200: our side only, e.g. the cpu profile's model for
 // bench/bench_mixture_speed.sh; the reference is fixed at 200.)
 // Start-up as train_wordlm: keep_freed_memory() (trainers/runkit/process_setup.h), then the
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,10 +59,29 @@ struct Settings {
   std::string head = "softmax", mode = "both", data;
   int64_t batches = 60, warmup = 10, experts = kExperts, batch_size = kBatch, bptt = kBptt;
   int64_t emsize = kEmsize, nhid = kNhid;
+  int64_t zipf_vocab = 0;                  // > 0: a synthetic Zipf corpus of this many words
+  std::string cutoffs = kAdaptiveCutoffs;  // the adaptive heads'
   int threads = 2;
+  int64_t vocab = 0;  // M, once the corpus is loaded
   bool glibc_default_heap = false;
   bool composed_mixture_nll = false;
 };
+
+// A corpus for timing at a vocabulary PTB does not have: word ids drawn from Zipf's law,
+// p(k) ~ 1 / (k + 1) over M words (ids already in frequency order, as sort_by_frequency leaves
+// them), 300k training and 100k validation tokens, seed 0.
+sb::data::Corpus zipf_corpus(int64_t m) {
+  sb::data::Corpus c;
+  for (int64_t k = 0; k < m; ++k) c.vocab.add("w" + std::to_string(k));
+  std::vector<double> weights(static_cast<size_t>(m));
+  for (int64_t k = 0; k < m; ++k)
+    weights[static_cast<size_t>(k)] = 1.0 / static_cast<double>(k + 1);
+  std::mt19937_64 gen(0);
+  std::discrete_distribution<int64_t> zipf(weights.begin(), weights.end());
+  for (int i = 0; i < 300000; ++i) c.train.push_back(zipf(gen));
+  for (int i = 0; i < 100000; ++i) c.valid.push_back(zipf(gen));
+  return c;
+}
 
 // Seconds spent in each phase over the timed batches, and their summed head loss.
 struct Split {
@@ -154,6 +175,8 @@ void report(const Settings& s, const std::string& mode, double seconds, const Sp
                                {"mixture_nll", s.composed_mixture_nll ? "composed" : "fused"},
                                {"emsize", s.emsize},
                                {"nhid", s.nhid},
+                               {"vocab", s.vocab},
+                               {"corpus", s.zipf_vocab > 0 ? "zipf" : "ptb"},
                                {"blas", loaded_blas()}};
   std::printf("%s\n", line.dump().c_str());
   std::fflush(stdout);
@@ -167,7 +190,8 @@ int main(int argc, char** argv) {
       "bench/wordlm_reference.py (bench/bench_train_speed.sh runs both)."};
   Settings s;
   app.add_option("--head", s.head, "output head")
-      ->check(CLI::IsMember({"softmax", "sigsoftmax", "mos", "moss"}));
+      ->check(CLI::IsMember(
+          {"softmax", "sigsoftmax", "mos", "moss", "adaptive", "adaptive_sigsoftmax"}));
   app.add_option("--mode", s.mode, "what to time")->check(CLI::IsMember({"train", "eval", "both"}));
   app.add_option("--batches", s.batches, "timed batches per mode")->check(CLI::PositiveNumber);
   app.add_option("--warmup", s.warmup, "untimed batches before them")
@@ -185,15 +209,25 @@ int main(int argc, char** argv) {
                "skip keep_freed_memory() (what train_wordlm does at start-up): glibc's default "
                "mmap/trim behaviour, for comparison");
   app.add_option("--data", s.data, "PTB directory (default: found as the trainer finds it)");
+  app.add_option("--zipf-vocab", s.zipf_vocab,
+                 "instead of PTB: a synthetic corpus of this many words with Zipf frequencies "
+                 "(e.g. 33278, WikiText-2's vocabulary; our side only)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--cutoffs", s.cutoffs, "the adaptive heads' cutoffs")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (!s.glibc_default_heap) sb::runkit::keep_freed_memory();  // as train_wordlm and dyneval
     sb::runkit::set_threads(s.threads);
     sb::heads::set_fused_row_nll_enabled(!s.composed_mixture_nll);
     torch::manual_seed(0);
-    const auto corpus = sb::data::load_corpus(sb::data::find_corpus_dir("ptb", s.data));
-    auto model =
-        make_bench_model(s.head, s.experts, corpus.vocab.size(), kDropout, s.emsize, s.nhid);
+    auto corpus = s.zipf_vocab > 0
+                      ? zipf_corpus(s.zipf_vocab)
+                      : sb::data::load_corpus(sb::data::find_corpus_dir("ptb", s.data));
+    if (s.zipf_vocab == 0 && (s.head == "adaptive" || s.head == "adaptive_sigsoftmax"))
+      sb::data::sort_by_frequency(corpus);  // as train_wordlm does for the adaptive heads
+    s.vocab = corpus.vocab.size();
+    auto model = make_bench_model(s.head, s.experts, corpus.vocab.size(), kDropout, s.emsize,
+                                  s.nhid, s.cutoffs);
     if (s.mode != "eval") {
       const auto data = sb::data::batchify(corpus.train, s.batch_size);  // (rows, B)
       Split split;

@@ -25,9 +25,18 @@ constexpr int64_t kExperts = 2;
 /// The benchmark's heads are softmax, sigsoftmax, mos and moss; true for the last two.
 inline bool is_mixture(const std::string& head) { return head == "mos" || head == "moss"; }
 
-/// "mos" / "moss" with K experts, or a single head by name.
-inline HeadSpec bench_head_spec(const std::string& head, int64_t experts) {
-  return HeadSpec::parse(is_mixture(head) ? head + ":K=" + std::to_string(experts) : head);
+/// The adaptive heads' cutoffs in the benchmark at WikiText-2's vocabulary (M = 33278): a head of
+/// 2000 words and tails [2000, 10000), [10000, M).
+inline const char* kAdaptiveCutoffs = "2000,10000";
+
+/// "mos" / "moss" with K experts, "adaptive" / "adaptive_sigsoftmax" with `cutoffs`, or a single
+/// head by name.
+inline HeadSpec bench_head_spec(const std::string& head, int64_t experts,
+                                const std::string& cutoffs = kAdaptiveCutoffs) {
+  if (is_mixture(head)) return HeadSpec::parse(head + ":K=" + std::to_string(experts));
+  if (head == "adaptive" || head == "adaptive_sigsoftmax")
+    return HeadSpec::parse(head + ":cutoffs=" + cutoffs);
+  return HeadSpec::parse(head);
 }
 
 /// The benchmark's AWD-LSTM for `head` over a vocabulary of vocab_size words; dropout: the
@@ -36,8 +45,9 @@ inline HeadSpec bench_head_spec(const std::string& head, int64_t experts) {
 /// bench/bench_mixture_speed.sh.
 inline lm::AwdLstm make_bench_model(const std::string& head, int64_t experts, int64_t vocab_size,
                                     double dropout = kDropout, int64_t emsize = kEmsize,
-                                    int64_t nhid = kNhid) {
-  return lm::AwdLstm(lm::AwdLstmOptions(vocab_size, bench_head_spec(head, experts))
+                                    int64_t nhid = kNhid,
+                                    const std::string& cutoffs = kAdaptiveCutoffs) {
+  return lm::AwdLstm(lm::AwdLstmOptions(vocab_size, bench_head_spec(head, experts, cutoffs))
                          .emsize(emsize)
                          .nhid(nhid)
                          .nhidlast(emsize)

@@ -12,7 +12,7 @@ struct Entry {
   HeadKind kind;
   const char* name;
 };
-constexpr std::array<Entry, 10> kHeads{{
+constexpr std::array<Entry, 12> kHeads{{
     {HeadKind::softmax, "softmax"},
     {HeadKind::sigsoftmax, "sigsoftmax"},
     {HeadKind::relu, "relu"},
@@ -23,6 +23,8 @@ constexpr std::array<Entry, 10> kHeads{{
     {HeadKind::sparse, "sparse"},
     {HeadKind::mos, "mos"},
     {HeadKind::moss, "moss"},
+    {HeadKind::adaptive, "adaptive"},
+    {HeadKind::adaptive_sigsoftmax, "adaptive_sigsoftmax"},
 }};
 
 std::string join(const std::vector<std::string>& parts) {
@@ -92,6 +94,20 @@ bool is_mixture(HeadKind kind) { return kind == HeadKind::mos || kind == HeadKin
 
 bool theorem2_bounded(HeadKind kind) { return kind == HeadKind::softmax; }
 
+bool is_adaptive(HeadKind kind) {
+  return kind == HeadKind::adaptive || kind == HeadKind::adaptive_sigsoftmax;
+}
+
+bool rank_bounded(HeadKind kind) { return kind == HeadKind::softmax || kind == HeadKind::adaptive; }
+
+int64_t head_rank_bound(const HeadSpec& spec, int64_t d, bool bias, bool normaliser) {
+  const int64_t b = bias ? 1 : 0;
+  if (!normaliser) return d + b;
+  // The derivation is in head_spec.h: the head's normaliser, plus one per tail cluster.
+  const int64_t tails = is_adaptive(spec) ? static_cast<int64_t>(spec.cutoffs.size()) : 0;
+  return d + 1 + tails + b;
+}
+
 bool may_output_neg_inf(HeadKind kind) { return kind == HeadKind::sparse; }
 
 bool rank_defined(HeadKind kind) { return !may_output_neg_inf(kind); }
@@ -114,13 +130,24 @@ HeadSpec HeadSpec::parse(const std::string& text) {
 
   std::stringstream options(text.substr(colon + 1));
   std::string item;
+  bool in_cutoffs = false;  // "cutoffs=2000,6000": the items after cutoffs= without '=' extend it
   while (std::getline(options, item, ',')) {
     const auto eq = item.find('=');
+    if (eq == std::string::npos && in_cutoffs) {
+      spec.cutoffs.push_back(parse_int(item, "cutoffs", text));
+      continue;
+    }
+    in_cutoffs = false;
     if (eq == std::string::npos)
       throw std::invalid_argument("head '" + text + "': option '" + item + "' is not key=value");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     const auto kind = spec.kind;
-    if (key == "k" && kind == HeadKind::sparse) {
+    if (key == "cutoffs" && is_adaptive(kind)) {
+      spec.cutoffs = {parse_int(value, key, text)};
+      in_cutoffs = true;
+    } else if (key == "div" && is_adaptive(kind)) {
+      spec.div = parse_double(value, key, text);
+    } else if (key == "k" && kind == HeadKind::sparse) {
       spec.k = parse_int(value, key, text);
     } else if (key == "K" && is_mixture(kind)) {
       spec.experts = parse_int(value, key, text);
@@ -132,9 +159,15 @@ HeadSpec HeadSpec::parse(const std::string& text) {
       throw std::invalid_argument("head '" + text + "': unknown option '" + key + "' for " +
                                   spec.name() +
                                   " (valid: sparse k, mos/moss K, relu/spherical eps, "
-                                  "sigsoftmax b=0|1)");
+                                  "sigsoftmax b=0|1, adaptive cutoffs=c1,c2,... and div)");
     }
   }
+  for (size_t i = 0; i < spec.cutoffs.size(); ++i)
+    if (spec.cutoffs[i] < 1 || (i > 0 && spec.cutoffs[i] <= spec.cutoffs[i - 1]))
+      throw std::invalid_argument("head '" + text +
+                                  "': cutoffs must be increasing integers >= 1, e.g. "
+                                  "cutoffs=2000,6000");
+  if (!(spec.div >= 1)) throw std::invalid_argument("head '" + text + "': div must be >= 1");
   if (spec.k < 1) throw std::invalid_argument("head '" + text + "': k must be >= 1");
   if (spec.experts < 1) throw std::invalid_argument("head '" + text + "': K must be >= 1");
   if (!(spec.eps > 0)) throw std::invalid_argument("head '" + text + "': eps must be > 0");
@@ -160,6 +193,16 @@ std::string HeadSpec::to_string() const {
     case HeadKind::sigsoftmax:
       if (learnable_bias) out << ":b=1";
       break;
+    case HeadKind::adaptive:
+    case HeadKind::adaptive_sigsoftmax: {
+      out << ":cutoffs=";
+      for (size_t i = 0; i < cutoffs.size(); ++i) out << (i ? "," : "") << cutoffs[i];
+      if (div != 4.0) {
+        out.precision(17);
+        out << ",div=" << div;
+      }
+      break;
+    }
     default:
       break;
   }
@@ -175,6 +218,11 @@ HeadSpec parse_head_setting(const std::string& text, const std::string& hint) {
 }
 
 void check_head_fits(const HeadSpec& spec, int64_t M, const std::string& what) {
+  if (is_adaptive(spec) && !spec.cutoffs.empty() && spec.cutoffs.back() >= M)
+    throw std::invalid_argument(
+        "head = \"" + spec.to_string() + "\": the last cutoff " +
+        std::to_string(spec.cutoffs.back()) + " is not below the M = " + std::to_string(M) + " " +
+        what + " (every tail cluster needs a word); set cutoffs below " + std::to_string(M));
   if (spec.kind == HeadKind::sparse && spec.k > M)
     throw std::invalid_argument(
         "head = \"" + spec.to_string() + "\": k = " + std::to_string(spec.k) +

@@ -21,6 +21,10 @@ enum class HeadKind {
   sparse,       // softmax over the top-k logits, 0 elsewhere (Sun et al. 2021, eq. 4)
   mos,          // mixture of K softmaxes                  (Yang et al. 2018)
   moss,         // mixture of K sigsoftmaxes, sigsoftmax prior (Kanai et al. 2018, eq. 19)
+  adaptive,     // adaptive softmax: a head cluster + frequency-sorted tail clusters behind
+                // projections of decreasing size (Grave et al. 2017)
+  adaptive_sigsoftmax,  // the same with every softmax replaced by sigsoftmax (Kanai et al. 2018,
+                        // supplementary E)
 };
 
 /// A head and its hyperparameters. Written as `name[:key=value[,key=value]]`, e.g. "softmax",
@@ -32,6 +36,13 @@ struct HeadSpec {
   int64_t experts = 15;         ///< mos/moss: number of mixture components K (paper: 15)
   double eps = 1e-8;            ///< relu: additive floor (eq. 15); spherical: eps (> 0)
   bool learnable_bias = false;  ///< sigsoftmax: learnable scalar b of Theorem 4 (paper: off)
+  /// adaptive heads: the cluster boundaries c_1 < ... < c_n < M over the frequency-sorted
+  /// vocabulary: the head cluster holds words [0, c_1), tail cluster i words [c_i, c_(i+1))
+  /// (c_(n+1) = M). Written `cutoffs=2000,6000`.
+  std::vector<int64_t> cutoffs{2000, 6000};
+  /// adaptive heads: tail cluster i sits behind a projection to d / div^i dimensions (at least 1;
+  /// Grave et al. 2017's default 4).
+  double div = 4.0;
 
   /// Parses `name[:key=value,...]`; throws std::invalid_argument naming the valid names/keys.
   static HeadSpec parse(const std::string& text);
@@ -52,10 +63,10 @@ std::string head_file_name(const std::string& text);
 /// the M = 10 <what>; set k <= 10".
 void check_head_fits(const HeadSpec& spec, int64_t M, const std::string& what);
 
-/// Checks that the head fits M output classes (sparse: k <= M, or the top-k would ask for more
-/// classes than there are); throws std::invalid_argument "head = "sparse:k=20": k = 20 exceeds
-/// the M = 10 <what>".
-void check_head_fits(const HeadSpec& spec, int64_t M, const std::string& what);
+/// The adaptive heads (adaptive, adaptive_sigsoftmax): a head cluster and tail clusters, with
+/// parameters of their own beside the decoder's head-cluster rows.
+bool is_adaptive(HeadKind kind);
+inline bool is_adaptive(const HeadSpec& spec) { return is_adaptive(spec.kind); }
 
 /// Registry names in declaration order: softmax, sigsoftmax, relu, ...
 const std::vector<std::string>& head_names();
@@ -75,6 +86,37 @@ inline bool is_mixture(const HeadSpec& spec) { return is_mixture(spec.kind); }
 
 /// The rank bound of Theorem 2 for a decoder input of size d, plus one with a decoder bias.
 inline int64_t theorem2_rank_bound(int64_t d, bool bias) { return d + 1 + (bias ? 1 : 0); }
+
+/// Heads whose log-output rank has a bound below min(M, T): softmax (Theorem 2) and the adaptive
+/// softmax (its extension below). The `theorem2_bounded` fact of results and tables.
+bool rank_bounded(HeadKind kind);
+
+/// The rank bound of a head's log-output matrix for a decoder input of size d, with or without
+/// a bias. `normaliser`: the rows are log-probabilities (one direction more for the head's
+/// normaliser; false for logits). A bound only where rank_bounded(kind); for the other heads it
+/// is the bound of their softmax counterpart that their rank is held against (sigsoftmax, the
+/// mixtures, ...: Theorem 2's; adaptive_sigsoftmax: the adaptive softmax's).
+///
+/// softmax (Theorem 2): log p_t = W h_t + b - L(h_t) 1, L = logsumexp, so every column of the
+/// M x T log-output matrix lies in span(columns of W, b, 1): d + 1 + [bias].
+///
+/// adaptive softmax (Grave et al. 2017), n = cutoffs.size() tail clusters. With the head
+/// cluster's logits z = W_0 h + b_0 (c_1 words and n cluster entries) and tail cluster i's
+/// logits U_i P_i h + b_i (P_i: d_i x d, U_i: |C_i| x d_i, b_i the words' biases),
+/// L_0 = logsumexp(z) and L_i = logsumexp(U_i P_i h + b_i):
+///   head word w:        log p(w) = W_0[w] h + b_0[w] - L_0(h)
+///   word w in tail i:   log p(w) = (W_0[c_1 + i] + P_i^T U_i[w]) h + b_0[c_1 + i] + b_i[w]
+///                                  - L_0(h) - L_i(h)
+/// Every log-probability is a fixed linear function of the feature vector
+/// phi(h) = (h, L_0(h), L_1(h), ..., L_n(h), 1), which has d + 1 + n + [bias] entries (the 1
+/// only with a bias). So A = C Phi with C (M x (d + 1 + n + [bias])) and
+/// rank A <= d + 1 + n + [bias]: one direction more than softmax per tail cluster, whatever the
+/// projections' sizes d_i. It is attained when C has full column rank (generic weights, tail
+/// clusters of more than one word) and the features of the T contexts are linearly independent
+/// (the L_i are non-linear in h). For logits (no normalisers) the softmax count applies: d +
+/// [bias]. adaptive_sigsoftmax has no bound: log sigsoftmax(z) = z + log sigmoid(z) - L adds the
+/// non-linear log sigmoid of every logit (Theorem 3).
+int64_t head_rank_bound(const HeadSpec& spec, int64_t d, bool bias, bool normaliser = true);
 
 /// The whole of `text` as a finite number (std::stod over the entire string), else nullopt.
 /// Shared by head options and the analysis' --eps.

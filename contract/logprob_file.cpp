@@ -28,7 +28,9 @@ void require(bool ok, const std::string& path, const std::string& field,
 LogProbHeader make_header(const std::string& head, int64_t d, bool bias, int64_t M, int64_t T,
                           DumpSource source, const std::string& compute_dtype) {
   LogProbHeader h;
-  h.head = head;
+  const HeadSpec spec = HeadSpec::parse(head);
+  h.head = spec.name();
+  if (spec.to_string() != h.head) h.head_spec = spec.to_string();
   h.d = d;
   h.bias = bias;
   h.M = M;
@@ -56,6 +58,9 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
     throw std::invalid_argument(path_ + ": M and T must be >= 1, got " + std::to_string(h.M) +
                                 ", " + std::to_string(h.T));
   head_kind_from_name(h.head);  // throws, listing the valid names
+  if (!h.head_spec.empty() && HeadSpec::parse(h.head_spec).name() != h.head)
+    throw std::invalid_argument(path_ + ": head_spec '" + h.head_spec + "' is not a '" + h.head +
+                                "' head");
   if (h.compute_dtype != "float32" && h.compute_dtype != "float64")
     throw std::invalid_argument(path_ + ": compute_dtype must be float32 or float64, got '" +
                                 h.compute_dtype + "'");
@@ -86,6 +91,7 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   const hid_t root = file_.get();
   h5::write_attribute(root, "format_version", kLogProbFormatVersion);
   h5::write_attribute(root, "head", h.head);
+  if (!h.head_spec.empty()) h5::write_attribute(root, "head_spec", h.head_spec);
   h5::write_attribute(root, "d", h.d);
   h5::write_attribute(root, "bias", int64_t{h.bias ? 1 : 0});
   h5::write_attribute(root, "M", h.M);
@@ -235,6 +241,17 @@ void LogProbReader::read_contract_attributes() {
     head_kind_from_name(h.head);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(path_ + ": attribute 'head': " + e.what());
+  }
+  if (h5::has_attribute(root, "head_spec")) {
+    h.head_spec = h5::read_string_attribute(root, "head_spec", path_);
+    std::string name;
+    try {
+      name = HeadSpec::parse(h.head_spec).name();
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(path_ + ": attribute 'head_spec': " + e.what());
+    }
+    require(name == h.head, path_, "attribute 'head_spec'", "a spelling of head '" + h.head + "'",
+            "\"" + h.head_spec + "\"");
   }
   h.d = h5::read_int_attribute(root, "d", path_);
   require(h.d >= 1, path_, "attribute 'd'", ">= 1", std::to_string(h.d));

@@ -23,7 +23,11 @@ namespace sb::contract {
 inline constexpr int64_t kLogProbFormatVersion = 2;
 
 struct LogProbHeader {
-  std::string head;     ///< registry name (head_spec.h)
+  std::string head;  ///< registry name (head_spec.h)
+  /// Optional attribute 'head_spec': the head's whole spelling when it has options
+  /// ("adaptive:cutoffs=2000,6000", "sparse:k=3"); empty: the name alone says it all. The
+  /// adaptive heads' rank bound needs it (their number of tail clusters).
+  std::string head_spec;
   int64_t d = 0;        ///< size of the vector the decoder multiplies
   bool bias = false;    ///< decoder bias present
   int64_t M = 0;        ///< columns: the vocabulary (classes)
@@ -52,7 +56,8 @@ struct DumpSource {
   std::vector<std::string> vocab;  ///< the word (class) of each column, or empty
 };
 
-/// The one way a producer fills a header: the model's facts (head spelling, d, decoder bias), the
+/// The one way a producer fills a header: the model's facts (head spelling: `head` gets its
+/// registry name, `head_spec` the spelling when it has options; d, decoder bias), the
 /// matrix's shape (M columns, T rows), where the rows come from and the computation's dtype.
 LogProbHeader make_header(const std::string& head, int64_t d, bool bias, int64_t M, int64_t T,
                           DumpSource source, const std::string& compute_dtype = "float32");

@@ -1,7 +1,9 @@
 #include "datasets/corpus.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 
@@ -50,6 +52,26 @@ std::string split_file(const std::string& dir, const std::string& split) {
   std::string tried;
   for (const auto& n : names) tried += (tried.empty() ? "" : ", ") + n;
   throw std::runtime_error(dir + ": no " + split + " split (looked for " + tried + ")");
+}
+
+void sort_by_frequency(Corpus& corpus) {
+  const int64_t m = corpus.vocab.size();
+  std::vector<int64_t> count(static_cast<size_t>(m), 0);
+  for (const int64_t id : corpus.train) ++count[static_cast<size_t>(id)];
+  std::vector<int64_t> order(static_cast<size_t>(m));  // new id -> old id
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return count[static_cast<size_t>(a)] > count[static_cast<size_t>(b)];
+  });
+  std::vector<int64_t> new_id(static_cast<size_t>(m));
+  Vocabulary sorted;
+  for (int64_t i = 0; i < m; ++i) {
+    new_id[static_cast<size_t>(order[static_cast<size_t>(i)])] = i;
+    sorted.add(corpus.vocab.word(order[static_cast<size_t>(i)]));
+  }
+  for (auto* split : {&corpus.train, &corpus.valid, &corpus.test})
+    for (auto& id : *split) id = new_id[static_cast<size_t>(id)];
+  corpus.vocab = std::move(sorted);
 }
 
 Corpus load_corpus(const std::string& dir) {

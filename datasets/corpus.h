@@ -45,4 +45,10 @@ std::string split_file(const std::string& dir, const std::string& split);
 /// Loads train (building the vocabulary), then valid and test, from `dir`.
 Corpus load_corpus(const std::string& dir);
 
+/// Renumbers the vocabulary by descending count in the training split (ties keep first-seen
+/// order, so the ids stay deterministic) and rewrites every split's ids: the order the adaptive
+/// heads' clusters are cut from (Grave et al. 2017: the head cluster holds the most frequent
+/// words). Called on the whole training split, before any truncation.
+void sort_by_frequency(Corpus& corpus);
+
 }  // namespace sb::data

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Finds or fetches a corpus: `datasets/fetch.sh [--check] ptb|wikitext-2`.
+# Finds or fetches a corpus: `datasets/fetch.sh [--check] ptb|wikitext-2|billion`.
 # --check: only look (exit 1 when the corpus is not there with the right md5s; no download).
-# Looks in datasets/<name> and ../shared/datasets/<name> (beside every checkout on this
-# workplace), verifies the md5s it knows, and otherwise downloads the corpus from its public
-# address into datasets/<name> (for users with internet), verifying again. The corpora are
-# third-party data: they are never committed (.gitignore).
+# Looks in datasets/<name> and ../shared/datasets/<name> (a copy kept beside the checkout),
+# verifies the md5s it knows, and otherwise downloads the corpus from its public address into
+# datasets/<name> (for users with internet), verifying again. The corpora are third-party data:
+# they are never committed (.gitignore).
+#
+# billion (One Billion Word, the sigsoftmax supplementary's section E): the 1.8 GB archive is
+# checked against its published size and SHA-256 (the checksum TensorFlow Datasets records for
+# the same address), then datasets/prepare_billion.py writes train/valid/test.txt (words seen
+# fewer than 3 times -> <unk>); the prepared files are recognised afterwards by a marker holding
+# the archive's checksum. About 10 GB of disk and an hour of one core.
 set -euo pipefail
 check_only=0
 if [ "${1:-}" = --check ]; then check_only=1; shift; fi
@@ -23,8 +29,45 @@ case "$name" in
     md5s=(d756d22ab2310e7e60c094bea5c5a8eb 781c9418ab9414bd09e4aad825aae752)
     url_zip=https://wikitext.smerity.com/wikitext-2-v1.zip
     ;;
-  *) echo "fetch.sh: unknown corpus '$name' (known: ptb, wikitext-2)" >&2; exit 2 ;;
+  billion)
+    archive_url=http://www.statmt.org/lm-benchmark/1-billion-word-language-modeling-benchmark-r13output.tar.gz
+    archive_bytes=1792209805
+    archive_sha256=01ba60381110baf7f189dfd2b8374de371e8c9a340835793f190bdae9e90a34e
+    ;;
+  *) echo "fetch.sh: unknown corpus '$name' (known: ptb, wikitext-2, billion)" >&2; exit 2 ;;
 esac
+
+if [ "$name" = billion ]; then
+  for dir in "$top/datasets/billion" "$top/../shared/datasets/billion"; do
+    if [ "$(cat "$dir/PREPARED_FROM" 2>/dev/null)" = "$archive_sha256" ] &&
+       [ -f "$dir/train.txt" ] && [ -f "$dir/valid.txt" ] && [ -f "$dir/test.txt" ]; then
+      echo "billion: $(cd "$dir" && pwd) (prepared from the archive with SHA-256 $archive_sha256)"
+      exit 0
+    fi
+  done
+  if [ "$check_only" = 1 ]; then
+    echo "fetch.sh: billion not found in $top/datasets/billion (run make data CORPUS=billion)" >&2
+    exit 1
+  fi
+  dest="$top/datasets/billion"
+  mkdir -p "$dest"
+  archive="$dest/$(basename "$archive_url")"
+  if [ ! -f "$archive" ] || [ "$(stat -c %s "$archive")" != "$archive_bytes" ]; then
+    echo "fetch.sh: downloading $archive_url (1.8 GB) ..." >&2
+    curl -fL --retry 2 --connect-timeout 20 -o "$archive.part" "$archive_url" ||
+      wget --timeout=20 --tries=2 -O "$archive.part" "$archive_url" || {
+        echo "fetch.sh: cannot download $archive_url; put the archive at $archive" >&2; exit 1; }
+    mv "$archive.part" "$archive"
+  fi
+  [ "$(stat -c %s "$archive")" = "$archive_bytes" ] || {
+    echo "fetch.sh: $archive: $(stat -c %s "$archive") bytes, expected $archive_bytes" >&2; exit 1; }
+  [ "$(sha256sum "$archive" | cut -d' ' -f1)" = "$archive_sha256" ] || {
+    echo "fetch.sh: $archive: SHA-256 mismatch (expected $archive_sha256)" >&2; exit 1; }
+  /usr/bin/python3 "$top/datasets/prepare_billion.py" "$archive" "$dest"
+  echo "$archive_sha256" > "$dest/PREPARED_FROM"
+  echo "billion: $dest (archive SHA-256 verified, prepared)"
+  exit 0
+fi
 
 verify() {  # verify DIR: every known file present with its md5
   local dir=$1 i

@@ -1,8 +1,8 @@
 """The facts about heads that the pipeline plans and tabulates by, read from the binary that owns
 them: `rank_analysis --list-heads --json` prints common/head_spec.h's registry (every head name
-with theorem2_bounded, is_mixture, may_output_neg_inf, rank_defined). The pipeline keeps no copy
-of these facts (docs/design.md, "Who may use whom": it knows the C++ side only through command
-lines and files).
+with theorem2_bounded, is_mixture, is_adaptive, may_output_neg_inf, rank_defined). The pipeline
+keeps no copy of these facts (docs/design.md, "Who may use whom": it knows the C++ side only
+through command lines and files).
 
 The binary is found the way the driver finds the others, `<build>/analysis/rank_analysis`:
 reproduce.py calls use(path) with its --build; without that call, `build/` of this checkout. The
@@ -33,8 +33,10 @@ class HeadFactsError(RuntimeError):
 class HeadFacts:
     """One registry head's facts (common/head_spec.h, the functions of the same names)."""
     name: str
-    theorem2_bounded: bool  # Theorem 2 bounds its rank by d + 1 + bias (softmax)
+    theorem2_bounded: bool  # its rank has a bound: d + 1 + bias (softmax, Theorem 2), plus one
+    # per tail cluster (adaptive; common/head_spec.h, head_rank_bound)
     is_mixture: bool  # MoS / MoSS: K experts mixed by a prior
+    is_adaptive: bool  # adaptive softmax / sigsoftmax: clusters over a frequency-sorted vocabulary
     may_output_neg_inf: bool  # its log-output can be -inf (sparse, off the top k)
     rank_defined: bool  # its dumps have a numerical rank (rank_analysis refuses -inf)
 

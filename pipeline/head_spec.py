@@ -10,6 +10,10 @@ common/head_spec.cpp's HeadSpec::parse here, the one C++ rule the pipeline copie
     relu        eps=NUMBER > 0    (finite; default 1e-8)
     spherical   eps=NUMBER > 0    (finite; default 0.0198)
     sigsoftmax  b=INT             (non-zero: the learnable bias of Theorem 4)
+    adaptive, adaptive_sigsoftmax
+                cutoffs=INT,INT,...  (increasing, >= 1; default 2000,6000: the items after
+                                      cutoffs= that hold no '=' extend the list)
+                div=NUMBER >= 1   (default 4)
     any other registry head takes no option.
 
 An integer is what std::stoll reads in full (leading blanks, a sign, digits), a number what
@@ -33,8 +37,11 @@ _OPTIONS: dict[str, dict[str, tuple[str, object]]] = {
     "relu": {"eps": ("number", 1e-8)},
     "spherical": {"eps": ("number", 0.0198)},
     "sigsoftmax": {"b": ("int", 0)},
+    "adaptive": {"cutoffs": ("ints", [2000, 6000]), "div": ("number", 4.0)},
+    "adaptive_sigsoftmax": {"cutoffs": ("ints", [2000, 6000]), "div": ("number", 4.0)},
 }
-_VALID = "valid: sparse k, mos/moss K, relu/spherical eps, sigsoftmax b=0|1"
+_VALID = ("valid: sparse k, mos/moss K, relu/spherical eps, sigsoftmax b=0|1, adaptive "
+          "cutoffs=c1,c2,... and div")
 _INT = re.compile(r"\s*[+-]?[0-9]+")
 _NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -78,14 +85,30 @@ def check(spec: str, names) -> HeadSpec:
     items = rest.split(",") if colon else []
     if items and items[-1] == "":  # std::getline yields no trailing empty item
         items.pop()
+    in_cutoffs = False
     for item in items:
         key, eq, value = item.partition("=")
+        if not eq and in_cutoffs:
+            options["cutoffs"] = options["cutoffs"] + [_int(item, "cutoffs", spec)]
+            continue
+        in_cutoffs = False
         if not eq:
             raise HeadSpecError(f"head '{spec}': option '{item}' is not key=value")
         if key not in rules:
             raise HeadSpecError(f"head '{spec}': unknown option '{key}' for {name} ({_VALID})")
-        options[key] = _int(value, key, spec) if rules[key][0] == "int" else \
-            _number(value, key, spec)
+        kind = rules[key][0]
+        if kind == "ints":
+            options[key] = [_int(value, key, spec)]
+            in_cutoffs = True
+        else:
+            options[key] = _int(value, key, spec) if kind == "int" else _number(value, key, spec)
+    cutoffs = options.get("cutoffs")
+    if cutoffs is not None and any(c < 1 or (i and c <= cutoffs[i - 1])
+                                   for i, c in enumerate(cutoffs)):
+        raise HeadSpecError(f"head '{spec}': cutoffs must be increasing integers >= 1, e.g. "
+                            "cutoffs=2000,6000")
+    if "div" in options and not options["div"] >= 1:
+        raise HeadSpecError(f"head '{spec}': div must be >= 1")
     for key, why in (("k", "k must be >= 1"), ("K", "K must be >= 1")):
         if key in options and options[key] < 1:
             raise HeadSpecError(f"head '{spec}': {why}")

@@ -49,6 +49,7 @@ class TrainerKind:
     own_heads: tuple[str, ...] = ()  # outputs of its own besides the registry heads (mse)
     classes: int = 0  # > 0: a sparse head's k must not exceed it
     nhidlast_rule: bool = False  # train_wordlm: nhidlast other than 0 / emsize needs a mixture
+    adaptive_heads: bool = False  # takes the adaptive heads (a frequency-sorted vocabulary)
 
     @property
     def binary(self) -> str:
@@ -92,6 +93,8 @@ class TrainerKind:
         except head_spec.HeadSpecError as e:
             return str(e)
         facts = registry.of(spec)
+        if facts.is_adaptive and not self.adaptive_heads:
+            return "the adaptive heads train in train_wordlm"
         if self.single_heads and (facts.is_mixture or facts.may_output_neg_inf):
             return "a single head with finite log-outputs: no mixture, no head that may " \
                    "output -inf"
@@ -114,6 +117,7 @@ class TrainerKind:
 
 KINDS: dict[str, TrainerKind] = {k.name: k for k in (
     TrainerKind("wordlm", stages=("train", "finetune", "dump"), until=True, epoch_dumps=True,
+                adaptive_heads=True,
                 dyneval=True, singular_value_plot=True, report_stage="tables",
                 report=("summary", "write_summary"),
                 # finetune restarts from best.pt and the checkpoint; the dump reads the

@@ -16,10 +16,11 @@ double write_synthetic_logprobs(const std::string& path, const SyntheticOptions&
   if (o.dtype != "float32" && o.dtype != "float64")
     throw std::invalid_argument("synthetic: --dtype must be float32 or float64, got '" + o.dtype +
                                 "'");
-  if (o.logits && is_mixture(o.spec))
+  if (o.logits && (is_mixture(o.spec) || is_adaptive(o.spec)))
     throw std::invalid_argument("synthetic: --logits with head '" + o.spec.to_string() +
-                                "': a mixture has K logit vectors per row, not one; use a "
-                                "single head");
+                                "': a mixture or an adaptive head has several logit vectors per "
+                                "row, not one; use a single head");
+  check_head_fits(o.spec, o.vocab, "columns (--M)");
   torch::NoGradGuard no_grad;
   torch::manual_seed(static_cast<uint64_t>(o.seed));
   const auto dtype = o.dtype == "float64" ? torch::kFloat64 : torch::kFloat32;
@@ -29,11 +30,13 @@ double write_synthetic_logprobs(const std::string& path, const SyntheticOptions&
   const auto weight =
       (torch::randn({o.vocab, o.d}, f64) * (o.logit_scale / std::sqrt(double(o.d)))).to(dtype);
   const auto bias = o.bias ? (torch::randn({o.vocab}, f64) * 0.5).to(dtype) : torch::Tensor();
-  heads::OutputHead head(heads::OutputHeadOptions(o.spec, o.d, o.d));
+  heads::OutputHead head(
+      heads::OutputHeadOptions(o.spec, o.d, o.d).vocab_size(o.vocab).decoder_bias(o.bias));
   head->to(dtype);
 
   contract::LogProbHeader header;
   header.head = o.spec.name();
+  if (o.spec.to_string() != header.head) header.head_spec = o.spec.to_string();
   header.d = o.d;
   header.bias = o.bias;
   header.M = o.vocab;

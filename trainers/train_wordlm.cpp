@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "common/head_spec.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/lm/config.h"
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
         config.device = device.str();  // what config.toml records: cpu, cuda:0, ...
         const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
         auto corpus = sb::data::load_corpus(dir);
+        // The adaptive heads cut their clusters from a frequency-sorted vocabulary.
+        if (sb::is_adaptive(sb::HeadSpec::parse(config.head))) sb::data::sort_by_frequency(corpus);
         sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,
                                     config.test_tokens);
         std::printf(

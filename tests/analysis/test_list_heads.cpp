@@ -30,8 +30,9 @@ TEST_CASE("rank_analysis --list-heads --json: every registry head with head_spec
     REQUIRE(heads.contains(name));
     const auto& facts = heads.at(name);
     const auto kind = sb::head_kind_from_name(name);
-    CHECK(facts.at("theorem2_bounded").get<bool>() == sb::theorem2_bounded(kind));
+    CHECK(facts.at("theorem2_bounded").get<bool>() == sb::rank_bounded(kind));
     CHECK(facts.at("is_mixture").get<bool>() == sb::is_mixture(kind));
+    CHECK(facts.at("is_adaptive").get<bool>() == sb::is_adaptive(kind));
     CHECK(facts.at("may_output_neg_inf").get<bool>() == sb::may_output_neg_inf(kind));
     CHECK(facts.at("rank_defined").get<bool>() == sb::rank_defined(kind));
   }
@@ -41,6 +42,8 @@ TEST_CASE("rank_analysis --list-heads --json: mos and moss are mixtures, sparse 
   const auto heads = list_heads_json().at("heads");
   CHECK(heads.at("softmax").at("theorem2_bounded").get<bool>());
   CHECK_FALSE(heads.at("sigsoftmax").at("theorem2_bounded").get<bool>());
+  CHECK(heads.at("adaptive").at("theorem2_bounded").get<bool>());
+  CHECK_FALSE(heads.at("adaptive_sigsoftmax").at("theorem2_bounded").get<bool>());
   CHECK(heads.at("mos").at("is_mixture").get<bool>());
   CHECK(heads.at("moss").at("is_mixture").get<bool>());
   CHECK_FALSE(heads.at("softmax").at("is_mixture").get<bool>());

@@ -218,8 +218,10 @@ TEST_CASE(
   AnalyseOptions none;
   CHECK_THROWS_WITH(
       analyse_file(npy, none),
-      Catch::StartsWith(npy + ": missing head, d, bias (a .npy file carries no "
-                              "attributes): pass --head NAME (e.g. softmax), --d N") &&
+      Catch::StartsWith(
+          npy +
+          ": missing head, d, bias (a .npy file carries no "
+          "attributes): pass --head NAME (e.g. softmax, or adaptive:cutoffs=2000,6000), --d N") &&
           Catch::Contains("--bias 0|1"));
   auto o = softmax_facts();
   o.facts.d.reset();

@@ -77,6 +77,27 @@ TEST_CASE("rank analysis: sigsoftmax, sigmoid, ReLU, MoS and Taylor exceed d + 2
   fs::remove_all(dir);
 }
 
+TEST_CASE(
+    "rank analysis: the adaptive softmax's rank is d + 1 + (tail clusters) + bias exactly, "
+    "and adaptive sigsoftmax exceeds it") {
+  const auto dir = temp_dir("adaptive");
+  // M = 2000 in a head of 200 and tails [200, 800), [800, 2000): n = 2 tail clusters, d = 64.
+  for (const char* method : {"gram", "exact"}) {
+    CHECK(synthetic_rank(dir, "adaptive:cutoffs=200,800", true, method) == 64 + 1 + 2 + 1);
+    CHECK(synthetic_rank(dir, "adaptive:cutoffs=200,800", false, method) == 64 + 1 + 2);
+  }
+  // The bound comes from the file's head_spec attribute (one more per tail cluster).
+  AnalyseOptions a;
+  const auto r = analyse_file((dir / "adaptive.h5").string(), a);
+  CHECK(r.header.head == "adaptive");
+  CHECK(r.header.head_spec == "adaptive:cutoffs=200,800");
+  CHECK(r.report.bound == 68);
+  CHECK(r.report.within_bound);
+  CHECK(r.report.theorem2_bounded);
+  CHECK(synthetic_rank(dir, "adaptive_sigsoftmax:cutoffs=200,800", true, "gram") > 68);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("rank analysis: gram and exact agree on prescribed spectra down to 1e-7 sigma_max") {
   const int64_t t = 3000, m = 400;
   std::mt19937_64 gen(5);

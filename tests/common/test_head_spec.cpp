@@ -1,4 +1,5 @@
 #include <stdexcept>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -9,7 +10,7 @@ using sb::HeadSpec;
 
 TEST_CASE("head spec: every registry name parses back to itself") {
   const auto& names = sb::head_names();
-  REQUIRE(names.size() == 10);
+  REQUIRE(names.size() == 12);
   for (const auto& name : names) {
     const auto spec = HeadSpec::parse(name);
     CHECK(spec.name() == name);
@@ -59,6 +60,47 @@ TEST_CASE("head spec: only softmax is bounded by Theorem 2, with bound d + 1 + b
   CHECK(sb::theorem2_rank_bound(400, false) == 401);
   CHECK(sb::may_output_neg_inf(HeadKind::sparse));
   CHECK_FALSE(sb::may_output_neg_inf(HeadKind::sigsoftmax));
+}
+
+TEST_CASE("head spec: the adaptive heads take a list of cutoffs and a div, and round-trip") {
+  const auto a = HeadSpec::parse("adaptive:cutoffs=2000,6000,20000");
+  CHECK(a.kind == HeadKind::adaptive);
+  CHECK(a.cutoffs == std::vector<int64_t>{2000, 6000, 20000});
+  CHECK(a.div == 4.0);  // Grave et al. 2017's default
+  CHECK(a.to_string() == "adaptive:cutoffs=2000,6000,20000");
+  const auto b = HeadSpec::parse("adaptive_sigsoftmax:div=2,cutoffs=50,500");
+  CHECK(b.cutoffs == std::vector<int64_t>{50, 500});
+  CHECK(b.div == 2.0);
+  CHECK(HeadSpec::parse(b.to_string()).to_string() == b.to_string());
+  CHECK(HeadSpec::parse(b.to_string()).div == 2.0);
+  CHECK(sb::is_adaptive(b));
+  CHECK_FALSE(sb::is_mixture(b));
+  CHECK(sb::head_file_name(a.to_string()) == "adaptive_cutoffs_2000_6000_20000");
+  CHECK_THROWS_WITH(HeadSpec::parse("softmax:cutoffs=5"), Catch::Contains("unknown option"));
+  CHECK_THROWS_WITH(HeadSpec::parse("adaptive:cutoffs=5,5"), Catch::Contains("increasing"));
+  CHECK_THROWS_WITH(sb::check_head_fits(a, 20000, "words"),
+                    Catch::Contains("the last cutoff 20000 is not below the M = 20000 words"));
+  CHECK_NOTHROW(sb::check_head_fits(a, 20001, "words"));
+}
+
+TEST_CASE(
+    "head spec: the rank bound is d + 1 + bias for softmax, one more per tail cluster for "
+    "the adaptive softmax, and d + bias for logits") {
+  const auto softmax = HeadSpec::parse("softmax");
+  const auto adaptive = HeadSpec::parse("adaptive:cutoffs=50,500,2500");
+  CHECK(sb::head_rank_bound(softmax, 400, true) == sb::theorem2_rank_bound(400, true));
+  CHECK(sb::head_rank_bound(softmax, 400, false) == 401);
+  CHECK(sb::head_rank_bound(adaptive, 400, true) == 400 + 1 + 3 + 1);
+  CHECK(sb::head_rank_bound(adaptive, 400, false) == 400 + 1 + 3);
+  CHECK(sb::head_rank_bound(softmax, 400, true, /*normaliser=*/false) == 401);
+  // adaptive_sigsoftmax is held against the adaptive softmax's bound, which it may exceed.
+  CHECK(sb::head_rank_bound(HeadSpec::parse("adaptive_sigsoftmax:cutoffs=50,500,2500"), 400,
+                            true) == 405);
+  for (const auto& name : sb::head_names()) {
+    INFO(name);
+    CHECK(sb::rank_bounded(sb::head_kind_from_name(name)) ==
+          (name == "softmax" || name == "adaptive"));
+  }
 }
 
 TEST_CASE("head spec: exactly mos and moss are mixtures") {

@@ -68,6 +68,25 @@ TEST_CASE("corpus: a valid/test word outside the training vocabulary names word,
   fs::remove_all(dir);
 }
 
+TEST_CASE(
+    "corpus: sort_by_frequency renumbers by descending training count, ties in first-seen "
+    "order, and rewrites every split") {
+  const auto dir = sb::test::temp_dir("corpus_sorted");
+  std::ofstream(dir / "train.txt") << "a b b c c c\nd c\n";
+  std::ofstream(dir / "valid.txt") << "d a\n";
+  std::ofstream(dir / "test.txt") << "b\n";
+  auto c = load_corpus(dir.string());
+  sort_by_frequency(c);
+  // counts: c 4, b 2, <eos> 2 (b first seen), a 1, d 1 (a first seen)
+  CHECK(c.vocab.words() == std::vector<std::string>{"c", "b", "<eos>", "a", "d"});
+  CHECK(c.vocab.find("d") == 4);
+  // train "a b b c c c <eos> d c <eos>" in the new ids
+  CHECK(c.train == std::vector<int64_t>{3, 1, 1, 0, 0, 0, 2, 4, 0, 2});
+  CHECK(c.valid == std::vector<int64_t>{4, 3, 2});
+  CHECK(c.test == std::vector<int64_t>{1, 2});
+  fs::remove_all(dir);
+}
+
 TEST_CASE("batchify: B contiguous streams as columns, tail dropped, get_batch shifts by one") {
   std::vector<int64_t> ids(11);
   for (int64_t i = 0; i < 11; ++i) ids[size_t(i)] = i;

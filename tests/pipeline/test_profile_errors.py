@@ -72,7 +72,11 @@ SPECS = ["softmax", "softmax:", "bogus", "Softmax", "mos", "mos:K=2", "mos:K=0",
          "spherical:eps=0", "spherical:eps=-1", "spherical:eps=inf", "spherical:eps=nan",
          "spherical:eps=1e-3", "spherical:eps=abc", "spherical:eps=1e400", "relu:eps=1e-8",
          "relu:eps=.5", "relu:eps=5.", "sigsoftmax:b=1", "sigsoftmax:b=0", "sigsoftmax:b=x",
-         "taylor:eps=1", "sigmoid", "softmax_abs", "mse"]
+         "taylor:eps=1", "sigmoid", "softmax_abs", "mse", "adaptive", "adaptive:cutoffs=50,500",
+         "adaptive:cutoffs=500,50", "adaptive:cutoffs=0", "adaptive:cutoffs=50,x",
+         "adaptive:cutoffs=50,,500", "adaptive:cutoffs=50,", "adaptive:div=0.5",
+         "adaptive:div=2,cutoffs=5,10", "adaptive:cutoffs=5,10,div=2",
+         "adaptive_sigsoftmax:cutoffs=50", "softmax:cutoffs=5", "adaptive:k=3"]
 
 
 def trainer_refuses(binary: str, spec: str, tmp: str) -> tuple[bool, str]:
@@ -92,7 +96,8 @@ def cross_check(tmp: str) -> None:
     names = list(registry.facts)
     # train_wordlm: every rule of the parser; train_nplm: the kind's own refusals.
     nplm_specs = ["softmax", "mos:K=2", "moss:K=3", "sparse:k=5", "sigsoftmax:b=1",
-                  "sigsoftmax:b=0", "spherical:eps=0.0198", "relu", "taylor", "mos:K=0"]
+                  "sigsoftmax:b=0", "spherical:eps=0.0198", "relu", "taylor", "mos:K=0",
+                  "adaptive:cutoffs=50", "adaptive_sigsoftmax"]
     for trainer, specs in (("wordlm", SPECS), ("nplm", nplm_specs)):
         binary = os.path.join(build_dir(), "trainers", f"train_{trainer}")
         if not os.access(binary, os.X_OK):

@@ -118,7 +118,7 @@ void CharTrainer::finish() {
   const auto stream = torch::tensor(ids, torch::kLong).view({-1, 1});  // (T + 1, 1)
   const int64_t T = stream.size(0) - 1;
   const auto header = contract::make_header(
-      model->head_spec().name(), model->d(), /*bias=*/true, corpus_.vocab.size(), T,
+      model->head_spec().to_string(), model->d(), /*bias=*/true, corpus_.vocab.size(), T,
       {config_.dataset + "_char", "test", config_.seed, to_toml(config_), corpus_.vocab.words()});
   double dump_ppl = 0;
   {

@@ -61,9 +61,11 @@ const runkit::ConfigTable<CharConfig>& char_config() {
 void validate(const CharConfig& c) {
   char_config().check_ranges(c);
   const HeadSpec spec = parse_head_setting(c.head);
-  if (is_mixture(spec) || may_output_neg_inf(spec.kind))
-    throw std::invalid_argument("head = \"" + c.head +
-                                "\": train_charlm takes a single head with finite log-outputs");
+  if (is_mixture(spec) || is_adaptive(spec) || may_output_neg_inf(spec.kind))
+    throw std::invalid_argument(
+        "head = \"" + c.head +
+        "\": train_charlm takes a single head with finite log-outputs (the adaptive "
+        "heads train in train_wordlm)");
   if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
 }
 

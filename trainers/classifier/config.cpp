@@ -95,6 +95,10 @@ void validate(const ClassifierConfig& cfg) {
     throw std::invalid_argument("split must be random or official, got \"" + cfg.split + "\"");
   if (is_mse(cfg)) return;
   const HeadSpec spec = parse_head_setting(cfg.head, " (or mse)");
+  if (is_adaptive(spec))
+    throw std::invalid_argument("head = \"" + cfg.head +
+                                "\": the adaptive heads need a frequency-sorted vocabulary; they "
+                                "train in train_wordlm");
   if (spec.kind == HeadKind::sparse && spec.k > 10)
     throw std::invalid_argument("head = \"" + cfg.head + "\": k must be <= 10 classes, got " +
                                 std::to_string(spec.k));

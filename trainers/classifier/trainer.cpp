@@ -200,7 +200,7 @@ void ClassifierTrainer::finish() {
   std::unique_ptr<contract::LogProbWriter> writer;
   if (dump) {
     const auto h =
-        contract::make_header(HeadSpec::parse(config_.head).name(), config_.fc, /*bias=*/true,
+        contract::make_header(HeadSpec::parse(config_.head).to_string(), config_.fc, /*bias=*/true,
                               static_cast<int64_t>(classes_.size()), splits_.test.size(),
                               {dataset_, "test", config_.seed, to_toml(config_), classes_});
     writer = std::make_unique<contract::LogProbWriter>(path("logprobs.h5"), h);

@@ -35,10 +35,13 @@ torch::Tensor log_output(const HeadSpec& spec, const torch::Tensor& logits) {
       return log_sparse_softmax(logits, spec.k);
     case HeadKind::mos:
     case HeadKind::moss:
+    case HeadKind::adaptive:
+    case HeadKind::adaptive_sigsoftmax:
       break;
   }
   throw std::invalid_argument("log_output: head '" + spec.name() +
-                              "' is a mixture with its own parameters; use OutputHead");
+                              "' has parameters of its own (a mixture or an adaptive head); use "
+                              "OutputHead");
 }
 
 OutputHeadImpl::OutputHeadImpl(const OutputHeadOptions& options_) : options(options_) { reset(); }
@@ -53,7 +56,19 @@ void OutputHeadImpl::reset() {
                                 std::to_string(options.embedding_size()) + ") for a single head");
   mixture = nullptr;
   sigsoftmax = nullptr;
-  if (mixture_head) {
+  adaptive = nullptr;
+  if (is_adaptive(spec)) {
+    if (options.vocab_size() < 1)
+      throw std::invalid_argument("OutputHead '" + spec.to_string() +
+                                  "': an adaptive head needs the vocabulary size (vocab_size)");
+    check_head_fits(spec, options.vocab_size(), "words of the vocabulary");
+    adaptive = register_module(
+        "adaptive",
+        Adaptive(AdaptiveOptions(options.input_size(), options.vocab_size(), spec.cutoffs)
+                     .div(spec.div)
+                     .sigsoftmax(spec.kind == HeadKind::adaptive_sigsoftmax)
+                     .cluster_bias(options.decoder_bias())));
+  } else if (mixture_head) {
     mixture = register_module(
         "mixture",
         Mixture(MixtureOptions(options.input_size(), options.embedding_size(), spec.experts)
@@ -78,6 +93,7 @@ torch::Tensor OutputHeadImpl::forward(const torch::Tensor& hidden, const torch::
     const auto [contexts, prior_logits] = mixture_inputs(hidden, dropout);
     return mixture->mix(contexts, prior_logits, weight, bias);
   }
+  if (adaptive) return adaptive(hidden, weight, bias);
   const auto logits = torch::nn::functional::linear(hidden, weight, bias);  // (N, M)
   if (sigsoftmax) return sigsoftmax(logits);
   return log_output(options.spec(), logits);
@@ -91,6 +107,8 @@ torch::Tensor OutputHeadImpl::loss(const torch::Tensor& hidden, const torch::Ten
     const auto [contexts, prior_logits] = mixture_inputs(hidden, dropout);
     return mixture->nll(contexts, prior_logits, weight, bias, targets);
   }
+  // Only each row's target cluster (Grave et al. 2017): the adaptive heads' speed-up.
+  if (adaptive) return adaptive->nll(hidden, weight, bias, targets);
   if (spec.kind == HeadKind::sparse)
     return sparse_softmax_loss(torch::nn::functional::linear(hidden, weight, bias), targets,
                                spec.k);

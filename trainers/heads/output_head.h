@@ -7,12 +7,14 @@
 #include <utility>
 
 #include "common/head_spec.h"
+#include "trainers/heads/adaptive.h"
 #include "trainers/heads/mixture.h"
 #include "trainers/heads/sigsoftmax.h"
 
 namespace sb::heads {
 
-/// Log-output of a parameter-free head (every head but mos/moss and sigsoftmax with b=1):
+/// Log-output of a parameter-free head (every head but mos/moss, the adaptive heads and
+/// sigsoftmax with b=1):
 /// logits (N, M) -> log-probabilities (N, M). Throws std::invalid_argument for the others.
 torch::Tensor log_output(const HeadSpec& spec, const torch::Tensor& logits);
 
@@ -27,6 +29,11 @@ struct OutputHeadOptions {
   TORCH_ARG(int64_t, embedding_size);
   /// mos/moss: the latent projection's bias (MixtureOptions::latent_bias).
   TORCH_ARG(bool, latent_bias) = true;
+  /// adaptive heads: M, the (frequency-sorted) vocabulary; required (> 0) by them only.
+  TORCH_ARG(int64_t, vocab_size) = 0;
+  /// adaptive heads: the model's decoder has a bias, so the cluster entries get one too
+  /// (AdaptiveOptions::cluster_bias).
+  TORCH_ARG(bool, decoder_bias) = true;
 };
 
 /// A mixture's latent dropout (Yang et al. 2018's dropoutl: a locked dropout over the positions
@@ -68,6 +75,7 @@ class OutputHeadImpl : public torch::nn::Cloneable<OutputHeadImpl> {
  public:
   Mixture mixture{nullptr};        ///< mos/moss only
   Sigsoftmax sigsoftmax{nullptr};  ///< sigsoftmax only
+  Adaptive adaptive{nullptr};      ///< adaptive / adaptive_sigsoftmax only
 };
 TORCH_MODULE(OutputHead);
 

@@ -37,7 +37,8 @@ void AwdLstmImpl::reset() {
   head = register_module("head",
                          heads::OutputHead(heads::OutputHeadOptions(options.head(), last_size(),
                                                                     /*embedding_size=*/E)
-                                               .latent_bias(options.latent_bias())));
+                                               .latent_bias(options.latent_bias())
+                                               .vocab_size(M)));
 }
 
 std::vector<LstmState> AwdLstmImpl::zero_state(int64_t batch_size) const {

@@ -55,6 +55,12 @@ const runkit::ConfigTable<WordLmConfig>& config_table() {
                key("eval_batch_size", &C::eval_batch_size, "validation batch size", at_least(1)),
                key("bptt", &C::bptt, "base sequence length of truncated BPTT", at_least(1)),
                key("lr", &C::lr, "SGD / ASGD learning rate", runkit::above(0)),
+               key("lr_decay", &C::lr_decay,
+                   "divide the main phase's lr by this once per epoch after epoch "
+                   "lr_decay_after (1 = constant lr)",
+                   at_least(1)),
+               key("lr_decay_after", &C::lr_decay_after,
+                   "the last main-phase epoch at the full lr when lr_decay > 1", at_least(0)),
                key("clip", &C::clip, "gradient norm clipping (0 = no clipping)", at_least(0)),
                key("wdecay", &C::wdecay, "weight decay", at_least(0)),
                key("alpha", &C::alpha, "activation regularisation (AR)", at_least(0)),
@@ -70,6 +76,9 @@ const runkit::ConfigTable<WordLmConfig>& config_table() {
                    at_least(0)),
                key("seed", &C::seed, "random seed", at_least(0)),
                key("threads", &C::threads, "threads (0 = number of cores)", at_least(0)),
+               key("bias_init", &C::bias_init,
+                   "the decoder bias at the start: zero (the paper's code), unigram (head(b) = "
+                   "the training unigram; single finite heads) or uniform (b = -log M)"),
                key("device", &C::device,
                    "auto | cpu | cuda | cuda:N (auto = cuda when LibTorch has it and a GPU is "
                    "visible)")
@@ -130,6 +139,14 @@ void validate(const WordLmConfig& cfg) {
 
   const HeadSpec spec = parse_head_setting(cfg.head);
   const bool mixture = is_mixture(spec);
+  if (cfg.bias_init != "zero" && cfg.bias_init != "unigram" && cfg.bias_init != "uniform")
+    throw std::invalid_argument("bias_init must be zero, unigram or uniform, got \"" +
+                                cfg.bias_init + "\"");
+  if (cfg.bias_init == "unigram" && (mixture || is_adaptive(spec) || may_output_neg_inf(spec.kind)))
+    throw std::invalid_argument(
+        "bias_init = \"unigram\" needs a single head with finite "
+        "log-outputs, not head = \"" +
+        cfg.head + "\"");
   if (!mixture && cfg.nhidlast != 0 && cfg.nhidlast != cfg.emsize)
     throw std::invalid_argument(
         "nhidlast = " + std::to_string(cfg.nhidlast) +

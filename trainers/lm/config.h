@@ -43,12 +43,22 @@ struct WordLmConfig {
   double wdrop = 0.5;       // DropConnect on hidden-to-hidden weights
   double dropoutl = 0.29;   // MoS/MoSS latent (context vector) dropout
   bool latent_bias = true;  // MoS/MoSS: bias of the latent projection (Yang et al.'s code)
+  // The decoder bias at the start: "zero" (AWD-LSTM's code, the paper), "unigram" (the bias b
+  // with head(b) = the training unigram, heads/unigram_bias.h; single finite heads only) or
+  // "uniform" (b = -log M: g:sigmoid then starts with every sigmoid(b) ~ 1/M, a uniform
+  // distribution whose normaliser is ~1 instead of M / 2; for softmax a constant shift).
+  std::string bias_init = "zero";
   // training
   int64_t batch_size = 20;
   int64_t eval_batch_size = 10;
   // (The test-set dump always runs with batch size 1, as the paper.)
   int64_t bptt = 70;
   double lr = 30;
+  // The main phase's lr divided by lr_decay once per epoch after epoch lr_decay_after (1 = off):
+  // epoch e trains with lr / lr_decay^max(0, e - lr_decay_after). K18-S E (One Billion Word):
+  // lr 20 halved every epoch after the second, i.e. lr_decay = 2, lr_decay_after = 2.
+  double lr_decay = 1;
+  int64_t lr_decay_after = 0;
   double clip = 0.25;
   double wdecay = 1.2e-6;
   double alpha = 2;               // activation regularisation

@@ -145,6 +145,8 @@ void run_dyneval(const std::string& run_dir, const DynevalConfig& cfg) {
   const int n_threads = runkit::set_up_process(cfg.threads);
   const auto corpus_dir = data::find_corpus_dir(config.dataset, config.data);
   auto corpus = data::load_corpus(corpus_dir);
+  // As train_wordlm numbered the words the weights were trained on.
+  if (is_adaptive(HeadSpec::parse(config.head))) data::sort_by_frequency(corpus);
   if (config.train_tokens > 0 && static_cast<int64_t>(corpus.train.size()) > config.train_tokens)
     corpus.train.resize(static_cast<size_t>(config.train_tokens));  // what the model saw
   const auto valid = eos_then(corpus, corpus.valid, valid_tokens);

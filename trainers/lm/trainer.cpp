@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "datasets/batchify.h"
+#include "trainers/heads/unigram_bias.h"
 #include "trainers/lm/evaluate.h"
 #include "trainers/lm/train_step.h"
 #include "trainers/runkit/device.h"
@@ -76,6 +77,16 @@ WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::stri
                                      "valid", "eval_batch_size")
                     .to(device);
   model = make_awd_lstm(config_, corpus_.vocab.size());  // initialised on the CPU: same weights
+  if (config_.bias_init == "unigram") {                  // head(b) = the training unigram (add-one)
+    torch::NoGradGuard no_grad;
+    model->decoder_bias.copy_(
+        heads::unigram_bias(model->options.head(),
+                            heads::unigram(corpus_.train, corpus_.vocab.size()))
+            .to(torch::kFloat));
+  } else if (config_.bias_init == "uniform") {  // b = -log M
+    torch::NoGradGuard no_grad;
+    model->decoder_bias.fill_(-std::log(static_cast<double>(corpus_.vocab.size())));
+  }
   model->to(device);
   if (is_mixture(model->options.head()) && config_.mixture_stats > 0) {
     // N predicted positions: the first N + B validation tokens in B = eval_batch_size columns.
@@ -124,6 +135,12 @@ void WordLmTrainer::load_extra(runkit::CheckpointReader& r) {
                              " tensors, expected h and c for each layer");
 }
 
+double WordLmTrainer::epoch_lr() const {
+  if (phase_ != Phase::main || config_.lr_decay == 1) return config_.lr;
+  const auto past = std::max<int64_t>(0, state_.epoch - config_.lr_decay_after);
+  return config_.lr / std::pow(config_.lr_decay, static_cast<double>(past));
+}
+
 WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
   const int64_t n = train_data_.size(0), B = train_data_.size(1);
   const int64_t full = (n - 2 + config_.bptt - 1) / config_.bptt;
@@ -143,7 +160,7 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
   model->train();
   while (position_ < n - 2 && (config_.max_batches == 0 || state_.batch < batches)) {
     const int64_t seq_len = draw_seq_len(config_.bptt);
-    const double lr = config_.lr * static_cast<double>(seq_len) / static_cast<double>(config_.bptt);
+    const double lr = epoch_lr() * static_cast<double>(seq_len) / static_cast<double>(config_.bptt);
     auto [x, y] = data::get_batch(train_data_, position_, seq_len);  // (len, B)
     model->zero_grad();
     auto step = segment_loss(model, x, y, hidden, config_.alpha, config_.beta);
@@ -167,7 +184,7 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
                               state_.epoch,
                               state_.batch,
                               batches,
-                              config_.lr,
+                              epoch_lr(),
                               1000 * elapsed / static_cast<double>(interval_batches),
                               static_cast<double>(interval_tokens) / elapsed,
                               interval_loss / static_cast<double>(interval_batches),
@@ -261,6 +278,7 @@ void WordLmTrainer::report_epoch(double train_loss, double valid_loss, double se
                   {"valid_loss", valid_loss},
                   {"valid_ppl", std::exp(valid_loss)},
                   {"averaged", asgd_},
+                  {"lr", epoch_lr()},
                   {"seconds", seconds}});
 }
 

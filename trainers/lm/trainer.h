@@ -58,6 +58,8 @@ class WordLmTrainer : public runkit::ConfiguredTrainer<WordLmConfig, AwdLstm> {
   // runkit::EpochTrainer's hooks.
   torch::optim::Optimizer* optimizer() override { return nullptr; }  // clipped_sgd_step
   EpochEnd train_epoch() override;
+  /// The main phase's lr in this epoch (lr_decay after lr_decay_after); finetuning: lr.
+  double epoch_lr() const;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
   Next before_epoch() override;

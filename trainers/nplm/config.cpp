@@ -54,11 +54,11 @@ const runkit::ConfigTable<NplmConfig>& nplm_config() {
 void validate(const NplmConfig& c) {
   nplm_config().check_ranges(c);
   const HeadSpec spec = parse_head_setting(c.head);
-  if (is_mixture(spec) || may_output_neg_inf(spec.kind))
+  if (is_mixture(spec) || is_adaptive(spec) || may_output_neg_inf(spec.kind))
     throw std::invalid_argument("head = \"" + c.head +
                                 "\": train_nplm takes a single head with finite log-outputs "
                                 "(softmax, softmax_abs, spherical, taylor, sigsoftmax, sigmoid, "
-                                "relu)");
+                                "relu); the adaptive heads train in train_wordlm)");
   if (spec.kind == HeadKind::sigsoftmax && spec.learnable_bias)
     throw std::invalid_argument("head = \"" + c.head + "\": sigsoftmax:b=1 is not supported here");
   if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");

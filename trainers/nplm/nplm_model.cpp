@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "trainers/nplm/unigram.h"
+#include "trainers/heads/unigram_bias.h"
 
 namespace sb::nplm {
 
@@ -28,7 +28,7 @@ NplmImpl::NplmImpl(const NplmOptions& o, const torch::Tensor& unigram_p) : optio
     // de Brebisson & Vincent 2016, sec. 4: zero output weights, bias = the prior frequencies.
     torch::NoGradGuard no_grad;
     decoder->weight.zero_();
-    decoder->bias.copy_(unigram_bias(o.head(), unigram_p).to(torch::kFloat));
+    decoder->bias.copy_(heads::unigram_bias(o.head(), unigram_p).to(torch::kFloat));
   }
   head = register_module(
       "head", heads::OutputHead(heads::OutputHeadOptions(o.head(), o.hidden(), o.hidden())));

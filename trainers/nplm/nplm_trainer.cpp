@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "trainers/nplm/unigram.h"
+#include "trainers/heads/unigram_bias.h"
 #include "trainers/runkit/dump_rows.h"
 
 namespace sb::nplm {
@@ -56,7 +56,7 @@ NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run
                    .emsize(config_.emsize)
                    .layers(config_.layers)
                    .hidden(config_.hidden),
-               unigram(corpus_.train, corpus_.vocab.size()));
+               heads::unigram(corpus_.train, corpus_.vocab.size()));
   optimizer_ = std::make_unique<torch::optim::SGD>(model->parameters(),
                                                    torch::optim::SGDOptions(config_.lr));
 }
@@ -124,7 +124,7 @@ void NplmTrainer::finish() {
   const int64_t T = test_.targets.size(0);
   const int64_t rows = config_.dump_rows > 0 ? std::min(T, config_.dump_rows) : T;
   const auto header = contract::make_header(
-      model->options.head().name(), model->d(), /*bias=*/true, corpus_.vocab.size(), rows,
+      model->options.head().to_string(), model->d(), /*bias=*/true, corpus_.vocab.size(), rows,
       {config_.dataset, "test", config_.seed, to_toml(config_), corpus_.vocab.words()});
   {
     torch::NoGradGuard no_grad;

@@ -68,10 +68,13 @@ WordLmConfig all_changed() {
   c.wdrop = 0.55;
   c.dropoutl = 0.3;
   c.latent_bias = false;
+  c.bias_init = "uniform";
   c.batch_size = 12;
   c.eval_batch_size = 7;
   c.bptt = 35;
   c.lr = 20;
+  c.lr_decay = 2;
+  c.lr_decay_after = 2;
   c.clip = 0.5;
   c.wdecay = 1.3e-6;
   c.alpha = 2.5;
@@ -131,7 +134,7 @@ TEST_CASE("config: the defaults are the paper's PTB settings") {
 
 TEST_CASE("config: the key table covers every field once, in struct order, typed") {
   const auto& keys = sb::lm::config_keys();
-  REQUIRE(keys.size() == 37);
+  REQUIRE(keys.size() == 40);
   CHECK(keys.front().name == "dataset");
   CHECK(keys.back().name == "mixture_stats");
   std::vector<std::string> names;
@@ -501,6 +504,8 @@ TEST_CASE("config: trajectory_toml leaves out the keys a resumed run may change"
   CHECK(contains(t, "\nlr = 30.0\n"));
   CHECK(contains(t, "\nthreads = 0\n"));  // the thread count shapes the numbers (design.md)
   c.lr = 20;
+  c.lr_decay = 2;
+  c.lr_decay_after = 2;
   CHECK(sb::runkit::config_difference(t, sb::lm::trajectory_toml(c)) == "lr = 30.0 -> lr = 20.0");
   // A checkpoint written before (the whole file, `lr = 30`, blanked keys) compares the same.
   std::string old = sb::lm::to_toml(base);

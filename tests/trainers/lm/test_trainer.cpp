@@ -302,3 +302,97 @@ TEST_CASE(
   fs::remove_all(dir);
   fs::remove_all(single_dir);
 }
+
+TEST_CASE(
+    "trainer: lr_decay divides the main phase's lr once per epoch after lr_decay_after, and "
+    "finetuning keeps lr") {
+  const auto dir = temp_dir("trainer_lr_decay");
+  const auto corpus = ptb_slice(6000, 1500, 300);
+  if (!corpus) return;
+  auto config = tiny_config(dir / "run");
+  config.epochs = 3;
+  config.lr_decay = 2;
+  config.lr_decay_after = 1;
+  WordLmTrainer trainer(config, *corpus, config.out);
+  REQUIRE(trainer.run() == kFinished);
+  std::vector<double> main_lr, finetune_lr;
+  for (const auto& e : events(dir / "run", "valid"))
+    (e["phase"] == "main" ? main_lr : finetune_lr).push_back(e["lr"].get<double>());
+  // K18-S E's schedule at small scale: full lr, then halved every epoch.
+  CHECK(main_lr == std::vector<double>{config.lr, config.lr / 2, config.lr / 4});
+  for (double lr : finetune_lr) CHECK(lr == config.lr);
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "trainer: bias_init uniform starts the decoder bias at -log M and unigram at the bias whose "
+    "head output is the training unigram; mixtures are refused") {
+  const auto dir = temp_dir("trainer_bias_init");
+  const auto corpus = ptb_slice(6000, 1500, 300);
+  if (!corpus) return;
+  const double m = static_cast<double>(corpus->vocab.size());
+  auto config = tiny_config(dir / "uniform");
+  config.head = "sigmoid";
+  config.bias_init = "uniform";
+  WordLmTrainer uniform(config, *corpus, config.out);
+  const auto b = uniform.model->decoder_bias.detach().to(torch::kFloat64);
+  // float32 storage of -log M: 1e-6 absolute.
+  CHECK((b + std::log(m)).abs().max().item<double>() < 1e-6);
+  config.bias_init = "unigram";
+  config.out = (dir / "unigram").string();
+  WordLmTrainer unigram(config, *corpus, config.out);
+  // sigmoid(b) / sum sigmoid(b) against the add-one unigram, counted here independently.
+  std::vector<double> counts(static_cast<size_t>(m), 1.0);
+  for (const auto id : corpus->train) counts[static_cast<size_t>(id)] += 1;
+  const auto p =
+      torch::tensor(counts, torch::kFloat64) / (static_cast<double>(corpus->train.size()) + m);
+  const auto s = torch::sigmoid(unigram.model->decoder_bias.detach().to(torch::kFloat64));
+  // The bias is stored in float32: relative error ~1e-7 per entry, 1e-5 after normalising.
+  CHECK(((s / s.sum()) / p - 1).abs().max().item<double>() < 1e-5);
+  config.head = "mos:K=2";
+  config.nhidlast = 0;
+  CHECK_THROWS_WITH(validate(config),
+                    Catch::Contains("bias_init = \"unigram\" needs a single head"));
+  config.head = "softmax";
+  config.bias_init = "random";
+  CHECK_THROWS_WITH(validate(config),
+                    Catch::Contains("bias_init must be zero, unigram or uniform"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "trainer: an adaptive head trains over the frequency-sorted vocabulary and its dump names "
+    "the head's whole spelling") {
+  const auto dir = temp_dir("trainer_adaptive");
+  // Sorted by the whole training split's counts, then cut, as train_wordlm does for an adaptive
+  // head (sorted by the slice, the words the slice lacks would fill a tail cluster that never
+  // sees a training token).
+  const auto corpus = ptb_slice(30000, 1500, 300, /*by_frequency=*/true);
+  if (!corpus) return;
+  auto config = tiny_config(dir / "run");
+  config.head = "adaptive:cutoffs=2000,5000";
+  WordLmTrainer trainer(config, *corpus, config.out);
+  REQUIRE(trainer.run() == kFinished);
+  const contract::LogProbReader reader((dir / "run" / "logprobs.h5").string());
+  CHECK(reader.header().head == "adaptive");
+  CHECK(reader.header().head_spec == "adaptive:cutoffs=2000,5000");
+  // Every row normalises (the dump assembles every word of every cluster): float32 rows of
+  // 10000 entries, 1e-4.
+  const auto rows = all_rows(reader);
+  const int64_t M = reader.cols();
+  for (int64_t r = 0; r < reader.rows(); ++r) {
+    double top = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < M; ++j)
+      top = std::max(top, double(rows[static_cast<size_t>(r * M + j)]));
+    for (int64_t j = 0; j < M; ++j)
+      sum += std::exp(double(rows[static_cast<size_t>(r * M + j)]) - top);
+    REQUIRE(std::abs(top + std::log(sum)) < 1e-4);
+  }
+  // It learned: the dump's perplexity beats the add-one unigram model's on the same test rows
+  // (the first test token, after <eos>, is predicted too).
+  const double unigram_ppl =
+      std::exp(add_one_unigram_nll(corpus->train, M, corpus->test, /*first=*/0));
+  const auto final = read_json(dir / "run" / "final.json");
+  CHECK(final["dump_ppl"].get<double>() < unigram_ppl);
+  fs::remove_all(dir);
+}

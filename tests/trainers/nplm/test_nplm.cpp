@@ -20,14 +20,16 @@
 #include "tests/fixtures/temp_dir.h"
 #include "tests/fixtures/tiny_config.h"
 #include "trainers/heads/output_head.h"
+#include "trainers/heads/unigram_bias.h"
 #include "trainers/nplm/config.h"
 #include "trainers/nplm/contexts.h"
 #include "trainers/nplm/nplm_trainer.h"
-#include "trainers/nplm/unigram.h"
 #include "trainers/runkit/interrupt.h"
 
 using namespace sb;
 using namespace sb::nplm;
+using sb::heads::unigram;
+using sb::heads::unigram_bias;
 namespace fs = std::filesystem;
 using namespace sb::test;  // tests/fixtures/
 
@@ -83,7 +85,7 @@ TEST_CASE(
     CHECK((log_f - unigram_p.log()).abs().max().item<double>() < 1e-10);
   }
   CHECK_THROWS_WITH(unigram_bias(HeadSpec::parse("mos:K=2"), unigram_p),
-                    Catch::Contains("mixture or sparse"));
+                    Catch::Contains("mixture, adaptive or sparse"));
   // The add-one unigram of a stream: (count + 1) / (N + M).
   const auto u = unigram({0, 0, 1}, 3);
   CHECK(u[0].item<double>() == Approx(3.0 / 6).epsilon(1e-15));

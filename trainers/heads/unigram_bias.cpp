@@ -1,9 +1,9 @@
-#include "trainers/nplm/unigram.h"
+#include "trainers/heads/unigram_bias.h"
 
 #include <stdexcept>
 #include <string>
 
-namespace sb::nplm {
+namespace sb::heads {
 
 torch::Tensor unigram(const std::vector<int64_t>& ids, int64_t vocab_size) {
   std::vector<double> counts(static_cast<size_t>(vocab_size), 1.0);  // add-one
@@ -50,10 +50,12 @@ torch::Tensor unigram_bias(const HeadSpec& spec, const torch::Tensor& p_in) {
     case HeadKind::sparse:
     case HeadKind::mos:
     case HeadKind::moss:
+    case HeadKind::adaptive:
+    case HeadKind::adaptive_sigsoftmax:
       break;
   }
   throw std::invalid_argument("unigram_bias: head '" + spec.to_string() +
-                              "' has no unigram bias (mixture or sparse)");
+                              "' has no unigram bias (mixture, adaptive or sparse)");
 }
 
-}  // namespace sb::nplm
+}  // namespace sb::heads

@@ -2,6 +2,8 @@
 // The output bias of de Brebisson & Vincent (2016, sec. 4): "we set the bias values such that the
 // initial network outputs matched the prior frequencies of the classes", with the output weights
 // initialised to zero. For each head, the bias b with head(b) = p, the unigram distribution.
+// train_nplm starts every head from it; train_wordlm on request (bias_init = "unigram":
+// the cpu profile's g:sigmoid, README "Why g:sigmoid lags").
 
 #include <torch/torch.h>
 
@@ -10,7 +12,7 @@
 
 #include "common/head_spec.h"
 
-namespace sb::nplm {
+namespace sb::heads {
 
 /// Add-one unigram distribution of `ids` over M words, float64 (M): every word gets mass, also
 /// words of the vocabulary that a truncated training split does not contain.
@@ -20,4 +22,4 @@ torch::Tensor unigram(const std::vector<int64_t>& ids, int64_t vocab_size);
 /// steps; relu up to its eps floor). Throws std::invalid_argument for mixtures and sparse.
 torch::Tensor unigram_bias(const HeadSpec& spec, const torch::Tensor& p);
 
-}  // namespace sb::nplm
+}  // namespace sb::heads
