@@ -325,10 +325,11 @@ def _dyneval_done(d, run) -> Check:
 
 def mpi_launcher(tasks: int, nodes: int) -> list[str]:
     """How the analyse stage starts `tasks` processes of rank_analysis --mpi: srun inside a Slurm
-    job (its allocation has the tasks: slurm.py asks sbatch for them), else mpirun on this machine
-    (-q: no banner of its own; as root it needs --allow-run-as-root)."""
+    job (its allocation has the tasks: slurm.py asks sbatch for them; --mpi=pmix, the interface
+    OpenMPI's processes join through, whatever the cluster's MpiDefault), else mpirun on this
+    machine (-q: no banner of its own; as root it needs --allow-run-as-root)."""
     if os.environ.get("SLURM_JOB_ID"):
-        return ["srun", "-n", str(tasks), "-N", str(nodes)]
+        return ["srun", "--mpi=pmix", "-n", str(tasks), "-N", str(nodes)]
     cmd = ["mpirun", "-q", "-n", str(tasks), "--oversubscribe"]
     return cmd + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
 

@@ -50,6 +50,16 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   check(MPI_Init(argc, argv), "MPI_Init");
   MPI_Comm_rank(MPI_COMM_WORLD, &collective_.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &collective_.size);
+  // srun started several tasks, but MPI sees one: srun's MPI plugin is not one OpenMPI reads
+  // (e.g. --mpi=none), and every task would analyse the whole matrix and write the same files.
+  const int step_tasks = env_int("SLURM_STEP_NUM_TASKS");
+  if (step_tasks > 1 && collective_.size == 1) {
+    MPI_Finalize();
+    throw std::runtime_error(
+        "--mpi: srun started " + std::to_string(step_tasks) +
+        " tasks but MPI sees a single process: run srun --mpi=pmix (or set MpiDefault=pmix in "
+        "slurm.conf), so that OpenMPI joins the tasks into one job");
+  }
   collective_.allreduce_sum = [](double* d, int64_t n) { allreduce(d, n, MPI_SUM); };
   collective_.allreduce_max = [](double* d, int64_t n) { allreduce(d, n, MPI_MAX); };
   collective_.reduce_sum_to_root = reduce_to_root;

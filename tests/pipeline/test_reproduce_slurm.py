@@ -17,6 +17,8 @@ as the local backend, resume by re-submission, failures reported with their logs
 - A second submission finds every run stage done and submits only the plot + tables job.
 - A profile whose trainer settings are invalid: the train job fails, --wait exits 1 naming it
   with its log (which holds the trainer's error), and the jobs behind it are cancelled.
+- A profile with analysis.tasks = 2: its analyse job holds 2 tasks and runs
+  `srun --mpi=pmix -n 2 -N 1 rank_analysis ... --mpi`; the result equals one process's.
 """
 
 import json
@@ -100,6 +102,51 @@ def failing_profile(tmp: str) -> str:
     return path
 
 
+def mpi_profile(tmp: str) -> str:
+    """One smoke-sized run whose analyse stage runs as 2 MPI tasks (srun inside its job)."""
+    path = os.path.join(tmp, "mpi_analyse.toml")
+    with open(path, "w") as f:
+        f.write('name = "mpianalyse"\nscaled_down = "test"\nout = "x"\n'
+                f'config = "{ROOT}/trainers/configs/ptb_smoke.toml"\n'
+                'heads = ["softmax"]\nseeds = [7]\nthreads = 2\n'
+                '[analysis]\nmethod = "sketch"\ncheck = true\ntasks = 2\nnodes = 1\n'
+                '[slurm]\ndefault = { cpus = 1, mem = "1G", time = "10:00" }\n')
+    return path
+
+
+def check_mpi_analyse(build: str, env: dict) -> None:
+    """The analyse stage as `srun --mpi=pmix -n 2 ... rank_analysis --mpi` in its Slurm job: the
+    same rank, bound, verdict and certificate as one process of rank_analysis on the same dump."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out")
+        r = driver("--profile", mpi_profile(tmp), "--build", build, "--out", out, "--scheduler",
+                   "slurm", "--wait", env=env, timeout=900)
+        tail(r, 1500)
+        check(r.returncode == 0, f"a profile with analysis.tasks = 2 runs on Slurm (exit "
+                                 f"{r.returncode})")
+        run = os.path.join(out, "softmax_s7")
+        script = os.path.join(out, "slurm", "softmax_s7-analyse.sbatch")
+        text = open(script).read() if os.path.exists(script) else ""
+        check("#SBATCH --ntasks=2" in text, f"the analyse job asks Slurm for 2 tasks ({script})")
+        if r.returncode != 0 or not os.path.exists(os.path.join(run, "rank.json")):
+            return
+        logs = [f for f in os.listdir(run) if re.fullmatch(r"slurm-analyse-[0-9]+\.log", f)]
+        log = open(os.path.join(run, logs[0])).read() if logs else ""
+        check("srun --mpi=pmix -n 2 -N 1" in log and "--mpi" in log,
+              "the analyse job's log shows the srun line with --mpi")
+        two = json.load(open(os.path.join(run, "rank.json")))
+        one = subprocess.run([os.path.join(build, "analysis", "rank_analysis"),
+                              os.path.join(run, "logprobs.h5"), "--method", "sketch", "--json",
+                              "--quiet", "--threads", "1"], capture_output=True, text=True)
+        ref = json.loads(one.stdout.strip().splitlines()[-1]) if one.returncode == 0 else {}
+        keys = ("rank", "bound", "verdict", "certificate", "method", "M", "T")
+        check(one.returncode == 0 and all(two.get(k) == ref.get(k) for k in keys),
+              "2 MPI tasks under srun give one process's " +
+              ", ".join(f"{k} {two.get(k)}" for k in keys))
+        check(two.get("rank") == two.get("bound"), f"softmax's rank is its bound "
+                                                   f"({two.get('rank')} vs {two.get('bound')})")
+
+
 def main() -> int:
     build, out, local = (os.path.abspath(a) for a in sys.argv[1:4])
     if subprocess.run([os.path.join(ROOT, "datasets", "fetch.sh"), "--check", "ptb"],
@@ -179,6 +226,7 @@ def main() -> int:
             check(sorted(cancelled) == ["report", "softmax_s7/analyse", "softmax_s7/dump",
                                         "softmax_s7/finetune"],
                   f"every job behind it is cancelled and named so (got {cancelled})")
+        check_mpi_analyse(build, env)
     finally:
         subprocess.run([CLUSTER, "stop", cluster])
         shutil.rmtree(cluster, ignore_errors=True)

@@ -276,7 +276,7 @@ def test_mpi_analyse(tmp: str) -> None:
     os.environ.pop("SLURM_JOB_ID")
     if saved is not None:
         os.environ["SLURM_JOB_ID"] = saved
-    check(in_job[:5] == ["srun", "-n", "2", "-N", "1"] and in_job[-1] == "--mpi"
+    check(in_job[:6] == ["srun", "--mpi=pmix", "-n", "2", "-N", "1"] and in_job[-1] == "--mpi"
           and in_job[in_job.index("--threads") + 1] == "2",
           f"in a Slurm job: {' '.join(in_job)}")
     check(local[:3] == ["mpirun", "-q", "-n"] and local[3] == "2" and local[-1] == "--mpi",
