@@ -76,8 +76,7 @@ TEST_CASE(
     // tol (the subspace holds them to about the residual bound).
     for (size_t i = 0; i < 30; ++i) CHECK(std::abs(r.sigma[i] - s[i]) < 1e-3 * r.report.tol);
     CHECK(r.report.residual_bound < r.report.tol_lo);
-    CHECK(r.report.failure_probability ==
-          Approx(r.report.sketch_passes * 1e-12).epsilon(1e-12));
+    CHECK(r.report.failure_probability == Approx(r.report.sketch_passes * 1e-12).epsilon(1e-12));
     CHECK(r.report.within_bound == (30 <= bound));
   }
 }

@@ -143,8 +143,9 @@ def check_mpi_analyse(build: str, env: dict) -> None:
         check(one.returncode == 0 and all(two.get(k) == ref.get(k) for k in keys),
               "2 MPI tasks under srun give one process's " +
               ", ".join(f"{k} {two.get(k)}" for k in keys))
-        check(two.get("rank") == two.get("bound"), f"softmax's rank is its bound "
-                                                   f"({two.get('rank')} vs {two.get('bound')})")
+        check(two.get("processes") == 2 and ref.get("processes") == 1,
+              f"rank.json says 2 processes did it (processes = {two.get('processes')}; the "
+              f"one-process run: {ref.get('processes')})")
 
 
 def main() -> int:

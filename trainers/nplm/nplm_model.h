@@ -4,7 +4,8 @@
 // layers, then a decoder (weight (M, d), bias) and any single output head (trainers/heads).
 // Initialisation (their sec. 4): hidden weights N(0, 2 / fan_in) (He et al. 2015), zero biases;
 // output weights zero and the output bias such that the initial outputs are the unigram
-// distribution (unigram.h). Embeddings N(0, 1) (LibTorch's default; the paper does not say).
+// distribution (trainers/heads/unigram_bias.h). Embeddings N(0, 1) (LibTorch's default; the
+// paper does not say).
 
 #include <torch/torch.h>
 
@@ -27,7 +28,8 @@ struct NplmOptions {
 
 class NplmImpl : public torch::nn::Module {
  public:
-  /// `unigram` (M), float64: the distribution the untrained model outputs (unigram.h).
+  /// `unigram` (M), float64: the distribution the untrained model outputs
+  /// (trainers/heads/unigram_bias.h).
   NplmImpl(const NplmOptions& options, const torch::Tensor& unigram);
 
   /// contexts (N, n) int64 -> the last hidden layer (N, d).
