@@ -504,8 +504,6 @@ TEST_CASE("config: trajectory_toml leaves out the keys a resumed run may change"
   CHECK(contains(t, "\nlr = 30.0\n"));
   CHECK(contains(t, "\nthreads = 0\n"));  // the thread count shapes the numbers (design.md)
   c.lr = 20;
-  c.lr_decay = 2;
-  c.lr_decay_after = 2;
   CHECK(sb::runkit::config_difference(t, sb::lm::trajectory_toml(c)) == "lr = 30.0 -> lr = 20.0");
   // A checkpoint written before (the whole file, `lr = 30`, blanked keys) compares the same.
   std::string old = sb::lm::to_toml(base);
