@@ -70,11 +70,8 @@ def main():
     ap.add_argument("--batches", type=int, default=300)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    ref.EMSIZE, ref.NHID = 100, 256  # trainers/configs/ptb_cpu.toml
-    vocab = {}
-    path = ref.find_ptb(None)
-    data = ref.batchify(ref.tokenize(os.path.join(path, "ptb.train.txt"), vocab, True), ref.BATCH)
+    ids, vocab = ref.cpu_profile_train_ids(args.threads)
+    data = ref.batchify(ids, ref.BATCH)
     every = 50
     print(f"PyTorch reference model at the cpu profile's size (d = 100, 256 units, 2 layers), "
           f"MoS K = 2; the first {args.batches} batches of PTB, {args.threads} thread(s), seed 0. "

@@ -95,11 +95,7 @@ def main():
     ap.add_argument("--batches", type=int, default=600)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    ref.EMSIZE, ref.NHID = 100, 256  # trainers/configs/ptb_cpu.toml
-    vocab = {}
-    path = ref.find_ptb(None)
-    ids = ref.tokenize(os.path.join(path, "ptb.train.txt"), vocab, True)
+    ids, vocab = ref.cpu_profile_train_ids(args.threads)
     unigram = torch.bincount(torch.tensor(ids), minlength=len(vocab)).double() + 1  # add-one, as train_nplm
     unigram = (unigram / unigram.sum()).float()
     data = ref.batchify(ids, ref.BATCH)

@@ -55,6 +55,18 @@ def find_ptb(explicit):
     raise SystemExit("wordlm_reference.py: PTB not found (pass --data DIR or run make data)")
 
 
+def cpu_profile_train_ids(threads):
+    """The training probes' set-up (bench/*_training_probe.py): `threads` torch threads, the model
+    resized to trainers/configs/ptb_cpu.toml's (emsize = d = 100, 256 hidden units), and PTB's
+    training split: (token ids, vocabulary)."""
+    global EMSIZE, NHID
+    torch.set_num_threads(threads)
+    EMSIZE, NHID = 100, 256
+    vocab = {}
+    ids = tokenize(os.path.join(find_ptb(None), "ptb.train.txt"), vocab, True)
+    return ids, vocab
+
+
 def tokenize(path, vocab, grow):
     """Whitespace tokens plus <eos> per line; the vocabulary in first-seen order."""
     ids = []

@@ -101,11 +101,10 @@ bool is_adaptive(HeadKind kind) {
 bool rank_bounded(HeadKind kind) { return kind == HeadKind::softmax || kind == HeadKind::adaptive; }
 
 int64_t head_rank_bound(const HeadSpec& spec, int64_t d, bool bias, bool normaliser) {
-  const int64_t b = bias ? 1 : 0;
-  if (!normaliser) return d + b;
-  // The derivation is in head_spec.h: the head's normaliser, plus one per tail cluster.
+  if (!normaliser) return d + (bias ? 1 : 0);
+  // The derivation is in head_spec.h: Theorem 2's bound, plus one per tail cluster.
   const int64_t tails = is_adaptive(spec) ? static_cast<int64_t>(spec.cutoffs.size()) : 0;
-  return d + 1 + tails + b;
+  return theorem2_rank_bound(d, bias) + tails;
 }
 
 bool may_output_neg_inf(HeadKind kind) { return kind == HeadKind::sparse; }
