@@ -2,11 +2,11 @@
 """pipeline/final_json.py reads every final.json in schema 2, and the other files the pipeline
 now asks instead of knowing (argument 1: the build directory):
 
-- read_final() on one committed file of each old layout (results/cpu: train_wordlm's, no trainer
-  or head; results/nplm and results/char: flat with a trainer key; results/classify: flat, no
-  trainer key): the shared keys at the top, the trainer's keys in its section, each value equal
-  to the file's own (read here with json), the dump's ppl where the old layout implied it; the
-  committed files are left byte for byte as they were;
+- read_final() on one committed file of each old layout (tests/fixtures/old_layouts:
+  train_wordlm's, no trainer or head; results/nplm and results/char: flat with a trainer key;
+  results/classify: flat, no trainer key): the shared keys at the top, the trainer's keys in its
+  section, each value equal to the file's own (read here with json), the dump's ppl where the
+  old layout implied it; the committed files are left byte for byte as they were;
 - a schema-2 file is read as written; an old layout with no trainer anywhere is refused;
 - run_outputs.outputs_complete() on h5py-written dumps: a schema-2 run whose dump agrees, one
   whose ppl or row count disagrees, a run without a dump (mse), an old sparse run whose ppl is
@@ -34,7 +34,8 @@ from final_json import SHARED, FinalJsonError, read_final, section  # noqa: E402
 from run_outputs import outputs_complete  # noqa: E402
 
 OLD = {  # one committed file per old layout: (path, the trainer the profile names)
-    "wordlm": ("results/cpu/softmax_s141/final.json", "wordlm"),
+    # the cpu profile's final.json before schema 2 (results/cpu is schema 2 since its re-make)
+    "wordlm": ("tests/fixtures/old_layouts/wordlm_final.json", "wordlm"),
     "nplm": ("results/nplm/softmax_s141/final.json", "nplm"),
     "charlm": ("results/char/softmax_s141/final.json", "charlm"),
     "classifier": ("results/classify/sparse_k_2_s1/final.json", "classifier"),

@@ -21,6 +21,7 @@ by a function that writes the files each `--until` stage writes. Argument 1: the
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -37,6 +38,13 @@ from repro_profile import load_profile  # noqa: E402
 from reproduce import Driver  # noqa: E402
 
 COMMITTED = os.path.join(ROOT, "results", "cpu", "softmax_s141")
+
+
+def copy_committed(run_dir: str) -> None:
+    """The run directory as a clone has it: without the files .gitignore keeps out of git
+    (dumps, checkpoints), which a checkout that has run `make reproduce` holds beside them."""
+    shutil.copytree(COMMITTED, run_dir,
+                    ignore=shutil.ignore_patterns("*.h5", "*.pt", "checkpoints"))
 
 
 def write_dump(run_dir: str, trainer: str = "wordlm", model: str = "best_finetune.pt") -> None:
@@ -122,7 +130,7 @@ def line_of(lines: list[str], stage: str) -> str:
 
 def fresh_clone(tmp: str) -> None:
     run_dir = os.path.join(tmp, "out", "softmax_s141")
-    shutil.copytree(COMMITTED, run_dir)
+    copy_committed(run_dir)
     d = driver(profile(tmp))
     run = d.runs[0]
     train = stages.STAGES[0].done(d, run)
@@ -175,7 +183,7 @@ def fresh_clone(tmp: str) -> None:
 
 def interrupted(tmp: str) -> None:
     run_dir = os.path.join(tmp, "out", "softmax_s141")
-    shutil.copytree(COMMITTED, run_dir)
+    copy_committed(run_dir)
     d = driver(profile(tmp))
     d.forget(d.runs[0], ("train", "finetune", "dump"))
     touch(run_dir, "checkpoint.pt", "best.pt")
@@ -188,7 +196,8 @@ def interrupted(tmp: str) -> None:
 
     # Other settings than the profile's, with a checkpoint to resume: refused, key named.
     cfg = os.path.join(run_dir, "config.toml")
-    text = open(cfg).read().replace("\nlr = 30\n", "\nlr = 25\n")
+    text, n = re.subn(r"\nlr = 30(\.0)?\n", "\nlr = 25\n", open(cfg).read())
+    check(n == 1, f"the committed config.toml has the profile's lr = 30 ({cfg})")
     open(cfg, "w").write(text)
     import subprocess
     r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "pipeline", "reproduce.py"),
