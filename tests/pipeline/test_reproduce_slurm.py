@@ -91,27 +91,27 @@ def compare_runs(local: str, slurm: str) -> None:
     check(ta == tb, "summary.md: the perplexity and rank tables are identical")
 
 
-def failing_profile(tmp: str) -> str:
-    path = os.path.join(tmp, "bad_trainer.toml")
+def smoke_profile(tmp: str, name: str, threads: int, tables: str) -> str:
+    """<tmp>/<name>.toml: one softmax run (seed 7) of the smoke config, then the given tables."""
+    path = os.path.join(tmp, name + ".toml")
     with open(path, "w") as f:
-        f.write('name = "badtrainer"\nscaled_down = "test"\nout = "x"\n'
+        f.write(f'name = "{name}"\nscaled_down = "test"\nout = "x"\n'
                 f'config = "{ROOT}/trainers/configs/ptb_smoke.toml"\n'
-                'heads = ["softmax"]\nseeds = [7]\nthreads = 1\n'
-                "[overrides]\nemsize = 0\n"  # the trainer refuses it: exit 2
-                '[slurm]\ndefault = { cpus = 1, mem = "500M", time = "5:00" }\n')
+                f'heads = ["softmax"]\nseeds = [7]\nthreads = {threads}\n' + tables)
     return path
+
+
+def failing_profile(tmp: str) -> str:
+    return smoke_profile(tmp, "badtrainer", threads=1, tables=(
+        "[overrides]\nemsize = 0\n"  # the trainer refuses it: exit 2
+        '[slurm]\ndefault = { cpus = 1, mem = "500M", time = "5:00" }\n'))
 
 
 def mpi_profile(tmp: str) -> str:
     """One smoke-sized run whose analyse stage runs as 2 MPI tasks (srun inside its job)."""
-    path = os.path.join(tmp, "mpi_analyse.toml")
-    with open(path, "w") as f:
-        f.write('name = "mpianalyse"\nscaled_down = "test"\nout = "x"\n'
-                f'config = "{ROOT}/trainers/configs/ptb_smoke.toml"\n'
-                'heads = ["softmax"]\nseeds = [7]\nthreads = 2\n'
-                '[analysis]\nmethod = "sketch"\ncheck = true\ntasks = 2\nnodes = 1\n'
-                '[slurm]\ndefault = { cpus = 1, mem = "1G", time = "10:00" }\n')
-    return path
+    return smoke_profile(tmp, "mpianalyse", threads=2, tables=(
+        '[analysis]\nmethod = "sketch"\ncheck = true\ntasks = 2\nnodes = 1\n'
+        '[slurm]\ndefault = { cpus = 1, mem = "1G", time = "10:00" }\n'))
 
 
 def check_mpi_analyse(build: str, env: dict) -> None:
