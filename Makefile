@@ -159,11 +159,14 @@ bench: build
 	$(BUILD_DIR)/bench/bench_heads
 	bench/blas_threads.sh $(BUILD_DIR)
 
+# The first line of every results/bench/*.md: the date, the commit and whether the tree differed.
+MEASURED_AT = $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')
+
 # Writes results/bench/rank_ptb_synthetic.md (~17 minutes on 2 cores).
 bench-rank: build bench-rank-sketch
 	@mkdir -p results/bench
 	@{ echo "# Rank-analysis benchmark: PTB-size synthetic softmax matrix"; echo; \
-	  echo "Measured $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') on $$(nproc) cores, all in one run of"; \
+	  echo "Measured $(MEASURED_AT) on $$(nproc) cores, all in one run of"; \
 	  echo; echo '```'; echo "bench/bench_rank.sh $(BUILD_DIR)        # or: make bench-rank"; echo '```'; echo; \
 	  bench/bench_rank.sh $(BUILD_DIR); } > results/bench/rank_ptb_synthetic.md.tmp
 	@mv results/bench/rank_ptb_synthetic.md.tmp results/bench/rank_ptb_synthetic.md
@@ -185,7 +188,7 @@ bench-rank-llama: build
 bench-mpi: build
 	@mkdir -p results/bench
 	@{ echo "# rank_analysis --mpi: 1 and 2 processes, and a model for N nodes"; echo; \
-	  echo "Measured $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') on $$(nproc) cores, all in one run of"; \
+	  echo "Measured $(MEASURED_AT) on $$(nproc) cores, all in one run of"; \
 	  echo; echo '```'; echo "bench/mpi_scaling.py $(BUILD_DIR) $${TMPDIR:-/tmp}/sb_bench_mpi   # or: make bench-mpi"; echo '```'; echo; \
 	  /usr/bin/python3 bench/mpi_scaling.py $(BUILD_DIR) $${TMPDIR:-/tmp}/sb_bench_mpi; } \
 	  > results/bench/mpi_scaling.md.tmp && mv results/bench/mpi_scaling.md.tmp results/bench/mpi_scaling.md
@@ -194,7 +197,7 @@ bench-mpi: build
 define bench_sketch
 mkdir -p results/bench && \
 { echo "# Rank analysis with the sketch: $(3)"; echo; \
-  echo "Measured $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') on $$(nproc) cores, all in one run of"; \
+  echo "Measured $(MEASURED_AT) on $$(nproc) cores, all in one run of"; \
   echo; echo '```'; echo "bench/bench_rank_sketch.py $(BUILD_DIR) $${TMPDIR:-/tmp}/sb_bench_sketch $(1)"; echo '```'; echo; \
   /usr/bin/python3 bench/bench_rank_sketch.py $(BUILD_DIR) $${TMPDIR:-/tmp}/sb_bench_sketch $(1); } \
   > results/bench/$(2).md.tmp && mv results/bench/$(2).md.tmp results/bench/$(2).md && \
@@ -208,7 +211,7 @@ bench-train: deps-bench
 	@mkdir -p results/bench
 	@{ echo "# Training speed: C++ (bench_wordlm) vs a PyTorch reference (wordlm_reference.py)"; \
 	  echo; \
-	  echo "Measured $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') with:"; \
+	  echo "Measured $(MEASURED_AT) with:"; \
 	  echo; echo '```'; echo "bench/bench_train_speed.sh $(BUILD_DIR)"; echo '```'; echo; \
 	  echo "Every number compared is a ratio of tokens/s measured within this one run, in alternating"; \
 	  echo "order, on a shared 2-core machine (other jobs running): compare ratios, not absolute"; \
@@ -232,7 +235,7 @@ bench-train-adaptive:
 	@mkdir -p results/bench
 	@{ echo "# Training speed: the adaptive heads vs the full heads at M = 33278 (bench_wordlm)"; \
 	  echo; \
-	  echo "Measured $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') on 2 cores with:"; \
+	  echo "Measured $(MEASURED_AT) on $$(nproc) cores with:"; \
 	  echo; echo '```'; echo "bench/bench_adaptive_speed.py $(BUILD_DIR)"; echo '```'; echo; \
 	  /usr/bin/python3 bench/bench_adaptive_speed.py $(BUILD_DIR); } > results/bench/adaptive_speed.md.tmp
 	@mv results/bench/adaptive_speed.md.tmp results/bench/adaptive_speed.md
