@@ -159,8 +159,9 @@ bench: build
 	$(BUILD_DIR)/bench/bench_heads
 	bench/blas_threads.sh $(BUILD_DIR)
 
-# The first line of every results/bench/*.md: the date, the commit and whether the tree differed.
-MEASURED_AT = $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')
+# The first line of every results/bench/*.md: the date, the commit and whether the tree differed,
+# and the BLAS the binaries run (library, kernel core, threads: rank_analysis --blas).
+MEASURED_AT = $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'); BLAS: $$($(BUILD_DIR)/analysis/rank_analysis --blas 2>/dev/null || echo unknown)
 
 # Writes results/bench/rank_ptb_synthetic.md (~17 minutes on 2 cores).
 bench-rank: build bench-rank-sketch

@@ -20,6 +20,7 @@
 #include "analysis/rank_certificate.h"
 #include "analysis/row_gram.h"
 #include "analysis/sketch.h"
+#include "common/blas_core.h"
 #include "common/duration.h"
 #include "common/head_spec.h"
 
@@ -503,7 +504,10 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
     res.singular_values = std::move(sigma);
   }
   res.timing = timing;
-  res.blas_threads = openblas_get_num_threads();
+  const auto blas = blas::blas_info();
+  res.blas_threads = blas.threads;
+  res.blas_library = blas.library;
+  res.blas_core = blas.core;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
 }

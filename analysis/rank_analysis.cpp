@@ -19,6 +19,7 @@
 #include <string>
 
 #include "analysis/rank_analysis_cli.h"
+#include "common/blas_core.h"
 #ifdef SB_HAVE_MPI
 #include <optional>
 
@@ -58,6 +59,7 @@ bool has_flag(int argc, char** argv, const std::string& flag) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sb::blas::use_best_core(argv);  // before any work: OpenBLAS's fast kernels (common/blas_core.h)
   if (device_argument(argc, argv).rfind("cuda", 0) == 0) {  // cuda, cuda:N
     const std::string torch = torch_binary();
     if (torch.empty()) {

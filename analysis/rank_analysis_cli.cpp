@@ -25,6 +25,7 @@
 #include "analysis/estimate_d.h"
 #include "analysis/numerical_rank.h"
 #include "analysis/rank_table.h"
+#include "common/blas_core.h"
 #include "common/head_spec.h"
 
 namespace sb::analysis {
@@ -232,6 +233,8 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
       "  srun -n 16 rank_analysis --mpi --method sketch --head softmax --d 4096 --bias 0 lp.npy\n"
       "  # every head and the facts the pipeline plans by (Theorem 2, mixture, -inf)\n"
       "  rank_analysis --list-heads --json\n"
+      "  # which OpenBLAS kernels it runs (a generic core on a newer CPU restarts on a better one)\n"
+      "  rank_analysis --blas\n"
       "Every input is opened and checked (header, shape, attributes, the facts given, the\n"
       "method's memory) before any is analysed, and results are written only once every input\n"
       "has been analysed: a bad input anywhere in the list writes nothing.\n"
@@ -243,7 +246,7 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
   AnalyseOptions opt;
   std::string out, out_dir;
   bool json = false, check = false, quiet = false, want_spectrum = false, rank_only = false,
-       no_overlap = false, list_heads = false, estimate = false;
+       no_overlap = false, list_heads = false, estimate = false, blas = false;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   double budget_gb = kDefaultBudgetBytes / double(1ull << 30);
   int64_t d = 0;
@@ -314,6 +317,9 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
                "is_mixture, is_adaptive, "
                "may_output_neg_inf, rank_defined) and exit; with --json one object "
                "{\"heads\": {name: {fact: bool}}}; takes no input files");
+  app.add_flag("--blas", blas,
+               "print the BLAS this process runs (library, kernel core, threads) and exit; "
+               "every result records the same as blas_library, blas_core, blas_threads");
   app.add_flag("--check", check,
                "exit with status 3 when a head bounded by Theorem 2 exceeds its bound (a bug)");
   app.add_flag("--quiet", quiet,
@@ -388,6 +394,10 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
     if (root) std::fprintf(stderr, "rank_analysis: %s\n", one_line(why).c_str());
     return 2;
   };
+  if (blas) {
+    std::printf("%s\n", blas::blas_info().summary().c_str());
+    return 0;
+  }
   if (list_heads) {
     if (!files.empty())
       return refuse("--list-heads takes no input files, got " + std::to_string(files.size()) +

@@ -40,7 +40,7 @@ if [ "$device" != cpu ] && command -v nvidia-smi >/dev/null 2>&1; then
 fi
 echo "# Training throughput of the paper's models ($gpu)"
 echo
-echo "Measured $(date -u +%F) at commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) with"
+echo "Measured $(date -u +%F) at commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (BLAS: $("$build/analysis/rank_analysis" --blas 2>/dev/null || echo unknown)) with"
 echo "\`bench/gpu_throughput.sh $build $device\` (SB_GPU_BATCHES=$batches, SB_GPU_WARMUP=$warmup): tokens/s"
 echo "over training batches $((warmup + 1))-$batches of the first epoch, batch and BPTT as each config."
 echo
@@ -57,7 +57,7 @@ for s in "${settings[@]}"; do
   if [[ "$head" == *" 1150" ]]; then args+=(--nhidlast 0); fi  # MoS on the softmax model
   echo "gpu_throughput: $label ..." >&2
   "$bin" "${args[@]}" > "$tmp/log.txt" 2>&1 || { cat "$tmp/log.txt" >&2; exit 1; }
-  /usr/bin/python3 - "$out/metrics.jsonl" "$warmup" "$label" "$config" "$head" >> "$results" <<'EOF'
+  "${SB_PYTHON:-/usr/bin/python3}" - "$out/metrics.jsonl" "$warmup" "$label" "$config" "$head" >> "$results" <<'EOF'
 import json, sys
 path, warmup, label, config, head = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
 recs = [r for r in map(json.loads, open(path)) if r.get("event") == "train" and r["batch"] > warmup]

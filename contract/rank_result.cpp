@@ -46,6 +46,8 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "precision", res.precision);
     h5::write_attribute(root, "seconds", res.seconds);
     h5::write_attribute(root, "blas_threads", int64_t{res.blas_threads});
+    h5::write_attribute(root, "blas_library", res.blas_library);
+    h5::write_attribute(root, "blas_core", res.blas_core);
     h5::write_attribute(root, "processes", int64_t{res.processes});
     h5::write_attribute(root, "rank", r.rank);
     h5::write_attribute(root, "tol", r.tol);
@@ -135,6 +137,8 @@ std::string rank_result_json(const RankResult& res) {
       {"seconds_accumulate", res.timing.accumulate},
       {"seconds_solve", res.timing.solve},
       {"blas_threads", res.blas_threads},
+      {"blas_library", res.blas_library},
+      {"blas_core", res.blas_core},
       {"processes", res.processes},
       {"seconds_reduce", res.timing.reduce},
       {"solver", res.solver},

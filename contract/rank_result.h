@@ -23,6 +23,8 @@ struct RankResult {
   double seconds = 0;
   SpectrumTiming timing;  ///< read / accumulate / solve split of `seconds`
   int blas_threads = 0;   ///< OpenBLAS's thread count during the run
+  std::string blas_library;  ///< the BLAS and its build (openblas_get_config)
+  std::string blas_core;     ///< the kernel family it ran (openblas_get_corename; common/blas_core.h)
   int processes = 1;      ///< processes that streamed the rows (rank_analysis --mpi)
   RankReport report;
   std::vector<double> singular_values;

@@ -18,6 +18,7 @@
 #include <cblas.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -25,6 +26,7 @@
 
 #include "analysis/analyse.h"
 #include "analysis/array_source.h"
+#include "common/blas_core.h"
 #include "contract/rank_result.h"
 
 namespace py = pybind11;
@@ -127,7 +129,40 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
 
 }  // namespace
 
+namespace {
+
+// OpenBLAS picks its kernels when it is loaded, which in a Python process happened before this
+// module (numpy loads it): a binary restarts itself on the better core (common/blas_core.h), a
+// module cannot restart its interpreter. It says in one warning what to set instead.
+void warn_if_generic_core() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
+  const auto info = sb::blas::blas_info();
+  const auto better = sb::blas::better_core(info.core, sb::blas::cpu_flags());
+  if (!better) return;
+  const std::string text = "sbrank: OpenBLAS runs its generic '" + info.core +
+                           "' kernels on a CPU that runs '" + *better +
+                           "' ones; start Python with OPENBLAS_CORETYPE=" + *better +
+                           " for the fast ones (OpenBLAS chooses when it is loaded)";
+  PyErr_WarnEx(PyExc_RuntimeWarning, text.c_str(), 1);
+}
+
+py::dict blas_py() {
+  const auto info = sb::blas::blas_info();
+  py::dict d;
+  d["library"] = info.library;
+  d["core"] = info.core;
+  d["threads"] = info.threads;
+  return d;
+}
+
+}  // namespace
+
 PYBIND11_MODULE(sbrank, m) {
+  warn_if_generic_core();
+  m.def("blas", &blas_py,
+        "The BLAS this process runs: {'library': openblas_get_config(), 'core': the kernel "
+        "family, 'threads': its thread count}. Every analyse() result also holds blas_core, "
+        "blas_library and blas_threads.");
   m.doc() =
       "The numerical rank of a log-output matrix (softmax-bottleneck's rank analysis): "
       "sbrank.analyse(matrix_or_path, head=..., d=..., bias=...) returns the fields of "

@@ -10,11 +10,13 @@
 #include <exception>
 #include <string>
 
+#include "common/blas_core.h"
 #include "trainers/lm/dyneval_config.h"
 #include "trainers/lm/dyneval_run.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
+  sb::blas::use_best_core(argv);  // before any work: OpenBLAS's fast kernels (common/blas_core.h)
   CLI::App app{
       "Dynamic evaluation (Krause et al. 2017) of a train_wordlm run, as in Kanai et al. 2018: "
       "gradient statistics MS = sqrt(mean g^2) on the training data (batch --stats-batch-size, "

@@ -12,9 +12,11 @@
 #include <cstdio>
 #include <thread>
 
+#include "common/blas_core.h"
 #include "trainers/synthetic_logprobs.h"
 
 int main(int argc, char** argv) {
+  sb::blas::use_best_core(argv);  // before any work: OpenBLAS's fast kernels (common/blas_core.h)
   CLI::App app{
       "Draw random H (T x d), W (d x M) and an optional bias, pass H W + b through a head "
       "(mixtures through a randomly initialised MoS/MoSS), and write the log-output file "

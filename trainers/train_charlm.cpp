@@ -8,12 +8,14 @@
 
 #include <cstdio>
 
+#include "common/blas_core.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/charlm/char_trainer.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
+  sb::blas::use_best_core(argv);  // before any work: OpenBLAS's fast kernels (common/blas_core.h)
   CLI::App app{
       "Train a character-level LSTM language model (Kanai et al. 2018, supplementary D) with any "
       "single output head on a word corpus spelled as characters (each word's characters, <sp> "

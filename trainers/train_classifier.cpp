@@ -9,6 +9,7 @@
 
 #include <cstdio>
 
+#include "common/blas_core.h"
 #include "datasets/image_dataset.h"
 #include "trainers/classifier/config.h"
 #include "trainers/classifier/splits.h"
@@ -16,6 +17,7 @@
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
+  sb::blas::use_best_core(argv);  // before any work: OpenBLAS's fast kernels (common/blas_core.h)
   CLI::App app{
       "Train the MNIST conv net of de Brebisson & Vincent (2016, sec. 4.1) with any output head "
       "(or mse) on Fashion-MNIST (Debian package dataset-fashion-mnist) or MNIST (--data DIR): "

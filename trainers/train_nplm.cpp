@@ -7,12 +7,14 @@
 
 #include <cstdio>
 
+#include "common/blas_core.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
 #include "trainers/nplm/nplm_trainer.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
+  sb::blas::use_best_core(argv);  // before any work: OpenBLAS's fast kernels (common/blas_core.h)
   CLI::App app{
       "Train a feed-forward neural language model (Bengio et al. 2003; de Brebisson & Vincent "
       "2016, sec. 4.4.1) with any single output head, and write the test set's log-output matrix "

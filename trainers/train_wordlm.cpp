@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "common/blas_core.h"
 #include "common/head_spec.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
@@ -15,6 +16,7 @@
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
+  sb::blas::use_best_core(argv);  // before any work: OpenBLAS's fast kernels (common/blas_core.h)
   CLI::App app{
       "Train an AWD-LSTM language model (Merity et al. 2018) with any output head, finetune it, "
       "and write the test set's log-output matrix to <out>/logprobs.h5.\n"

@@ -99,7 +99,7 @@ std::vector<double> singular_values(GramMatrix&& gram, torch::Device device,
   const auto start = clock_type::now();
   const int64_t m = gram.cols;
   auto g = torch::from_blob(gram.g.data(), {m, m}, torch::kFloat64).to(device);  // (M, M)
-  const auto lambda = torch::linalg::eigvalsh(g, "U");                           // ascending, (M,)
+  const auto lambda = at::linalg_eigvalsh(g, "U");                           // ascending, (M,)
   const auto sigma = lambda.clamp_min(0).sqrt().flip(/*dims=*/{0}).to(torch::kCPU).contiguous();
   std::vector<double> out(sigma.data_ptr<double>(), sigma.data_ptr<double>() + m);
   gram.g.clear();

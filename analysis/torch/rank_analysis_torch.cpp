@@ -10,8 +10,10 @@
 
 #include "analysis/rank_analysis_cli.h"
 #include "analysis/torch/gram_torch.h"
+#include "common/blas_core.h"
 
 int main(int argc, char** argv) {
+  sb::blas::use_best_core(argv);  // before any work: OpenBLAS's fast kernels (common/blas_core.h)
   return sb::analysis::rank_analysis_main(
       argc, argv,
       {{"cuda", "cpu"},

@@ -24,6 +24,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import tomllib
 
 from checks import ROOT, build_dir, check, finish  # noqa: E402
 DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
@@ -215,8 +216,14 @@ def test_errors(tmp: str) -> None:
 
 def test_projection(tmp: str) -> None:
     r = driver("--profile", "paper", "--plan", "--build", build_dir())
-    check(r.returncode == 0 and "projected GPU-hours: not measured" in r.stdout,
-          "the paper plan says its GPU-hours are not measured")
+    with open(os.path.join(ROOT, "pipeline", "profiles", "paper.toml"), "rb") as f:
+        paper = tomllib.load(f)
+    rate = paper["gpu_throughput"]["tokens_per_s"]["softmax"]
+    tokens = paper["gpu_throughput"]["train_tokens_per_epoch"]
+    line = (f"softmax: 10 runs x (1000 + 500) epochs x {tokens} tokens / {rate} tokens/s = "
+            f"{10 * 1500 * tokens / rate / 3600:,.0f} GPU-hours")
+    check(r.returncode == 0 and line in r.stdout,
+          f"the paper plan projects softmax's GPU-hours from its measured tokens/s ({line})")
     prof = os.path.join(tmp, "gpu.toml")
     with open(prof, "w") as f:
         f.write(f'name = "gpu"\nscaled_down = "x"\nout = "x"\n'

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "common/blas_core.h"
 #include "trainers/runkit/atomic_write.h"
 #include "trainers/runkit/device.h"
 #include "trainers/runkit/interrupt.h"
@@ -102,6 +103,8 @@ nlohmann::json EpochTrainer::write_final(nlohmann::json common, const nlohmann::
   common["schema"] = kFinalSchema;
   common["trainer"] = trainer_;
   common["steps"] = state_.step;
+  const auto blas = blas::blas_info();  // which kernels produced these numbers (issue 5/5)
+  common["blas"] = {{"library", blas.library}, {"core", blas.core}, {"threads", blas.threads}};
   common[trainer_] = section;
   metrics_.write(common);
   write_text_atomically(path("final.json"), common.dump(2) + '\n');
