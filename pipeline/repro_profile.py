@@ -26,6 +26,7 @@ _KEYS = {
     "score_after_training": bool, "dyneval": dict, "analysis": dict, "epoch_ranks": dict,
     "estimate_seconds": dict,
     "run_here": bool, "requires": str, "slurm": dict, "gpu_throughput": dict, "trainer": str,
+    "order": str,
 }
 # The trainer kinds a profile may drive (build/trainers/train_<name>), each described once in
 # trainer_kinds.py: wordlm, nplm, charlm, classifier.
@@ -71,6 +72,7 @@ class Profile:
     heads: list[str]
     seeds: list[int]
     seeds_by_head: dict[str, list[int]]
+    order: str  # "head" (every seed of a head, then the next head) or "seed" (paired seeds first)
     overrides: dict[str, object]
     overrides_by_head: dict[str, dict[str, object]]
     score_after_training: bool
@@ -110,6 +112,9 @@ class Profile:
             for seed in self.seeds_of(head):
                 runs.append(Run(head=head, seed=seed, config=self.config.format(name=name),
                                 dir=os.path.join(self.out, f"{label}_s{seed}")))
+        if self.order == "seed":  # every head's first seed, then every head's second, ...
+            position = {seed: i for i, seed in enumerate(self.seeds)}
+            runs.sort(key=lambda r: position.get(r.seed, len(position)))  # stable: heads in order
         return runs
 
     def analysed(self, run: Run) -> bool:
@@ -220,6 +225,9 @@ def load_profile(path: str) -> Profile:
     except (SlurmTableError, GpuTableError) as e:
         raise _fail(path, e.field, e.expected, e.got) from None
 
+    order = data.get("order", "head")
+    if order not in ("head", "seed"):
+        raise _fail(path, "order", "head or seed", order)
     trainer = data.get("trainer", "wordlm")
     if trainer not in TRAINERS:
         raise _fail(path, "trainer", "one of " + ", ".join(TRAINERS), trainer)
@@ -230,7 +238,7 @@ def load_profile(path: str) -> Profile:
         path=path, name=data["name"], description=data.get("description", ""),
         scaled_down=" ".join(data["scaled_down"].split()), out=data["out"],
         config=data["config"], threads=threads, heads=list(heads), seeds=seeds,
-        seeds_by_head=by_head, overrides=overrides, overrides_by_head=by_head_overrides,
+        seeds_by_head=by_head, order=order, overrides=overrides, overrides_by_head=by_head_overrides,
         score_after_training=data.get("score_after_training", False),
         dyneval=dict(data.get("dyneval", {})), analysis=dict(analysis),
         epoch_ranks=dict(epoch_ranks),
