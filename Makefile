@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive plots reproduce readme format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive plots reproduce readme claims format clean help
 
 all: build
 
@@ -64,7 +64,8 @@ help:
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~90 min, smoke, paper = plan only,"
 	@echo "                classify = every head on Fashion-MNIST, ~45 min: no PTB needed)"
 	@echo "                SCHEDULER=slurm [PARTITION=p ACCOUNT=a WAIT=1]: submit it to Slurm; add -n for the job graph"
-	@echo "make readme     copy results/$(PROFILE)/summary.md into README.md's results block"
+	@echo "make readme     copy results/$(PROFILE)/summary.md and results/claims.md into README.md"
+	@echo "make claims     the claims table (verdicts computed from the results) into results/claims.md and README.md"
 	@echo "make format     clang-format every C++ source"
 	@echo "make clean      remove $(BUILD_DIR)/"
 
@@ -275,6 +276,12 @@ endif
 # README.md's results block = results/$(PROFILE)/summary.md (pipeline/readme_results.py).
 readme:
 	/usr/bin/python3 pipeline/readme_results.py --profile $(PROFILE)
+	/usr/bin/python3 pipeline/readme_results.py --claims
+
+# The claims table (pipeline/claims.py) from the committed results, then into the README.
+claims:
+	/usr/bin/python3 pipeline/claims.py --out results/claims.md
+	/usr/bin/python3 pipeline/readme_results.py --claims
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -1,0 +1,245 @@
+"""One table of the three papers' claims that the suite tests, each row's verdict computed from
+the numbers in it (issue 1/5):
+
+    /usr/bin/python3 pipeline/claims.py [--results results] [--out results/claims.md]
+
+A perplexity (or bpc, NLL) claim is a paired comparison by seed: the effect is the difference
+(the head the paper says is worse) - (the head it says is better), so a positive effect is the
+paper's direction. Its row gives n, the mean effect with a 95% t interval, the paired t-test's p
+(scipy.stats.ttest_rel, two-sided) and a sign test's p (scipy.stats.binomtest on the signs,
+two-sided). The verdict (`verdict()` below, the only place it is decided):
+  reproduced       p < 0.05 and the interval lies above 0 (the paper's direction)
+  contradicted     p < 0.05 and the interval lies below 0; or, for a claim of no difference
+                   (a tie), p < 0.05 either way
+  not significant  otherwise
+  not attempted    no runs here, with the reason (a GPU, a run not yet made, a head that did
+                   not train)
+A rank claim (Theorem 2: softmax's log-output rank is at most d + 1 + bias; the other heads'
+exceeds it) is a count, not a sample: reproduced when the full-test rank is on the claimed side of
+the bound, contradicted otherwise. Each row names the results directory and the commit its summary
+records. Runs are read from the first listed directory that has at least two complete pairs (the
+claims profile once it has run, the cpu profile before).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+from scipy import stats
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atomic_io import write_text_atomically  # noqa: E402
+from final_json import read_final, section  # noqa: E402
+
+ALPHA = 0.05
+
+
+@dataclass
+class Row:
+    claim: str
+    paper: str            # the paper's figure, as text
+    ours: str = "-"       # our figures, as text
+    n: int | None = None  # paired seeds
+    effect: float | None = None
+    ci: tuple[float, float] | None = None
+    p: float | None = None
+    p_sign: float | None = None
+    verdict: str = ""
+    source: str = "-"     # results directory (commit)
+
+
+def verdict(ci: tuple[float, float] | None, p: float | None, tie: bool = False) -> str:
+    """The verdict of a paired comparison from its interval and p (module docstring)."""
+    if ci is None or p is None or math.isnan(p):
+        return "not significant"
+    if tie:
+        return "contradicted" if p < ALPHA else "not significant"
+    if p < ALPHA and ci[0] > 0:
+        return "reproduced"
+    if p < ALPHA and ci[1] < 0:
+        return "contradicted"
+    return "not significant"
+
+
+def paired(worse: list[float], better: list[float]) -> tuple[float, tuple[float, float], float,
+                                                               float]:
+    """Mean of worse - better, its 95% t interval, the paired t-test's p, the sign test's p."""
+    diffs = [a - b for a, b in zip(worse, better)]
+    n = len(diffs)
+    mean = sum(diffs) / n
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+    half = stats.t.ppf(1 - ALPHA / 2, n - 1) * sd / math.sqrt(n)
+    p = float(stats.ttest_rel(worse, better).pvalue) if sd > 0 else (0.0 if mean else 1.0)
+    positive = sum(d > 0 for d in diffs)
+    nonzero = sum(d != 0 for d in diffs)
+    p_sign = float(stats.binomtest(positive, nonzero, 0.5).pvalue) if nonzero else 1.0
+    return mean, (mean - half, mean + half), p, p_sign
+
+
+def commit_of(directory: str) -> str:
+    """The commit a results directory's summary.md records ('?' when none)."""
+    try:
+        with open(os.path.join(directory, "summary.md")) as f:
+            m = re.search(r"commit ([0-9a-f]{7,40}( \(with uncommitted changes\))?)", f.read())
+    except OSError:
+        return "?"
+    return m.group(1) if m else "?"
+
+
+def shown(directory: str) -> str:
+    """A results directory as the table names it, with the commit of its summary."""
+    return f"results/{os.path.basename(os.path.normpath(directory))} ({commit_of(directory)})"
+
+
+def metric_by_seed(directory: str, label: str, trainer: str, key: str) -> dict[int, float]:
+    out = {}
+    if not os.path.isdir(directory):
+        return out
+    for name in os.listdir(directory):
+        m = re.fullmatch(re.escape(label) + r"_s(\d+)", name)
+        if not m:
+            continue
+        final = read_final(os.path.join(directory, name, "final.json"), trainer)
+        if final is not None and section(final).get(key) is not None:
+            out[int(m.group(1))] = float(section(final)[key])
+    return out
+
+
+def paper_figure(results: str, head: str, dataset: str = "ptb") -> float | None:
+    with open(os.path.join(results, "paper", "paper_results.csv")) as f:
+        for line in f:
+            cells = line.strip().split(",")
+            if cells[:4] == [dataset, head, "finetune", "test"]:
+                return float(cells[4])
+    return None
+
+
+def comparison(claim: str, paper: str, dirs: list[str], trainer: str, key: str, worse: str,
+               better: str, unit: str, tie: bool = False, untrained: float | None = None) -> Row:
+    """A paired row from the first of `dirs` with >= 2 seeds of both heads."""
+    for directory in dirs:
+        a = metric_by_seed(directory, worse, trainer, key)
+        b = metric_by_seed(directory, better, trainer, key)
+        seeds = sorted(set(a) & set(b))
+        if len(seeds) < 2:
+            continue
+        xa, xb = [a[s] for s in seeds], [b[s] for s in seeds]
+        ours = (f"{worse} {sum(xa) / len(xa):.4g}, {better} {sum(xb) / len(xb):.4g} {unit} "
+                f"(means)")
+        src = shown(directory)
+        for head, values in ((worse, xa), (better, xb)):
+            if untrained is not None and min(values) > untrained:
+                return Row(claim, paper, ours, len(seeds), verdict=(
+                    f"not attempted ({head} did not train: {unit} above the uniform model's "
+                    f"{untrained:g} in every seed)"), source=src)
+        mean, ci, p, p_sign = paired(xa, xb)
+        return Row(claim, paper, ours, len(seeds), mean, ci, p, p_sign, verdict(ci, p, tie), src)
+    return Row(claim, paper, verdict="not attempted (fewer than 2 paired seeds in "
+               + ", ".join(f"results/{os.path.basename(os.path.normpath(d))}" for d in dirs) + ")")
+
+
+def rank_row(claim: str, paper: str, directory: str, label: str, above: bool) -> Row:
+    path = os.path.join(directory, f"{label}_s141", "rank.json")
+    try:
+        with open(path) as f:
+            r = json.load(f)
+    except (OSError, ValueError):
+        return Row(claim, paper, verdict=f"not attempted (no {label}_s141/rank.json in "
+                   f"{shown(directory)})")
+    ok = r["rank"] > r["bound"] if above else r["rank"] <= r["bound"]
+    return Row(claim, paper, f"rank {r['rank']}, bound d + 1 + bias = {r['bound']} (d = {r['d']})",
+               effect=float(r["rank"] - r["bound"]),
+               verdict="reproduced" if ok else "contradicted",
+               source=shown(directory))
+
+
+def rows(results: str) -> list[Row]:
+    cpu, claims = os.path.join(results, "cpu"), os.path.join(results, "claims")
+    lm = [claims, cpu]
+    pf = lambda h: paper_figure(results, h)  # noqa: E731
+    out = [
+        comparison("sigsoftmax has lower PTB test ppl than softmax",
+                   f"softmax {pf('softmax')} vs sigsoftmax {pf('sigsoftmax')}", lm, "wordlm",
+                   "test_ppl", "softmax", "sigsoftmax", "ppl"),
+        comparison("MoSS has lower PTB test ppl than MoS",
+                   f"MoS {pf('mos')} vs MoSS {pf('moss')}", lm, "wordlm", "test_ppl", "mos",
+                   "moss", "ppl"),
+        comparison("g:sigmoid has lower PTB test ppl than softmax",
+                   f"softmax {pf('softmax')} vs g:sigmoid {pf('sigmoid')}", lm, "wordlm",
+                   "test_ppl", "softmax", "sigmoid", "ppl"),
+        comparison("g:ReLU has higher PTB test ppl than softmax",
+                   f"g:ReLU {pf('relu')} vs softmax {pf('softmax')}", lm, "wordlm", "test_ppl",
+                   "relu", "softmax", "ppl", untrained=10000.0),
+        rank_row("softmax's log-output rank is at most d + 1 + bias (Theorem 2)",
+                 "rank 402 = d + 2 (d = 400)", cpu, "softmax", above=False),
+    ]
+    for label, name in (("sigsoftmax", "sigsoftmax"), ("sigmoid", "g:sigmoid"), ("mos", "MoS"),
+                        ("moss", "MoSS")):
+        out.append(rank_row(f"{name}'s log-output rank exceeds softmax's bound d + 1 + bias",
+                            "above 402 (Figure 1)", cpu, label, above=True))
+    out += [
+        comparison("adaptive sigsoftmax has lower test ppl than adaptive softmax (Table 4)",
+                   "One Billion Word: 33.80 vs 33.62", [os.path.join(results, "adaptive")],
+                   "wordlm", "test_ppl", "adaptive", "adaptive_sigsoftmax", "ppl"),
+        comparison("no difference between softmax and sigsoftmax when M < d (supp. D, a tie)",
+                   "text8 test bpc 1.56 vs 1.56", [os.path.join(results, "char")], "charlm",
+                   "test_bpc", "softmax", "sigsoftmax", "bpc", tie=True),
+        comparison("Taylor softmax has lower test NLL than softmax (spherical family, Table 2)",
+                   "MNIST NLL 0.0335 vs 0.0247", [os.path.join(results, "classify")],
+                   "classifier", "test_nll", "softmax", "taylor", "NLL"),
+        Row("paper-scale PTB ppl (3 x 1150 AWD-LSTM, 1000 epochs, K = 15)", "Table 1",
+            verdict="not attempted: GPU (`make reproduce PROFILE=paper` prints its GPU-hours)"),
+        Row("dynamic evaluation lowers every head's ppl", "Table 1, dyneval columns",
+            verdict="not attempted (no profile with dynamic evaluation has been run)"),
+        Row("WikiText-2 ppl and ranks", "Table 2",
+            verdict="not attempted (no WikiText-2 profile has been run)"),
+    ]
+    return out
+
+
+def fmt(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+def markdown(table: list[Row]) -> str:
+    lines = ["# The papers' claims, tested at this suite's scale", "",
+             "Written by `/usr/bin/python3 pipeline/claims.py` (`make claims`) from the committed "
+             "results; every verdict is computed from the row's numbers (pipeline/claims.py's "
+             "docstring gives the rule). Effect: (the head the paper says is worse) - (the one it "
+             "says is better), so > 0 is the paper's direction; CI: 95% t interval; p: paired "
+             "t-test; sign: sign test. Scaled down: every ppl here is the cpu profile's small model "
+             "(README), not comparable to the paper's figure beside it.", "",
+             "| claim | paper | ours | n | effect [95% CI] | p | sign p | verdict | source |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in table:
+        effect = "-" if r.effect is None else (
+            fmt(r.effect) + ("" if r.ci is None else f" [{fmt(r.ci[0])}, {fmt(r.ci[1])}]"))
+        lines.append(f"| {r.claim} | {r.paper} | {r.ours} | {r.n if r.n else '-'} | {effect} | "
+                     f"{fmt(r.p, 2)} | {fmt(r.p_sign, 2)} | {r.verdict} | {r.source} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results", default="results")
+    ap.add_argument("--out", default=None, help="write here (atomically) instead of stdout")
+    args = ap.parse_args()
+    if not os.path.isfile(os.path.join(args.results, "paper", "paper_results.csv")):
+        print(f"claims.py: {args.results}/paper/paper_results.csv: missing (expected the "
+              "committed results/ directory)", file=sys.stderr)
+        return 2
+    text = markdown(rows(args.results))
+    if args.out:
+        write_text_atomically(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""pipeline/claims.py: the verdict rule on made-up intervals, the paired statistics against an
+independent computation (numpy, the t distribution's closed form for the CI), the choice of the
+claims profile over the cpu one once it has two pairs, a head that did not train, and the
+committed results/claims.md: every row's verdict follows from its own p and interval, the table
+is what claims.py writes from the committed results, and the README shows it; pipeline/power.py's
+seed count against a Monte-Carlo power estimate."""
+
+import json
+import math
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+from scipy import stats
+
+from checks import ROOT, check, finish, import_pipeline
+
+import_pipeline()
+import claims  # noqa: E402
+import power  # noqa: E402
+
+# The rule.
+check(claims.verdict((0.5, 2.0), 0.01) == "reproduced", "interval above 0, p < 0.05: reproduced")
+check(claims.verdict((-2.0, -0.5), 0.01) == "contradicted",
+      "interval below 0, p < 0.05: contradicted")
+check(claims.verdict((-1.0, 2.0), 0.3) == "not significant", "p >= 0.05: not significant")
+check(claims.verdict((0.5, 2.0), 0.01, tie=True) == "contradicted",
+      "a tie claim with p < 0.05 either way: contradicted")
+check(claims.verdict((-1.0, 1.0), 0.6, tie=True) == "not significant",
+      "a tie claim with p >= 0.05: not significant (equality is never 'reproduced')")
+
+# The statistics, against numpy: t = mean / (sd / sqrt(n)), p = 2 P(T > |t|), CI = mean +- t* se.
+rng = np.random.default_rng(0)
+a = list(rng.normal(160, 3, 6))
+b = list(np.array(a) - rng.normal(5, 2, 6))
+mean, ci, p, p_sign = claims.paired(a, b)
+d = np.array(a) - np.array(b)
+se = d.std(ddof=1) / math.sqrt(len(d))
+t = d.mean() / se
+check(abs(mean - d.mean()) < 1e-12, "mean difference equals numpy's (1e-12: float64 sums)")
+check(abs(p - 2 * stats.t.sf(abs(t), len(d) - 1)) < 1e-12,
+      f"paired t p equals 2 P(T > |t|) from numpy's t = {t:.3f} (1e-12)")
+half = stats.t.ppf(0.975, len(d) - 1) * se
+check(abs(ci[0] - (d.mean() - half)) < 1e-12 and abs(ci[1] - (d.mean() + half)) < 1e-12,
+      "95% interval equals mean +- t(0.975, n-1) se (1e-12)")
+check(abs(p_sign - 2 * 0.5 ** 6) < 1e-12, "six positive differences: sign test p = 2 / 2^6")
+
+
+def fake_run(root, profile, label, seed, ppl):
+    run = os.path.join(root, profile, f"{label}_s{seed}")
+    os.makedirs(run)
+    with open(os.path.join(run, "final.json"), "w") as f:
+        json.dump({"schema": 2, "trainer": "wordlm", "wordlm": {"test_ppl": ppl}}, f)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for seed, (s, g) in zip((1, 2), ((170.0, 160.0), (172.0, 161.0))):
+        fake_run(tmp, "cpu", "softmax", seed, s)
+        fake_run(tmp, "cpu", "sigsoftmax", seed, g)
+    fake_run(tmp, "claims", "softmax", 1, 150.0)  # one pair only: not used
+    fake_run(tmp, "claims", "sigsoftmax", 1, 149.0)
+    dirs = [os.path.join(tmp, "claims"), os.path.join(tmp, "cpu")]
+    row = claims.comparison("c", "p", dirs, "wordlm", "test_ppl", "softmax", "sigsoftmax", "ppl")
+    check(row.n == 2 and row.source.startswith("results/cpu "),
+          "claims with one pair: the row comes from the cpu runs (2 pairs)")
+    fake_run(tmp, "claims", "softmax", 2, 151.0)
+    fake_run(tmp, "claims", "sigsoftmax", 2, 149.5)
+    row = claims.comparison("c", "p", dirs, "wordlm", "test_ppl", "softmax", "sigsoftmax", "ppl")
+    check(row.n == 2 and row.source.startswith("results/claims ") and
+          abs(row.effect - 1.25) < 1e-12, "claims with two pairs: the row comes from them")
+    for seed in (1, 2):
+        fake_run(tmp, "cpu", "relu", seed, 20000.0 + seed)
+    row = claims.comparison("c", "p", [os.path.join(tmp, "cpu")], "wordlm", "test_ppl", "relu",
+                            "softmax", "ppl", untrained=10000.0)
+    check(row.verdict.startswith("not attempted (relu did not train"),
+          f"a head above the uniform model in every seed is not a result ({row.verdict})")
+
+# The committed table.
+with open(os.path.join(ROOT, "results", "claims.md")) as f:
+    committed = f.read()
+rows = [line for line in committed.splitlines() if line.startswith("| ") and
+        not line.startswith("| claim") and not line.startswith("|---")]
+check(len(rows) >= 12, f"results/claims.md has a row per claim ({len(rows)})")
+for line in rows:
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    claim, effect, p, verdict = cells[0], cells[4], cells[5], cells[7]
+    if verdict.startswith("not attempted"):
+        check(p == "-", f"'{claim}': not attempted and no p")
+        continue
+    if p == "-":  # a rank claim: the effect is rank - bound
+        above = "exceeds" in claim
+        ok = float(effect) > 0 if above else float(effect) <= 0
+        check(verdict == ("reproduced" if ok else "contradicted"),
+              f"'{claim}': rank - bound = {effect} gives '{verdict}'")
+        continue
+    lo, hi = (float(x) for x in effect.split("[")[1].rstrip("]").split(","))
+    expect = claims.verdict((lo, hi), float(p), tie="tie" in claim)
+    check(verdict == expect, f"'{claim}': p = {p}, CI [{lo}, {hi}] gives '{expect}' ({verdict})")
+now = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "pipeline", "claims.py"),
+                      "--results", os.path.join(ROOT, "results")], capture_output=True, text=True)
+check(now.returncode == 0 and now.stdout == committed,
+      "results/claims.md is what pipeline/claims.py writes from the committed results "
+      "(else: make claims)")
+r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "pipeline", "readme_results.py"),
+                    "--claims", "--check"], capture_output=True, text=True)
+check(r.returncode == 0, f"README.md's claims block equals results/claims.md ({r.stderr.strip()})")
+
+# power.py: its n against a Monte-Carlo estimate of the paired t-test's power.
+effect, n = 1.2, power.seeds_needed(1.2, 0.05, 0.8)
+sims = rng.normal(effect, 1.0, (20000, n))
+t = sims.mean(1) / (sims.std(1, ddof=1) / math.sqrt(n))
+mc = float(np.mean(np.abs(t) > stats.t.ppf(0.975, n - 1)))
+mc_less = None
+if n > 2:
+    sims = rng.normal(effect, 1.0, (20000, n - 1))
+    t = sims.mean(1) / (sims.std(1, ddof=1) / math.sqrt(n - 1))
+    mc_less = float(np.mean(np.abs(t) > stats.t.ppf(0.975, n - 2)))
+# 20000 draws: the estimate's sd is sqrt(0.8 * 0.2 / 20000) = 0.003; 0.01 is three of them.
+check(mc > 0.8 - 0.01 and (mc_less is None or mc_less < 0.8 + 0.01),
+      f"seeds_needed(d = 1.2) = {n}: Monte-Carlo power {mc:.3f} at n, {mc_less} at n - 1")
+raise SystemExit(finish())
