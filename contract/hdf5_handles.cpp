@@ -1,5 +1,6 @@
 #include "contract/hdf5_handles.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,12 +20,23 @@ Handle& Handle::operator=(Handle&& o) noexcept {
   return *this;
 }
 
-void Handle::reset() {
-  if (id_ >= 0 && close_) close_(id_);
+void Handle::reset() { (void)close_now(); }
+
+herr_t Handle::close_now() {
+  herr_t status = 0;
+  if (id_ >= 0 && close_) status = close_(id_);
   id_ = H5I_INVALID_HID;
+  return status;
 }
 
-void quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+void quiet() {
+  static const bool once = [] {
+    H5dont_atexit();  // before the library initialises (header comment)
+    return true;
+  }();
+  (void)once;
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
 
 Handle open_file(const std::string& path, bool write) {
   quiet();
@@ -34,10 +46,13 @@ Handle open_file(const std::string& path, bool write) {
   return Handle(id, H5Fclose);
 }
 
-Handle create_file(const std::string& path) {
+Handle create_file(const std::string& path, const std::string& shown) {
   quiet();
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (id < 0) throw std::runtime_error(path + ": cannot create HDF5 file");
+  if (id < 0)
+    throw std::runtime_error((shown.empty() ? path + ": cannot create HDF5 file"
+                                            : shown + ": not written: cannot create " + path) +
+                             "; is the directory writable and the disk not full?");
   return Handle(id, H5Fclose);
 }
 
@@ -332,6 +347,21 @@ void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>
 
 std::string temporary_path(const std::string& path) {
   return path + ".tmp." + std::to_string(getpid());
+}
+
+void finish_file(Handle& file, const std::string& tmp, const std::string& path) {
+  const auto fail = [&](const std::string& what, int err) {
+    throw std::runtime_error(path + ": not written: " + what +
+                             (err ? std::string(" (") + std::strerror(err) + ")" : "") +
+                             "; is the disk full?");
+  };
+  if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) fail("HDF5 could not flush the file", 0);
+  if (file.close_now() < 0) fail("HDF5 could not close the file", 0);
+  const int fd = ::open(tmp.c_str(), O_RDONLY);
+  if (fd < 0) fail("cannot reopen " + tmp, errno);
+  const int synced = ::fsync(fd), err = errno;
+  if (::close(fd) != 0 || synced != 0) fail("fsync failed", synced != 0 ? err : errno);
+  commit_file(tmp, path);
 }
 
 void commit_file(const std::string& tmp, const std::string& path) {

@@ -23,6 +23,8 @@ class Handle {
   Handle& operator=(Handle&& o) noexcept;
   ~Handle() { reset(); }
   void reset();
+  /// Closes now and returns the close function's status (< 0: it failed, e.g. a full disk).
+  herr_t close_now();
   hid_t get() const { return id_; }
   bool valid() const { return id_ >= 0; }
 
@@ -31,11 +33,16 @@ class Handle {
   herr_t (*close_)(hid_t) = nullptr;
 };
 
-/// Silences HDF5's automatic error printing for the process (we report errors ourselves).
+/// Silences HDF5's automatic error printing for the process (we report errors ourselves), and
+/// before the library's first use keeps it from closing files at exit (H5dont_atexit): a file
+/// whose writes or close failed (a full disk) stays in HDF5's table, and closing it again at exit
+/// crashes HDF5 1.10 (a segmentation fault after the program has reported the error). Every
+/// file we write is closed explicitly (finish_file) or abandoned with its temporary removed.
 void quiet();
 
 Handle open_file(const std::string& path, bool write);
-Handle create_file(const std::string& path);  // truncates
+/// Creates (truncates) `path`; errors name `shown` (the final name of a temporary file) when given.
+Handle create_file(const std::string& path, const std::string& shown = "");
 bool has_dataset(hid_t file, const std::string& name);
 Handle open_dataset(hid_t file, const std::string& name, const std::string& path_for_errors);
 
@@ -77,5 +84,9 @@ void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>
 std::string temporary_path(const std::string& path);
 /// rename(2) tmp -> path, throwing with both names on failure.
 void commit_file(const std::string& tmp, const std::string& path);
+/// The end of every HDF5 write: flush, close (both checked: a full disk or an I/O error fails
+/// here, not silently), fsync(2) the temporary file, then commit_file. Throws naming `path` and
+/// leaves `tmp` for the caller to remove; nothing is renamed unless every step succeeded.
+void finish_file(Handle& file, const std::string& tmp, const std::string& path);
 
 }  // namespace sb::contract::h5

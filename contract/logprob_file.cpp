@@ -71,7 +71,7 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   buffer_.reserve(static_cast<size_t>(chunk_rows_ * h.M));
   target_buffer_.reserve(static_cast<size_t>(chunk_rows_));
 
-  file_ = h5::create_file(tmp_);
+  file_ = h5::create_file(tmp_, path_);
   const hsize_t lp_dims[2] = {static_cast<hsize_t>(h.T), static_cast<hsize_t>(h.M)};
   const hsize_t lp_chunk[2] = {static_cast<hsize_t>(chunk_rows_), static_cast<hsize_t>(h.M)};
   h5::Handle space(H5Screate_simple(2, lp_dims, nullptr), H5Sclose);
@@ -148,7 +148,8 @@ void LogProbWriter::flush_chunk() {
                buffer_.data()) < 0 ||
       H5Dwrite(targets_.get(), H5T_NATIVE_INT64, tmspace.get(), tfspace.get(), H5P_DEFAULT,
                target_buffer_.data()) < 0)
-    throw std::runtime_error(tmp_ + ": write failed at row " + std::to_string(flushed_));
+    throw std::runtime_error(path_ + ": not written: the write failed at row " +
+                             std::to_string(flushed_) + "; is the disk full?");
   flushed_ += static_cast<int64_t>(n);
   buffer_.clear();
   target_buffer_.clear();
@@ -163,10 +164,7 @@ double LogProbWriter::finish() {
   h5::write_attribute(file_.get(), "ppl", header_.ppl);
   log_probs_.reset();
   targets_.reset();
-  if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0)
-    throw std::runtime_error(tmp_ + ": flush failed");
-  file_.reset();
-  h5::commit_file(tmp_, path_);
+  h5::finish_file(file_, tmp_, path_);  // the destructor removes tmp_ if this throws
   finished_ = true;
   return header_.ppl;
 }

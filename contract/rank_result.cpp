@@ -22,7 +22,7 @@ std::string RankReport::certificate() const {
 void write_rank_result(const std::string& path, const RankResult& res) {
   const std::string tmp = h5::temporary_path(path);
   try {
-    auto file = h5::create_file(tmp);
+    auto file = h5::create_file(tmp, path);
     const hid_t root = file.get();
     const auto& h = res.header;
     const auto& r = res.report;
@@ -78,8 +78,7 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "sketch_passes", int64_t{r.sketch_passes});
     h5::write_attribute(root, "residual_bound", r.residual_bound);
     h5::write_attribute(root, "failure_probability", r.failure_probability);
-    file.reset();
-    h5::commit_file(tmp, path);
+    h5::finish_file(file, tmp, path);
   } catch (...) {
     std::remove(tmp.c_str());
     throw;

@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""A full disk while writing an HDF5 output (rank_analysis --out, synthetic_logprobs --out): exit
+2 with one line naming the file, no crash, no file under the final name, no temporary left, and a
+previous file of that name intact. The disk is a tmpfs of a few sizes mounted here (root; the test
+says SKIPPED otherwise), so the failure comes at different moments of the write: the datasets,
+the attributes, the flush at close."""
+import os
+import subprocess
+import sys
+import tempfile
+
+from checks import check, finish
+
+build = os.path.abspath(sys.argv[1])
+rank = os.path.join(build, "analysis", "rank_analysis")
+synth = os.path.join(build, "trainers", "synthetic_logprobs")
+
+
+def mount(path: str, size: str) -> bool:
+    os.makedirs(path, exist_ok=True)
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path],
+                          capture_output=True).returncode == 0
+
+
+def umount(path: str) -> None:
+    subprocess.run(["umount", path], capture_output=True)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    src = os.path.join(tmp, "lp.h5")
+    r = subprocess.run([synth, "--head", "softmax", "--T", "2000", "--M", "3000", "--d", "20",
+                        "--seed", "0", "--out", src], capture_output=True, text=True)
+    check(r.returncode == 0, "a 2000 x 3000 log-output file to analyse")
+    disk = os.path.join(tmp, "disk")
+    if not mount(disk, "16k"):
+        print("SKIPPED: cannot mount a tmpfs here (not root?): the full-disk cases need one")
+        raise SystemExit(0)
+    umount(disk)
+    # rank.h5 is ~25 KB, the dump 24 MB: each size fails somewhere inside the write.
+    cases = [("rank_analysis --out", "rank.h5", size,
+              [rank, "--check", "--out", None, src]) for size in ("4k", "16k", "20k")]
+    cases += [("synthetic_logprobs --out", "lp.h5", size,
+               [synth, "--head", "softmax", "--T", "2000", "--M", "3000", "--d", "20", "--seed",
+                "0", "--out", None]) for size in ("16k", "1m", "12m")]
+    for what, name, size, cmd in cases:
+        check(mount(disk, size), f"tmpfs of {size}")
+        target = os.path.join(disk, name)
+        previous = b"the previous file, which must survive\n"
+        with open(target, "wb") as f:
+            f.write(previous)
+        cmd = [target if c is None else c for c in cmd]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        lines = [line for line in r.stderr.splitlines() if not line.startswith(
+            ("rank_analysis: analysing", f"rank_analysis: {src}:"))]
+        check(r.returncode == 2, f"{what} on a {size} disk: exit 2 (got {r.returncode})")
+        check(len(lines) == 1 and target in lines[0] and "not written" in lines[0],
+              f"{what} on a {size} disk: one line naming {name} ({lines})")
+        with open(target, "rb") as f:
+            check(f.read() == previous, f"{what} on a {size} disk: the previous {name} intact")
+        left = sorted(set(os.listdir(disk)) - {name})
+        check(not left, f"{what} on a {size} disk: no temporary left ({left})")
+        umount(disk)
+raise SystemExit(finish())
