@@ -13,7 +13,11 @@ first --valid-tokens tokens after --batches batches, beside the unigram model's 
 Variants (head, lr, decoder bias at start): softmax 30 / zero (the cpu profile's reference);
 g:ReLU 30 / zero (the cpu profile); g:ReLU 30 / unigram (relu(b) + eps = p / p_max: every relu
 starts positive, trainers/heads/unigram_bias.cpp); g:ReLU 10 and 3 / zero; g:ReLU 10 and 3 /
-unigram. Prints markdown.
+unigram; g:ReLU with eps = 1e-4 and 1e-2 at 3 / unigram (a target whose relu(z_t) is 0 costs
+-log(eps / S), S the normaliser: 18.4 - log S nats at eps = 1e-8, and no gradient reaches z_t
+through the relu to raise it; a larger eps lowers that cost but not the dead gradient); eps = 1e-2
+at lr 30 / unigram, eps = 1e-1 at 3 / unigram.
+--only N,N,... runs those variants alone (0-based). Prints markdown.
 """
 from __future__ import annotations
 
@@ -30,7 +34,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VARIANTS = [("softmax", 30.0, "zero"), ("relu", 30.0, "zero"), ("relu", 30.0, "unigram"),
             ("relu", 10.0, "zero"), ("relu", 10.0, "unigram"), ("relu", 3.0, "zero"),
-            ("relu", 3.0, "unigram")]
+            ("relu", 3.0, "unigram"), ("relu:eps=0.0001", 3.0, "unigram"),
+            ("relu:eps=0.01", 3.0, "unigram"), ("relu:eps=0.01", 30.0, "unigram"),
+            ("relu:eps=0.1", 3.0, "unigram")]
 
 
 def corpus_dir() -> str:
@@ -82,6 +88,7 @@ def main() -> int:
     ap.add_argument("--window", type=int, default=50)
     ap.add_argument("--valid-tokens", type=int, default=20000)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--only", default="", help="comma-separated variant indices (default: all)")
     args = ap.parse_args()
     ptb = corpus_dir()
     ln_m = math.log(10000)
@@ -96,7 +103,10 @@ def main() -> int:
     print()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        only = {int(x) for x in args.only.split(",") if x}
         for i, (head, lr, bias) in enumerate(VARIANTS):
+            if only and i not in only:
+                continue
             print(f"relu_training_probe: {head} lr {lr} bias {bias} ...", file=sys.stderr)
             rows.append((head, lr, bias, run(args.build, head, lr, bias, args,
                                              os.path.join(tmp, f"v{i}"))))
@@ -108,11 +118,12 @@ def main() -> int:
     for head, lr, bias, r in rows:
         losses = " | ".join(f"{x:.3f}" for x in r["train"]) + " | -" * (n - len(r["train"]))
         stuck = abs(r["train"][-1] - ln_m) < 1e-3
-        print(f"| {'g:ReLU' if head == 'relu' else head} | {lr:g} | {bias} | {losses} | "
+        name = head.replace("relu", "g:ReLU") if head.startswith("relu") else head
+        print(f"| {name} | {lr:g} | {bias} | {losses} | "
               f"{'yes' if stuck else 'no'} | {r['valid_ppl']:.1f} | "
               f"{'yes' if r['valid_ppl'] < uni else 'no'} |")
     print()
-    best = min((r for r in rows if r[0] == "relu"), key=lambda r: r[3]["valid_ppl"])
+    best = min((r for r in rows if r[0].startswith("relu")), key=lambda r: r[3]["valid_ppl"])
     print(f"Best g:ReLU variant: lr {best[1]:g}, bias {best[2]}: valid ppl "
           f"{best[3]['valid_ppl']:.1f} ({'below' if best[3]['valid_ppl'] < uni else 'above'} the "
           f"unigram model's {uni:.1f}).")
