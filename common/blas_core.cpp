@@ -134,9 +134,8 @@ BlasInfo blas_info() {
   return info;
 }
 
-void use_best_core(char** argv) {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;  // the user's choice wins
-  if (std::getenv("SB_BLAS_RESTARTED") != nullptr) return;  // we are the restarted process
+std::optional<Upgrade> pending_upgrade() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return std::nullopt;  // the user's choice wins
   std::string core;
   CpuFlags flags;
   if (const char* fake = std::getenv("SB_BLAS_FAKE")) {
@@ -150,16 +149,25 @@ void use_best_core(char** argv) {
     flags = cpu_flags();
   }
   const auto better = better_core(core, flags);
-  if (!better) return;
+  if (!better) return std::nullopt;
+  return Upgrade{core, *better};
+}
+
+void use_best_core(char** argv) {
+  if (std::getenv("SB_BLAS_RESTARTED") != nullptr) return;  // we are the restarted process
+  const auto upgrade = pending_upgrade();
+  if (!upgrade) return;
+  const std::string& core = upgrade->core;
+  const std::string& better = upgrade->better;
   const char* program = argv && argv[0] ? argv[0] : "program";
   const char* base = std::strrchr(program, '/');
   base = base ? base + 1 : program;
   std::fprintf(stderr,
                "%s: OpenBLAS chose its generic '%s' kernels on a CPU that runs '%s' ones; "
                "restarting with OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE to choose yourself)\n",
-               base, core.c_str(), better->c_str(), better->c_str());
+               base, core.c_str(), better.c_str(), better.c_str());
   std::fflush(stderr);
-  setenv("OPENBLAS_CORETYPE", better->c_str(), 1);
+  setenv("OPENBLAS_CORETYPE", better.c_str(), 1);
   setenv("SB_BLAS_RESTARTED", "1", 1);
   execv("/proc/self/exe", argv);
   std::fprintf(stderr, "%s: could not restart (%s); going on with the '%s' kernels\n", base,

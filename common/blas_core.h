@@ -59,12 +59,19 @@ struct BlasInfo {
 };
 BlasInfo blas_info();
 
+/// The decision for this process: nullopt when OPENBLAS_CORETYPE is set (the user's choice) or
+/// when the loaded core is already the CPU's best family; else {loaded core, better core}.
+/// Test hook: SB_BLAS_FAKE="CORE:FLAG,FLAG,..." replaces the detected core and flags.
+struct Upgrade {
+  std::string core, better;
+};
+std::optional<Upgrade> pending_upgrade();
+
 /// At the top of every main, before any other work: when OPENBLAS_CORETYPE is unset and
 /// better_core(the loaded core, cpu_flags()) names a core, says so in one line on stderr and
 /// re-executes /proc/self/exe with the same arguments and OPENBLAS_CORETYPE set (and
 /// SB_BLAS_RESTARTED=1, so that a second start never loops). Returns normally otherwise, or when
 /// the re-execution fails (said in one line; the program goes on with the generic core).
-/// Test hook: SB_BLAS_FAKE="CORE:FLAG,FLAG,..." replaces the detected core and flags.
 void use_best_core(char** argv);
 
 }  // namespace sb::blas

@@ -21,22 +21,11 @@ import warnings
 from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from final_json import read_final, section  # noqa: E402
+from claims import metric_by_seed, paper_figure  # noqa: E402
 
 # (label, head a, head b): the pairs of the claims profile.
 PAIRS = [("softmax - sigsoftmax", "softmax", "sigsoftmax"), ("MoS - MoSS", "mos", "moss")]
-PAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "results", "paper",
-                     "paper_results.csv")
-
-
-def paper_test_ppl(head: str) -> float:
-    """The sigsoftmax paper's PTB test ppl after finetuning (Table 1, results/paper/)."""
-    with open(PAPER) as f:
-        for line in f:
-            cells = line.strip().split(",")
-            if cells[:4] == ["ptb", head, "finetune", "test"]:
-                return float(cells[4])
-    raise KeyError(f"{PAPER}: no row ptb,{head},finetune,test")
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "results")
 
 
 def power(n: int, effect: float, alpha: float) -> float:
@@ -58,18 +47,6 @@ def seeds_needed(effect: float, alpha: float, target: float, cap: int = 100000) 
             return n
         n = n + 1 if n < 100 else int(n * 1.05) + 1
     return None
-
-
-def test_ppls(runs: str, label: str) -> dict[int, float]:
-    out = {}
-    for name in sorted(os.listdir(runs)):
-        if not name.startswith(label + "_s"):
-            continue
-        final = read_final(os.path.join(runs, name, "final.json"))
-        if final is None:
-            continue
-        out[int(name[len(label) + 2:])] = float(section(final)["test_ppl"])
-    return out
 
 
 def main() -> int:
@@ -95,8 +72,8 @@ def main() -> int:
           "n for the paper's diff at our sd |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for label, a, b in PAIRS:
-        paper_diff = round(paper_test_ppl(a) - paper_test_ppl(b), 3)
-        pa, pb = test_ppls(args.runs, a), test_ppls(args.runs, b)
+        paper_diff = round(paper_figure(RESULTS, a) - paper_figure(RESULTS, b), 3)
+        pa, pb = (metric_by_seed(args.runs, h, "wordlm", "test_ppl") for h in (a, b))
         seeds = sorted(set(pa) & set(pb))
         if len(seeds) < 2:
             print(f"| {label} | {len(seeds)} | - | - | - | needs >= 2 paired seeds | - | - | "

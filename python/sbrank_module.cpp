@@ -135,13 +135,11 @@ namespace {
 // module (numpy loads it): a binary restarts itself on the better core (common/blas_core.h), a
 // module cannot restart its interpreter. It says in one warning what to set instead.
 void warn_if_generic_core() {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
-  const auto info = sb::blas::blas_info();
-  const auto better = sb::blas::better_core(info.core, sb::blas::cpu_flags());
-  if (!better) return;
-  const std::string text = "sbrank: OpenBLAS runs its generic '" + info.core +
-                           "' kernels on a CPU that runs '" + *better +
-                           "' ones; start Python with OPENBLAS_CORETYPE=" + *better +
+  const auto upgrade = sb::blas::pending_upgrade();
+  if (!upgrade) return;
+  const std::string text = "sbrank: OpenBLAS runs its generic '" + upgrade->core +
+                           "' kernels on a CPU that runs '" + upgrade->better +
+                           "' ones; start Python with OPENBLAS_CORETYPE=" + upgrade->better +
                            " for the fast ones (OpenBLAS chooses when it is loaded)";
   PyErr_WarnEx(PyExc_RuntimeWarning, text.c_str(), 1);
 }
