@@ -13,6 +13,7 @@ import os
 import statistics
 
 import head_facts
+from atomic_io import save_figure_atomically
 from durations import format_duration
 from final_json import read_final, section
 from summary import ROOT, _json, _machine, profile_header, write_markdown
@@ -60,9 +61,7 @@ def write_plot(profile, heads: list[str], errors: dict[str, list[float]]) -> Non
     fig.tight_layout()
     prefix = os.path.join(profile.out, "test_error")
     for ext in (".png", ".svg"):
-        tmp = f"{prefix}.tmp{os.getpid()}{ext}"
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, prefix + ext)
+        save_figure_atomically(fig, prefix + ext, dpi=120)
     plt.close(fig)
 
 

@@ -12,15 +12,15 @@ naming the file and the field, exit status 2, no output.
 """
 import argparse
 import json
-import os
 import sys
-import tempfile
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from atomic_io import save_figure_atomically  # noqa: E402
 
 COLOURS = {"softmax": "tab:blue", "sigsoftmax": "tab:red", "sigmoid": "tab:orange",
            "relu": "tab:gray", "mos": "tab:green", "moss": "tab:purple"}
@@ -51,17 +51,6 @@ def load(path):
                 raise InputError(f"{path}: field 'epochs[{i}].{key}' missing")
     return data
 
-
-def save_atomically(fig, path, **kw):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=os.path.splitext(path)[1])
-    os.close(fd)
-    try:
-        fig.savefig(tmp, **kw)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def main():
@@ -109,8 +98,8 @@ def main():
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
-    save_atomically(fig, args.out + ".png", dpi=150)
-    save_atomically(fig, args.out + ".svg")
+    save_figure_atomically(fig, args.out + ".png", dpi=150)
+    save_figure_atomically(fig, args.out + ".svg")
     print(f"wrote {args.out}.png, {args.out}.svg")
     return 0
 

@@ -15,13 +15,14 @@ Bad input: one-line error on stderr, exit status 2, no output written.
 import argparse
 import os
 import sys
-import tempfile
 
 import matplotlib
 
 matplotlib.use("Agg")  # no display on this machine
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+from atomic_io import save_figure_atomically  # noqa: E402
 
 try:
     import h5py
@@ -141,23 +142,6 @@ def make_figure(results, title):
     return fig
 
 
-def save_atomic(fig, target, **kwargs):
-    """Render to a temp file beside `target`, then rename it into place."""
-    directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=os.path.splitext(target)[1],
-                               dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format=os.path.splitext(target)[1][1:], **kwargs)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; outputs get the usual mode
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
 
 def parse_args(argv):
     p = argparse.ArgumentParser(
@@ -191,8 +175,8 @@ def main(argv=None):
     # Keep text as <text> elements in the SVG (searchable, smaller file).
     plt.rcParams["svg.fonttype"] = "none"
     fig = make_figure(results, args.title)
-    save_atomic(fig, args.out + ".png", dpi=150)
-    save_atomic(fig, args.out + ".svg")
+    save_figure_atomically(fig, args.out + ".png", dpi=150)
+    save_figure_atomically(fig, args.out + ".svg")
     plt.close(fig)
     return 0
 

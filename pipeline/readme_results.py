@@ -26,6 +26,8 @@ import os
 import re
 import sys
 
+from atomic_io import write_text_atomically
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLAIMS = ":claims"  # the key of the claims table's block (not a profile name)
 
@@ -95,10 +97,7 @@ def main() -> int:
             return 1
         print(f"readme_results: {args.readme} shows {summary_path} as written")
         return 0
-    tmp = f"{args.readme}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(new)
-    os.replace(tmp, args.readme)
+    write_text_atomically(args.readme, new)
     print(f"readme_results: copied {summary_path} into {args.readme}")
     return 0
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import os
 import signal
 import subprocess
@@ -34,7 +33,8 @@ import head_facts  # noqa: E402
 from durations import format_duration  # noqa: E402
 from gpu_projection import projection_lines  # noqa: E402
 from repro_profile import Profile, ProfileError, Run, check_runs, load_profile  # noqa: E402
-from stages import STAGES, Stage, StageError, read_json, write_json_atomically  # noqa: E402
+from atomic_io import write_json_atomically, write_text_atomically  # noqa: E402
+from stages import STAGES, Stage, StageError, read_json  # noqa: E402
 from trainer_kinds import KINDS  # noqa: E402
 
 PREFIX = "[reproduce]"
@@ -144,10 +144,7 @@ class Driver:
             raise StageError(f"exit status {code} from {os.path.basename(cmd[0])}; its output "
                              f"is in {log_path}")
         if stdout_path:
-            tmp = f"{stdout_path}.tmp{os.getpid()}"
-            with open(tmp, "w") as f:
-                f.write(captured[0] if captured else "")
-            os.replace(tmp, stdout_path)
+            write_text_atomically(stdout_path, captured[0] if captured else "")
 
     # ---- the loop
     def plan(self) -> list[Step]:

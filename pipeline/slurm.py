@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 
+from atomic_io import write_text_atomically
 from slurm_resources import Resources
 from stages import STAGES, Stage, StageError
 
@@ -215,10 +216,7 @@ class SlurmBackend:
             if j.script_path in queued:
                 j.id, j.queued_before = queued[j.script_path], True
             else:
-                tmp = f"{j.script_path}.tmp{os.getpid()}"
-                with open(tmp, "w") as f:
-                    f.write(self.script(j))
-                os.replace(tmp, j.script_path)
+                write_text_atomically(j.script_path, self.script(j))
                 cmd = self.sbatch_command(j, ids)
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 if r.returncode != 0:

@@ -24,6 +24,7 @@ import time
 from typing import Callable
 
 import head_facts
+from atomic_io import write_json_atomically
 from final_json import read_final
 from run_outputs import outputs_complete
 
@@ -76,14 +77,6 @@ def newer(path: str, *than: str) -> bool:
 
 def epoch_dump_rows(profile) -> int:
     return int(profile.epoch_ranks.get("rows", 0))
-
-
-def write_json_atomically(path: str, data: object) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 def plot_inputs(d) -> list[str]:

@@ -15,6 +15,7 @@ import time
 import tomllib
 
 import head_facts
+from atomic_io import write_text_atomically
 from durations import format_duration
 from final_json import read_final, section
 
@@ -170,7 +171,7 @@ def rank_vs_epoch_section(profile, runs) -> list[str]:
         out.append(f"| {r.head} | {r.seed} | {j.get('bound', '-')} | " +
                    " | ".join(str(by.get(k, "-")) for k in steps) + " |")
     out.append("")
-    out.append(f"![rank vs epoch](rank_vs_epoch.png)\n")
+    out.append("![rank vs epoch](rank_vs_epoch.png)\n")
     mixtures = [(r, j) for r, j in data if any("mixture" in e for e in j["epochs"])]
     if mixtures:
         out += ["Mixture diagnostics after every epoch (metrics.jsonl; trainers/heads/"
@@ -327,10 +328,7 @@ def wall_time_rows(w, runs, stages_of, names, global_timings: dict) -> None:
 
 def write_markdown(path: str, lines: list[str]) -> str:
     """Writes the lines to path atomically (a temporary file renamed into place)."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(tmp, path)
+    write_text_atomically(path, "\n".join(lines) + "\n")
     return path
 
 
@@ -434,7 +432,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
               f"{'yes' if k['theorem2_bounded'] else 'no'} | {k['tol']:.3e} | {k['eps']:.3g} | "
               f"{gap} | {k['method']} | {paper_rank.get(r.name, '-')} |")
     w("")
-    w(f"![singular values](singular_values.png)\n")
+    w("![singular values](singular_values.png)\n")
     w("Singular values of every head's log-output matrix (first seed; supplementary Figure 1 "
       "analog): `singular_values.png`, `singular_values.svg`.\n")
 
