@@ -261,7 +261,7 @@ DRY_RUN ?=
 MAKE_DRY_RUN := $(if $(findstring n,$(firstword -$(MAKEFLAGS))),1)
 REPRODUCE_ARGS = --profile $(PROFILE) --build $(BUILD_DIR) --scheduler $(SCHEDULER) \
   $(if $(PARTITION),--partition $(PARTITION)) $(if $(ACCOUNT),--account $(ACCOUNT)) \
-  $(if $(WAIT),--wait)
+  $(if $(WAIT),--wait) $(if $(ALLOW_DIRTY),--allow-dirty)
 ifneq ($(MAKE_DRY_RUN)$(DRY_RUN),)
 reproduce:
 	+@/usr/bin/python3 pipeline/reproduce.py $(REPRODUCE_ARGS) --dry-run

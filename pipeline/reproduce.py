@@ -30,6 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import head_facts  # noqa: E402
+import provenance  # noqa: E402
 from durations import format_duration  # noqa: E402
 from gpu_projection import projection_lines  # noqa: E402
 from repro_profile import Profile, ProfileError, Run, check_runs, load_profile  # noqa: E402
@@ -43,9 +44,25 @@ PREFIX = "[reproduce]"
 Step = tuple[Run | None, Stage]  # a per-run stage with its run, or a profile stage with None
 
 
+def failure_line(binary: str, code: int, last: str, log_path: str) -> str:
+    """One line for a stage whose binary failed: its exit status or the signal that ended it
+    (by name), its own last line (its error message), and where the whole output is."""
+    if code < 0:
+        try:
+            how = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"killed by signal {-code}"
+    else:
+        how = f"exit status {code}"
+    said = f": {last[:300]}" if last else ""
+    return f"{binary} failed ({how}){said}; its output is in {log_path}"
+
+
 class Driver:
-    def __init__(self, profile: Profile, build: str):
+    def __init__(self, profile: Profile, build: str, allow_dirty: bool = False):
         self.p = profile
+        self.allow_dirty = allow_dirty
+        self.source = provenance.source_state()  # recorded with every finished stage
         self.build = build
         self.runs = profile.runs()
         self.start = time.monotonic()
@@ -81,7 +98,8 @@ class Driver:
             partial = t.pop(stage + ".partial", {}).get("seconds", 0.0)
             if finished:
                 t[stage] = {"seconds": round(seconds + partial, 1),
-                            "finished": time.strftime("%FT%TZ", time.gmtime())}
+                            "finished": time.strftime("%FT%TZ", time.gmtime()),
+                            "commit": self.source.label}
             else:
                 t[stage + ".partial"] = {"seconds": round(seconds + partial, 1)}
             write_json_atomically(os.path.join(run.dir, "stages.json"), t)
@@ -126,11 +144,14 @@ class Driver:
                 import threading
                 reader = threading.Thread(target=lambda: captured.append(proc.stdout.read()))
                 reader.start()
+            last = ""  # the child's last words: the one-line error of a binary that failed
             try:
                 for line in stream:
                     sys.stdout.write(line)
                     sys.stdout.flush()
                     log.write(line)
+                    if line.strip():
+                        last = line.strip()
                 code = proc.wait()
             except KeyboardInterrupt:  # Ctrl-C reached the child too; SIGTERM (kill, Slurm's
                 proc.send_signal(signal.SIGINT)  # time limit) may not have: the trainer saves
@@ -141,8 +162,7 @@ class Driver:
         if code == 130 or code == -signal.SIGINT:
             raise KeyboardInterrupt
         if code != 0:
-            raise StageError(f"exit status {code} from {os.path.basename(cmd[0])}; its output "
-                             f"is in {log_path}")
+            raise StageError(failure_line(os.path.basename(cmd[0]), code, last, log_path))
         if stdout_path:
             write_text_atomically(stdout_path, captured[0] if captured else "")
 
@@ -196,8 +216,10 @@ class Driver:
     def go(self, steps: list[Step] | None = None) -> None:
         """Runs `steps` (default: the whole plan) in order, skipping the done ones."""
         self.check_binaries()
-        os.makedirs(self.p.out, exist_ok=True)
         steps = self.plan() if steps is None else steps
+        if self.source.dirty and not self.allow_dirty and any(not s.per_run for _, s in steps):
+            raise StageError(self.source.refusal())  # before hours of training, not after
+        os.makedirs(self.p.out, exist_ok=True)
         self.global_timings = read_json(os.path.join(self.p.out, "stages.json")) or {}
         for i, (run, stage) in enumerate(steps):
             where = f"run {self.runs.index(run) + 1}/{len(self.runs)} {run.label}" if run \
@@ -261,6 +283,9 @@ def main() -> int:
     ap.add_argument("--account", default="", help="slurm: account (default: the profile's)")
     ap.add_argument("--stage", action="append", default=[],
                     help="run only this stage (repeatable; what a Slurm job runs)")
+    ap.add_argument("--allow-dirty", action="store_true",
+                    help="write the plot and tables from a tree with uncommitted changes (refused "
+                         "otherwise); every table then says so")
     ap.add_argument("--run", default=None,
                     help="with --stage: only this run, by its directory name (softmax_s141)")
     args = ap.parse_args()
@@ -272,13 +297,15 @@ def main() -> int:
         profile = load_profile(path)
         if args.out:
             profile.out = args.out
-        driver = Driver(profile, args.build)
+        driver = Driver(profile, args.build, args.allow_dirty)
         if args.run is not None and not args.stage:
             raise StageError("--run needs --stage")
         if args.scheduler == "slurm":
             from slurm import SlurmBackend
             backend = SlurmBackend(driver, path, args.partition, args.account)
             poll = float(os.environ.get("SB_SLURM_POLL_SECONDS", 5))  # tests poll faster
+            if driver.source.dirty and not args.allow_dirty and not args.dry_run:
+                raise StageError(driver.source.refusal())  # the last job writes the tables
             return backend.dry_run() if args.dry_run else backend.submit(args.wait, poll)
         if args.stage:
             driver.go(driver.select(args.stage, args.run))

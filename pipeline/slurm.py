@@ -130,6 +130,8 @@ class SlurmBackend:
         opts += ["--kill-on-invalid-dep=yes", *self.p.slurm.sbatch_args]
         cmd = [sys.executable, os.path.join(ROOT, "pipeline", "reproduce.py"),
                "--profile", self.profile_path, "--build", self.build, "--out", self.out]
+        if self.d.allow_dirty:
+            cmd.append("--allow-dirty")
         for s in job.stages:
             cmd += ["--stage", s.name]
         what = f"stage {job.stages[0].name} of run {job.run.label}" if job.run else \

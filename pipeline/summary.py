@@ -15,6 +15,7 @@ import time
 import tomllib
 
 import head_facts
+import provenance
 from atomic_io import write_text_atomically
 from durations import format_duration
 from final_json import read_final, section
@@ -110,11 +111,7 @@ def _machine() -> str:
         except (OSError, subprocess.CalledProcessError):
             return "?"
 
-    commit = run("git", "rev-parse", "--short", "HEAD")
-    # The pipeline's own outputs (results/, the README block it fills) do not count as changes.
-    if run("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!results",
-           ":!README.md"):
-        commit += " (with uncommitted changes)"
+    commit = provenance.source_state().label
     torch = run("dpkg-query", "-W", "-f=${Version}", "libtorch-dev")
     os_name = "?"
     try:
@@ -307,6 +304,15 @@ def profile_header(w, profile) -> None:
     w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 pipeline/"
       f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
     w(f"**Scaled down:** {profile.scaled_down}\n")
+    state = provenance.source_state()
+    if state.dirty:
+        w(f"> **Made from a tree with uncommitted changes** (`--allow-dirty`): commit "
+          f"{state.commit} plus changes to {', '.join(state.changed[:5])}"
+          f"{' and more' if len(state.changed) > 5 else ''}. No commit reproduces these tables.\n")
+    made_at = provenance.runs_made_at([r.dir for r in profile.runs()])
+    if made_at:
+        w("**Runs made at:** " + "; ".join(f"{c} ({n} run{'s' if n != 1 else ''})"
+                                           for c, n in made_at.items()) + ".\n")
 
 
 def wall_time_rows(w, runs, stages_of, names, global_timings: dict) -> None:

@@ -42,7 +42,7 @@ CLUSTER = os.path.join(ROOT, "pipeline", "slurm_local_cluster.sh")
 
 
 def driver(*args: str, env=None, timeout=None) -> subprocess.CompletedProcess:
-    r = subprocess.run(["/usr/bin/python3", DRIVER, *args], cwd=ROOT, text=True,
+    r = subprocess.run(["/usr/bin/python3", DRIVER, "--allow-dirty", *args], cwd=ROOT, text=True,
                        capture_output=True, env=env, timeout=timeout)
     return r
 

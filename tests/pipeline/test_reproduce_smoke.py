@@ -45,7 +45,7 @@ DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
 
 
 def run_driver(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["/usr/bin/python3", DRIVER, *args], cwd=ROOT, text=True,
+    return subprocess.run(["/usr/bin/python3", DRIVER, "--allow-dirty", *args], cwd=ROOT, text=True,
                           capture_output=True)
 
 
@@ -118,6 +118,13 @@ def main() -> int:
               math.isclose(attr, final["test_ppl"], rel_tol=1e-12),
               f"{d}: numpy ppl {ppl:.4f} = ppl attribute {attr:.4f} = final.json "
               f"{final['test_ppl']:.4f}")
+
+    import provenance
+    label = provenance.source_state().label
+    for d in runs:
+        st = json.load(open(os.path.join(out, d, "stages.json")))
+        check(all(v.get("commit") == label for k, v in st.items() if "finished" in v),
+              f"{d}: stages.json records commit {label} with every finished stage")
 
     for d in runs:
         rve = json.load(open(os.path.join(out, d, "rank_vs_epoch.json")))

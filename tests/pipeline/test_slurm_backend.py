@@ -61,7 +61,7 @@ def fake_build(tmp: str) -> str:
 
 
 def driver(*args: str, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run(["/usr/bin/python3", DRIVER, *args], cwd=ROOT, text=True,
+    return subprocess.run(["/usr/bin/python3", DRIVER, "--allow-dirty", *args], cwd=ROOT, text=True,
                           capture_output=True, env=env)
 
 

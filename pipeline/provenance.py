@@ -1,0 +1,75 @@
+"""Which source a result was made from: the commit, and whether the tree had changes.
+
+A result is reproducible only from a clean commit. The pipeline's own outputs (results/, the
+README block `make readme` fills) do not count as changes; every other tracked file does.
+reproduce.py refuses to write tables from a changed tree unless --allow-dirty, and then every
+table says so (summary.profile_header); every finished stage records the commit in the run's
+stages.json, so a run made at another commit than its tables is visible.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OWN_OUTPUTS = ("results", "README.md")  # written by the pipeline itself
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceState:
+    commit: str  # short hash, "?" outside a git checkout
+    changed: tuple[str, ...]  # tracked files with uncommitted changes, outputs excluded
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.changed)
+
+    @property
+    def label(self) -> str:
+        """'58e24ab' or '58e24ab (with uncommitted changes)', as the tables print it."""
+        return self.commit + (" (with uncommitted changes)" if self.dirty else "")
+
+    def refusal(self) -> str:
+        """The one line reproduce.py prints when it refuses a changed tree."""
+        shown = ", ".join(self.changed[:5]) + (f" and {len(self.changed) - 5} more"
+                                               if len(self.changed) > 5 else "")
+        return (f"{ROOT}: uncommitted changes in {shown}; tables are made from a clean commit: "
+                f"commit or stash them, or pass --allow-dirty (make reproduce ALLOW_DIRTY=1), "
+                f"which marks every table it writes")
+
+
+def runs_made_at(run_dirs: list[str]) -> dict[str, int]:
+    """How many of the runs each commit label made: the commit recorded with the last finished
+    stage of each run's stages.json ("not recorded" for runs made before stages recorded it);
+    runs not started are left out."""
+    counts: dict[str, int] = {}
+    for d in run_dirs:
+        try:
+            with open(os.path.join(d, "stages.json")) as f:
+                stages = json.load(f)
+        except (OSError, ValueError):
+            continue
+        finished = [v for k, v in stages.items() if isinstance(v, dict) and "finished" in v]
+        if not finished:
+            continue
+        last = max(finished, key=lambda v: v["finished"])
+        label = last.get("commit", "not recorded")
+        counts[label] = counts.get(label, 0) + 1
+    return counts
+
+
+def source_state(root: str = ROOT) -> SourceState:
+    def git(*args: str) -> str | None:
+        try:
+            return subprocess.run(["git", *args], capture_output=True, text=True, cwd=root,
+                                  check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return None
+
+    commit = (git("rev-parse", "--short", "HEAD") or "?").strip() or "?"
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                 *(f":!{o}" for o in OWN_OUTPUTS))
+    changed = tuple(line[3:] for line in (status or "").splitlines() if len(line) > 3)
+    return SourceState(commit, changed)

@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""pipeline/provenance.py and the driver's refusal of a changed tree, in a throwaway git
+repository holding a copy of pipeline/ and trainers/configs/: a clean commit is clean; changes
+under results/ or to README.md (the pipeline's own outputs) do not count; a changed source file
+does. reproduce.py then refuses (exit 2, one line naming the file and --allow-dirty, no output
+directory created) before any training; --allow-dirty goes on, and the tables say so; a stage
+whose binary crashes is reported with the signal's name and the binary's last line. Which
+commit made each run is counted from stages.json."""
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+from checks import ROOT, build_dir, check, finish
+
+with tempfile.TemporaryDirectory() as tmp:
+    repo = os.path.join(tmp, "repo")
+    shutil.copytree(os.path.join(ROOT, "pipeline"), os.path.join(repo, "pipeline"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(os.path.join(ROOT, "trainers", "configs"),
+                    os.path.join(repo, "trainers", "configs"))
+    os.makedirs(os.path.join(repo, "results"))
+    for name in ("results/table.md", "README.md"):
+        with open(os.path.join(repo, name), "w") as f:
+            f.write("committed\n")
+
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              cwd=repo, capture_output=True, text=True, check=True).stdout
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "a commit")
+    commit = git("rev-parse", "--short", "HEAD").strip()
+
+    def state():
+        code = ("import json, sys; sys.path.insert(0, 'pipeline'); import provenance; "
+                "s = provenance.source_state(); print(json.dumps([s.commit, list(s.changed), "
+                "s.label]))")
+        return json.loads(subprocess.run(["/usr/bin/python3", "-c", code], cwd=repo,
+                                         capture_output=True, text=True, check=True).stdout)
+
+    check(state() == [commit, [], commit], f"a clean commit: {state()}")
+    for name in ("results/table.md", "README.md"):
+        with open(os.path.join(repo, name), "a") as f:
+            f.write("written by the pipeline\n")
+    check(state() == [commit, [], commit],
+          "changes to results/ and README.md (the pipeline's outputs) do not make it dirty")
+    with open(os.path.join(repo, "pipeline", "summary.py"), "a") as f:
+        f.write("# an uncommitted change\n")
+    s = state()
+    check(s == [commit, ["pipeline/summary.py"], f"{commit} (with uncommitted changes)"],
+          f"a changed source file makes it dirty and is named: {s}")
+
+    # The driver: a build whose binaries exist (they fail if run) and whose rank_analysis
+    # answers --list-heads with the real one's (the head facts the profile check reads).
+    build = os.path.join(tmp, "build")
+    real = os.path.join(build_dir(), "analysis", "rank_analysis")
+    for rel in ("trainers/train_wordlm", "trainers/dyneval", "analysis/rank_analysis"):
+        path = os.path.join(build, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n")
+            if rel.endswith("rank_analysis"):
+                f.write(f'[ "$1" = --list-heads ] && exec {real} "$@"\n')
+            f.write("echo fake binary ran >&2; kill -SEGV $$\n")  # dies as a crash would
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    out = os.path.join(tmp, "out")
+
+    def driver(*extra):
+        return subprocess.run(["/usr/bin/python3", "pipeline/reproduce.py", "--profile", "smoke",
+                               "--build", build, "--out", out, *extra],
+                              cwd=repo, capture_output=True, text=True)
+
+    r = driver()
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 2 and len(lines) == 1 and "pipeline/summary.py" in lines[0] and
+          "--allow-dirty" in lines[0],
+          f"a dirty tree: exit 2 in one line naming the file and --allow-dirty ({r.returncode}: "
+          f"{r.stderr.strip()[-300:]})")
+    check(not os.path.exists(out) and "fake binary ran" not in r.stderr,
+          "refused before anything ran or was created")
+    r = driver("--plan")
+    check(r.returncode == 0, f"--plan on a dirty tree still prints the plan ({r.returncode})")
+    r = driver("--allow-dirty")
+    check(r.returncode == 2 and "train_wordlm failed (killed by SIGSEGV): fake binary ran; its "
+          "output is in" in r.stderr,
+          f"--allow-dirty goes on to the first stage, and its crash is reported by the signal's "
+          f"name with the binary's last line ({r.returncode}: {r.stderr.strip()[-200:]})")
+    r = driver("--stage", "train")
+    check("uncommitted" not in r.stderr,
+          "a stage that writes no table (--stage train) is not refused for the tree")
+
+    # Every table says it was made from a changed tree; a clean tree's says nothing.
+    code = ("import sys; sys.path.insert(0, 'pipeline'); import summary, types\n"
+            "lines = []\n"
+            "p = types.SimpleNamespace(name='smoke', description='d', scaled_down='s', "
+            "runs=lambda: [])\n"
+            "summary.profile_header(lines.append, p)\n"
+            "print(''.join(lines))")
+    header = subprocess.run(["/usr/bin/python3", "-c", code], cwd=repo, capture_output=True,
+                            text=True)
+    check("Made from a tree with uncommitted changes" in header.stdout and
+          "pipeline/summary.py" in header.stdout,
+          f"the dirty tree's table header says so, naming the file ({header.stderr[-200:]})")
+    git("checkout", "--", "pipeline/summary.py")
+    header = subprocess.run(["/usr/bin/python3", "-c", code], cwd=repo, capture_output=True,
+                            text=True)
+    check(header.returncode == 0 and "uncommitted" not in header.stdout,
+          "a clean tree's table header has no such line")
+
+    # runs_made_at: the commit of each run's last finished stage.
+    sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+    import provenance
+    runs = []
+    for i, stages in enumerate([
+            {"train": {"seconds": 1, "finished": "2026-01-01T00:00:00Z", "commit": "aaaaaaa"},
+             "dump": {"seconds": 1, "finished": "2026-01-02T00:00:00Z", "commit": "bbbbbbb"}},
+            {"train": {"seconds": 1, "finished": "2026-01-01T00:00:00Z", "commit": "bbbbbbb"}},
+            {"train": {"seconds": 1, "finished": "2026-01-01T00:00:00Z"}},
+            {"train.partial": {"seconds": 1}}]):
+        d = os.path.join(tmp, f"run{i}")
+        os.makedirs(d)
+        with open(os.path.join(d, "stages.json"), "w") as f:
+            json.dump(stages, f)
+        runs.append(d)
+    runs.append(os.path.join(tmp, "never_started"))
+    made = provenance.runs_made_at(runs)
+    check(made == {"bbbbbbb": 2, "not recorded": 1},
+          f"runs_made_at counts each run's last finished stage's commit, skips unfinished ({made})")
+
+sys.exit(finish())
