@@ -21,6 +21,7 @@ submits them to a Slurm cluster as a graph of jobs (slurm.py), each job running 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import os
 import signal
@@ -29,6 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dir_lock  # noqa: E402
 import head_facts  # noqa: E402
 import provenance  # noqa: E402
 from durations import format_duration  # noqa: E402
@@ -63,6 +65,8 @@ class Driver:
         self.p = profile
         self.allow_dirty = allow_dirty
         self.source = provenance.source_state()  # recorded with every finished stage
+        self.what = "reproduce.py " + " ".join(sys.argv[1:])  # who holds a locked directory
+        self.t0 = time.monotonic()  # when the current step started
         self.build = build
         self.runs = profile.runs()
         self.start = time.monotonic()
@@ -214,47 +218,60 @@ class Driver:
                 raise StageError(f"{path} not built: run `make build` (or pass --build DIR)")
 
     def go(self, steps: list[Step] | None = None) -> None:
-        """Runs `steps` (default: the whole plan) in order, skipping the done ones."""
+        """Runs `steps` (default: the whole plan) in order, skipping the done ones. The output
+        directory is locked while steps of the whole profile are among them (a local run, the
+        tables job), each run's directory while one of its stages is checked and run (what a
+        Slurm job of one run holds): a second driver on the same directory is refused."""
         self.check_binaries()
         steps = self.plan() if steps is None else steps
         if self.source.dirty and not self.allow_dirty and any(not s.per_run for _, s in steps):
             raise StageError(self.source.refusal())  # before hours of training, not after
-        os.makedirs(self.p.out, exist_ok=True)
+        whole = any(not s.per_run for _, s in steps)
+        with dir_lock.holding(self.p.out, self.what) if whole else contextlib.nullcontext():
+            self._go(steps)
+
+    def _go(self, steps: list[Step]) -> None:
         self.global_timings = read_json(os.path.join(self.p.out, "stages.json")) or {}
         for i, (run, stage) in enumerate(steps):
             where = f"run {self.runs.index(run) + 1}/{len(self.runs)} {run.label}" if run \
                 else "profile"
             head = f"{PREFIX} {self.p.name} step {i + 1}/{len(steps)} | {where} | {stage.name}"
-            check = stage.done(self, run)
-            if check:
-                print(f"{head}: skipped ({check.why})", flush=True)
-                continue
-            pending = [(r, s) for r, s in steps[i:] if not (r and s.done(self, r))]
-            print(f"{head}: {check.why}: running | elapsed "
-                  f"{format_duration(time.monotonic() - self.start)} | ETA "
-                  f"{format_duration(self.eta(pending))}", flush=True)
-            t0 = time.monotonic()
-            if run:
-                try:
-                    stage.run(self, run)
-                except KeyboardInterrupt:
-                    self.record(run, stage.name, time.monotonic() - t0, finished=False)
-                    raise
-                seconds = time.monotonic() - t0
-                self.record(run, stage.name, seconds)
-                self.measured += seconds
-                self.estimated += self.estimate(run, stage)
-            else:
-                if stage.report:  # counts itself (written as made)
-                    self.global_timings["tables"] = {"seconds": 0.0}
-                stage.run(self, None)
-                self.global_timings[stage.name] = {"seconds": round(time.monotonic() - t0, 1)}
-                write_json_atomically(os.path.join(self.p.out, "stages.json"),
-                                      self.global_timings)
-            print(f"{head}: done in {format_duration(time.monotonic() - t0)}", flush=True)
+            with dir_lock.holding(run.dir, self.what) if run else contextlib.nullcontext():
+                if not self._step(head, steps, i, run, stage):
+                    continue
+            print(f"{head}: done in {format_duration(time.monotonic() - self.t0)}", flush=True)
         print(f"{PREFIX} {self.p.name}: finished in "
               f"{format_duration(time.monotonic() - self.start)}; "
               f"see {os.path.join(self.p.out, 'summary.md')}", flush=True)
+
+    def _step(self, head: str, steps: list[Step], i: int, run: Run | None, stage: Stage) -> bool:
+        """Checks one step and runs it unless done; False when it was skipped."""
+        check = stage.done(self, run)
+        if check:
+            print(f"{head}: skipped ({check.why})", flush=True)
+            return False
+        pending = [(r, s) for r, s in steps[i:] if not (r and s.done(self, r))]
+        print(f"{head}: {check.why}: running | elapsed "
+              f"{format_duration(time.monotonic() - self.start)} | ETA "
+              f"{format_duration(self.eta(pending))}", flush=True)
+        t0 = self.t0 = time.monotonic()
+        if run:
+            try:
+                stage.run(self, run)
+            except KeyboardInterrupt:
+                self.record(run, stage.name, time.monotonic() - t0, finished=False)
+                raise
+            seconds = time.monotonic() - t0
+            self.record(run, stage.name, seconds)
+            self.measured += seconds
+            self.estimated += self.estimate(run, stage)
+        else:
+            if stage.report:  # counts itself (written as made)
+                self.global_timings["tables"] = {"seconds": 0.0}
+            stage.run(self, None)
+            self.global_timings[stage.name] = {"seconds": round(time.monotonic() - t0, 1)}
+            write_json_atomically(os.path.join(self.p.out, "stages.json"), self.global_timings)
+        return True
 
 
 def main() -> int:
@@ -318,7 +335,7 @@ def main() -> int:
                       f"--force runs it anyway, --scheduler slurm submits it to a cluster")
             return 0
         driver.go()
-    except (ProfileError, StageError, head_facts.HeadFactsError) as e:
+    except (ProfileError, StageError, head_facts.HeadFactsError, dir_lock.Busy) as e:
         print(f"{PREFIX} error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
