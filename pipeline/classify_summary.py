@@ -16,7 +16,7 @@ import head_facts
 from atomic_io import save_figure_atomically
 from durations import format_duration
 from final_json import read_final, section
-from summary import ROOT, _json, _machine, profile_header, write_markdown
+from report_tables import ROOT, machine_line, profile_header, read_json_or_empty, write_markdown
 
 PAPER = os.path.join(ROOT, "results", "paper", "spherical_mnist.csv")
 
@@ -84,7 +84,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
       f"{first_final.get('d', '?')}, M = {first_final.get('classes', '?')} classes; "
       f"trainer config `{profile.config}` with the profile's overrides (each run's "
       "`config.toml`).\n")
-    w(f"**Machine:** {_machine()}.\n")
+    w(f"**Machine:** {machine_line()}.\n")
     if ds != "mnist":
         w(f"**The dataset differs from the paper's.** The paper's figures are MNIST; ours are "
           f"{ds}, a harder 10-class problem of the same format, so the error rates are not "
@@ -137,7 +137,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("| head | seed | T | M | d | bound | rank | numpy rank | verdict |")
     w("|---|---|---|---|---|---|---|---|---|")
     for r in runs:
-        rk = _json(os.path.join(r.dir, "rank.json"))
+        rk = read_json_or_empty(os.path.join(r.dir, "rank.json"))
         if rk:
             w(f"| {r.head} | {r.seed} | {rk.get('T')} | {rk.get('M')} | {rk.get('d')} | "
               f"{rk.get('bound')} | {rk.get('rank')} | {rk.get('rank_numpy', '-')} | "
@@ -148,12 +148,12 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     total = 0.0
     per_head = []
     for h in heads:
-        secs = [_json(os.path.join(r.dir, "stages.json")).get("classify", {}).get("seconds", 0.0)
+        secs = [read_json_or_empty(os.path.join(r.dir, "stages.json")).get("classify", {}).get("seconds", 0.0)
                 for r in runs if r.head == h]
         total += sum(secs)
         per_head.append(f"{h} {format_duration(statistics.mean(secs)) if secs else '-'}")
     w("Mean classify stage per run: " + ", ".join(per_head) + ".\n")
-    analyse = sum(_json(os.path.join(r.dir, "stages.json")).get("analyse", {}).get("seconds", 0.0)
+    analyse = sum(read_json_or_empty(os.path.join(r.dir, "stages.json")).get("analyse", {}).get("seconds", 0.0)
                   for r in runs)
     w(f"**All stages: {format_duration(total + analyse)}** (sum of the recorded classify and "
       "analyse stage times).\n")

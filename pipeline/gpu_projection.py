@@ -15,7 +15,8 @@ A head without a measured tokens/s is reported as "not measured": nothing is gue
 from __future__ import annotations
 
 import os
-import tomllib
+
+from run_config import read_toml
 
 
 class GpuTableError(ValueError):
@@ -50,11 +51,7 @@ def parse_gpu_table(table: dict) -> dict:
 
 def _epochs(profile, run) -> tuple[int | None, int | None]:
     """The run's epochs and finetune_epochs: its config file, then the profile's overrides."""
-    try:
-        with open(run.config, "rb") as f:
-            config = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError):
-        config = {}
+    config = read_toml(run.config) or {}
     config.update(profile.overrides_of(run.head))
     return config.get("epochs"), config.get("finetune_epochs")
 

@@ -14,6 +14,7 @@ import os
 import tomllib
 
 import head_facts
+from run_config import load_toml
 from gpu_projection import GpuTableError, parse_gpu_table
 from slurm_resources import SlurmTable, SlurmTableError, parse_slurm_table
 from stages import STAGE_NAMES
@@ -139,8 +140,7 @@ def _fail(path: str, field: str, expected: str, got: object) -> ProfileError:
 def load_profile(path: str) -> Profile:
     """Reads and checks a profile; raises ProfileError naming the file and the field."""
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        data = load_toml(path)
     except FileNotFoundError:
         raise ProfileError(f"{path}: no such profile (see pipeline/profiles/)") from None
     except tomllib.TOMLDecodeError as e:
@@ -282,8 +282,7 @@ def check_runs(profile: Profile, registry) -> None:
                         profile.config) from None
         if config not in configs:
             try:
-                with open(config, "rb") as f:
-                    configs[config] = tomllib.load(f)
+                configs[config] = load_toml(config)
             except OSError:
                 where = "" if os.path.isabs(config) else f" (relative to {os.getcwd()})"
                 raise _fail(path, "config", f"an existing trainer config file{where}",

@@ -11,17 +11,17 @@ from __future__ import annotations
 import math
 import os
 import statistics
-import tomllib
 from typing import Callable
 
 from final_json import read_final, section
-from summary import (_json, _machine, _mean_std, _paper_csv, profile_header, wall_time_rows,
-                     write_markdown)
+from report_tables import (machine_line, mean_std, paper_csv, profile_header, read_json_or_empty,
+                           wall_time_rows, write_markdown)
+from run_config import run_config
 
 
 def _paper(paper: str, dataset: str) -> dict[tuple[str, str], float]:
     return {(r["head"], r["metric"]): float(r["value"]) for r in
-            _paper_csv("other_seed_results.csv") if r["paper"] == paper and r["dataset"] == dataset}
+            paper_csv("other_seed_results.csv") if r["paper"] == paper and r["dataset"] == dataset}
 
 
 def _bpc(xs: list[float]) -> str:
@@ -31,14 +31,6 @@ def _bpc(xs: list[float]) -> str:
     if len(xs) == 1:
         return f"{xs[0]:.3f}"
     return f"{statistics.mean(xs):.3f} ± {statistics.stdev(xs):.3f}"
-
-
-def _config(runs) -> dict | None:
-    try:
-        with open(os.path.join(runs[0].dir, "config.toml"), "rb") as f:
-            return tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
 
 
 def _nplm_setting(c: dict, threads: int) -> str:
@@ -79,8 +71,8 @@ def _nplm_table(w, heads, by_head, final) -> None:
     w("|---|---|---|---|---|")
     for h in heads:
         rs = by_head[h]
-        valid = _mean_std([final[id(r)]["valid_ppl"] for r in rs if final[id(r)]])
-        test = _mean_std([final[id(r)]["test_ppl"] for r in rs if final[id(r)]])
+        valid = mean_std([final[id(r)]["valid_ppl"] for r in rs if final[id(r)]])
+        test = mean_std([final[id(r)]["test_ppl"] for r in rs if final[id(r)]])
         p = paper.get((rs[0].name, "ppl"))
         w(f"| {h} | {len(rs)} | {valid} | {test} | {'-' if p is None else p} |")
 
@@ -114,15 +106,15 @@ def _write(profile, runs, global_timings: dict, setting: Callable, table: Callab
     for r in runs:
         f = read_final(os.path.join(r.dir, "final.json"), profile.trainer)
         final[id(r)] = section(f) if f else {}
-    rank = {id(r): _json(os.path.join(r.dir, "rank.json")) for r in runs}
+    rank = {id(r): read_json_or_empty(os.path.join(r.dir, "rank.json")) for r in runs}
     out: list[str] = []
     w = out.append
     profile_header(w, profile)
-    config = _config(runs)
+    config = run_config(runs[0].dir)
     threads = profile.threads or os.cpu_count()
     w("**Our setting:** " +
       ("(no config.toml yet)" if config is None else setting(config, threads)) + "\n")
-    w(f"**Machine:** {_machine()}.\n")
+    w(f"**Machine:** {machine_line()}.\n")
     table(w, heads, by_head, final)
     w("")
 
@@ -145,7 +137,7 @@ def _write(profile, runs, global_timings: dict, setting: Callable, table: Callab
     w("## Wall time of every stage\n")
     w("| run | train (+ evaluation and dump) | analyse | total |")
     w("|---|---|---|---|")
-    wall_time_rows(w, runs, lambda r: _json(os.path.join(r.dir, "stages.json")),
+    wall_time_rows(w, runs, lambda r: read_json_or_empty(os.path.join(r.dir, "stages.json")),
                    ("train", "analyse"), global_timings)
     return write_markdown(os.path.join(profile.out, "summary.md"), out)
 

@@ -26,6 +26,7 @@ from typing import Callable
 import head_facts
 from atomic_io import write_json_atomically
 from final_json import read_final
+from run_config import read_toml, run_config, run_config_value
 from run_outputs import outputs_complete
 
 
@@ -131,23 +132,14 @@ def lacking(run_dir: str, names: list[str], also: tuple[str, ...] = ()) -> Check
 
 # ---- the run's settings against the profile
 
-def _base_config(path: str) -> dict:
-    import tomllib
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except (OSError, ValueError):
-        return {}
-
-
 def config_mismatch(d, run) -> str:
     """"" when the run's config.toml (what its trainer ran with) has the settings the profile
     asks for this run (its trainer config, the overrides, head, seed, epoch_dump_rows), else the
     first difference; "" also when there is no config.toml yet."""
-    written = _base_config(_in(run, "config.toml"))
+    written = run_config(run.dir) or {}
     if not written:
         return ""
-    want = {**_base_config(run.config), **d.p.overrides_of(run.head),
+    want = {**(read_toml(run.config) or {}), **d.p.overrides_of(run.head),
             "head": run.head, "seed": run.seed}
     if d.p.kind.epoch_dumps and epoch_dump_rows(d.p):
         want["epoch_dump_rows"] = epoch_dump_rows(d.p)
@@ -200,10 +192,8 @@ def _outputs_check(d, run) -> Check:
 def _hands_on(d, run, stage: str) -> tuple[str, ...]:
     """The files `stage` (before the kind's last) hands to the next one; finetune_epochs = 0
     writes no best_finetune.pt (the dump then reads best.pt)."""
-    import summary
     files = d.p.kind.hands_on[stage]
-    if stage == "finetune" and summary.config_value(_in(run, "config.toml"),
-                                                    "finetune_epochs", 1) == 0:
+    if stage == "finetune" and run_config_value(run.dir, "finetune_epochs", 1) == 0:
         files = tuple(f for f in files if f != "best_finetune.pt")
     return files
 
@@ -274,11 +264,10 @@ def _trainer_run(stage: str) -> Callable:
 
 
 def _score(d, run) -> None:
-    import summary  # config_value: the run's effective bptt
     if not os.path.exists(_in(run, "best.pt")):
         raise StageError(f"{run.dir}/best.pt (the model before finetuning, which score reads) "
                          "is missing: train the run again (move its directory away)")
-    bptt = summary.config_value(_in(run, "config.toml"), "bptt", 70)
+    bptt = run_config_value(run.dir, "bptt", 70)  # the run's effective bptt
     d.execute([d.bins["dyneval"], "--run", run.dir, "--weights", _in(run, "best.pt"),
                "--static-only", "--bptt", str(bptt), "--threads", str(d.threads),
                "--out", _in(run, "score.json")], d.log_of(run))

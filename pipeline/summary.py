@@ -5,54 +5,24 @@ dyneval.json, rank.json, stages.json, config.toml) and the paper's figures in re
 
 from __future__ import annotations
 
-import csv
-import json
 import os
-import platform
 import statistics
-import subprocess
-import time
-import tomllib
 
 import head_facts
-import provenance
-from atomic_io import write_text_atomically
-from durations import format_duration
 from final_json import read_final, section
+from report_tables import (fmt, machine_line, mean_std, paper_csv, plus_minus, profile_header,
+                           read_json_or_empty, wall_time_rows, write_markdown)
+from run_config import run_config
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PAPER_DIR = os.path.join(ROOT, "results", "paper")
 STAGES = [("train", "valid"), ("train", "test"), ("finetune", "valid"), ("finetune", "test"),
           ("dyneval", "valid"), ("dyneval", "test")]
-
-
-def config_value(path: str, key: str, default=None):
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f).get(key, default)
-    except (OSError, tomllib.TOMLDecodeError):
-        return default
-
-
-def _json(path: str) -> dict:
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
-
-
-def _paper_csv(name: str) -> list[dict]:
-    path = os.path.join(PAPER_DIR, name)
-    with open(path) as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def run_results(run, trainer: str) -> dict:
     """Perplexities of one run by (stage, split), its rank result and stage timings. `trainer`:
     the profile's trainer kind, for a final.json in an old layout (final_json.py)."""
     d = run.dir
-    score, dyn = (_json(os.path.join(d, n)) for n in ("score.json", "dyneval.json"))
+    score, dyn = (read_json_or_empty(os.path.join(d, n)) for n in ("score.json", "dyneval.json"))
     final = read_final(os.path.join(d, "final.json"), trainer)
     ppl = {}
     if score.get("static"):
@@ -64,25 +34,8 @@ def run_results(run, trainer: str) -> dict:
     if dyn.get("dynamic"):
         ppl[("dyneval", "valid")] = dyn["dynamic"]["valid_ppl"]
         ppl[("dyneval", "test")] = dyn["dynamic"]["test_ppl"]
-    return {"ppl": ppl, "rank": _json(os.path.join(d, "rank.json")),
-            "stages": _json(os.path.join(d, "stages.json"))}
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.0f}" if x >= 1000 else f"{x:.1f}"
-
-
-def _pm(mean: float, std: float) -> str:
-    """mean ± std, both with the mean's precision."""
-    return f"{mean:.0f} ± {std:.0f}" if mean >= 1000 else f"{mean:.1f} ± {std:.1f}"
-
-
-def _mean_std(xs: list[float]) -> str:
-    if not xs:
-        return "-"
-    if len(xs) == 1:
-        return _fmt(xs[0])
-    return _pm(statistics.mean(xs), statistics.stdev(xs))
+    return {"ppl": ppl, "rank": read_json_or_empty(os.path.join(d, "rank.json")),
+            "stages": read_json_or_empty(os.path.join(d, "stages.json"))}
 
 
 def paired_t_test(a: list[float], b: list[float]) -> tuple[float, float]:
@@ -92,44 +45,9 @@ def paired_t_test(a: list[float], b: list[float]) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
-def _machine() -> str:
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-        mem = next(int(line.split()[1]) for line in open("/proc/meminfo")
-                   if line.startswith("MemTotal")) / 2**20
-    except (OSError, StopIteration):
-        mem = float("nan")
-
-    def run(*cmd: str) -> str:
-        try:
-            return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
-                                  check=True).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return "?"
-
-    commit = provenance.source_state().label
-    torch = run("dpkg-query", "-W", "-f=${Version}", "libtorch-dev")
-    os_name = "?"
-    try:
-        os_name = next(line.split("=", 1)[1].strip().strip('"') for line in
-                       open("/etc/os-release") if line.startswith("PRETTY_NAME="))
-    except (OSError, StopIteration):
-        pass
-    return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB RAM, {os_name} "
-            f"({platform.machine()}), LibTorch {torch} (CPU), commit {commit}, "
-            f"tables written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-
-
 def _setting(profile, runs) -> str:
-    c = {}
-    try:
-        with open(os.path.join(runs[0].dir, "config.toml"), "rb") as f:
-            c = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError):
+    c = run_config(runs[0].dir)
+    if c is None:
         return "(no config.toml yet)"
     mixtures = sorted({r.head for r in runs if r.is_mixture})
     return (f"{c.get('dataset', '?')}: {c.get('nlayers')}-layer AWD-LSTM, {c.get('nhid')} hidden "
@@ -143,7 +61,7 @@ def _setting(profile, runs) -> str:
 def rank_vs_epoch_section(profile, runs) -> list[str]:
     """The rank of every run's epoch dumps by epoch, and the mixtures' prior and expert statistics
     by epoch (rank_vs_epoch.json, epoch_ranks.py); nothing when no run has them."""
-    data = [(r, _json(os.path.join(r.dir, "rank_vs_epoch.json"))) for r in runs]
+    data = [(r, read_json_or_empty(os.path.join(r.dir, "rank_vs_epoch.json"))) for r in runs]
     data = [(r, j) for r, j in data if j.get("epochs")]
     if not data:
         return []
@@ -187,7 +105,7 @@ def rank_vs_epoch_section(profile, runs) -> list[str]:
                     continue
                 ppl = e.get("subset_ppl")
                 out.append(f"| {r.head} | {r.seed} | {label[e['phase']]} {e['epoch']} | "
-                           f"{e['rank']} | {'-' if ppl is None else _fmt(ppl)} | "
+                           f"{e['rank']} | {'-' if ppl is None else fmt(ppl)} | "
                            f"{m['prior_entropy']:.3f} | {m['mean_prior_entropy']:.3f} | "
                            f"{m['max_prior_entropy']:.3f} | {m['disagreement']:.4f} |")
         out.append("")
@@ -234,7 +152,7 @@ def findings_section(runs, res: dict) -> list[str]:
             ma = statistics.mean(ppl["adaptive_sigsoftmax"].values())
             mb = statistics.mean(ppl["adaptive"].values())
             out.append(f"- test perplexity adaptive_sigsoftmax <= adaptive (the direction of "
-                       f"K18-S Table 4): {yes(ma <= mb)} ({_fmt(ma)} vs {_fmt(mb)}; significance: "
+                       f"K18-S Table 4): {yes(ma <= mb)} ({fmt(ma)} vs {fmt(mb)}; significance: "
                        "the t-test above)")
     if "softmax" not in rank:
         out.append("")
@@ -265,7 +183,7 @@ def findings_section(runs, res: dict) -> list[str]:
         if a in ppl and b in ppl:
             ma, mb = statistics.mean(ppl[a].values()), statistics.mean(ppl[b].values())
             out.append(f"- test perplexity {a} <= {b} (the paper's direction): {yes(ma <= mb)} "
-                       f"({_fmt(ma)} vs {_fmt(mb)}, {len(ppl[a])} and {len(ppl[b])} seeds; "
+                       f"({fmt(ma)} vs {fmt(mb)}, {len(ppl[a])} and {len(ppl[b])} seeds; "
                        "significance: the t-test above)")
     out.append("")
     return out
@@ -276,7 +194,7 @@ def table4_section(by_name, res: dict) -> list[str]:
     runs = {n: by_name(n) for n in ("adaptive", "adaptive_sigsoftmax")}
     if not any(runs.values()):
         return []
-    paper = {(r["head"], r["metric"]): float(r["value"]) for r in _paper_csv(
+    paper = {(r["head"], r["metric"]): float(r["value"]) for r in paper_csv(
         "other_seed_results.csv") if r["paper"] == "sigsoftmax" and r["dataset"] == "1b_words"}
     out = ["## Adaptive softmax vs adaptive sigsoftmax (K18-S Table 4 analog)\n",
            "Test perplexity after finetuning, mean ± std over seeds. The paper's figures are for "
@@ -288,7 +206,7 @@ def table4_section(by_name, res: dict) -> list[str]:
     for name, paper_name in (("adaptive", "adaptive_softmax"),
                              ("adaptive_sigsoftmax", "adaptive_sigsoftmax")):
         rs = runs[name]
-        ours = _mean_std([res[id(r)]["ppl"][("finetune", "test")] for r in rs
+        ours = mean_std([res[id(r)]["ppl"][("finetune", "test")] for r in rs
                           if ("finetune", "test") in res[id(r)]["ppl"]])
         mean, std = paper.get((paper_name, "test_ppl")), paper.get((paper_name, "test_ppl_std"))
         theirs = "-" if mean is None else f"{mean:.2f}" + ("" if std is None else f" ± {std:.2f}")
@@ -298,46 +216,6 @@ def table4_section(by_name, res: dict) -> list[str]:
     return out
 
 
-def profile_header(w, profile) -> None:
-    """The first lines of every profile's summary.md: title, the command, the scaling."""
-    w(f"# Profile `{profile.name}`: {profile.description}\n")
-    w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 pipeline/"
-      f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
-    w(f"**Scaled down:** {profile.scaled_down}\n")
-    state = provenance.source_state()
-    if state.dirty:
-        w(f"> **Made from a tree with uncommitted changes** (`--allow-dirty`): commit "
-          f"{state.commit} plus changes to {', '.join(state.changed[:5])}"
-          f"{' and more' if len(state.changed) > 5 else ''}. No commit reproduces these tables.\n")
-    made_at = provenance.runs_made_at([r.dir for r in profile.runs()])
-    if made_at:
-        w("**Runs made at:** " + "; ".join(f"{c} ({n} run{'s' if n != 1 else ''})"
-                                           for c, n in made_at.items()) + ".\n")
-
-
-def wall_time_rows(w, runs, stages_of, names, global_timings: dict) -> None:
-    """One row per run: the seconds of each stage in `names` (stages_of(run): its stages.json),
-    and its total; then the profile-wide stages and the sum of everything."""
-    grand = 0.0
-    for r in runs:
-        st = stages_of(r)
-        secs = [st[n]["seconds"] if n in st else None for n in names]
-        total = sum(s for s in secs if s is not None)
-        grand += total
-        w(f"| {r.label} | " + " | ".join("-" if s is None else format_duration(s) for s in secs) +
-          f" | {format_duration(total)} |")
-    extra = sum(v.get("seconds", 0.0) for v in global_timings.values())
-    grand += extra
-    w(f"\nPlot and tables: {format_duration(extra)}. **All stages: {format_duration(grand)}** "
-      "(sum of the recorded stage times, interrupted attempts included).\n")
-
-
-def write_markdown(path: str, lines: list[str]) -> str:
-    """Writes the lines to path atomically (a temporary file renamed into place)."""
-    write_text_atomically(path, "\n".join(lines) + "\n")
-    return path
-
-
 def write_summary(profile, runs, global_timings: dict) -> str:
     res = {id(r): run_results(r, profile.trainer) for r in runs}
     heads = list(dict.fromkeys(r.head for r in runs))
@@ -345,14 +223,14 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     first = next((res[id(r)]["rank"] for r in runs if res[id(r)]["rank"]), {})
     dataset = first.get("dataset", "ptb")
     paper_ppl = {(r["head"], r["stage"], r["split"]): (float(r["ppl_mean"]), float(r["ppl_std"]))
-                 for r in _paper_csv("paper_results.csv") if r["dataset"] == dataset}
-    paper_rank = {r["head"]: int(r["rank"]) for r in _paper_csv("paper_ranks.csv")
+                 for r in paper_csv("paper_results.csv") if r["dataset"] == dataset}
+    paper_rank = {r["head"]: int(r["rank"]) for r in paper_csv("paper_ranks.csv")
                   if r["dataset"] == dataset}
     out = []
     w = out.append
     profile_header(w, profile)
     w(f"**Our setting:** {_setting(profile, runs)}\n")
-    w(f"**Machine:** {_machine()}.\n")
+    w(f"**Machine:** {machine_line()}.\n")
 
     w("## Perplexity (Tables 1 and 2 analog)\n")
     w("train = the best model of the main phase (before finetuning), valid and test with batch "
@@ -365,12 +243,12 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("|---|---|---|" + "---|" * len(STAGES))
     for h in heads:
         rs = by_head[h]
-        cells = [_mean_std([res[id(r)]["ppl"][k] for r in rs if k in res[id(r)]["ppl"]])
+        cells = [mean_std([res[id(r)]["ppl"][k] for r in rs if k in res[id(r)]["ppl"]])
                  for k in STAGES]
         w(f"| {h} | ours | {len(rs)} | " + " | ".join(cells) + " |")
         name = rs[0].name
         if any((name, s, sp) in paper_ppl for s, sp in STAGES):
-            pc = [_pm(*paper_ppl[(name, s, sp)])
+            pc = [plus_minus(*paper_ppl[(name, s, sp)])
                   if (name, s, sp) in paper_ppl else "-" for s, sp in STAGES]
             w(f"| {h} | paper | 10 | " + " | ".join(pc) + " |")
     w("")

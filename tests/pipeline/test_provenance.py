@@ -96,11 +96,11 @@ with tempfile.TemporaryDirectory() as tmp:
           "a stage that writes no table (--stage train) is not refused for the tree")
 
     # Every table says it was made from a changed tree; a clean tree's says nothing.
-    code = ("import sys; sys.path.insert(0, 'pipeline'); import summary, types\n"
+    code = ("import sys; sys.path.insert(0, 'pipeline'); import report_tables, types\n"
             "lines = []\n"
             "p = types.SimpleNamespace(name='smoke', description='d', scaled_down='s', "
             "runs=lambda: [])\n"
-            "summary.profile_header(lines.append, p)\n"
+            "report_tables.profile_header(lines.append, p)\n"
             "print(''.join(lines))")
     header = subprocess.run(["/usr/bin/python3", "-c", code], cwd=repo, capture_output=True,
                             text=True)

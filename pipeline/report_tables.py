@@ -1,0 +1,124 @@
+"""What every profile report shares (summary.py for the word LM, seed_summary.py for the NPLM and
+the char LM, classify_summary.py for the classifier): the header of a summary.md (title, command,
+scaling, provenance), the machine line, number formats, the wall-time rows, the paper's CSV
+figures, and the atomic write of the file."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import statistics
+import subprocess
+import time
+
+import provenance
+from atomic_io import write_text_atomically
+from durations import format_duration
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAPER_DIR = os.path.join(ROOT, "results", "paper")
+
+
+def read_json_or_empty(path: str) -> dict:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def paper_csv(name: str) -> list[dict]:
+    path = os.path.join(PAPER_DIR, name)
+    with open(path) as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def fmt(x: float) -> str:
+    return f"{x:.0f}" if x >= 1000 else f"{x:.1f}"
+
+
+def plus_minus(mean: float, std: float) -> str:
+    """mean ± std, both with the mean's precision."""
+    return f"{mean:.0f} ± {std:.0f}" if mean >= 1000 else f"{mean:.1f} ± {std:.1f}"
+
+
+def mean_std(xs: list[float]) -> str:
+    if not xs:
+        return "-"
+    if len(xs) == 1:
+        return fmt(xs[0])
+    return plus_minus(statistics.mean(xs), statistics.stdev(xs))
+
+
+def machine_line() -> str:
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem = next(int(line.split()[1]) for line in open("/proc/meminfo")
+                   if line.startswith("MemTotal")) / 2**20
+    except (OSError, StopIteration):
+        mem = float("nan")
+
+    def run(*cmd: str) -> str:
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
+                                  check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return "?"
+
+    commit = provenance.source_state().label
+    torch = run("dpkg-query", "-W", "-f=${Version}", "libtorch-dev")
+    os_name = "?"
+    try:
+        os_name = next(line.split("=", 1)[1].strip().strip('"') for line in
+                       open("/etc/os-release") if line.startswith("PRETTY_NAME="))
+    except (OSError, StopIteration):
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB RAM, {os_name} "
+            f"({platform.machine()}), LibTorch {torch} (CPU), commit {commit}, "
+            f"tables written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+
+
+def profile_header(w, profile) -> None:
+    """The first lines of every profile's summary.md: title, the command, the scaling."""
+    w(f"# Profile `{profile.name}`: {profile.description}\n")
+    w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 pipeline/"
+      f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
+    w(f"**Scaled down:** {profile.scaled_down}\n")
+    state = provenance.source_state()
+    if state.dirty:
+        w(f"> **Made from a tree with uncommitted changes** (`--allow-dirty`): commit "
+          f"{state.commit} plus changes to {', '.join(state.changed[:5])}"
+          f"{' and more' if len(state.changed) > 5 else ''}. No commit reproduces these tables.\n")
+    made_at = provenance.runs_made_at([r.dir for r in profile.runs()])
+    if made_at:
+        w("**Runs made at:** " + "; ".join(f"{c} ({n} run{'s' if n != 1 else ''})"
+                                           for c, n in made_at.items()) + ".\n")
+
+
+def wall_time_rows(w, runs, stages_of, names, global_timings: dict) -> None:
+    """One row per run: the seconds of each stage in `names` (stages_of(run): its stages.json),
+    and its total; then the profile-wide stages and the sum of everything."""
+    grand = 0.0
+    for r in runs:
+        st = stages_of(r)
+        secs = [st[n]["seconds"] if n in st else None for n in names]
+        total = sum(s for s in secs if s is not None)
+        grand += total
+        w(f"| {r.label} | " + " | ".join("-" if s is None else format_duration(s) for s in secs) +
+          f" | {format_duration(total)} |")
+    extra = sum(v.get("seconds", 0.0) for v in global_timings.values())
+    grand += extra
+    w(f"\nPlot and tables: {format_duration(extra)}. **All stages: {format_duration(grand)}** "
+      "(sum of the recorded stage times, interrupted attempts included).\n")
+
+
+def write_markdown(path: str, lines: list[str]) -> str:
+    """Writes the lines to path atomically (a temporary file renamed into place)."""
+    write_text_atomically(path, "\n".join(lines) + "\n")
+    return path
