@@ -52,7 +52,7 @@ def parse_gpu_table(table: dict) -> dict:
 def _epochs(profile, run) -> tuple[int | None, int | None]:
     """The run's epochs and finetune_epochs: its config file, then the profile's overrides."""
     config = read_toml(run.config) or {}
-    config.update(profile.overrides_of(run.head))
+    config.update(profile.run_overrides(run))
     return config.get("epochs"), config.get("finetune_epochs")
 
 

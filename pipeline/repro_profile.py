@@ -27,7 +27,7 @@ _KEYS = {
     "score_after_training": bool, "dyneval": dict, "analysis": dict, "epoch_ranks": dict,
     "estimate_seconds": dict,
     "run_here": bool, "requires": str, "slurm": dict, "gpu_throughput": dict, "trainer": str,
-    "order": str,
+    "order": str, "sweep": dict, "prediction": str,
 }
 # The trainer kinds a profile may drive (build/trainers/train_<name>), each described once in
 # trainer_kinds.py: wordlm, nplm, charlm, classifier.
@@ -45,6 +45,7 @@ class Run:
     seed: int
     config: str  # trainer config file
     dir: str  # run directory
+    setting: dict = dataclasses.field(default_factory=dict)  # the sweep's value: {"emsize": 25}
 
     @property
     def name(self) -> str:
@@ -58,7 +59,8 @@ class Run:
 
     @property
     def label(self) -> str:
-        return f"{self.head} seed {self.seed}"
+        swept = "".join(f" {k} = {v}" for k, v in self.setting.items())
+        return f"{self.head}{swept} seed {self.seed}"
 
 
 @dataclasses.dataclass
@@ -86,6 +88,10 @@ class Profile:
     slurm: SlurmTable  # [slurm]: partition, account, per-stage resources (slurm_resources.py)
     gpu_throughput: dict  # [gpu_throughput]: measured tokens/s for the plan (gpu_projection.py)
     trainer: str = "wordlm"  # one of TRAINERS: which build/trainers/train_<trainer> runs
+    # [sweep] key = "emsize", values = [25, 50]: every head and seed once per value (a run
+    # directory <head>_<key><value>_s<seed>); {} = no sweep.
+    sweep: dict = dataclasses.field(default_factory=dict)
+    prediction: str = ""  # what the runs are expected to show, written before them (reports print it)
 
     @property
     def kind(self) -> TrainerKind:
@@ -102,6 +108,16 @@ class Profile:
         out.update(self.overrides_by_head.get(head, {}))
         return out
 
+    def run_overrides(self, run: Run) -> dict[str, object]:
+        """The trainer keys the run's command sets: the head's overrides, then the sweep's."""
+        return {**self.overrides_of(run.head), **run.setting}
+
+    def sweep_values(self) -> list[dict]:
+        """One setting per swept value ([{}] without a sweep)."""
+        if not self.sweep:
+            return [{}]
+        return [{self.sweep["key"]: v} for v in self.sweep["values"]]
+
     def runs(self) -> list[Run]:
         runs = []
         names = [h.split(":", 1)[0] for h in self.heads]
@@ -110,9 +126,12 @@ class Profile:
             # spelling with ':', '=' and ',' as '_' (docs/design.md, "One spelling of a head").
             label = name if names.count(name) == 1 else \
                 head.replace(":", "_").replace("=", "_").replace(",", "_")
-            for seed in self.seeds_of(head):
-                runs.append(Run(head=head, seed=seed, config=self.config.format(name=name),
-                                dir=os.path.join(self.out, f"{label}_s{seed}")))
+            for setting in self.sweep_values():
+                swept = "".join(f"_{k}{v}" for k, v in setting.items())
+                for seed in self.seeds_of(head):
+                    runs.append(Run(head=head, seed=seed, config=self.config.format(name=name),
+                                    dir=os.path.join(self.out, f"{label}{swept}_s{seed}"),
+                                    setting=setting))
         if self.order == "seed":  # every head's first seed, then every head's second, ...
             position = {seed: i for i, seed in enumerate(self.seeds)}
             runs.sort(key=lambda r: position.get(r.seed, len(position)))  # stable: heads in order
@@ -231,6 +250,18 @@ def load_profile(path: str) -> Profile:
     trainer = data.get("trainer", "wordlm")
     if trainer not in TRAINERS:
         raise _fail(path, "trainer", "one of " + ", ".join(TRAINERS), trainer)
+    sweep = data.get("sweep", {})
+    if sweep:
+        if set(sweep) != {"key", "values"}:
+            raise _fail(path, "sweep", "a table of key and values", sorted(sweep))
+        if not isinstance(sweep["key"], str) or not sweep["key"] or sweep["key"] in (
+                "head", "seed", "out", "threads", "epoch_dump_rows"):
+            raise _fail(path, "sweep.key", "a trainer key the profile does not set itself",
+                        sweep["key"])
+        values = sweep["values"]
+        if not isinstance(values, list) or len(values) < 2 or len(set(values)) != len(values) or \
+                not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise _fail(path, "sweep.values", "a list of at least two distinct numbers", values)
     overrides = check_overrides("overrides", data.get("overrides", {}))
     by_head_overrides = {h: check_overrides(f"overrides_by_head.{h}", t)
                          for h, t in data.get("overrides_by_head", {}).items()}
@@ -244,7 +275,8 @@ def load_profile(path: str) -> Profile:
         epoch_ranks=dict(epoch_ranks),
         estimate_seconds={k: float(v) for k, v in estimates.items()},
         run_here=data.get("run_here", True), requires=data.get("requires", ""), slurm=slurm,
-        gpu_throughput=gpu, trainer=trainer)
+        gpu_throughput=gpu, trainer=trainer, sweep=dict(sweep),
+        prediction=" ".join(data.get("prediction", "").split()))
 
 
 def check_runs(profile: Profile, registry) -> None:
@@ -289,7 +321,11 @@ def check_runs(profile: Profile, registry) -> None:
                             config) from None
             except tomllib.TOMLDecodeError as e:
                 raise _fail(path, "config", f"a TOML trainer config ({e})", config) from None
-        settings = {**configs[config], **profile.overrides_of(head)}
-        why = profile.kind.refusal(head, registry, settings)
-        if why:
-            raise _fail(path, field, f"a head that {profile.kind.binary} takes ({why})", head)
+        for setting in profile.sweep_values():
+            settings = {**configs[config], **profile.overrides_of(head), **setting}
+            if setting and next(iter(setting)) not in configs[config]:
+                raise _fail(path, "sweep.key", f"a key of the trainer config {config}",
+                            next(iter(setting)))
+            why = profile.kind.refusal(head, registry, settings)
+            if why:
+                raise _fail(path, field, f"a head that {profile.kind.binary} takes ({why})", head)

@@ -139,7 +139,7 @@ def config_mismatch(d, run) -> str:
     written = run_config(run.dir) or {}
     if not written:
         return ""
-    want = {**(read_toml(run.config) or {}), **d.p.overrides_of(run.head),
+    want = {**(read_toml(run.config) or {}), **d.p.run_overrides(run),
             "head": run.head, "seed": run.seed}
     if d.p.kind.epoch_dumps and epoch_dump_rows(d.p):
         want["epoch_dump_rows"] = epoch_dump_rows(d.p)
@@ -422,7 +422,11 @@ def _plot_done(d, _run) -> Check:
 
 
 def _report(d, _run) -> None:
-    path = d.p.kind.write_report(d.p, d.runs, d.global_timings)
+    if d.p.sweep:  # a swept profile has runs of several settings per head and seed
+        import sweep_summary
+        path = sweep_summary.write_summary(d.p, d.runs, d.global_timings)
+    else:
+        path = d.p.kind.write_report(d.p, d.runs, d.global_timings)
     print(f"[reproduce] wrote {path}", flush=True)
 
 

@@ -71,7 +71,7 @@ class TrainerKind:
         (--epoch_dump_rows, --until), and --resume where a checkpoint exists."""
         cmd = [d.bins[self.binary], "--config", run.config, "--head", run.head,
                "--seed", str(run.seed), "--out", run.dir, "--threads", str(d.threads)]
-        for key, value in d.p.overrides_of(run.head).items():
+        for key, value in d.p.run_overrides(run).items():
             cmd += [f"--{key}", str(value).lower() if isinstance(value, bool) else str(value)]
         rows = int(d.p.epoch_ranks.get("rows", 0))
         if self.epoch_dumps and rows:

@@ -1,0 +1,195 @@
+"""<out>/summary.md of a profile with a [sweep] (the d-sweep, pipeline/profiles/dsweep.toml): test
+perplexity and rank against the swept value for every head, the paired gap between the first two
+heads at each value, and whether that gap grows as the value shrinks, the softmax bottleneck's
+prediction when the value is d (Yang et al. 2018; Kanai et al. 2018, Theorem 2: softmax's
+log-output rank is at most d + 1, so a smaller d costs softmax more than a head without the cap).
+
+The finding is computed, never typed: per seed s and value v, gap(v, s) = ppl(heads[0]) -
+ppl(heads[1]); an ordinary least-squares line gap = a + b log2(v) over every (v, s) pair, with b's
+95% t interval (n - 2 degrees of freedom) and two-sided p. b < 0 with the interval below 0: "the
+gap grows as <key> shrinks"; above 0: "the gap shrinks as <key> shrinks"; otherwise "no trend
+detected". Also written to <out>/sweep_findings.json for the claims table (claims.py).
+"""
+from __future__ import annotations
+
+import math
+import os
+import statistics
+
+from atomic_io import save_figure_atomically, write_json_atomically
+from final_json import read_final, section
+from report_tables import machine_line, profile_header, read_json_or_empty, wall_time_rows, \
+    write_markdown
+
+
+def t_interval(xs: list[float]) -> tuple[float, float, float]:
+    """(mean, low, high): the 95% t interval of the mean; the bounds are nan below 2 values."""
+    from scipy import stats
+    m = statistics.fmean(xs)
+    if len(xs) < 2:
+        return m, math.nan, math.nan
+    half = stats.t.ppf(0.975, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
+    return m, m - half, m + half
+
+
+def paired(a: list[float], b: list[float]) -> dict:
+    """a - b by pair: mean, 95% CI, the paired t-test's p (nan below 2 pairs)."""
+    from scipy import stats
+    diff = [x - y for x, y in zip(a, b)]
+    m, lo, hi = t_interval(diff)
+    p = float(stats.ttest_rel(a, b).pvalue) if len(diff) >= 2 and statistics.stdev(diff) > 0 \
+        else math.nan
+    return {"n": len(diff), "mean": m, "ci": [lo, hi], "p": p}
+
+
+def trend(points: list[tuple[float, float]]) -> dict:
+    """OLS of y on log2(x) over (x, y) points: slope, its 95% t interval and p (n - 2 df)."""
+    from scipy import stats
+    xs = [math.log2(x) for x, _ in points]
+    ys = [y for _, y in points]
+    if len(set(xs)) < 2 or len(points) < 3:
+        return {"n": len(points), "slope": math.nan, "ci": [math.nan, math.nan], "p": math.nan}
+    fit = stats.linregress(xs, ys)
+    half = stats.t.ppf(0.975, len(points) - 2) * fit.stderr
+    return {"n": len(points), "slope": float(fit.slope),
+            "ci": [float(fit.slope - half), float(fit.slope + half)], "p": float(fit.pvalue)}
+
+
+def finding(t: dict, key: str) -> str:
+    lo, hi = t["ci"]
+    if not (lo == lo and hi == hi):
+        return "not enough runs"
+    if hi < 0:
+        return f"the gap grows as {key} shrinks"
+    if lo > 0:
+        return f"the gap shrinks as {key} shrinks"
+    return "no trend detected"
+
+
+def collect(profile, runs) -> dict:
+    """ppl[(head, value)][seed] and rank[(head, value)] (the first analysed seed) from the runs."""
+    key = profile.sweep["key"]
+    ppl: dict[tuple[str, object], dict[int, float]] = {}
+    rank: dict[tuple[str, object], dict] = {}
+    for r in runs:
+        v = r.setting[key]
+        final = read_final(os.path.join(r.dir, "final.json"), profile.trainer)
+        if final and section(final).get("test_ppl") is not None:
+            ppl.setdefault((r.head, v), {})[r.seed] = float(section(final)["test_ppl"])
+        rj = read_json_or_empty(os.path.join(r.dir, "rank.json"))
+        if "rank" in rj and (r.head, v) not in rank:
+            rank[(r.head, v)] = rj
+    return {"ppl": ppl, "rank": rank}
+
+
+def findings(profile, runs) -> dict:
+    """Every number of the report, by value: the heads' ppl intervals, the paired gap of the first
+    two heads, their ranks; and the trend of the gap against log2(value)."""
+    key, values = profile.sweep["key"], profile.sweep["values"]
+    data = collect(profile, runs)
+    a, b = profile.heads[0], profile.heads[1]
+    per_value, points = [], []
+    for v in values:
+        row = {key: v, "heads": {}}
+        for h in profile.heads:
+            seeds = data["ppl"].get((h, v), {})
+            m, lo, hi = t_interval(list(seeds.values())) if seeds else (math.nan,) * 3
+            rk = data["rank"].get((h, v), {})
+            row["heads"][h] = {"n": len(seeds), "ppl": m, "ci": [lo, hi],
+                               "rank": rk.get("rank"), "bound": rk.get("bound"),
+                               "verdict": rk.get("verdict")}
+        pa, pb = data["ppl"].get((a, v), {}), data["ppl"].get((b, v), {})
+        common = sorted(set(pa) & set(pb))
+        row["gap"] = paired([pa[s] for s in common], [pb[s] for s in common])
+        points += [(v, pa[s] - pb[s]) for s in common]
+        per_value.append(row)
+    t = trend(points)
+    return {"key": key, "heads": [a, b], "gap": f"{a} - {b}", "values": per_value, "trend": t,
+            "finding": finding(t, key), "prediction": profile.prediction}
+
+
+def _num(x, digits: int = 1) -> str:
+    return "-" if x is None or (isinstance(x, float) and x != x) else f"{x:.{digits}f}"
+
+
+def _p(p) -> str:
+    return "-" if p is None or p != p else f"{p:.2g}"
+
+
+def plot(profile, f: dict) -> str:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    key, values = f["key"], [row[f["key"]] for row in f["values"]]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for h in profile.heads:
+        m = [row["heads"][h]["ppl"] for row in f["values"]]
+        err = [[mm - row["heads"][h]["ci"][0] if row["heads"][h]["ci"][0] == row["heads"][h]["ci"][0]
+                else 0 for mm, row in zip(m, f["values"])],
+               [row["heads"][h]["ci"][1] - mm if row["heads"][h]["ci"][1] == row["heads"][h]["ci"][1]
+                else 0 for mm, row in zip(m, f["values"])]]
+        ax1.errorbar(values, m, yerr=err, marker="o", capsize=3, label=h)
+        ranks = [row["heads"][h]["rank"] for row in f["values"]]
+        ax2.plot([v for v, r in zip(values, ranks) if r is not None],
+                 [r for r in ranks if r is not None], marker="o", label=h)
+    bounds = [(v, row["heads"][profile.heads[0]]["bound"]) for v, row in zip(values, f["values"])
+              if row["heads"][profile.heads[0]]["bound"] is not None]
+    if bounds:
+        ax2.plot(*zip(*bounds), "k--", lw=1, label=f"{profile.heads[0]}'s bound")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(values)
+        ax.set_xticklabels([str(v) for v in values])
+        ax.set_xlabel(key)
+        ax.legend()
+    ax1.set_ylabel("test perplexity (mean, 95% CI over seeds)")
+    ax2.set_ylabel("numerical rank of the test log-outputs (first seed)")
+    ax2.set_yscale("log")
+    fig.suptitle(f"{profile.name} profile: {f['gap']} gap: {f['finding']}")
+    fig.tight_layout()
+    path = os.path.join(profile.out, "sweep")
+    for ext in (".png", ".svg"):
+        save_figure_atomically(fig, path + ext, dpi=120)
+    plt.close(fig)
+    return path + ".png"
+
+
+def write_summary(profile, runs, global_timings: dict) -> str:
+    f = findings(profile, runs)
+    write_json_atomically(os.path.join(profile.out, "sweep_findings.json"), f)
+    plot(profile, f)
+    key = f["key"]
+    out: list[str] = []
+    w = out.append
+    profile_header(w, profile)
+    if f["prediction"]:
+        w(f"**Prediction, written before the runs** (the profile's `prediction`): "
+          f"{f['prediction']}\n")
+    t = f["trend"]
+    w(f"**Finding (computed by pipeline/sweep_summary.py):** {f['finding']}: slope of the "
+      f"{f['gap']} ppl gap against log2({key}) = {_num(t['slope'], 2)} per doubling, 95% CI "
+      f"[{_num(t['ci'][0], 2)}, {_num(t['ci'][1], 2)}], p = {_p(t['p'])}, over {t['n']} "
+      f"paired runs.\n")
+    w("## Test perplexity and rank\n")
+    w(f"| {key} | " + " | ".join(f"{h} ppl (95% CI), n | {h} rank" for h in profile.heads) +
+      f" | {f['gap']} (95% CI) | p |")
+    w("|---|" + "---|---|" * len(profile.heads) + "---|---|")
+    for row in f["values"]:
+        cells = []
+        for h in profile.heads:
+            c = row["heads"][h]
+            cells.append(f"{_num(c['ppl'])} [{_num(c['ci'][0])}, {_num(c['ci'][1])}], {c['n']}")
+            cells.append("-" if c["rank"] is None else f"{c['rank']} (bound {c['bound']})")
+        g = row["gap"]
+        w(f"| {row[key]} | " + " | ".join(cells) + f" | {_num(g['mean'])} [{_num(g['ci'][0])}, "
+          f"{_num(g['ci'][1])}] | {_p(g['p'])} |")
+    w("\n![ppl and rank against the swept value](sweep.png)\n")
+    w(f"**Machine:** {machine_line()}.\n")
+    w("## Wall time\n")
+    names = list(profile.kind.stages) + (["score"] if profile.score_after_training else []) + \
+        ["analyse"]
+    w("| run | " + " | ".join(names) + " | total |")
+    w("|---|" + "---|" * (len(names) + 1))
+    wall_time_rows(w, runs, lambda r: read_json_or_empty(os.path.join(r.dir, "stages.json")),
+                   names, global_timings)
+    return write_markdown(os.path.join(profile.out, "summary.md"), out)
