@@ -34,6 +34,7 @@ from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_io import write_text_atomically  # noqa: E402
+import provenance  # noqa: E402
 from final_json import read_final, section  # noqa: E402
 
 ALPHA = 0.05
@@ -92,8 +93,19 @@ def commit_of(directory: str) -> str:
 
 
 def shown(directory: str) -> str:
-    """A results directory as the table names it, with the commit of its summary."""
-    return f"results/{os.path.basename(os.path.normpath(directory))} ({commit_of(directory)})"
+    """A results directory as the table names it: a link to its summary.md (relative to
+    results/, where claims.md lives) with the commit the summary records; before its tables are
+    written, the commits its runs' stages.json record (provenance.runs_made_at)."""
+    name = os.path.basename(os.path.normpath(directory))
+    if os.path.exists(os.path.join(directory, "summary.md")):
+        commit = commit_of(directory)
+        mark = " **not from a clean commit**" if "uncommitted" in commit else ""
+        return f"[results/{name}]({name}/summary.md) ({commit}){mark}"
+    runs = [os.path.join(directory, e) for e in sorted(os.listdir(directory))] \
+        if os.path.isdir(directory) else []
+    made = provenance.runs_made_at(runs)
+    return f"results/{name} (runs at " + (", ".join(f"{c}: {n}" for c, n in made.items()) or
+                                          "?") + ")"
 
 
 def metric_by_seed(directory: str, label: str, trainer: str, key: str) -> dict[int, float]:
@@ -158,6 +170,26 @@ def rank_row(claim: str, paper: str, directory: str, label: str, above: bool) ->
                source=shown(directory))
 
 
+def sweep_row(directory: str) -> Row:
+    """The d-sweep's finding (sweep_summary.py's sweep_findings.json): the effect is minus the
+    slope of the softmax - sigsoftmax gap against log2(d), so > 0 (the gap grows as d shrinks)
+    is the bottleneck's direction, and the verdict comes from its interval and p by the same
+    rule as the paired rows."""
+    claim = "softmax's ppl gap to sigsoftmax grows as d shrinks (the bottleneck's cost; dsweep)"
+    try:
+        with open(os.path.join(directory, "sweep_findings.json")) as f:
+            found = json.load(f)
+    except (OSError, ValueError):
+        return Row(claim, "Theorem 2 (no figure)", verdict="not attempted (the dsweep profile has "
+                   "not been run: `make reproduce PROFILE=dsweep`, ~2.6 h)")
+    t = found["trend"]
+    gaps = ", ".join(f"d {row[found['key']]}: {row['gap']['mean']:.3g}" for row in found["values"])
+    lo, hi = t["ci"]
+    return Row(claim, "Theorem 2 (no figure)", f"gap {gaps} ppl; {found['finding']}", t["n"],
+               -t["slope"], (-hi, -lo), t["p"], None, verdict((-hi, -lo), t["p"]),
+               shown(directory))
+
+
 def rows(results: str) -> list[Row]:
     cpu, claims = os.path.join(results, "cpu"), os.path.join(results, "claims")
     lm = [claims, cpu]
@@ -194,6 +226,11 @@ def rows(results: str) -> list[Row]:
                    "classifier", "test_nll", "softmax", "taylor", "NLL"),
         Row("paper-scale PTB ppl (3 x 1150 AWD-LSTM, 1000 epochs, K = 15)", "Table 1",
             verdict="not attempted: GPU (`make reproduce PROFILE=paper` prints its GPU-hours)"),
+        sweep_row(os.path.join(results, "dsweep")),
+        Row("softmax's KL to a high-rank real distribution stays above 0 until d + 1 reaches its "
+            "rank; the other heads fit it closer at each d (Theorems 2 and 4, converged fit)",
+            "Theorems 2, 4", verdict="not attempted (the converged fit of the PTB bigram matrix is "
+                                     "not built yet)"),
         Row("dynamic evaluation lowers every head's ppl", "Table 1, dyneval columns",
             verdict="not attempted (no profile with dynamic evaluation has been run)"),
         Row("WikiText-2 ppl and ranks", "Table 2",

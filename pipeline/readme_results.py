@@ -51,7 +51,8 @@ def block_from_summary(summary: str, profile: str) -> str:
         if re.match(r"#{1,4} ", line):
             line = "##" + line
         # ![alt](file.png) and `file.png` / `file.svg` beside summary.md -> results/<profile>/...
-        line = re.sub(r"\]\((?![a-z]+:|/|results/)([^)]+)\)", rf"](results/{profile}/\1)", line)
+        base = "results" if profile == CLAIMS else f"results/{profile}"  # where the file lives
+        line = re.sub(r"\]\((?![a-z]+:|/|results/)([^)]+)\)", rf"]({base}/\1)", line)
         line = re.sub(r"`(singular_values[^`]*|rank_vs_epoch[^`]*)`", rf"`results/{profile}/\1`",
                       line)
         out.append(line)

@@ -77,6 +77,35 @@ with tempfile.TemporaryDirectory() as tmp:
     check(row.verdict.startswith("not attempted (relu did not train"),
           f"a head above the uniform model in every seed is not a result ({row.verdict})")
 
+    # Provenance: a directory with a summary is linked with the commit the summary records, and a
+    # summary made from a changed tree is marked; before its tables, the runs' commits are named.
+    with open(os.path.join(tmp, "cpu", "summary.md"), "w") as f:
+        f.write("**Machine:** x, commit abc1234 (with uncommitted changes), tables written\n")
+    src = claims.shown(os.path.join(tmp, "cpu"))
+    check(src == "[results/cpu](cpu/summary.md) (abc1234 (with uncommitted changes)) **not from a "
+          "clean commit**", f"a summary from a changed tree is linked and marked ({src})")
+    with open(os.path.join(tmp, "claims", "softmax_s1", "stages.json"), "w") as f:
+        json.dump({"train": {"seconds": 1, "finished": "2026-01-01T00:00:00Z",
+                             "commit": "def5678"}}, f)
+    src = claims.shown(os.path.join(tmp, "claims"))
+    check(src == "results/claims (runs at def5678: 1)",
+          f"before its tables, the runs' commits from stages.json ({src})")
+
+    # The d-sweep's row: the effect is minus the slope of the gap against log2(d).
+    sweep = os.path.join(tmp, "dsweep")
+    check(claims.sweep_row(sweep).verdict.startswith("not attempted (the dsweep profile has not "
+                                                     "been run"), "no dsweep run: not attempted")
+    os.makedirs(sweep)
+    for slope, ci, p, want in ((-3.0, [-4.0, -2.0], 0.001, "reproduced"),
+                               (2.0, [1.0, 3.0], 0.01, "contradicted"),
+                               (-0.5, [-2.0, 1.0], 0.4, "not significant")):
+        with open(os.path.join(sweep, "sweep_findings.json"), "w") as f:
+            json.dump({"key": "emsize", "finding": "x", "trend": {"n": 12, "slope": slope,
+                       "ci": ci, "p": p}, "values": [{"emsize": 25, "gap": {"mean": 9.0}}]}, f)
+        row = claims.sweep_row(sweep)
+        check(row.effect == -slope and row.ci == (-ci[1], -ci[0]) and row.verdict == want,
+              f"gap slope {slope} with CI {ci}, p {p}: effect {row.effect}, '{row.verdict}'")
+
 # The committed table.
 with open(os.path.join(ROOT, "results", "claims.md")) as f:
     committed = f.read()
