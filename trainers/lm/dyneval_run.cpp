@@ -174,11 +174,7 @@ void run_dyneval(const std::string& run_dir, const DynevalConfig& cfg) {
 
   // The result file and, with --json, stdout: written once, at the end.
   const auto emit = [&](const nlohmann::json& result) {
-    runkit::write_atomically(in.out, [&](const std::string& tmp) {
-      std::ofstream out(tmp);
-      out << result.dump(2) << '\n';
-      if (!out) throw std::runtime_error(tmp + ": cannot write");
-    });
+    runkit::write_text_atomically(in.out, result.dump(2) + '\n');
     std::printf("wrote %s (%s in all)\n", in.out.c_str(),
                 format_duration(seconds_since(start)).c_str());
     std::fflush(stdout);

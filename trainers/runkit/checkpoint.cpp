@@ -187,13 +187,7 @@ void CheckpointWriter::save(const std::string& path, const torch::Device& device
   std::string header(kMagic, sizeof kMagic);
   put_u64(header, payload.size());
   put_u64(header, fnv1a64(payload.data(), payload.size()));
-  write_atomically(path, [&](const std::string& tmp) {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-    out.close();
-    if (!out) throw std::runtime_error(tmp + ": cannot write the checkpoint");
-  });
+  write_atomically(path, [&](const std::string& tmp) { write_bytes(tmp, path, {header, payload}); });
 }
 
 // ---------------------------------------------------------------- reader

@@ -1,0 +1,123 @@
+// runkit's atomic writes (final.json, config.toml, checkpoints, dyneval.json) on a write that
+// fails: a full disk, simulated by RLIMIT_FSIZE (write(2) then fails with EFBIG as it would with
+// ENOSPC; SIGXFSZ ignored), leaves the previous file byte for byte, no temporary file, and an
+// error naming the final path; a writer that throws is passed on, the same.
+
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "trainers/runkit/atomic_write.h"
+
+namespace fs = std::filesystem;
+using sb::runkit::write_atomically;
+using sb::runkit::write_text_atomically;
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The directory's entries: the target and nothing else is left after a failed write.
+size_t entries(const fs::path& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
+  return n;
+}
+
+// Files may grow to `bytes` while alive; the soft limit only, so it can be raised back.
+struct FileSizeLimit {
+  rlimit old{};
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    rlimit lim = old;
+    lim.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+  }
+  ~FileSizeLimit() { ::setrlimit(RLIMIT_FSIZE, &old); }
+};
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / (name + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("an atomic text write replaces the file with the whole new text",
+          "[runkit][atomic_write]") {
+  const fs::path dir = fresh_dir("sb_atomic_ok");
+  const std::string path = (dir / "final.json").string();
+  write_text_atomically(path, "old\n");
+  write_text_atomically(path, std::string(100000, 'x'));
+  CHECK(read_file(path) == std::string(100000, 'x'));
+  CHECK(entries(dir) == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a full disk during an atomic write leaves the previous file and names the final path",
+          "[runkit][atomic_write]") {
+  const fs::path dir = fresh_dir("sb_atomic_full");
+  const std::string path = (dir / "final.json").string();
+  write_text_atomically(path, "previous\n");
+  std::string message;
+  {
+    FileSizeLimit limit(4096);  // the 100 kB text fails part-way
+    try {
+      write_text_atomically(path, std::string(100000, 'y'));
+    } catch (const std::runtime_error& e) {
+      message = e.what();
+    }
+  }
+  INFO(message);
+  CHECK(message.rfind(path + ": not written: write failed", 0) == 0);
+  CHECK(message.find("is the disk full?") != std::string::npos);
+  CHECK(read_file(path) == "previous\n");
+  CHECK(entries(dir) == 1);
+
+  // The same through write_atomically with another writer (as the checkpoint's torch archive).
+  message.clear();
+  {
+    FileSizeLimit limit(4096);
+    try {
+      write_atomically(path, [&](const std::string& tmp) {
+        sb::runkit::write_bytes(tmp, path, {std::string(3000, 'a'), std::string(3000, 'b')});
+      });
+    } catch (const std::runtime_error& e) {
+      message = e.what();
+    }
+  }
+  CHECK(message.rfind(path + ": not written", 0) == 0);
+  CHECK(read_file(path) == "previous\n");
+  CHECK(entries(dir) == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a writer's own exception leaves the previous file and no temporary file",
+          "[runkit][atomic_write]") {
+  const fs::path dir = fresh_dir("sb_atomic_throw");
+  const std::string path = (dir / "checkpoint.pt").string();
+  write_text_atomically(path, "previous");
+  CHECK_THROWS_AS(write_atomically(path,
+                                   [&](const std::string& tmp) {
+                                     sb::runkit::write_bytes(tmp, path, {"half"});
+                                     throw std::logic_error("the writer failed");
+                                   }),
+                  std::logic_error);
+  CHECK(read_file(path) == "previous");
+  CHECK(entries(dir) == 1);
+  fs::remove_all(dir);
+}
