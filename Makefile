@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive plots reproduce readme claims format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive plots reproduce readme claims fit format clean help
 
 all: build
 
@@ -65,6 +65,7 @@ help:
 	@echo "                classify = every head on Fashion-MNIST, ~45 min: no PTB needed)"
 	@echo "                SCHEDULER=slurm [PARTITION=p ACCOUNT=a WAIT=1]: submit it to Slurm; add -n for the job graph"
 	@echo "make readme     copy results/$(PROFILE)/summary.md and results/claims.md into README.md"
+	@echo "make fit        the heads fitted to the PTB bigram matrix to convergence: KL and rank against d (~1 h)"
 	@echo "make claims     the claims table (verdicts computed from the results) into results/claims.md and README.md"
 	@echo "make format     clang-format every C++ source"
 	@echo "make clean      remove $(BUILD_DIR)/"
@@ -277,6 +278,14 @@ endif
 readme:
 	/usr/bin/python3 pipeline/readme_results.py --profile $(PROFILE)
 	/usr/bin/python3 pipeline/readme_results.py --claims
+
+# The heads' expressiveness without a language model: the smoothed PTB bigram matrix (200 most
+# frequent contexts) fitted to convergence by every head at d = 10, 20, 40, 80, each fit twice
+# (fit_logprob_matrix; ~1 h on 2 cores), then the table, plot and findings (pipeline/fit_report.py).
+fit: build data
+	@mkdir -p results/fit
+	$(BUILD_DIR)/trainers/fit_logprob_matrix --corpus ptb --out results/fit/fit.json
+	/usr/bin/python3 pipeline/fit_report.py results/fit/fit.json
 
 # The claims table (pipeline/claims.py) from the committed results, then into the README.
 claims:

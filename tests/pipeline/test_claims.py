@@ -106,6 +106,22 @@ with tempfile.TemporaryDirectory() as tmp:
         check(row.effect == -slope and row.ci == (-ci[1], -ci[0]) and row.verdict == want,
               f"gap slope {slope} with CI {ci}, p {p}: effect {row.effect}, '{row.verdict}'")
 
+    # The converged fits' rows: softmax's floor and each head against softmax, from findings.json.
+    fit = os.path.join(tmp, "fit")
+    check(all(r.verdict.startswith("not attempted") for r in claims.fit_rows(fit)),
+          "no converged fits: not attempted")
+    os.makedirs(fit)
+    with open(os.path.join(fit, "findings.json"), "w") as f:
+        json.dump({"softmax_above_zero": {"ds": [10, 20], "all": True}, "versus_softmax": {
+            "sigsoftmax": {"per_d": {"10": "closer", "20": "closer"}, "closer_at_every_d": True,
+                           "worse_at_every_d": False},
+            "mos:K=2": {"per_d": {"10": "closer", "20": "tie"}, "closer_at_every_d": False,
+                        "worse_at_every_d": False}}}, f)
+    got = [(r.claim.split(" ")[0], r.verdict) for r in claims.fit_rows(fit)]
+    check(got == [("softmax's", "reproduced"), ("sigsoftmax", "reproduced"),
+                  ("mos:K=2", "not significant")],
+          f"fit rows: the floor held, closer at every d, a tie at one d ({got})")
+
 # The committed table.
 with open(os.path.join(ROOT, "results", "claims.md")) as f:
     committed = f.read()
@@ -117,6 +133,11 @@ for line in rows:
     claim, effect, p, verdict = cells[0], cells[4], cells[5], cells[7]
     if verdict.startswith("not attempted"):
         check(p == "-", f"'{claim}': not attempted and no p")
+        continue
+    if "converged fit" in claim:  # fit_rows: from results/fit/findings.json
+        expect = [r.verdict for r in claims.fit_rows(os.path.join(ROOT, "results", "fit"))
+                  if r.claim == claim]
+        check(expect == [verdict], f"'{claim}': '{verdict}' is fit_rows' verdict ({expect})")
         continue
     if p == "-":  # a rank claim: the effect is rank - bound
         above = "exceeds" in claim

@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""The converged fits of fit_logprob_matrix as a table, a plot and findings computed from them:
+
+    /usr/bin/python3 pipeline/fit_report.py results/fit/fit.json     (make fit runs both)
+
+writes beside the JSON: fit.md (KL and rank per head and d, each fit beside its restart), fit.png /
+fit.svg (KL against d per head, the rank of the fitted log-matrices against d), and findings.json.
+
+A fit's uncertainty is the disagreement of its two fits from different seeds, |KL_1 - KL_2|. Head
+h fits closer than softmax at d when KL_softmax - KL_h exceeds the sum of both fits' disagreements;
+worse when KL_h - KL_softmax exceeds it; otherwise they tie at that d. A head "fits closer than
+softmax at every d" when it does at each d of the sweep. Softmax "stays above KL 0" at d when its
+KL exceeds 1e-3 nats and its rank bound d + 2 is below the target's rank (Theorem 2); a fit that
+did not converge is named and counts as a tie.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from atomic_io import save_figure_atomically, write_json_atomically, write_text_atomically  # noqa
+
+FLOOR = 1e-3  # nats: below this a fit counts as having reached the target
+
+
+def spread(fit: dict) -> float:
+    """The fit's uncertainty: the disagreement with its restart (0 without one)."""
+    r = fit.get("restart")
+    return abs(fit["kl"] - r["kl"]) if r else 0.0
+
+
+def compare(soft: dict, other: dict) -> str:
+    """'closer', 'worse' or 'tie': other's KL against softmax's at the same d (docstring)."""
+    if not (soft["converged"] and other["converged"]):
+        return "tie"
+    margin = spread(soft) + spread(other)
+    if soft["kl"] - other["kl"] > margin:
+        return "closer"
+    if other["kl"] - soft["kl"] > margin:
+        return "worse"
+    return "tie"
+
+
+def findings(report: dict) -> dict:
+    fits = report["fits"]
+    by = {(f["head"], f["d"]): f for f in fits}
+    ds = sorted({f["d"] for f in fits})
+    heads = list(dict.fromkeys(f["head"] for f in fits))
+    rank = report["target"]["rank"]
+    out = {"target_rank": rank, "ds": ds, "heads": heads, "softmax_above_zero": None,
+           "versus_softmax": {}, "not_converged": [f"{f['head']} d = {f['d']}" for f in fits
+                                                   if not f["converged"]]}
+    if "softmax" in heads:
+        capped = [d for d in ds if d + 2 < rank]
+        out["softmax_above_zero"] = {
+            "ds": capped,
+            "all": all(by[("softmax", d)]["kl"] > FLOOR for d in capped) if capped else None}
+        for h in heads:
+            if h == "softmax":
+                continue
+            per_d = {d: compare(by[("softmax", d)], by[(h, d)]) for d in ds
+                     if ("softmax", d) in by and (h, d) in by}
+            out["versus_softmax"][h] = {"per_d": per_d,
+                                        "closer_at_every_d": all(v == "closer"
+                                                                 for v in per_d.values()),
+                                        "worse_at_every_d": all(v == "worse"
+                                                                for v in per_d.values())}
+    return out
+
+
+def plot(report: dict, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fits = report["fits"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for h in dict.fromkeys(f["head"] for f in fits):
+        rows = sorted((f for f in fits if f["head"] == h), key=lambda f: f["d"])
+        ds = [f["d"] for f in rows]
+        ax1.plot(ds, [max(f["kl"], 1e-6) for f in rows], marker="o", label=h)
+        ax2.plot(ds, [f["rank"] for f in rows], marker="o", label=h)
+    ds = sorted({f["d"] for f in fits})
+    ax2.plot(ds, [d + 2 for d in ds], "k--", lw=1, label="softmax's bound d + 2")
+    ax2.axhline(report["target"]["rank"], color="grey", lw=1, ls=":", label="rank of log P*")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ds)
+        ax.set_xticklabels([str(d) for d in ds])
+        ax.set_xlabel("d")
+        ax.legend(fontsize=8)
+    ax1.set_yscale("log")
+    ax1.set_ylabel("converged KL(P* || P_theta), nats")
+    ax2.set_yscale("log")
+    ax2.set_ylabel("rank of the fitted log-matrix")
+    fig.suptitle(f"{report['target']['what']}: C = {report['target']['C']}, "
+                 f"M = {report['target']['M']}", fontsize=9)
+    fig.tight_layout()
+    for ext in (".png", ".svg"):
+        save_figure_atomically(fig, path + ext, dpi=120)
+    plt.close(fig)
+
+
+def markdown(report: dict, f: dict, json_name: str) -> str:
+    t = report["target"]
+    lines = ["# Expressiveness on a real distribution, fitted to convergence", "",
+             f"Written by `/usr/bin/python3 pipeline/fit_report.py {json_name}` from "
+             f"`fit_logprob_matrix`'s report (`make fit`). Target: {t['what']}, C = {t['C']} "
+             f"contexts x M = {t['M']} words, rank of log P* {t['rank']}, weighted entropy "
+             f"{t['entropy']:.4f} nats. Each cell: converged KL(P* || P_theta) in nats (the "
+             "second fit, from another seed, in brackets), the rank of the fitted log-matrix, "
+             "and the steps.", "",
+             "| head | " + " | ".join(f"d = {d}" for d in f["ds"]) + " |",
+             "|---|" + "---|" * len(f["ds"])]
+    by = {(x["head"], x["d"]): x for x in report["fits"]}
+    for h in f["heads"]:
+        cells = []
+        for d in f["ds"]:
+            x = by.get((h, d))
+            if not x:
+                cells.append("-")
+                continue
+            again = f" [{x['restart']['kl']:.4g}]" if x.get("restart") else ""
+            mark = "" if x["converged"] else " (not converged)"
+            cells.append(f"{x['kl']:.4g}{again}, rank {x['rank']}, {x['steps']} steps{mark}")
+        lines.append(f"| {h} | " + " | ".join(cells) + " |")
+    lines += ["", "![KL and rank against d](fit.png)", "", "## Findings (computed by "
+              "pipeline/fit_report.py from the table)", ""]
+    s = f["softmax_above_zero"]
+    if s and s["ds"]:
+        lines.append(f"- softmax's KL stays above {FLOOR:g} nats at every d whose bound d + 2 is "
+                     f"below the target's rank {t['rank']} ({', '.join(map(str, s['ds']))}): "
+                     f"**{'yes' if s['all'] else 'no'}**.")
+    for h, v in f["versus_softmax"].items():
+        per = ", ".join(f"d = {d}: {c}" for d, c in v["per_d"].items())
+        verdict = ("closer than softmax at every d" if v["closer_at_every_d"] else
+                   "worse than softmax at every d" if v["worse_at_every_d"] else "mixed")
+        lines.append(f"- {h}: **{verdict}** ({per}; a difference counts when it exceeds the two "
+                     "fits' restart disagreements).")
+    if f["not_converged"]:
+        lines.append(f"- Not converged within the step budget: {', '.join(f['not_converged'])}.")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("report", help="fit_logprob_matrix's JSON report")
+    args = ap.parse_args()
+    try:
+        with open(args.report) as fh:
+            report = json.load(fh)
+        report["target"]["rank"], report["fits"]  # noqa: B018 (the fields it needs)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"fit_report: {args.report}: not a fit_logprob_matrix report ({e})", file=sys.stderr)
+        return 2
+    base = os.path.dirname(os.path.abspath(args.report))
+    f = findings(report)
+    write_json_atomically(os.path.join(base, "findings.json"), f)
+    plot(report, os.path.join(base, "fit"))
+    write_text_atomically(os.path.join(base, "fit.md"), markdown(report, f, args.report))
+    print(f"fit_report: wrote {os.path.join(base, 'fit.md')}, fit.png, findings.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

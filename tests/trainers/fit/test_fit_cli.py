@@ -1,0 +1,68 @@
+#!/usr/bin/python3
+"""fit_logprob_matrix and pipeline/fit_report.py end to end on a target of known rank (seconds):
+softmax reaches KL ~ 0 with room (d = 12 >= r = 4) and not below it (d = 1), its fitted log-matrix
+within rank d + 2; the report's findings follow from the table by its rule; a head without dense
+finite log-outputs, or a bad --d, exits 2 in one line and writes nothing."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from checks import ROOT, build_dir, check, finish, import_pipeline
+
+import_pipeline()
+import fit_report  # noqa: E402
+
+BIN = os.path.join(build_dir(), "trainers", "fit_logprob_matrix")
+
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "fit.json")
+    r = subprocess.run([BIN, "--low-rank", "4", "--C", "40", "--M", "60", "--d", "1,12",
+                        "--heads", "softmax,sigsoftmax", "--threads", "1", "--lr", "0.05",
+                        "--max-steps", "6000", "--out", out], capture_output=True, text=True)
+    check(r.returncode == 0, f"a low-rank check runs ({r.returncode}: {r.stderr[-300:]})")
+    rep = json.load(open(out))
+    by = {(f["head"], f["d"]): f for f in rep["fits"]}
+    check(rep["target"]["rank"] == 6, f"the target's log-matrix has rank r + 2 = 6 "
+          f"({rep['target']['rank']})")
+    check(by[("softmax", 12)]["kl"] < 1e-3 and by[("softmax", 1)]["kl"] > 0.05,
+          f"softmax: KL ~ 0 at d = 12, not at d = 1 ({by[('softmax', 12)]['kl']:.2g}, "
+          f"{by[('softmax', 1)]['kl']:.2g})")
+    check(all(by[("softmax", d)]["rank"] <= d + 2 for d in (1, 12)),
+          "softmax's fitted log-matrices have rank <= d + 2 (Theorem 2)")
+    check(all("restart" in f and f["restart"]["seed"] == 1 for f in rep["fits"]),
+          "every fit has a second fit from another seed beside it")
+    check(any("ETA" in line for line in r.stdout.splitlines()), "progress lines with an ETA")
+
+    r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "pipeline", "fit_report.py"), out],
+                       capture_output=True, text=True)
+    check(r.returncode == 0 and os.path.getsize(os.path.join(tmp, "fit.png")) > 5000,
+          f"fit_report writes fit.md and fit.png ({r.stderr[-200:]})")
+    found = json.load(open(os.path.join(tmp, "findings.json")))
+    soft = found["softmax_above_zero"]
+    check(soft["ds"] == [1] and soft["all"] is True,
+          f"softmax stays above KL 0 where d + 2 < rank (d = 1 only): {soft}")
+    for d, verdict in found["versus_softmax"]["sigsoftmax"]["per_d"].items():
+        a, b = by[("softmax", int(d))], by[("sigsoftmax", int(d))]
+        check(verdict == fit_report.compare(a, b),
+              f"sigsoftmax at d = {d}: '{verdict}' follows from the KLs and restart spreads")
+    check(fit_report.compare({"kl": 1.0, "converged": True, "restart": {"kl": 1.01}},
+                             {"kl": 0.5, "converged": True, "restart": {"kl": 0.52}}) == "closer"
+          and fit_report.compare({"kl": 1.0, "converged": True, "restart": {"kl": 1.3}},
+                                 {"kl": 0.9, "converged": True, "restart": {"kl": 0.95}}) == "tie",
+          "the rule: a difference counts only beyond the two restart disagreements")
+    md = open(os.path.join(tmp, "fit.md")).read()
+    check("softmax's KL stays above" in md and "| softmax |" in md, "fit.md: the table and findings")
+
+    for args, what in ((["--heads", "sparse:k=2"], "--heads"), (["--d", "0"], "--d")):
+        bad = os.path.join(tmp, "bad.json")
+        r = subprocess.run([BIN, "--low-rank", "2", "--C", "5", "--M", "6", "--out", bad, *args],
+                           capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and what in lines[0] and
+              not os.path.exists(bad), f"{' '.join(args)}: exit 2, one line naming {what}, "
+              f"nothing written ({r.returncode}: {r.stderr.strip()[-200:]})")
+
+sys.exit(finish())

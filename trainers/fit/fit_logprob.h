@@ -1,0 +1,90 @@
+#pragma once
+// Expressiveness measured without a language model: fit a conditional distribution P*(. | c) over
+// C contexts and M words with free context vectors h_c in R^d and a head's output layer, by
+// full-batch optimisation to convergence, and report the converged KL(P* || P_theta) and the rank
+// of the fitted log-matrix (Kanai et al. 2018, Theorems 2 and 4; Yang et al. 2018, sec. 2).
+//
+// Why softmax cannot reach KL 0 below a certain d. The fitted log-matrix of softmax is
+// log Q = H W^T + 1 b^T - lse(.) 1^T (H: C x d, W: M x d, b: M): a rank-d matrix plus two rank-one
+// terms, so rank(log Q) <= d + 2 (d + 1 without b). KL(P* || Q) = 0 needs Q = P* wherever the
+// context weights are positive, i.e. log Q = log P*, impossible when rank(log P*) > d + 2. A head
+// whose log-output is not a low-rank matrix plus row/column shifts (sigsoftmax, g:sigmoid,
+// MoS/MoSS) has no such cap (Theorem 4; Yang et al.'s Property 2 for MoS), so its KL can fall
+// below softmax's at the same d. Conversely, with d + 1 >= rank(H* W*^T) of a target built as
+// softmax(H* W*^T), softmax can represent the target exactly: KL 0 is reachable (the test target
+// of low_rank_target).
+//
+// Convergence is declared when the relative decrease of the loss over the last `check_every`
+// steps falls below `rel_tol` after the learning rate has been halved `lr_halvings` times (each
+// halving happens at the first such plateau); fit_logprob_matrix runs a second fit from another
+// seed, and the two KLs are reported side by side.
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/head_spec.h"
+
+namespace sb::fit {
+
+/// A conditional distribution to fit: log P*(j | c) and the weight of each context.
+struct Target {
+  torch::Tensor log_p;   ///< (C, M) float64, every row a log-distribution (finite)
+  torch::Tensor weight;  ///< (C) float64, >= 0, sum 1: the contexts' frequencies
+  std::string what;      ///< a description for the report
+};
+
+/// The smoothed bigram distribution of a token stream over its `contexts` most frequent
+/// previous words (ties by smaller id), weighted by their frequency as a previous word:
+/// P*(w | c) = (n(c, w) + beta u(w)) / (n(c) + beta), with u the add-one unigram distribution
+/// of the stream (so every entry is positive and the log-matrix finite). Throws
+/// std::invalid_argument for contexts < 1 or > vocab, beta <= 0, or fewer than 2 tokens.
+Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t contexts,
+                     double beta);
+
+/// softmax(scale * A B^T + c) with A (C x r), B (M x r), c (M) standard normal draws of `seed`:
+/// rank(log P*) <= r + 2, exactly representable by softmax with d >= r (tests). Uniform weights.
+Target low_rank_target(int64_t contexts, int64_t vocab, int64_t r, double scale, uint64_t seed);
+
+struct FitOptions {
+  HeadSpec spec;               ///< the head (softmax, sigsoftmax, sigmoid, mos:K=2, moss:K=2, ...)
+  int64_t d = 32;              ///< the dimension of h_c and of the decoder's rows
+  bool bias = true;            ///< a decoder bias b (M)
+  uint64_t seed = 0;           ///< initialisation
+  double lr = 0.02;            ///< Adam's learning rate at the start
+  int64_t max_steps = 4000;    ///< stop here, converged or not
+  int64_t check_every = 100;   ///< the window of the convergence test
+  double rel_tol = 1e-5;       ///< relative loss decrease per window that counts as a plateau
+  int lr_halvings = 3;         ///< plateaus met by halving the learning rate before stopping
+  /// Called after every window: (step, loss = weighted cross-entropy in nats).
+  std::function<void(int64_t, double)> progress;
+};
+
+struct FitResult {
+  double kl = 0;             ///< sum_c w_c KL(P*(. | c) || Q(. | c)), nats, from float64
+  int64_t steps = 0;         ///< optimiser steps taken
+  bool converged = false;    ///< the plateau test passed before max_steps
+  double last_rel_change = 0;  ///< the last window's relative loss decrease
+  int64_t parameters = 0;    ///< trainable parameters of the fit
+  torch::Tensor log_q;       ///< (C, M) float64: the fitted log-matrix
+};
+
+/// Fits the target (module comment); deterministic for a seed and thread count.
+FitResult fit(const Target& target, const FitOptions& options);
+
+/// sum_c w_c sum_j P*(j | c) (log P*(j | c) - log Q(j | c)), in float64.
+double weighted_kl(const Target& target, const torch::Tensor& log_q);
+
+/// The numerical rank of a float64 matrix with the Numerical Recipes threshold
+/// tol = 0.5 sqrt(m + n + 1) sigma_max eps (eps of float64), as rank_analysis uses it.
+struct Rank {
+  int64_t rank = 0;
+  double sigma_max = 0;
+  double tol = 0;
+};
+Rank numerical_rank(const torch::Tensor& matrix);
+
+}  // namespace sb::fit
