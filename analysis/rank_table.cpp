@@ -7,6 +7,18 @@
 
 namespace sb::analysis {
 
+namespace {
+
+// The rank as the table and the warnings state it: the count when it is certified (or no
+// certificate was asked), else the window rank_min..rank_max, never the nominal count inside it.
+std::string stated_rank(const contract::RankReport& p) {
+  if (p.has_certificate && !p.certified)
+    return std::to_string(p.rank_min) + ".." + std::to_string(p.rank_max);
+  return std::to_string(p.rank);
+}
+
+}  // namespace
+
 void print_table(const std::vector<contract::RankResult>& results) {
   std::printf(
       "%-28s %-11s %6s %7s %5s %4s %-8s %6s %8s %8s %-24s %10s %9s %10s %9s %14s %-13s %-12s "
@@ -33,11 +45,11 @@ void print_table(const std::vector<contract::RankResult>& results) {
                     static_cast<long long>(p.largest_gap_index));
     const std::string method = r.gram.empty() ? r.method : r.method + "(" + r.gram + ")";
     std::printf(
-        "%-28s %-11s %6lld %7lld %5lld %4d %-8s %6lld %8lld %8s %-24s %10.3e %9.3e %10.4e %9.3g "
+        "%-28s %-11s %6lld %7lld %5lld %4d %-8s %6lld %8s %8s %-24s %10.3e %9.3e %10.4e %9.3g "
         "%14s %-13s %-12s %8.2f %s\n",
         file.c_str(), h.head.c_str(), static_cast<long long>(h.M), static_cast<long long>(h.T),
         static_cast<long long>(h.d), h.bias ? 1 : 0, r.input.c_str(),
-        static_cast<long long>(p.bound), static_cast<long long>(p.rank), rank_np.c_str(),
+        static_cast<long long>(p.bound), stated_rank(p).c_str(), rank_np.c_str(),
         sweep.c_str(), p.tol, p.eps, p.sigma_max, p.spectral_gap, gap, p.verdict().c_str(),
         method.c_str(), r.seconds, p.certificate().c_str());
   }
@@ -54,9 +66,9 @@ void print_table(const std::vector<contract::RankResult>& results) {
   for (const auto& r : results) {
     const auto& p = r.report;
     if (p.theorem2_bounded && !p.within_bound)
-      std::printf("! %s: head '%s' is bounded by Theorem 2 (rank <= %lld) but has rank %lld\n",
+      std::printf("! %s: head '%s' is bounded by Theorem 2 (rank <= %lld) but has rank %s\n",
                   r.source.c_str(), r.header.head.c_str(), static_cast<long long>(p.bound),
-                  static_cast<long long>(p.rank));
+                  stated_rank(p).c_str());
     if (!p.bound_binding)
       std::printf(
           "note: %s: the bound %lld is not below min(M, T) = %lld, so Theorem 2 does not "
