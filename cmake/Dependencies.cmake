@@ -4,29 +4,31 @@
 # LibTorch: Debian's libtorch-dev (CPU) by default; any other LibTorch, e.g. a CUDA build, with
 #   cmake -DCMAKE_PREFIX_PATH=/path/to/libtorch ...           (make TORCH_PREFIX=...)
 #   cmake -DCMAKE_PREFIX_PATH=$(cmake/torch_prefix.sh PYTHON)  (make TORCH_PYTHON=...: a pip wheel)
-find_package(Torch REQUIRED)
-# Which device support it has, said once at configure time (README, "CUDA builds").
-if(TORCH_CUDA_LIBRARIES OR CAFFE2_USE_CUDA OR TARGET torch_cuda)
-  set(SB_TORCH_CUDA ON)
-  if(CUDAToolkit_VERSION)  # LibTorch 2.x finds CUDA with FindCUDAToolkit, 1.x with FindCUDA
-    set(_sb_cuda " (CUDA ${CUDAToolkit_VERSION})")
-  elseif(CUDA_VERSION)
-    set(_sb_cuda " (CUDA ${CUDA_VERSION})")
+if(NOT SB_PYTHON_ONLY)  # the Python package needs no LibTorch
+  find_package(Torch REQUIRED)
+  # Which device support it has, said once at configure time (README, "CUDA builds").
+  if(TORCH_CUDA_LIBRARIES OR CAFFE2_USE_CUDA OR TARGET torch_cuda)
+    set(SB_TORCH_CUDA ON)
+    if(CUDAToolkit_VERSION)  # LibTorch 2.x finds CUDA with FindCUDAToolkit, 1.x with FindCUDA
+      set(_sb_cuda " (CUDA ${CUDAToolkit_VERSION})")
+    elseif(CUDA_VERSION)
+      set(_sb_cuda " (CUDA ${CUDA_VERSION})")
+    endif()
+    message(STATUS "LibTorch ${Torch_VERSION} (${Torch_DIR}): CUDA support found${_sb_cuda}: "
+                   "--device cuda runs on the GPU where one is visible")
+  else()
+    set(SB_TORCH_CUDA OFF)
+    message(STATUS "LibTorch ${Torch_VERSION} (${Torch_DIR}): CPU only (no CUDA in this "
+                   "LibTorch): --device cuda exits 2; for GPUs see README, \"CUDA builds\"")
   endif()
-  message(STATUS "LibTorch ${Torch_VERSION} (${Torch_DIR}): CUDA support found${_sb_cuda}: "
-                 "--device cuda runs on the GPU where one is visible")
-else()
-  set(SB_TORCH_CUDA OFF)
-  message(STATUS "LibTorch ${Torch_VERSION} (${Torch_DIR}): CPU only (no CUDA in this "
-                 "LibTorch): --device cuda exits 2; for GPUs see README, \"CUDA builds\"")
-endif()
-# Every library of ours and Debian's HDF5 C++ API use the C++11 std::string ABI. A LibTorch built
-# with the old one (pip wheels before torch 2.7, the "pre-cxx11 ABI" zips) cannot be mixed in.
-if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
-  message(FATAL_ERROR "LibTorch at ${Torch_DIR} uses the pre-C++11 std::string ABI "
-                      "(TORCH_CXX_FLAGS: ${TORCH_CXX_FLAGS}), which cannot be linked with the "
-                      "C++11-ABI libraries of this project (HDF5's C++ API, our own): use the "
-                      "cxx11-ABI LibTorch zip from pytorch.org or a pip torch >= 2.7")
+  # Every library of ours and Debian's HDF5 C++ API use the C++11 std::string ABI. A LibTorch built
+  # with the old one (pip wheels before torch 2.7, the "pre-cxx11 ABI" zips) cannot be mixed in.
+  if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
+    message(FATAL_ERROR "LibTorch at ${Torch_DIR} uses the pre-C++11 std::string ABI "
+                        "(TORCH_CXX_FLAGS: ${TORCH_CXX_FLAGS}), which cannot be linked with the "
+                        "C++11-ABI libraries of this project (HDF5's C++ API, our own): use the "
+                        "cxx11-ABI LibTorch zip from pytorch.org or a pip torch >= 2.7")
+  endif()
 endif()
 
 find_package(HDF5 REQUIRED COMPONENTS C CXX)

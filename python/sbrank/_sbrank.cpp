@@ -1,4 +1,4 @@
-// sbrank: the rank analysis as a Python module (pybind11).
+// sbrank._sbrank: the rank analysis as a compiled module (pybind11), wrapped by sbrank/__init__.py.
 //
 //   import sbrank, numpy as np
 //   r = sbrank.analyse(np.load("lp.npy", mmap_mode="r"), head="softmax", d=768, bias=1)
@@ -105,10 +105,9 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
       source = std::make_unique<ArraySource>(view_of(array, input));
     } else {
       throw std::invalid_argument(
-          "matrix: expected a 2-D numpy array (float32 or float64) or a path to an HDF5 or .npy "
-          "file, got " +
-          py::str(py::type::of(matrix).attr("__name__")).cast<std::string>() +
-          " (a torch tensor: pass tensor.numpy(), which shares its memory)");
+          "matrix: expected a 2-D numpy array or CPU torch tensor (float32 or float64) or a path "
+          "to an HDF5 or .npy file, got " +
+          py::str(py::type::of(matrix).attr("__name__")).cast<std::string>());
     }
     py::gil_scoped_release release;
     const auto plan = plan_analysis(*source, o, memory_limit(o));
@@ -155,7 +154,7 @@ py::dict blas_py() {
 
 }  // namespace
 
-PYBIND11_MODULE(sbrank, m) {
+PYBIND11_MODULE(_sbrank, m) {
   warn_if_generic_core();
   m.def("blas", &blas_py,
         "The BLAS this process runs: {'library': openblas_get_config(), 'core': the kernel "
