@@ -14,6 +14,24 @@ analyse(matrix, *, head, d, bias, method="auto", input="auto", eps, budget_gb, g
     Rows are tokens (T), columns the vocabulary (M). head, d, bias: the model's facts (the bound
     is d + 1 + bias for log-probabilities, d + bias for logits); a contract file has them.
     Bad input raises ValueError with one line naming the input, the field and the expected value.
+    A float16 / bfloat16 tensor, or one on a GPU, is read as a stream: blocks of rows converted
+    to float32 on the host one at a time, never the whole matrix at once; the tolerance's eps is
+    then the stored precision's (bfloat16: 2^-7, float16: 2^-10), unless eps is given.
+
+analyse(blocks, *, M, T=None, ...): a model's outputs analysed as they are computed, never
+    stored. blocks: a callable returning an iterable of row blocks (numpy arrays or tensors,
+    rows x M, any block sizes), called again for each pass the method needs (the gram path: one
+    pass; the sketch: the passes it reports; without T one more, first, to count the rows).
+    Memory O(M^2) for the gram path, O(M k) for the sketch, never O(T M). A block whose width or
+    dtype changes, a pass with another number of rows, NaN or inf: one ValueError naming the
+    pass and the block. result["passes"] counts the calls.
+
+    def blocks():                         # any model that returns logits
+        for batch in loader:
+            yield torch.log_softmax(model(batch), -1).reshape(-1, M)
+    r = sbrank.analyse(blocks, M=M, head="softmax", d=model.d, bias=1, method="gram")
+
+progress: a callable receiving each progress line, or True for lines on stderr.
 
 The result is a dict with the fields of `rank_analysis --json`; the ones most read:
     rank            #{sigma_i > tol}, the Numerical Recipes count (certified: see below)
@@ -42,27 +60,68 @@ from ._sbrank import blas
 __all__ = ["analyse", "blas", "plot"]
 
 
-def _torch_array(tensor):
-    """A CPU float32 / float64 tensor as a numpy array over the same memory; anything else one
-    ValueError line saying what to do."""
-    device = getattr(tensor.device, "type", str(tensor.device))
-    if device != "cpu":
-        raise ValueError(f"matrix: a torch tensor on '{tensor.device}': expected a CPU tensor; "
-                         "move it with tensor.cpu() (or analyse the rows block by block on the "
-                         "host)")
-    name = str(tensor.dtype).replace("torch.", "")
-    if name not in ("float32", "float64"):
-        raise ValueError(f"matrix: torch dtype {name}: expected float32 or float64 (convert with "
-                         "tensor.float(), which copies the matrix)")
-    if tensor.dim() != 2:
-        raise ValueError(f"matrix: shape: expected 2-D (T, M), got {tensor.dim()}-D")
-    return tensor.detach().numpy()  # shares the tensor's memory, strides included
+BLOCK_ROWS = 4096  # rows converted at a time when a tensor is read as a stream
+
+
+def _is_tensor(x) -> bool:
+    return (type(x).__module__ or "").startswith("torch") and hasattr(x, "detach")
+
+
+def _direct(tensor) -> bool:
+    """A CPU float32 / float64 tensor: read in place through tensor.numpy()."""
+    return getattr(tensor.device, "type", "") == "cpu" and \
+        str(tensor.dtype) in ("torch.float32", "torch.float64")
+
+
+def _block_array(block):
+    """A stream's block as a numpy array: a CPU float32 / float64 tensor shares its memory; any
+    other tensor (half precision, a GPU's) is converted to float32 on the host, this block only."""
+    if _is_tensor(block):
+        block = block.detach()
+        if not _direct(block):
+            if getattr(block.device, "type", "cpu") == "meta":
+                raise ValueError(f"a torch tensor on '{block.device}' holds no data")
+            block = block.to(device="cpu", dtype=block.dtype if str(block.dtype) in (
+                "torch.float32", "torch.float64") else _float32())
+        return block.numpy()
+    return block
+
+
+def _float32():
+    import torch
+    return torch.float32
+
+
+def _tensor_stream(tensor):
+    """A tensor read block by block (half precision, a GPU's): its rows converted one block at a
+    time, never the whole matrix."""
+    def blocks():
+        for i in range(0, tensor.shape[0], BLOCK_ROWS):
+            yield tensor[i:i + BLOCK_ROWS]
+    return blocks
 
 
 def analyse(matrix, **options):
-    type_module = type(matrix).__module__ or ""
-    if type_module.startswith("torch") and hasattr(matrix, "detach"):
-        matrix = _torch_array(matrix)
+    if options.get("progress") is True:
+        import sys
+        options["progress"] = lambda line: print(line, file=sys.stderr, flush=True)
+    if _is_tensor(matrix):
+        if matrix.dim() != 2:
+            raise ValueError(f"matrix: shape: expected 2-D (T, M), got {matrix.dim()}-D")
+        if getattr(matrix.device, "type", "") == "meta":
+            raise ValueError(f"matrix: a torch tensor on '{matrix.device}' holds no data")
+        if _direct(matrix):
+            matrix = matrix.detach().numpy()  # shares the tensor's memory, strides included
+        else:
+            options.setdefault("M", matrix.shape[1])
+            options.setdefault("T", matrix.shape[0])
+            if str(matrix.dtype) in ("torch.float16", "torch.bfloat16"):
+                import torch  # the tolerance's eps is the stored precision's, not float32's
+                options.setdefault("eps", repr(torch.finfo(matrix.dtype).eps))
+            matrix = _tensor_stream(matrix.detach())
+    if callable(matrix) and not isinstance(matrix, str) and not hasattr(matrix, "__fspath__"):
+        start = matrix
+        matrix = lambda: (_block_array(b) for b in start())  # noqa: E731
     return _analyse(matrix, **options)
 
 

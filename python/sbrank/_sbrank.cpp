@@ -26,6 +26,7 @@
 
 #include "analysis/analyse.h"
 #include "analysis/array_source.h"
+#include "analysis/stream_source.h"
 #include "common/blas_core.h"
 #include "contract/rank_result.h"
 
@@ -60,11 +61,58 @@ ArrayView view_of(const py::array& a, const std::string& input) {
   return v;
 }
 
+// A Python object shared with C++ threads: copies of the holder never touch the reference count
+// (which needs the GIL); the object is released where the last holder dies, with the GIL held
+// (the end of analyse_py).
+using Shared = std::shared_ptr<py::object>;
+
+// One pass of a stream: the iterator of what the caller's callable returned, each item a numpy
+// array (sbrank/__init__.py turns tensors into arrays block by block before they get here).
+class PyPass final : public BlockPass {
+ public:
+  PyPass(py::object iterator, int pass) : it_(std::move(iterator)), pass_(pass) {}
+  ~PyPass() override {
+    py::gil_scoped_acquire gil;
+    current_ = py::array();
+    it_ = py::object();
+  }
+  bool next(ArrayView& block) override {
+    py::gil_scoped_acquire gil;
+    const std::string where =
+        "<stream>: pass " + std::to_string(pass_) + ", block " + std::to_string(index_);
+    PyObject* item = PyIter_Next(it_.ptr());
+    if (!item) {
+      if (!PyErr_Occurred()) return false;
+      py::error_already_set e;
+      throw std::runtime_error(where + ": the blocks raised " + first_line(e.what()));
+    }
+    py::object obj = py::reinterpret_steal<py::object>(item);
+    if (!py::isinstance<py::array>(obj))
+      throw std::invalid_argument(where + ": expected a numpy array or a torch tensor, got " +
+                                  py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+    current_ = py::reinterpret_borrow<py::array>(obj);
+    if (current_.ndim() != 2)
+      throw std::invalid_argument(where + ": shape: expected 2-D (rows, M), got " +
+                                  std::to_string(current_.ndim()) + "-D");
+    block = view_of(current_, "");
+    block.name = where;
+    ++index_;
+    return true;
+  }
+
+ private:
+  py::object it_;
+  py::array current_;  // alive until the next block is asked for
+  int pass_;
+  int64_t index_ = 0;
+};
+
 py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
                     std::optional<int64_t> d, std::optional<int> bias, const std::string& method,
                     const std::string& input, std::optional<std::string> eps,
                     std::optional<double> budget_gb, const std::string& gram, bool spectrum,
-                    bool verdict_only, uint64_t seed, std::optional<int> threads) {
+                    bool verdict_only, uint64_t seed, std::optional<int> threads,
+                    std::optional<int64_t> M, std::optional<int64_t> T, const py::object& progress) {
   AnalyseOptions o;
   o.method = method;
   o.gram = gram;
@@ -96,7 +144,40 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
     }
     check_model_facts(o.facts);
     check_sketch_options(o);
-    if (py::isinstance<py::str>(matrix) || py::hasattr(matrix, "__fspath__")) {
+    if (!progress.is_none()) {
+      auto cb = std::make_shared<py::object>(progress);
+      o.on_progress = [cb](const std::string& line) {
+        py::gil_scoped_acquire gil;
+        (*cb)(line);
+      };
+    }
+    const bool stream = !py::isinstance<py::str>(matrix) && !py::isinstance<py::array>(matrix) &&
+                        !py::hasattr(matrix, "__fspath__") && PyCallable_Check(matrix.ptr());
+    if ((M || T) && !stream)
+      throw std::invalid_argument("M, T: only for a stream of row blocks (a callable)");
+    if (stream) {
+      if (!M) throw std::invalid_argument("M: expected the vocabulary size of the stream's blocks");
+      if (o.method == "exact")
+        throw std::invalid_argument("method=exact: a stream is never stored whole; use gram or "
+                                    "sketch (or auto)");
+      auto start = std::make_shared<py::object>(matrix);
+      auto passes = std::make_shared<int>(0);
+      PassFactory factory = [start, passes]() -> std::unique_ptr<BlockPass> {
+        py::gil_scoped_acquire gil;
+        ++*passes;
+        try {
+          return std::make_unique<PyPass>(py::iter((*start)()), *passes);
+        } catch (py::error_already_set& e) {
+          throw std::runtime_error("<stream>: pass " + std::to_string(*passes) +
+                                   ": calling the blocks' callable raised " + first_line(e.what()));
+        }
+      };
+      {
+        py::gil_scoped_release release;
+        source = std::make_unique<StreamSource>(factory, *M, T.value_or(-1),
+                                                input == "auto" ? "" : input);
+      }
+    } else if (py::isinstance<py::str>(matrix) || py::hasattr(matrix, "__fspath__")) {
       const auto path = py::module_::import("os").attr("fspath")(matrix).cast<std::string>();
       py::gil_scoped_release release;
       source = open_matrix(path);
@@ -118,6 +199,7 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
     throw py::value_error(first_line(e.what()));
   }
   py::dict out = py::module_::import("json").attr("loads")(sb::contract::rank_result_json(result));
+  if (auto* s = dynamic_cast<StreamSource*>(source.get())) out["passes"] = s->passes();
   if (result.singular_values.empty())
     out["singular_values"] = py::none();
   else
@@ -168,7 +250,8 @@ PYBIND11_MODULE(_sbrank, m) {
         py::arg("d") = py::none(), py::arg("bias") = py::none(), py::arg("method") = "auto",
         py::arg("input") = "auto", py::arg("eps") = py::none(), py::arg("budget_gb") = py::none(),
         py::arg("gram") = "auto", py::arg("spectrum") = true, py::arg("verdict_only") = false,
-        py::arg("seed") = 0, py::arg("threads") = py::none(),
+        py::arg("seed") = 0, py::arg("threads") = py::none(), py::arg("M") = py::none(),
+        py::arg("T") = py::none(), py::arg("progress") = py::none(),
         R"(Singular values and numerical rank of a T x M log-output matrix (rows = tokens).
 
 matrix: a 2-D numpy array, float32 or float64, any strides (C or Fortran order, a slice, a
@@ -181,6 +264,11 @@ method: auto | exact | gram | sketch. input: auto | logprobs | logits. eps: floa
 gram: auto | rows | columns. spectrum: False counts the rank by inertia (gram) without singular
   values. verdict_only: the sketch stops once within / exceeds is certain. seed: the sketch's
   Gaussian draws. threads: BLAS threads.
+A stream, never stored: matrix = a callable returning an iterable of row blocks (numpy arrays,
+  rows x M, any block sizes), called again for each pass the method needs; M (required) and T
+  (optional: without it a first pass counts the rows). Memory: O(M^2) for the gram path,
+  O(M k) for the sketch, never O(T M). result["passes"] counts the calls.
+progress: a callable receiving each progress line (None: silent).
 
 Returns a dict with the fields of `rank_analysis --json` (rank, tol, bound, verdict, certified,
 rank_sweep, largest_gap, ...) and singular_values (numpy float64, descending) or None.
