@@ -26,6 +26,7 @@
 
 #include "analysis/analyse.h"
 #include "analysis/array_source.h"
+#include "analysis/estimate_d.h"
 #include "analysis/stream_source.h"
 #include "common/blas_core.h"
 #include "contract/rank_result.h"
@@ -112,7 +113,8 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
                     const std::string& input, std::optional<std::string> eps,
                     std::optional<double> budget_gb, const std::string& gram, bool spectrum,
                     bool verdict_only, uint64_t seed, std::optional<int> threads,
-                    std::optional<int64_t> M, std::optional<int64_t> T, const py::object& progress) {
+                    std::optional<int64_t> M, std::optional<int64_t> T, const py::object& progress,
+                    bool estimate) {
   AnalyseOptions o;
   o.method = method;
   o.gram = gram;
@@ -125,6 +127,7 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
   o.facts.d = d;
   o.facts.bias = bias;
   std::unique_ptr<MatrixSource> source;
+  std::string estimate_text;  // estimate_d=True: estimate_json's object
   py::array array;  // keeps a given array alive while it is read
   sb::contract::RankResult result;
   try {
@@ -144,6 +147,9 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
     }
     check_model_facts(o.facts);
     check_sketch_options(o);
+    if (estimate && !spectrum)
+      throw std::invalid_argument("estimate_d=True with spectrum=False: the estimate reads the gap "
+                                  "between singular values, which the inertia count does not give");
     if (!progress.is_none()) {
       auto cb = std::make_shared<py::object>(progress);
       o.on_progress = [cb](const std::string& line) {
@@ -193,6 +199,11 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
     py::gil_scoped_release release;
     const auto plan = plan_analysis(*source, o, memory_limit(o));
     result = analyse(*source, plan, o);
+    if (estimate) {
+      // As rank_analysis: a bias given here, else a contract file's attribute, else none.
+      const std::string bias_from = bias ? "--bias" : source->header() ? "attribute 'bias'" : "";
+      estimate_text = estimate_json(estimate_d(result, bias_from));
+    }
   } catch (const std::bad_alloc&) {
     throw py::value_error("out of memory while analysing the matrix");
   } catch (const std::exception& e) {
@@ -200,6 +211,7 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
   }
   py::dict out = py::module_::import("json").attr("loads")(sb::contract::rank_result_json(result));
   if (auto* s = dynamic_cast<StreamSource*>(source.get())) out["passes"] = s->passes();
+  if (!estimate_text.empty()) out["estimate_d"] = py::module_::import("json").attr("loads")(estimate_text);
   if (result.singular_values.empty())
     out["singular_values"] = py::none();
   else
@@ -252,6 +264,7 @@ PYBIND11_MODULE(_sbrank, m) {
         py::arg("gram") = "auto", py::arg("spectrum") = true, py::arg("verdict_only") = false,
         py::arg("seed") = 0, py::arg("threads") = py::none(), py::arg("M") = py::none(),
         py::arg("T") = py::none(), py::arg("progress") = py::none(),
+        py::arg("estimate_d") = false,
         R"(Singular values and numerical rank of a T x M log-output matrix (rows = tokens).
 
 matrix: a 2-D numpy array, float32 or float64, any strides (C or Fortran order, a slice, a
@@ -269,6 +282,8 @@ A stream, never stored: matrix = a callable returning an iterable of row blocks 
   (optional: without it a first pass counts the rows). Memory: O(M^2) for the gram path,
   O(M k) for the sketch, never O(T M). result["passes"] counts the calls.
 progress: a callable receiving each progress line (None: silent).
+estimate_d: also read the model's hidden size d off the spectrum's largest gap
+  (`rank_analysis --estimate-d`): result["estimate_d"] = {"d": ..., "gap": ..., ...}.
 
 Returns a dict with the fields of `rank_analysis --json` (rank, tol, bound, verdict, certified,
 rank_sweep, largest_gap, ...) and singular_values (numpy float64, descending) or None.

@@ -47,7 +47,9 @@ rng = np.random.default_rng(3)
 facts = dict(head="softmax", d=10, bias=1)
 fields = ("rank", "certified", "rank_min", "rank_max", "verdict", "bound", "input", "T", "M")
 z, lp = logits_and_logprobs(rng, 4000, 600, 10)
+tmp_keep = tempfile.mkdtemp()
 with tempfile.TemporaryDirectory() as tmp:
+    np.save(os.path.join(tmp_keep, "log-probs.npy"), lp)
     for name, matrix, input_ in (("log-probs", lp, "auto"), ("logits", z, "logits")):
         path = os.path.join(tmp, name + ".npy")
         np.save(path, matrix)
@@ -150,7 +152,17 @@ for dtype in (torch.float16, torch.bfloat16):
           r["eps"] == torch.finfo(dtype).eps and r["passes"] >= 1,
           f"{dtype}: block by block, eps {r['eps']:.3g}: rank {r['rank']} as the float32 copy's")
 
+# estimate_d: the model's d read off the stream's spectrum, as off the file's.
+est_file = sbrank.analyse(os.path.join(tmp_keep, "log-probs.npy"), method="gram", estimate_d=True,
+                          **facts)["estimate_d"]
+est_stream = sbrank.analyse(blocks_of(lp), M=600, method="gram", estimate_d=True,
+                            **facts)["estimate_d"]
+check(est_stream["d"] == est_file["d"] == 10 and est_stream["gap"] == est_file["gap"],
+      f"estimate_d: d = {est_stream['d']} from the stream, {est_file['d']} from the file")
+
 lines = []
 sbrank.analyse(blocks_of(lp), M=600, method="gram", progress=lines.append, **facts)
 check(any("rows" in line for line in lines), f"progress lines reach the callback ({lines[:1]})")
+import shutil  # noqa: E402
+shutil.rmtree(tmp_keep)
 sys.exit(finish())
