@@ -47,10 +47,15 @@ rng = np.random.default_rng(3)
 facts = dict(head="softmax", d=10, bias=1)
 fields = ("rank", "certified", "rank_min", "rank_max", "verdict", "bound", "input", "T", "M")
 z, lp = logits_and_logprobs(rng, 4000, 600, 10)
+# A prescribed spectrum: U diag(s) V^T with 30 singular values from 1 down to 1e-3, then none.
+u, _ = np.linalg.qr(rng.standard_normal((4000, 30)))
+v, _ = np.linalg.qr(rng.standard_normal((600, 30)))
+prescribed = ((u * np.geomspace(1, 1e-3, 30)) @ v.T).astype(np.float32)
 tmp_keep = tempfile.mkdtemp()
 with tempfile.TemporaryDirectory() as tmp:
     np.save(os.path.join(tmp_keep, "log-probs.npy"), lp)
-    for name, matrix, input_ in (("log-probs", lp, "auto"), ("logits", z, "logits")):
+    for name, matrix, input_ in (("log-probs", lp, "auto"), ("logits", z, "logits"),
+                                 ("prescribed spectrum", prescribed, "logits")):
         path = os.path.join(tmp, name + ".npy")
         np.save(path, matrix)
         for method in ("gram", "sketch"):
