@@ -122,11 +122,12 @@ def metric_by_seed(directory: str, label: str, trainer: str, key: str) -> dict[i
     return out
 
 
-def paper_figure(results: str, head: str, dataset: str = "ptb") -> float | None:
+def paper_figure(results: str, head: str, dataset: str = "ptb",
+                 stage: str = "finetune") -> float | None:
     with open(os.path.join(results, "paper", "paper_results.csv")) as f:
         for line in f:
             cells = line.strip().split(",")
-            if cells[:4] == [dataset, head, "finetune", "test"]:
+            if cells[:4] == [dataset, head, stage, "test"]:
                 return float(cells[4])
     return None
 
@@ -227,6 +228,38 @@ def fit_rows(directory: str) -> list[Row]:
     return out
 
 
+def dyneval_rows(directory: str, pf) -> list[Row]:
+    """Dynamic evaluation against the same weights read statically (dyneval.json's "static" and
+    "dynamic" test ppl: batch size 1, the same segments), paired by seed, per head."""
+    out = []
+    for head in ("softmax", "sigsoftmax"):
+        claim = f"dynamic evaluation lowers {head}'s PTB test ppl (Table 1)"
+        paper = (f"{pf(head)} -> {paper_figure(os.path.dirname(directory), head, stage='dyneval')}")
+        before, after = {}, {}
+        if os.path.isdir(directory):
+            for name in sorted(os.listdir(directory)):
+                m = re.fullmatch(re.escape(head) + r"_s(\d+)", name)
+                try:
+                    with open(os.path.join(directory, name, "dyneval.json")) as f:
+                        j = json.load(f)
+                    if m:
+                        before[int(m.group(1))] = float(j["static"]["test_ppl"])
+                        after[int(m.group(1))] = float(j["dynamic"]["test_ppl"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue
+        seeds = sorted(before)
+        if len(seeds) < 2:
+            out.append(Row(claim, paper, verdict="not attempted (the dyneval profile has not been "
+                           "run: `make reproduce PROFILE=dyneval`, ~1.5 h)"))
+            continue
+        xa, xb = [before[s] for s in seeds], [after[s] for s in seeds]
+        mean, ci, p, p_sign = paired(xa, xb)
+        out.append(Row(claim, paper, f"static {sum(xa) / len(xa):.4g}, dynamic "
+                       f"{sum(xb) / len(xb):.4g} ppl (means)", len(seeds), mean, ci, p, p_sign,
+                       verdict(ci, p), shown(directory)))
+    return out
+
+
 def rows(results: str) -> list[Row]:
     cpu, claims = os.path.join(results, "cpu"), os.path.join(results, "claims")
     lm = [claims, cpu]
@@ -265,8 +298,7 @@ def rows(results: str) -> list[Row]:
             verdict="not attempted: GPU (`make reproduce PROFILE=paper` prints its GPU-hours)"),
         sweep_row(os.path.join(results, "dsweep")),
         *fit_rows(os.path.join(results, "fit")),
-        Row("dynamic evaluation lowers every head's ppl", "Table 1, dyneval columns",
-            verdict="not attempted (no profile with dynamic evaluation has been run)"),
+        *dyneval_rows(os.path.join(results, "dyneval"), pf),
         Row("WikiText-2 ppl and ranks", "Table 2",
             verdict="not attempted (no WikiText-2 profile has been run)"),
     ]

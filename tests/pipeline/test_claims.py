@@ -122,6 +122,23 @@ with tempfile.TemporaryDirectory() as tmp:
                   ("mos:K=2", "not significant")],
           f"fit rows: the floor held, closer at every d, a tie at one d ({got})")
 
+    # Dynamic evaluation: static vs dynamic test ppl of the same weights, paired by seed.
+    dyn = os.path.join(tmp, "dyneval")
+    for seed, (st, dy) in zip((1, 2, 3), ((160.0, 150.0), (162.0, 151.5), (161.0, 149.0))):
+        os.makedirs(os.path.join(dyn, f"softmax_s{seed}"))
+        with open(os.path.join(dyn, f"softmax_s{seed}", "dyneval.json"), "w") as f:
+            json.dump({"static": {"test_ppl": st}, "dynamic": {"test_ppl": dy}}, f)
+    os.makedirs(os.path.join(tmp, "paper"))
+    with open(os.path.join(tmp, "paper", "paper_results.csv"), "w") as f:
+        f.write("ptb,softmax,finetune,test,57.0,0.6\nptb,softmax,dyneval,test,50.5,0.5\n")
+    soft, sig = claims.dyneval_rows(dyn, lambda h: claims.paper_figure(tmp, h))
+    mean, ci, p, _ = claims.paired([160.0, 162.0, 161.0], [150.0, 151.5, 149.0])
+    check(soft.n == 3 and abs(soft.effect - mean) < 1e-12 and soft.verdict == claims.verdict(ci, p)
+          and soft.paper == "57.0 -> 50.5",
+          f"dyneval rows: static - dynamic paired by seed ({soft.effect:.3g}, p {soft.p:.2g}, "
+          f"'{soft.verdict}'), the paper's before -> after")
+    check(sig.verdict.startswith("not attempted"), "a head without dyneval runs: not attempted")
+
 # The committed table.
 with open(os.path.join(ROOT, "results", "claims.md")) as f:
     committed = f.read()
