@@ -13,6 +13,7 @@
 
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/process_setup.h"
+#include "trainers/runkit/run_lock.h"
 
 namespace sb::runkit {
 
@@ -71,9 +72,11 @@ struct TrainerRun {
 /// The frame of every trainer's main: --config FILE and --<key> VALUE for every key of `table`,
 /// --resume and --stop-after-batches, the parse (--help: 0; a parse error: kBadInput); then,
 /// under guarded(): the config (defaults, the file, the overrides in order), validate(config),
-/// set_up_process(config.threads), run_dir(config) and check_fresh_run (validate and run_dir of
-/// the config's namespace, found by argument-dependent lookup), and body(config, run), whose
-/// result is the exit status. A trainer's own options go into `app` before the call.
+/// set_up_process(config.threads), run_dir(config), the run directory's lock (RunDirLock, held
+/// until body returns: a second trainer on the same run is refused) and check_fresh_run
+/// (validate and run_dir of the config's namespace, found by argument-dependent lookup), and
+/// body(config, run), whose result is the exit status. A trainer's own options go into `app`
+/// before the call.
 template <class Config, class Body>
 int trainer_main(CLI::App& app, int argc, char** argv, const ConfigTable<Config>& table,
                  Body body) {
@@ -87,6 +90,7 @@ int trainer_main(CLI::App& app, int argc, char** argv, const ConfigTable<Config>
     validate(config);
     run.threads = set_up_process(config.threads);
     run.run_dir = run_dir(config);
+    const RunDirLock lock(run.run_dir, app.get_name());
     check_fresh_run(run.run_dir, run.flags.resume);
     return body(std::move(config), run);
   });
