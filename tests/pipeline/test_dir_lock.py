@@ -6,12 +6,11 @@ a holder killed with SIGKILL leaves no stale lock (the next driver goes on at on
 
 import os
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
 
-from checks import ROOT, build_dir, check, finish, import_pipeline
+from checks import ROOT, check, fake_build, finish, import_pipeline
 
 import_pipeline()
 import dir_lock  # noqa: E402
@@ -41,17 +40,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(taken, "after SIGKILL of the holder the lock is free at once (never stale)")
 
     # The driver: a build whose train_wordlm announces itself and sleeps (a long training).
-    build = os.path.join(tmp, "build")
-    real = os.path.join(build_dir(), "analysis", "rank_analysis")
-    for rel in ("trainers/train_wordlm", "trainers/dyneval", "analysis/rank_analysis"):
-        path = os.path.join(build, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write("#!/bin/sh\n")
-            if rel.endswith("rank_analysis"):
-                f.write(f'[ "$1" = --list-heads ] && exec {real} "$@"\n')
-            f.write("echo training; exec sleep 60\n")
-        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    build = fake_build(tmp, "echo training; exec sleep 60")
     out = os.path.join(tmp, "out")
     cmd = ["/usr/bin/python3", os.path.join(ROOT, "pipeline", "reproduce.py"), "--allow-dirty",
            "--profile", "smoke", "--build", build, "--out", out]

@@ -10,12 +10,11 @@ commit made each run is counted from stages.json."""
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
 
-from checks import ROOT, build_dir, check, finish
+from checks import ROOT, check, fake_build, finish
 
 with tempfile.TemporaryDirectory() as tmp:
     repo = os.path.join(tmp, "repo")
@@ -58,17 +57,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # The driver: a build whose binaries exist (they fail if run) and whose rank_analysis
     # answers --list-heads with the real one's (the head facts the profile check reads).
-    build = os.path.join(tmp, "build")
-    real = os.path.join(build_dir(), "analysis", "rank_analysis")
-    for rel in ("trainers/train_wordlm", "trainers/dyneval", "analysis/rank_analysis"):
-        path = os.path.join(build, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write("#!/bin/sh\n")
-            if rel.endswith("rank_analysis"):
-                f.write(f'[ "$1" = --list-heads ] && exec {real} "$@"\n')
-            f.write("echo fake binary ran >&2; kill -SEGV $$\n")  # dies as a crash would
-        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    build = fake_build(tmp, "echo fake binary ran >&2; kill -SEGV $$")  # dies as a crash would
     out = os.path.join(tmp, "out")
 
     def driver(*extra):

@@ -20,12 +20,12 @@ import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
 import tomllib
 
+import checks  # noqa: E402
 from checks import ROOT, build_dir, check, finish  # noqa: E402
 DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
 FAKE = os.path.join(ROOT, "tests", "fixtures", "fake_slurm.py")
@@ -44,20 +44,8 @@ def fake_env(tmp: str) -> dict:
 
 
 def fake_build(tmp: str) -> str:
-    """A build directory whose binaries exist (check_binaries); no job runs them here. Its
-    rank_analysis answers --list-heads (the head facts the plan reads) with the real build's."""
-    build = os.path.join(tmp, "build")
-    real = os.path.join(build_dir(), "analysis", "rank_analysis")
-    for rel in ("trainers/train_wordlm", "trainers/dyneval", "analysis/rank_analysis"):
-        path = os.path.join(build, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write("#!/bin/sh\n")
-            if rel.endswith("rank_analysis"):
-                f.write(f'[ "$1" = --list-heads ] && exec {real} "$@"\n')
-            f.write("exit 1\n")
-        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
-    return build
+    """A build directory whose binaries exist (check_binaries); no job runs them here."""
+    return checks.fake_build(tmp)
 
 
 def driver(*args: str, env=None) -> subprocess.CompletedProcess:

@@ -20,7 +20,6 @@ from checks import ROOT, build_dir, check, finish, use_build
 
 use_build()
 import repro_profile  # noqa: E402
-import stages  # noqa: E402
 import sweep_summary  # noqa: E402
 
 PROFILE = os.path.join(ROOT, "pipeline", "profiles", "dsweep.toml")

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import sbrank  # noqa: E402
-from checks import check, finish  # noqa: E402
+from checks import check, finish, peak_rss_growth  # noqa: E402
 
 torch.manual_seed(0)
 facts = dict(head="softmax", d=12, bias=1)
@@ -43,20 +43,10 @@ r = sbrank.analyse(wide, threads=1, **facts)
 check(r["rank"] == 14 and not wide.is_contiguous(), "a non-contiguous (transposed) tensor view")
 
 # In place: a 200 MB tensor; the process's peak RSS grows by far less than that while analysed.
-# The peak (VmHWM) is reset to the current RSS first (writing 5 to /proc/self/clear_refs), so the
-# float64 intermediates that made the tensor do not hide a copy.
-def status_kb(field):
-    with open("/proc/self/status") as fh:
-        return next(int(line.split()[1]) for line in fh if line.startswith(field + ":"))
-
-
+# The peak (VmHWM) is reset to the current RSS first (checks.peak_rss_growth), so the float64
+# intermediates that made the tensor do not hide a copy.
 def peak_growth(matrix):
-    """Bytes the peak RSS rises above the current RSS while `matrix` is analysed."""
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-    before = status_kb("VmRSS") * 1024
-    result = sbrank.analyse(matrix, method="gram", **facts)
-    return result, status_kb("VmHWM") * 1024 - before
+    return peak_rss_growth(lambda: sbrank.analyse(matrix, method="gram", **facts))
 
 
 big = softmax_logprobs(50000, 1000, 12, torch.float32)

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import sbrank  # noqa: E402
-from checks import check, finish  # noqa: E402
+from checks import check, finish, peak_rss_growth  # noqa: E402
 
 SIZES = [1, 333, 1000, 17]  # uneven blocks, repeated until the rows run out
 
@@ -88,18 +88,9 @@ def generated(t):
     return start
 
 
-def status_kb(field):
-    with open("/proc/self/status") as fh:
-        return next(int(line.split()[1]) for line in fh if line.startswith(field + ":"))
-
-
-def peak_growth(t):
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-    before = status_kb("VmRSS") * 1024
-    r = sbrank.analyse(generated(t), M=M, T=t, method="gram", input="logits", head="softmax",
-                       d=12, bias=1)  # the row max subtracted: one more direction, as a bias
-    return r, status_kb("VmHWM") * 1024 - before
+def peak_growth(t):  # the row max subtracted: one more direction, as a bias
+    return peak_rss_growth(lambda: sbrank.analyse(generated(t), M=M, T=t, method="gram",
+                                                  input="logits", head="softmax", d=12, bias=1))
 
 
 (r1, g1), (r2, g2) = peak_growth(20000), peak_growth(80000)
