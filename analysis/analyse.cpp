@@ -118,8 +118,23 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
 
 }  // namespace
 
+double gram_flops(int64_t rows, int64_t cols) {
+  const double n = static_cast<double>(std::min(rows, cols));
+  const double m = static_cast<double>(std::max(rows, cols));
+  return n * n * m + 4 * n * n * n;
+}
+
+double sketch_flops(int64_t rows, int64_t cols, int64_t k) {
+  return 12.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(k);
+}
+
+bool cost_favours_sketch(int64_t rows, int64_t cols, int64_t k) {
+  const double gram = gram_flops(rows, cols);
+  return gram >= 1e10 && 2 * sketch_flops(rows, cols, k) < gram;
+}
+
 SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& o,
-                        double limit_bytes, int64_t sketch_k) {
+                        double limit_bytes, int64_t sketch_k, bool low_rank_expected) {
   if (o.method == "exact") return SvdMethod::exact;
   if (o.method == "gram") return SvdMethod::gram;
   if (o.method == "sketch") return SvdMethod::sketch;
@@ -135,6 +150,9 @@ SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOpt
   const bool sketch_pays = sketch_k > 0 && 2 * sketch_k <= std::min(rows, cols) && gram_resolves &&
                            method_bytes(SvdMethod::sketch, rows, cols, o, sketch_k) <= budget;
   if (o.verdict_only && sketch_pays) return SvdMethod::sketch;
+  // By cost, where the whole spectrum is not asked for (--spectrum, --out: the curve's every value).
+  if (sketch_pays && low_rank_expected && !o.spectrum && cost_favours_sketch(rows, cols, sketch_k))
+    return SvdMethod::sketch;
   if (gram_resolves && gram <= budget) return SvdMethod::gram;
   if (sketch_pays) return SvdMethod::sketch;
   if (exact <= budget) return SvdMethod::exact;
@@ -291,7 +309,16 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
     }
     plan.sketch_cap = lo;
   }
-  plan.method = choose_method(rows, cols, plan.eps, o, limit.bytes, plan.sketch_k);
+  // A head whose rank Theorem 2 bounds below min(T, M): the sketch's first k is likely its last.
+  bool low_rank_expected = false;
+  try {
+    low_rank_expected = !plan.header.head.empty() &&
+                        rank_bounded(head_kind_from_name(plan.header.head)) &&
+                        bound + o.sketch_oversampling < full;
+  } catch (const std::exception&) {  // a head name the registry does not know: no expectation
+  }
+  plan.method = choose_method(rows, cols, plan.eps, o, limit.bytes, plan.sketch_k,
+                              low_rank_expected);
   if (o.collective && plan.method == SvdMethod::exact) {
     // The exact SVD needs the whole matrix in one process.
     if (o.method == "exact")

@@ -93,13 +93,31 @@ MemoryLimit available_memory();
 MemoryLimit memory_limit(const AnalyseOptions& options);
 
 /// Which method `auto` picks: the sketch when only the verdict is asked (and the bound binds);
-/// gram when its resolution (sqrt(eps64) sigma_max) lies well below the NR tolerance and its Gram
-/// matrix (the smaller one unless --gram says which: 8 min(T, M)^2 bytes) fits the budget; else
-/// the sketch when its first k (`sketch_k`: bound + oversampling) is at most half of min(T, M)
-/// and fits the budget; else exact when the matrix fits the budget; else whichever fits
-/// `limit_bytes` (gram first, reported as not resolving the tolerance where it does not).
+/// the sketch by cost when the whole spectrum is not asked for (spectrum false: the command
+/// line's default), the head's rank is bounded (`low_rank_expected`: Theorem 2) and its FLOP
+/// model is below half the Gram path's (cost_favours_sketch); gram when its resolution
+/// (sqrt(eps64) sigma_max) lies well below the NR tolerance and its Gram matrix (the smaller one
+/// unless --gram says which: 8 min(T, M)^2 bytes) fits the budget; else the sketch when its
+/// first k (`sketch_k`: bound + oversampling) is at most half of min(T, M) and fits the budget;
+/// else exact when the matrix fits the budget; else whichever fits `limit_bytes` (gram first,
+/// reported as not resolving the tolerance where it does not).
 SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOptions& options,
-                        double limit_bytes = 0, int64_t sketch_k = 0);
+                        double limit_bytes = 0, int64_t sketch_k = 0,
+                        bool low_rank_expected = false);
+
+/// The FLOP models `auto` compares. The Gram path: n^2 m for the Gram matrix of the smaller side
+/// n = min(T, M) over the larger m (dsyrk), plus ~4 n^3 for its eigendecomposition (dsyevd's
+/// reduction and back-transformation). The sketch at k: 3 passes (the range, the power step, the
+/// float64 check: what it took on every bounded matrix measured) of two products (A by an M x k
+/// block, A^T by a T x k one), 2 T M k FLOP each: 12 T M k. Against measurements on a newer
+/// Intel Xeon: PTB's test log-probs, 82429 x 10000 at k = 210: gram 1.2e13 FLOP in 70 s, sketch
+/// 2.1e12 in 23 s (~100 GFLOP/s both); GPT-2's shape, 4000 x 50257 at k = 770: gram 1.1e12 in
+/// 9.6 s, sketch 1.9e12 in 21 s: the model orders both pairs as measured. The sketch pays when
+/// its model is below half the Gram path's (k may grow past its first value) and the Gram path
+/// is not cheap anyway (>= 1e10 FLOP, ~0.1 s).
+double gram_flops(int64_t rows, int64_t cols);
+double sketch_flops(int64_t rows, int64_t cols, int64_t k);
+bool cost_favours_sketch(int64_t rows, int64_t cols, int64_t k);
 
 /// Whether the gram method accumulates A A^T (T x T) rather than A^T A under `options`.
 bool uses_row_gram(int64_t rows, int64_t cols, const AnalyseOptions& options);
