@@ -7,11 +7,9 @@
 #include <cstdio>
 
 #include "common/blas_core.h"
-#include "common/head_spec.h"
-#include "datasets/corpus.h"
-#include "datasets/data_location.h"
 #include "trainers/lm/config.h"
 #include "trainers/lm/trainer.h"
+#include "trainers/lm/word_corpus.h"
 #include "trainers/runkit/device.h"
 #include "trainers/runkit/trainer_cli.h"
 
@@ -36,12 +34,7 @@ int main(int argc, char** argv) {
         const auto device =
             sb::runkit::resolve_device(config.device);  // fails here, before the corpus
         config.device = device.str();  // what config.toml records: cpu, cuda:0, ...
-        const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
-        auto corpus = sb::data::load_corpus(dir);
-        // The adaptive heads cut their clusters from a frequency-sorted vocabulary.
-        if (sb::is_adaptive(sb::HeadSpec::parse(config.head))) sb::data::sort_by_frequency(corpus);
-        sb::runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens,
-                                    config.test_tokens);
+        auto [corpus, dir] = sb::lm::load_word_corpus(config);
         std::printf(
             "%s: %s, %s, vocabulary %lld; head %s; %d threads; device %s; run directory %s\n",
             config.dataset.c_str(), dir.c_str(), sb::runkit::split_sizes(corpus, "tokens").c_str(),

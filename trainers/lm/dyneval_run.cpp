@@ -14,8 +14,8 @@
 
 #include "common/duration.h"
 #include "datasets/corpus.h"
-#include "datasets/data_location.h"
 #include "trainers/lm/trainer.h"
+#include "trainers/lm/word_corpus.h"
 #include "trainers/runkit/atomic_write.h"
 #include "trainers/runkit/checkpoint.h"
 #include "trainers/runkit/device.h"
@@ -143,12 +143,9 @@ void run_dyneval(const std::string& run_dir, const DynevalConfig& cfg) {
 
   const auto device = runkit::resolve_device(cfg.device);
   const int n_threads = runkit::set_up_process(cfg.threads);
-  const auto corpus_dir = data::find_corpus_dir(config.dataset, config.data);
-  auto corpus = data::load_corpus(corpus_dir);
-  // As train_wordlm numbered the words the weights were trained on.
-  if (is_adaptive(HeadSpec::parse(config.head))) data::sort_by_frequency(corpus);
-  if (config.train_tokens > 0 && static_cast<int64_t>(corpus.train.size()) > config.train_tokens)
-    corpus.train.resize(static_cast<size_t>(config.train_tokens));  // what the model saw
+  // As train_wordlm numbered the words the weights were trained on (and the training tokens
+  // the model saw); the evaluation splits at dyneval's own counts.
+  auto corpus = load_word_corpus(config, /*truncate_eval=*/false).corpus;
   const auto valid = eos_then(corpus, corpus.valid, valid_tokens);
   const auto test = eos_then(corpus, corpus.test, test_tokens);
   auto model = make_awd_lstm(config, corpus.vocab.size());

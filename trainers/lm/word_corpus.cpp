@@ -1,0 +1,24 @@
+#include "trainers/lm/word_corpus.h"
+
+#include "common/head_spec.h"
+#include "datasets/data_location.h"
+#include "trainers/runkit/trainer_cli.h"
+
+namespace sb::lm {
+
+WordCorpus load_word_corpus(const WordLmConfig& config, bool truncate_eval) {
+  WordCorpus w;
+  w.dir = data::find_corpus_dir(config.dataset, config.data);
+  w.corpus = data::load_corpus(w.dir);
+  // The adaptive heads cut their clusters from a frequency-sorted vocabulary; the sort comes
+  // before any truncation (it counts the whole training split).
+  if (is_adaptive(HeadSpec::parse(config.head))) data::sort_by_frequency(w.corpus);
+  runkit::truncate(w.corpus.train, config.train_tokens);
+  if (truncate_eval) {
+    runkit::truncate(w.corpus.valid, config.valid_tokens);
+    runkit::truncate(w.corpus.test, config.test_tokens);
+  }
+  return w;
+}
+
+}  // namespace sb::lm
