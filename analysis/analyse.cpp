@@ -150,7 +150,8 @@ SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOpt
   const bool sketch_pays = sketch_k > 0 && 2 * sketch_k <= std::min(rows, cols) && gram_resolves &&
                            method_bytes(SvdMethod::sketch, rows, cols, o, sketch_k) <= budget;
   if (o.verdict_only && sketch_pays) return SvdMethod::sketch;
-  // By cost, where the whole spectrum is not asked for (--spectrum, --out: the curve's every value).
+  // By cost, where the whole spectrum is not asked for (--spectrum, --out: the curve's every
+  // value).
   if (sketch_pays && low_rank_expected && !o.spectrum && cost_favours_sketch(rows, cols, sketch_k))
     return SvdMethod::sketch;
   if (gram_resolves && gram <= budget) return SvdMethod::gram;
@@ -317,8 +318,8 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
                         bound + o.sketch_oversampling < full;
   } catch (const std::exception&) {  // a head name the registry does not know: no expectation
   }
-  plan.method = choose_method(rows, cols, plan.eps, o, limit.bytes, plan.sketch_k,
-                              low_rank_expected);
+  plan.method =
+      choose_method(rows, cols, plan.eps, o, limit.bytes, plan.sketch_k, low_rank_expected);
   if (o.collective && plan.method == SvdMethod::exact) {
     // The exact SVD needs the whole matrix in one process.
     if (o.method == "exact")

@@ -49,9 +49,9 @@ void print_table(const std::vector<contract::RankResult>& results) {
         "%14s %-13s %-12s %8.2f %s\n",
         file.c_str(), h.head.c_str(), static_cast<long long>(h.M), static_cast<long long>(h.T),
         static_cast<long long>(h.d), h.bias ? 1 : 0, r.input.c_str(),
-        static_cast<long long>(p.bound), stated_rank(p).c_str(), rank_np.c_str(),
-        sweep.c_str(), p.tol, p.eps, p.sigma_max, p.spectral_gap, gap, p.verdict().c_str(),
-        method.c_str(), r.seconds, p.certificate().c_str());
+        static_cast<long long>(p.bound), stated_rank(p).c_str(), rank_np.c_str(), sweep.c_str(),
+        p.tol, p.eps, p.sigma_max, p.spectral_gap, gap, p.verdict().c_str(), method.c_str(),
+        r.seconds, p.certificate().c_str());
   }
   for (const auto& r : results)
     if (!r.input_note.empty())

@@ -43,8 +43,7 @@ void StreamSource::check_block(const ArrayView& b) const {
   if (b.cols != cols_)
     throw std::invalid_argument(where + ": width: expected M = " + std::to_string(cols_) +
                                 " columns, got " + std::to_string(b.cols));
-  if (b.rows < 0 || (b.rows > 0 && !b.data))
-    throw std::invalid_argument(where + ": no data");
+  if (b.rows < 0 || (b.rows > 0 && !b.data)) throw std::invalid_argument(where + ": no data");
   if (!dtype_known_) {
     float64_ = b.float64;
     dtype_known_ = true;
@@ -68,8 +67,7 @@ void StreamSource::check_block(const ArrayView& b) const {
       }
       if (!std::isfinite(v))
         throw std::invalid_argument(where + ": row " + std::to_string(r) + ", column " +
-                                    std::to_string(c) + ": not finite (" + std::to_string(v) +
-                                    ")");
+                                    std::to_string(c) + ": not finite (" + std::to_string(v) + ")");
     }
 }
 

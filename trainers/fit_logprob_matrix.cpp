@@ -55,7 +55,9 @@ int main(int argc, char** argv) {
       "      --heads softmax,sigsoftmax,sigmoid,mos:K=2,mos:K=4,moss:K=2 --out fit.json\n"
       "  fit_logprob_matrix --low-rank 6 --C 60 --M 80 --d 2,12 --heads softmax --out check.json\n"
       "     (a target of known rank: softmax reaches KL ~ 0 at d = 12, not at d = 2)");
-  std::string corpus = "ptb", data, heads_text = "softmax,sigsoftmax,sigmoid,mos:K=2,mos:K=4,moss:K=2", d_text = "10,20,40,80", out;
+  std::string corpus = "ptb", data,
+              heads_text = "softmax,sigsoftmax,sigmoid,mos:K=2,mos:K=4,moss:K=2",
+              d_text = "10,20,40,80", out;
   int64_t contexts = 200, low_rank = 0, C = 60, M = 80;
   double beta = 1.0, scale = 2.0;
   int restarts = 1;
@@ -63,8 +65,9 @@ int main(int argc, char** argv) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   app.add_option("--corpus", corpus, "corpus name (its training split is the bigram source)")
       ->capture_default_str();
-  app.add_option("--data", data, "the corpus directory (default: datasets/<corpus> or "
-                                 "../shared/datasets/<corpus>)");
+  app.add_option("--data", data,
+                 "the corpus directory (default: datasets/<corpus> or "
+                 "../shared/datasets/<corpus>)");
   app.add_option("--contexts", contexts, "the most frequent previous words kept as contexts")
       ->capture_default_str();
   app.add_option("--beta", beta, "smoothing: P* = (n(c,w) + beta u(w)) / (n(c) + beta)")
@@ -102,7 +105,8 @@ int main(int argc, char** argv) {
       auto spec = sb::HeadSpec::parse(h);
       if (sb::is_adaptive(spec) || spec.kind == sb::HeadKind::sparse ||
           spec.kind == sb::HeadKind::relu)
-        throw std::invalid_argument("--heads: '" + h + "': expected a head with finite, "
+        throw std::invalid_argument("--heads: '" + h +
+                                    "': expected a head with finite, "
                                     "dense log-outputs (softmax, sigsoftmax, sigmoid, mos, moss, "
                                     "spherical, taylor, ...)");
       specs.push_back(spec);
@@ -125,8 +129,8 @@ int main(int argc, char** argv) {
       const auto dir = sb::data::find_corpus_dir(corpus, data);
       const auto words = sb::data::load_corpus(dir);
       target = sb::fit::bigram_target(words.train, words.vocab.size(), contexts, beta);
-      target.what += " (" + corpus + " training split, " + std::to_string(words.train.size()) +
-                     " tokens)";
+      target.what +=
+          " (" + corpus + " training split, " + std::to_string(words.train.size()) + " tokens)";
     }
     const auto target_rank = sb::fit::numerical_rank(target.log_p);
     const double entropy =
@@ -145,10 +149,14 @@ int main(int argc, char** argv) {
                         {"sigma_max", target_rank.sigma_max},
                         {"tol", target_rank.tol},
                         {"entropy", entropy}};
-    report["settings"] = {{"lr", fo.lr},        {"max_steps", fo.max_steps},
-                          {"rel_tol", fo.rel_tol}, {"check_every", fo.check_every},
-                          {"lr_halvings", fo.lr_halvings}, {"seed", fo.seed},
-                          {"threads", threads},  {"bias", fo.bias}};
+    report["settings"] = {{"lr", fo.lr},
+                          {"max_steps", fo.max_steps},
+                          {"rel_tol", fo.rel_tol},
+                          {"check_every", fo.check_every},
+                          {"lr_halvings", fo.lr_halvings},
+                          {"seed", fo.seed},
+                          {"threads", threads},
+                          {"bias", fo.bias}};
     report["fits"] = nlohmann::json::array();
     const auto start = std::chrono::steady_clock::now();
     const size_t total = specs.size() * ds.size();
@@ -174,30 +182,37 @@ int main(int argc, char** argv) {
         }
         const auto& r = runs[0];
         const auto rank = sb::fit::numerical_rank(r.log_q);
-        nlohmann::json row = {{"head", spec.to_string()}, {"d", d}, {"kl", r.kl},
-                              {"steps", r.steps}, {"converged", r.converged},
+        nlohmann::json row = {{"head", spec.to_string()},
+                              {"d", d},
+                              {"kl", r.kl},
+                              {"steps", r.steps},
+                              {"converged", r.converged},
                               {"last_rel_change", r.last_rel_change},
-                              {"parameters", r.parameters}, {"rank", rank.rank},
+                              {"parameters", r.parameters},
+                              {"rank", rank.rank},
                               {"bound", sb::theorem2_bounded(spec.kind) ? d + 2 : -1},
                               {"seconds", seconds_since(t0)}};
         if (runs.size() > 1) {
           const double a = runs[0].kl, b = runs[1].kl;
-          row["restart"] = {{"seed", fo.seed + 1}, {"kl", b}, {"converged", runs[1].converged},
+          row["restart"] = {{"seed", fo.seed + 1},
+                            {"kl", b},
+                            {"converged", runs[1].converged},
                             {"steps", runs[1].steps}};
           row["relative_disagreement"] = std::abs(a - b) / std::max({a, b, 1e-12});
         }
         report["fits"].push_back(row);
         ++done;
         const double elapsed = seconds_since(start);
-        std::printf("fit %zu/%zu | %-10s d = %-4lld | KL %.5f%s | rank %lld | %s%lld steps | %s | "
-                    "ETA %s\n",
-                    done, total, spec.to_string().c_str(), static_cast<long long>(d), r.kl,
-                    runs.size() > 1 ? (" (restart " + std::to_string(runs[1].kl) + ")").c_str() : "",
-                    static_cast<long long>(rank.rank), r.converged ? "converged, " : "NOT converged, ",
-                    static_cast<long long>(r.steps), sb::format_duration(seconds_since(t0)).c_str(),
-                    sb::format_duration(elapsed / static_cast<double>(done) *
-                                        static_cast<double>(total - done))
-                        .c_str());
+        std::printf(
+            "fit %zu/%zu | %-10s d = %-4lld | KL %.5f%s | rank %lld | %s%lld steps | %s | "
+            "ETA %s\n",
+            done, total, spec.to_string().c_str(), static_cast<long long>(d), r.kl,
+            runs.size() > 1 ? (" (restart " + std::to_string(runs[1].kl) + ")").c_str() : "",
+            static_cast<long long>(rank.rank), r.converged ? "converged, " : "NOT converged, ",
+            static_cast<long long>(r.steps), sb::format_duration(seconds_since(t0)).c_str(),
+            sb::format_duration(elapsed / static_cast<double>(done) *
+                                static_cast<double>(total - done))
+                .c_str());
         std::fflush(stdout);
       }
     }

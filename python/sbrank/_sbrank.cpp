@@ -128,7 +128,7 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
   o.facts.bias = bias;
   std::unique_ptr<MatrixSource> source;
   std::string estimate_text;  // estimate_d=True: estimate_json's object
-  py::array array;  // keeps a given array alive while it is read
+  py::array array;            // keeps a given array alive while it is read
   sb::contract::RankResult result;
   try {
     if (input != "logprobs" && input != "logits" && input != "auto")
@@ -148,8 +148,9 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
     check_model_facts(o.facts);
     check_sketch_options(o);
     if (estimate && !spectrum)
-      throw std::invalid_argument("estimate_d=True with spectrum=False: the estimate reads the gap "
-                                  "between singular values, which the inertia count does not give");
+      throw std::invalid_argument(
+          "estimate_d=True with spectrum=False: the estimate reads the gap "
+          "between singular values, which the inertia count does not give");
     if (!progress.is_none()) {
       auto cb = std::make_shared<py::object>(progress);
       o.on_progress = [cb](const std::string& line) {
@@ -164,8 +165,9 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
     if (stream) {
       if (!M) throw std::invalid_argument("M: expected the vocabulary size of the stream's blocks");
       if (o.method == "exact")
-        throw std::invalid_argument("method=exact: a stream is never stored whole; use gram or "
-                                    "sketch (or auto)");
+        throw std::invalid_argument(
+            "method=exact: a stream is never stored whole; use gram or "
+            "sketch (or auto)");
       auto start = std::make_shared<py::object>(matrix);
       auto passes = std::make_shared<int>(0);
       PassFactory factory = [start, passes]() -> std::unique_ptr<BlockPass> {
@@ -211,7 +213,8 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
   }
   py::dict out = py::module_::import("json").attr("loads")(sb::contract::rank_result_json(result));
   if (auto* s = dynamic_cast<StreamSource*>(source.get())) out["passes"] = s->passes();
-  if (!estimate_text.empty()) out["estimate_d"] = py::module_::import("json").attr("loads")(estimate_text);
+  if (!estimate_text.empty())
+    out["estimate_d"] = py::module_::import("json").attr("loads")(estimate_text);
   if (result.singular_values.empty())
     out["singular_values"] = py::none();
   else
@@ -263,8 +266,7 @@ PYBIND11_MODULE(_sbrank, m) {
         py::arg("input") = "auto", py::arg("eps") = py::none(), py::arg("budget_gb") = py::none(),
         py::arg("gram") = "auto", py::arg("spectrum") = true, py::arg("verdict_only") = false,
         py::arg("seed") = 0, py::arg("threads") = py::none(), py::arg("M") = py::none(),
-        py::arg("T") = py::none(), py::arg("progress") = py::none(),
-        py::arg("estimate_d") = false,
+        py::arg("T") = py::none(), py::arg("progress") = py::none(), py::arg("estimate_d") = false,
         R"(Singular values and numerical rank of a T x M log-output matrix (rows = tokens).
 
 matrix: a 2-D numpy array, float32 or float64, any strides (C or Fortran order, a slice, a

@@ -26,7 +26,7 @@ TEST_CASE("auto's FLOP models are the documented formulas", "[analyse][auto]") {
 
 TEST_CASE("auto takes the sketch where its cost is below half the Gram path's, for bounded heads",
           "[analyse][auto]") {
-  AnalyseOptions o;  // method auto, the default budget
+  AnalyseOptions o;    // method auto, the default budget
   o.spectrum = false;  // the command line's default: the rank, not every singular value
   const double limit = 64.0 * (1ull << 30);
   CHECK(choose_method(82429, 10000, kFloat32Eps, o, limit, 210, /*low_rank_expected=*/true) ==

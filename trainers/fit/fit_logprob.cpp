@@ -14,8 +14,8 @@ Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t 
                      double beta) {
   if (tokens.size() < 2) throw std::invalid_argument("bigram_target: fewer than 2 tokens");
   if (contexts < 1 || contexts > vocab)
-    throw std::invalid_argument("bigram_target: contexts must be in [1, " +
-                                std::to_string(vocab) + "], got " + std::to_string(contexts));
+    throw std::invalid_argument("bigram_target: contexts must be in [1, " + std::to_string(vocab) +
+                                "], got " + std::to_string(contexts));
   if (!(beta > 0)) throw std::invalid_argument("bigram_target: beta must be > 0");
   std::vector<int64_t> as_context(static_cast<size_t>(vocab), 0);
   std::vector<double> unigram(static_cast<size_t>(vocab), 1.0);  // add-one
@@ -32,7 +32,8 @@ Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t 
     return as_context[static_cast<size_t>(a)] > as_context[static_cast<size_t>(b)];
   });
   std::vector<int64_t> row_of(static_cast<size_t>(vocab), -1);
-  for (int64_t r = 0; r < contexts; ++r) row_of[static_cast<size_t>(order[static_cast<size_t>(r)])] = r;
+  for (int64_t r = 0; r < contexts; ++r)
+    row_of[static_cast<size_t>(order[static_cast<size_t>(r)])] = r;
 
   auto counts = torch::zeros({contexts, vocab}, torch::kFloat64);  // (C, M)
   auto c = counts.accessor<double, 2>();
@@ -41,7 +42,7 @@ Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t 
     if (r >= 0) c[r][tokens[i + 1]] += 1.0;
   }
   auto u = torch::tensor(unigram, torch::kFloat64);
-  u = u / u.sum();                                   // (M)
+  u = u / u.sum();                                     // (M)
   auto n_c = counts.sum(/*dim=*/1, /*keepdim=*/true);  // (C, 1)
   auto p = (counts + beta * u.unsqueeze(0)) / (n_c + beta);
   Target t;
@@ -98,10 +99,10 @@ struct Model : torch::nn::Module {
       const double b0 = o.spec.kind == HeadKind::sigmoid ? -std::log(double(M)) : 0.0;
       bias = register_parameter("bias", torch::full({M}, b0));
     }
-    head = register_module(
-        "head", heads::OutputHead(heads::OutputHeadOptions(o.spec, /*input_size=*/o.d,
-                                                           /*embedding_size=*/o.d)
-                                      .vocab_size(M)));
+    head = register_module("head",
+                           heads::OutputHead(heads::OutputHeadOptions(o.spec, /*input_size=*/o.d,
+                                                                      /*embedding_size=*/o.d)
+                                                 .vocab_size(M)));
   }
 
   torch::Tensor log_q() { return head->forward(contexts, weight, bias); }  // (C, M)
@@ -114,8 +115,8 @@ FitResult fit(const Target& target, const FitOptions& o) {
   if (is_adaptive(o.spec)) throw std::invalid_argument("fit: the adaptive heads are not fitted");
   torch::manual_seed(o.seed);
   Model model(target, o);
-  const auto p = target.log_p.exp().to(torch::kFloat32);   // (C, M)
-  const auto w = target.weight.to(torch::kFloat32);        // (C)
+  const auto p = target.log_p.exp().to(torch::kFloat32);  // (C, M)
+  const auto w = target.weight.to(torch::kFloat32);       // (C)
   torch::optim::Adam opt(model.parameters(), torch::optim::AdamOptions(o.lr));
   double lr = o.lr, window_start = std::numeric_limits<double>::infinity();
   int halvings = 0;

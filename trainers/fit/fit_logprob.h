@@ -50,26 +50,26 @@ Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t 
 Target low_rank_target(int64_t contexts, int64_t vocab, int64_t r, double scale, uint64_t seed);
 
 struct FitOptions {
-  HeadSpec spec;               ///< the head (softmax, sigsoftmax, sigmoid, mos:K=2, moss:K=2, ...)
-  int64_t d = 32;              ///< the dimension of h_c and of the decoder's rows
-  bool bias = true;            ///< a decoder bias b (M)
-  uint64_t seed = 0;           ///< initialisation
-  double lr = 0.02;            ///< Adam's learning rate at the start
-  int64_t max_steps = 4000;    ///< stop here, converged or not
-  int64_t check_every = 100;   ///< the window of the convergence test
-  double rel_tol = 1e-5;       ///< relative loss decrease per window that counts as a plateau
-  int lr_halvings = 3;         ///< plateaus met by halving the learning rate before stopping
+  HeadSpec spec;              ///< the head (softmax, sigsoftmax, sigmoid, mos:K=2, moss:K=2, ...)
+  int64_t d = 32;             ///< the dimension of h_c and of the decoder's rows
+  bool bias = true;           ///< a decoder bias b (M)
+  uint64_t seed = 0;          ///< initialisation
+  double lr = 0.02;           ///< Adam's learning rate at the start
+  int64_t max_steps = 4000;   ///< stop here, converged or not
+  int64_t check_every = 100;  ///< the window of the convergence test
+  double rel_tol = 1e-5;      ///< relative loss decrease per window that counts as a plateau
+  int lr_halvings = 3;        ///< plateaus met by halving the learning rate before stopping
   /// Called after every window: (step, loss = weighted cross-entropy in nats).
   std::function<void(int64_t, double)> progress;
 };
 
 struct FitResult {
-  double kl = 0;             ///< sum_c w_c KL(P*(. | c) || Q(. | c)), nats, from float64
-  int64_t steps = 0;         ///< optimiser steps taken
-  bool converged = false;    ///< the plateau test passed before max_steps
+  double kl = 0;               ///< sum_c w_c KL(P*(. | c) || Q(. | c)), nats, from float64
+  int64_t steps = 0;           ///< optimiser steps taken
+  bool converged = false;      ///< the plateau test passed before max_steps
   double last_rel_change = 0;  ///< the last window's relative loss decrease
-  int64_t parameters = 0;    ///< trainable parameters of the fit
-  torch::Tensor log_q;       ///< (C, M) float64: the fitted log-matrix
+  int64_t parameters = 0;      ///< trainable parameters of the fit
+  torch::Tensor log_q;         ///< (C, M) float64: the fitted log-matrix
 };
 
 /// Fits the target (module comment); deterministic for a seed and thread count.

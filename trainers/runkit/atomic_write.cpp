@@ -39,8 +39,9 @@ void write_atomically(const std::string& path,
     sync_file(tmp, path);
     std::error_code ec;
     fs::rename(tmp, path, ec);
-    if (ec) throw std::runtime_error(path + ": not written: cannot rename " + tmp + " (" +
-                                     ec.message() + ")");
+    if (ec)
+      throw std::runtime_error(path + ": not written: cannot rename " + tmp + " (" + ec.message() +
+                               ")");
   } catch (...) {
     std::error_code ignored;
     fs::remove(tmp, ignored);

@@ -187,7 +187,9 @@ void CheckpointWriter::save(const std::string& path, const torch::Device& device
   std::string header(kMagic, sizeof kMagic);
   put_u64(header, payload.size());
   put_u64(header, fnv1a64(payload.data(), payload.size()));
-  write_atomically(path, [&](const std::string& tmp) { write_bytes(tmp, path, {header, payload}); });
+  write_atomically(path, [&](const std::string& tmp) {
+    write_bytes(tmp, path, {header, payload});
+  });
 }
 
 // ---------------------------------------------------------------- reader

@@ -12,9 +12,9 @@
 
 using namespace sb::fit;
 
-TEST_CASE("the bigram target is the smoothed count ratio, every row a distribution",
-          "[fit]") {
-  // Stream 0 1 0 2 0 1 1: previous-word counts 0:3, 1:2, 2:1; bigrams 0->1 x2, 0->2, 1->0, 1->1, 2->0.
+TEST_CASE("the bigram target is the smoothed count ratio, every row a distribution", "[fit]") {
+  // Stream 0 1 0 2 0 1 1: previous-word counts 0:3, 1:2, 2:1; bigrams 0->1 x2, 0->2, 1->0, 1->1,
+  // 2->0.
   const std::vector<int64_t> tokens{0, 1, 0, 2, 0, 1, 1};
   const double beta = 0.5;
   const auto t = bigram_target(tokens, /*vocab=*/3, /*contexts=*/2, beta);
@@ -50,7 +50,8 @@ TEST_CASE("weighted KL is zero at the target and equals the direct float64 sum e
 
 TEST_CASE("the NR rank of a product of rank 3 is 3", "[fit]") {
   torch::manual_seed(0);
-  const auto m = torch::randn({20, 3}, torch::kFloat64).matmul(torch::randn({3, 30}, torch::kFloat64));
+  const auto m =
+      torch::randn({20, 3}, torch::kFloat64).matmul(torch::randn({3, 30}, torch::kFloat64));
   CHECK(numerical_rank(m).rank == 3);
   CHECK(numerical_rank(torch::randn({20, 30}, torch::kFloat64)).rank == 20);
 }
