@@ -76,20 +76,15 @@ def _direct(tensor) -> bool:
 def _block_array(block):
     """A stream's block as a numpy array: a CPU float32 / float64 tensor shares its memory; any
     other tensor (half precision, a GPU's) is converted to float32 on the host, this block only."""
-    if _is_tensor(block):
-        block = block.detach()
-        if not _direct(block):
-            if getattr(block.device, "type", "cpu") == "meta":
-                raise ValueError(f"a torch tensor on '{block.device}' holds no data")
-            block = block.to(device="cpu", dtype=block.dtype if str(block.dtype) in (
-                "torch.float32", "torch.float64") else _float32())
+    if not _is_tensor(block):
+        return block
+    block = block.detach()
+    if _direct(block):
         return block.numpy()
-    return block
-
-
-def _float32():
-    import torch
-    return torch.float32
+    if getattr(block.device, "type", "cpu") == "meta":
+        raise ValueError(f"a torch tensor on '{block.device}' holds no data")
+    wide = str(block.dtype) in ("torch.float32", "torch.float64")
+    return (block if wide else block.float()).cpu().numpy()
 
 
 def _tensor_stream(tensor):
