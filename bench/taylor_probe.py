@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""Why Taylor softmax has a higher test NLL than softmax in the classify profile, where the
+spherical-family paper (de Brebisson & Vincent 2016, Table 2, MNIST) has it lower: runs of
+train_classifier itself (the classify profile's conv net and split, trainers/configs/
+classify_fashion.toml) per variant, paired by seed, that separate two candidate causes:
+
+- the learning rate (the profile uses lr 0.05 for every head; the paper tuned it per loss):
+  softmax and Taylor at lr 0.01, 0.05 and 0.2, the profile's 5 epochs;
+- the training length (the profile stops after at most 5 epochs; the paper's runs stopped early
+  after 22-60): both heads at lr 0.05 for up to 20 epochs with the paper's schedule (lr halved
+  after 5 epochs without validation improvement, a stop after 15), test NLL at the best
+  validation epoch.
+
+Taylor softmax (Vincent et al. 2015): p_i = (1 + z_i + z_i^2 / 2) / sum_j (1 + z_j + z_j^2 / 2).
+Its output grows as z^2, not e^z, so a confident prediction needs far larger logits, and the
+gradient of -log p_t in z_t is (1 + z_t) / (1 + z_t + z_t^2 / 2) - p_t (1 + z_t) / ...: smaller
+than softmax's at the same margin. If that is the cause, Taylor needs more steps or a larger lr
+to reach softmax's training loss; the paper's dataset (MNIST, ~0.7% error) is the other
+difference, which this machine cannot test (no MNIST package), and is named, not probed.
+
+Per variant: mean test NLL, test error and final training loss per head, the paired difference
+taylor - softmax with its 95% t interval and p (paired t-test over seeds), and the best epoch.
+Runs are kept under --work (one directory per variant, head and seed) and skipped when finished,
+so an interrupted probe resumes.
+
+    /usr/bin/python3 bench/taylor_probe.py [--build build] [--seeds 1,2,3] [--threads 2]
+        [--work /tmp/taylor_probe] [--out results/bench/taylor_probe.md]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEADS = ("softmax", "taylor")
+# (name, overrides) per variant; the profile's overrides first (pipeline/profiles/classify.toml).
+PROFILE = {"train_size": 0, "valid_size": 10000, "test_size": 10000, "epochs": 5, "patience": 2,
+           "early_stop": 3, "lr": 0.05}
+VARIANTS = [
+    ("lr 0.01, 5 epochs", dict(PROFILE, lr=0.01)),
+    ("lr 0.05, 5 epochs (the profile)", dict(PROFILE)),
+    ("lr 0.2, 5 epochs", dict(PROFILE, lr=0.2)),
+    ("lr 0.05, up to 20 epochs (paper's schedule)", dict(PROFILE, epochs=20, patience=5,
+                                                         early_stop=15)),
+]
+
+
+def run(build: str, variant: int, head: str, seed: int, args) -> dict:
+    out = os.path.join(args.work, f"v{variant}_{head}_s{seed}")
+    final = os.path.join(out, "final.json")
+    if not os.path.isfile(final):
+        cmd = [os.path.join(build, "trainers", "train_classifier"), "--config",
+               os.path.join(ROOT, "trainers", "configs", "classify_fashion.toml"), "--head", head,
+               "--seed", str(seed), "--threads", str(args.threads), "--dump_test", "false",
+               "--log_interval", "1000", "--out", out]
+        for key, value in VARIANTS[variant][1].items():
+            cmd += [f"--{key}", str(value)]
+        print(f"taylor_probe: {VARIANTS[variant][0]} | {head} seed {seed}", file=sys.stderr,
+              flush=True)
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"taylor_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+    with open(final) as f:
+        return json.load(f)
+
+
+def paired(a: list[float], b: list[float]) -> tuple[float, float, float, float]:
+    """Mean of b - a, its 95% t interval and the paired t-test's two-sided p."""
+    from scipy import stats
+    d = [y - x for x, y in zip(a, b)]
+    n = len(d)
+    mean = sum(d) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1)) if n > 1 else float("nan")
+    half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n) if n > 1 else float("nan")
+    p = stats.ttest_rel(b, a).pvalue if n > 1 and sd > 0 else float("nan")
+    return mean, mean - half, mean + half, p
+
+
+def report(results: dict, seeds: list[int], build: str) -> str:
+    lines = ["# Taylor softmax vs softmax in the classify profile: learning rate and training length",
+             "", "Written by `/usr/bin/python3 bench/taylor_probe.py --build " + build +
+             "` (train_classifier, the classify profile's conv net, Fashion-MNIST random split, "
+             f"seeds {', '.join(map(str, seeds))}, paired by seed). Test NLL at the best validation "
+             "epoch; effect = taylor - softmax (> 0: Taylor worse); CI: 95% t interval; p: paired "
+             "t-test.", "",
+             "| variant | softmax test NLL | taylor test NLL | taylor - softmax [95% CI] | p | "
+             "softmax / taylor test error % | softmax / taylor final training loss | "
+             "best epoch softmax / taylor |", "|---|---|---|---|---|---|---|---|"]
+    mean = lambda xs: sum(xs) / len(xs)
+    findings = {}
+    for v, (name, _) in enumerate(VARIANTS):
+        s, t = results[v]["softmax"], results[v]["taylor"]
+        nll_s, nll_t = [r["test_nll"] for r in s], [r["test_nll"] for r in t]
+        eff, lo, hi, p = paired(nll_s, nll_t)
+        findings[v] = (eff, lo, hi, p, mean([r["train_loss"] for r in t]) -
+                       mean([r["train_loss"] for r in s]))
+        lines.append(
+            f"| {name} | {mean(nll_s):.4f} | {mean(nll_t):.4f} | {eff:+.4f} [{lo:+.4f}, {hi:+.4f}] "
+            f"| {p:.2g} | {mean([r['test_error_pct'] for r in s]):.2f} / "
+            f"{mean([r['test_error_pct'] for r in t]):.2f} | "
+            f"{mean([r['train_loss'] for r in s]):.4f} / {mean([r['train_loss'] for r in t]):.4f} "
+            f"| {mean([r['best_epoch'] for r in s]):.1f} / {mean([r['best_epoch'] for r in t]):.1f} |")
+    lines += ["", "## What the numbers show (computed from the table)", ""]
+    lines += findings_text(findings)
+    return "\n".join(lines) + "\n"
+
+
+def findings_text(f: dict) -> list[str]:
+    """Sentences that follow from the numbers: the sign and significance of each variant's gap."""
+    def verdict(v: int) -> str:
+        eff, lo, hi, p, _ = f[v]
+        if lo > 0:
+            return f"Taylor worse ({eff:+.4f} nats, CI above 0)"
+        if hi < 0:
+            return f"Taylor better ({eff:+.4f} nats, CI below 0)"
+        return f"no significant difference ({eff:+.4f} nats, CI [{lo:+.4f}, {hi:+.4f}])"
+    out = [f"- {VARIANTS[v][0]}: {verdict(v)}; Taylor's final training loss "
+           f"{'above' if f[v][4] > 0 else 'below'} softmax's by {abs(f[v][4]):.4f}." for v in f]
+    lr_worse = all(f[v][1] > 0 for v in (0, 1, 2))
+    long_worse = f[3][1] > 0
+    if lr_worse and long_worse:
+        out.append("- Neither the learning rate nor a training length near the paper's removes the "
+                   "gap: Taylor stays worse on Fashion-MNIST in every variant. What is left of the "
+                   "candidate causes is the dataset (MNIST's ~0.7% error against Fashion-MNIST's "
+                   "~10%), which this probe cannot test.")
+    elif not long_worse and f[1][1] > 0:
+        out.append("- The gap of the profile's 5 epochs closes or reverses with the paper's training "
+                   "length: the profile's contradiction comes from training too short.")
+    elif not lr_worse:
+        out.append("- At some learning rate the gap is not significant: the profile's single lr "
+                   "decides the contradiction.")
+    else:
+        out.append("- Neither variant family alone settles it: see the rows above.")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--work", default="/tmp/taylor_probe")
+    ap.add_argument("--out", default=None, help="write the markdown here (default: stdout)")
+    args = ap.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    exe = os.path.join(args.build, "trainers", "train_classifier")
+    if not os.access(exe, os.X_OK):
+        sys.exit(f"taylor_probe: {exe} not found: build first (make build)")
+    results = {v: {h: [run(args.build, v, h, s, args) for s in seeds] for h in HEADS}
+               for v in range(len(VARIANTS))}
+    text = report(results, seeds, os.path.relpath(args.build, ROOT) if args.build.startswith(ROOT)
+                  else "BUILD")
+    if args.out:
+        sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+        from atomic_io import write_text_atomically
+        write_text_atomically(args.out, text)
+    else:
+        print(text, end="")
+
+
+if __name__ == "__main__":
+    main()
