@@ -273,76 +273,40 @@ void check_sketch_options(const AnalyseOptions& o) {
                                 ": expected k >= 1, or 0 for min(T, M)");
 }
 
-AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& options,
-                           const MemoryLimit& limit) {
-  const std::string& path = source.path();
-  AnalysisPlan plan;
-  plan.header = resolve_header(source, options.facts);
-  plan.eps = parse_eps(options.eps.empty() ? plan.header.compute_dtype : options.eps);
-  plan.precision = options.precision.empty() ? plan.header.compute_dtype : options.precision;
-  if (plan.precision != "float32" && plan.precision != "float64")
-    throw std::invalid_argument("--precision " + plan.precision + ": expected float32 or float64");
-  if (options.block_rows < 1)
-    throw std::invalid_argument("--block-rows " + std::to_string(options.block_rows) +
-                                ": expected block rows >= 1");
-  AnalyseOptions o = options;
-  o.precision = plan.precision;
-  const int64_t rows = source.rows(), cols = source.cols();
-  plan.input = declared_input(source, options.input);
-  plan.input_by = declared_by(source, options.input);
-  plan.row_gram = uses_row_gram(rows, cols, o);
-  check_sketch_options(o);
-  // The sketch starts above the larger bound (log-probabilities') when the input is not declared.
+namespace {
+
+/// The sketch's first k (above the bound) and its cap (min(T, M), --sketch-max-k, and the
+/// largest k whose buffers fit the limit: sketch_bytes grows with k).
+void plan_sketch(AnalysisPlan& plan, const AnalyseOptions& o, int64_t rows, int64_t cols,
+                 int64_t bound, const MemoryLimit& limit) {
   const int64_t full = std::min(rows, cols);
-  const int64_t bound = rank_bound(plan.header, plan.input.value_or(InputKind::logprobs));
   plan.sketch_k = std::clamp<int64_t>(bound + o.sketch_oversampling, 1, full);
   plan.sketch_cap = o.sketch_max_k > 0 ? std::min(o.sketch_max_k, full) : full;
   if (plan.sketch_cap < plan.sketch_k) plan.sketch_k = plan.sketch_cap;
-  // The largest k whose buffers fit the limit (sketch_bytes grows with k).
-  if (method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_cap) > limit.bytes) {
-    int64_t lo = plan.sketch_k, hi = plan.sketch_cap;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo + 1) / 2;
-      if (method_bytes(SvdMethod::sketch, rows, cols, o, mid) <= limit.bytes)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    plan.sketch_cap = lo;
+  if (method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_cap) <= limit.bytes) return;
+  int64_t lo = plan.sketch_k, hi = plan.sketch_cap;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (method_bytes(SvdMethod::sketch, rows, cols, o, mid) <= limit.bytes)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
-  // A head whose rank Theorem 2 bounds below min(T, M): the sketch's first k is likely its last.
-  bool low_rank_expected = false;
-  try {
-    low_rank_expected = !plan.header.head.empty() &&
-                        rank_bounded(head_kind_from_name(plan.header.head)) &&
-                        bound + o.sketch_oversampling < full;
-  } catch (const std::exception&) {  // a head name the registry does not know: no expectation
-  }
-  plan.method =
-      choose_method(rows, cols, plan.eps, o, limit.bytes, plan.sketch_k, low_rank_expected);
-  if (o.collective && plan.method == SvdMethod::exact) {
-    // The exact SVD needs the whole matrix in one process.
-    if (o.method == "exact")
-      throw std::invalid_argument(
-          "--method exact with --mpi: the exact SVD holds the whole matrix in one process; use "
-          "--method gram or sketch");
-    plan.method = method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_k) <= limit.bytes
-                      ? SvdMethod::sketch
-                      : SvdMethod::gram;
-  }
-  plan.row_gram = plan.row_gram && plan.method == SvdMethod::gram;
-  plan.bytes = method_bytes(plan.method, rows, cols, o, plan.sketch_k);
-  // A device backend accumulates and solves G there: the host holds one block at a time.
-  const bool on_host = !(plan.method == SvdMethod::gram && options.backend.accumulate);
-  if (!on_host || plan.bytes <= limit.bytes) return plan;
-  const SvdMethod other = plan.method == SvdMethod::gram ? SvdMethod::exact : SvdMethod::gram;
-  const double other_bytes = method_bytes(other, rows, cols, o);
+  plan.sketch_cap = lo;
+}
+
+/// The one line for a plan whose method does not fit the memory limit: what each method needs.
+[[noreturn]] void refuse_memory(const std::string& path, const AnalysisPlan& plan,
+                                const AnalyseOptions& options, const AnalyseOptions& o,
+                                int64_t rows, int64_t cols, const MemoryLimit& limit) {
   if (plan.method == SvdMethod::sketch)
     throw std::runtime_error(path + ": --method sketch: k = " + std::to_string(plan.sketch_k) +
                              " (the bound + oversampling, at most min(T, M)) needs " +
                              gib(plan.bytes) +
                              " (8 M (2k + probes) bytes plus two row blocks), more than the " +
                              gib(limit.bytes) + " " + limit.what);
+  const SvdMethod other = plan.method == SvdMethod::gram ? SvdMethod::exact : SvdMethod::gram;
+  const double other_bytes = method_bytes(other, rows, cols, o);
   const bool rows_gram = uses_row_gram(rows, cols, o);
   auto needs = [&](SvdMethod m, double bytes) {
     const std::string mn = std::to_string(rows) + " x " + std::to_string(cols);
@@ -369,10 +333,230 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   throw std::runtime_error(path + ": " + why);
 }
 
+}  // namespace
+
+AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& options,
+                           const MemoryLimit& limit) {
+  AnalysisPlan plan;
+  plan.header = resolve_header(source, options.facts);
+  plan.eps = parse_eps(options.eps.empty() ? plan.header.compute_dtype : options.eps);
+  plan.precision = options.precision.empty() ? plan.header.compute_dtype : options.precision;
+  if (plan.precision != "float32" && plan.precision != "float64")
+    throw std::invalid_argument("--precision " + plan.precision + ": expected float32 or float64");
+  if (options.block_rows < 1)
+    throw std::invalid_argument("--block-rows " + std::to_string(options.block_rows) +
+                                ": expected block rows >= 1");
+  AnalyseOptions o = options;
+  o.precision = plan.precision;
+  const int64_t rows = source.rows(), cols = source.cols();
+  plan.input = declared_input(source, options.input);
+  plan.input_by = declared_by(source, options.input);
+  plan.row_gram = uses_row_gram(rows, cols, o);
+  check_sketch_options(o);
+  // The sketch starts above the larger bound (log-probabilities') when the input is not declared.
+  const int64_t bound = rank_bound(plan.header, plan.input.value_or(InputKind::logprobs));
+  plan_sketch(plan, o, rows, cols, bound, limit);
+  // A head whose rank Theorem 2 bounds below min(T, M): the sketch's first k is likely its last.
+  bool low_rank_expected = false;
+  try {
+    low_rank_expected = !plan.header.head.empty() &&
+                        rank_bounded(head_kind_from_name(plan.header.head)) &&
+                        bound + o.sketch_oversampling < std::min(rows, cols);
+  } catch (const std::exception&) {  // a head name the registry does not know: no expectation
+  }
+  plan.method =
+      choose_method(rows, cols, plan.eps, o, limit.bytes, plan.sketch_k, low_rank_expected);
+  if (o.collective && plan.method == SvdMethod::exact) {
+    // The exact SVD needs the whole matrix in one process.
+    if (o.method == "exact")
+      throw std::invalid_argument(
+          "--method exact with --mpi: the exact SVD holds the whole matrix in one process; use "
+          "--method gram or sketch");
+    plan.method = method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_k) <= limit.bytes
+                      ? SvdMethod::sketch
+                      : SvdMethod::gram;
+  }
+  plan.row_gram = plan.row_gram && plan.method == SvdMethod::gram;
+  plan.bytes = method_bytes(plan.method, rows, cols, o, plan.sketch_k);
+  // A device backend accumulates and solves G there: the host holds one block at a time.
+  const bool on_host = !(plan.method == SvdMethod::gram && options.backend.accumulate);
+  if (on_host && plan.bytes > limit.bytes)
+    refuse_memory(source.path(), plan, options, o, rows, cols, limit);
+  return plan;
+}
+
 contract::RankResult analyse_file(const std::string& path, const AnalyseOptions& options) {
   const auto source = open_matrix(path);
   return analyse(*source, plan_analysis(*source, options, memory_limit(options)), options);
 }
+
+namespace {
+
+/// The sketch's settings from the plan and the options (analysis/sketch.h).
+SketchOptions sketch_options(const AnalysisPlan& plan, const AnalyseOptions& options, int64_t rows,
+                             int64_t row_offset) {
+  SketchOptions so;
+  so.bound = rank_bound(plan.header, plan.input.value_or(InputKind::logprobs));
+  so.theorem2_bounded = rank_bounded(head_kind_from_name(plan.header.head));
+  so.eps = plan.eps;
+  so.oversampling = options.sketch_oversampling;
+  so.initial_k = plan.sketch_k;
+  so.max_k = plan.sketch_cap;
+  so.probes = options.sketch_probes;
+  so.max_passes = options.sketch_max_passes;
+  so.seed = options.seed;
+  so.block_rows = options.block_rows;
+  so.verdict_only = options.verdict_only;
+  so.overlap = options.overlap_read;
+  so.collective = options.collective;
+  so.total_rows = rows;
+  so.row_offset = row_offset;
+  return so;
+}
+
+/// What one pass of the method over the rows leaves: the singular values (exact), the Gram
+/// matrix (gram) or the sketch's result, with the finiteness scan and the timings.
+struct Streamed {
+  std::vector<double> sigma;
+  GramMatrix gram;
+  SketchResult sketched;
+  FiniteScan scan;
+  SpectrumTiming timing;
+};
+
+/// Streams the rows of `source` (this process's share) through the plan's method. Rows arrive
+/// in the stored dtype: float64 data is never rounded to float32 on the way.
+Streamed stream_rows(const MatrixSource& source, const AnalysisPlan& plan,
+                     const AnalyseOptions& options, int64_t rows, int64_t row_offset) {
+  Streamed st;
+  const SvdMethod method = plan.method;
+  const bool f64 = plan.precision == "float64";
+  const int64_t local_rows = source.rows(), cols = source.cols();
+  const Progress progress = progress_lines(options, method, f64, cols, plan.row_gram ? rows : cols);
+  const SketchOptions so = sketch_options(plan, options, rows, row_offset);
+  auto stream = [&](const auto& read) {
+    if (method == SvdMethod::sketch)
+      st.sketched = sketch_rank(read, local_rows, cols, so, &st.scan, &st.timing,
+                                sketch_progress(options, rows));
+    else if (method == SvdMethod::exact)
+      st.sigma = singular_values_exact(read, local_rows, cols, f64, &st.scan, &st.timing, progress);
+    else if (plan.row_gram)
+      st.gram = accumulate_row_gram(read, local_rows, cols, options.panel_cols, &st.scan,
+                                    &st.timing, progress);
+    else
+      st.gram = accumulate_gram(read, local_rows, cols, options.block_rows, &st.scan, &st.timing,
+                                progress, options.overlap_read);
+  };
+  if (method == SvdMethod::gram && options.backend.accumulate)
+    st.gram =
+        options.backend.accumulate(source, options.block_rows, &st.scan, &st.timing, progress);
+  else if (source.float64())
+    stream(RowReader64(
+        [&](int64_t begin, int64_t count, double* out) { source.read_rows(begin, count, out); }));
+  else
+    stream(RowReader(
+        [&](int64_t begin, int64_t count, float* out) { source.read_rows(begin, count, out); }));
+  return st;
+}
+
+/// The meeting point after the stream (collective.h): every process learns of a NaN or a
+/// non-normalised row in any share (and all throw the same line), then the partial Gram
+/// matrices are added on process 0.
+void meet(Streamed& st, const AnalysisPlan& plan, const Collective& coll,
+          NormalisationCheck& checked, const RowShare& share, int64_t rows) {
+  if (plan.method != SvdMethod::sketch) reduce_scan(st.scan, coll, share.first());
+  reduce_normalisation(checked, coll);
+  if (plan.method != SvdMethod::gram || !st.scan.clean()) return;
+  st.gram.rows = rows;
+  st.gram.same_sign = reduce_same_sign(share.min_seen(), share.max_seen(), coll);
+  const auto reduce_start = std::chrono::steady_clock::now();
+  coll.reduce_sum_to_root(st.gram.g.data(), static_cast<int64_t>(st.gram.g.size()));
+  st.timing.reduce +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - reduce_start).count();
+}
+
+/// Throws the one line for a matrix that holds NaN or inf, naming why for -inf.
+void refuse_non_finite(const FiniteScan& scan, const std::string& path,
+                       const std::string& data_name, const std::string& head) {
+  if (scan.clean()) return;
+  std::string why = path + ": " + data_name + " holds " + scan.describe();
+  if (scan.neg_inf > 0 && may_output_neg_inf(head_kind_from_name(head)))
+    why += " (head '" + head +
+           "' outputs -inf off its support, so the numerical rank of the log-output matrix is "
+           "undefined)";
+  else if (scan.neg_inf > 0)
+    why += " (-inf log-probabilities make the rank undefined)";
+  throw std::runtime_error(why);
+}
+
+/// The input kind the rows were read as, and, when it was detected, the note saying how.
+InputChoice describe_input(contract::RankResult& res, const AnalysisPlan& plan,
+                           const NormalisationCheck& checked) {
+  const InputChoice input = settle_input(plan.input, plan.input_by, checked);
+  res.input = input_kind_name(input.kind);
+  res.input_from = input.from;
+  if (input.from != "detected") return input;
+  char text[200];
+  if (checked.normalised())
+    std::snprintf(text, sizeof text,
+                  "every row's logsumexp is within 1e-3 of 0 (at most %.2g): read as "
+                  "log-probabilities",
+                  checked.max_abs_logsumexp());
+  else
+    std::snprintf(text, sizeof text, "row %lld's logsumexp is %.4g, not 0: read as logits",
+                  static_cast<long long>(checked.first_bad_row()), checked.first_bad_logsumexp());
+  res.input_note = std::string(text) + " (no 'input' stated; --input overrides)";
+  return input;
+}
+
+/// The report from what the stream left: the sketch's, the inertia counts of --rank-only, or the
+/// Numerical Recipes rank of the singular values (the Gram path's certified from its spectrum).
+void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
+           const AnalyseOptions& options, int64_t bound, int64_t rows, int64_t cols) {
+  const SvdMethod method = plan.method;
+  const bool f64 = plan.precision == "float64",
+             bounded = rank_bounded(head_kind_from_name(plan.header.head));
+  const bool same_sign = st.gram.same_sign;
+  // The Gram matrix's order and the length of its entries' dot products (rank_certificate.h):
+  // M and T for A^T A, T and M for A A^T.
+  const int64_t order = plan.row_gram ? rows : cols, inner = plan.row_gram ? cols : rows;
+  if (method == SvdMethod::sketch) {
+    res.precision = "float64";
+    res.solver = "subspace_iteration+dsyevd";
+    res.report = st.sketched.report;
+    apply_bound(res.report, st.sketched, bound, rows, cols);
+    res.singular_values = std::move(st.sketched.sigma);
+    return;
+  }
+  if (method == SvdMethod::gram && !options.spectrum) {
+    // --rank-only: inertia counts on G instead of its eigenvalues (rank_certificate.h).
+    const auto solve_start = std::chrono::steady_clock::now();
+    InertiaCounter counter(std::move(st.gram.g), order);
+    res.report = rank_by_inertia(counter, inner, plan.eps, same_sign, bound, bounded, &res.solver,
+                                 &st.timing.sigma_max);
+    st.timing.solve +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start).count();
+    return;
+  }
+  if (method == SvdMethod::gram) {
+    if (options.backend.singular_values) {
+      res.solver = options.backend.solver;
+      st.sigma = options.backend.singular_values(std::move(st.gram), &st.timing);
+    } else {
+      res.solver = eigen_solver_name(EigenSolver::automatic, order);
+      st.sigma = gram_singular_values(std::move(st.gram), EigenSolver::automatic, &st.timing);
+    }
+  } else {
+    res.solver = f64 ? "dgesdd" : "sgesdd";
+  }
+  res.report =
+      numerical_rank(st.sigma, rows, cols, plan.eps, bound, bounded, resolution_rel(method, f64));
+  if (method == SvdMethod::gram)
+    certify_from_spectrum(res.report, st.sigma, inner, order, same_sign);
+  res.singular_values = std::move(st.sigma);
+}
+
+}  // namespace
 
 contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
                              const AnalyseOptions& options) {
@@ -390,148 +574,23 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
     source = &*share;
     checked.defer_failure();
   }
-  const int64_t local_rows = source->rows(), row_offset = share ? share->first() : 0;
-  const std::string& path = src.path();
-  const contract::LogProbHeader& h = plan.header;
-  const double eps = plan.eps;
-  const std::string& precision = plan.precision;
   const int64_t rows = src.rows(), cols = src.cols();
-  const SvdMethod method = plan.method;
-
-  FiniteScan scan;
-  SpectrumTiming timing;
-  const bool f64 = precision == "float64";
-  const bool row_gram = plan.row_gram;
-  const Progress progress = progress_lines(options, method, f64, cols, row_gram ? rows : cols);
-  // Rows arrive in the stored dtype: float64 data is never rounded to float32 on the way.
-  std::vector<double> sigma;
-  GramMatrix gram;
-  SketchResult sketched;
-  SketchOptions so;
-  so.bound = rank_bound(h, plan.input.value_or(InputKind::logprobs));
-  so.theorem2_bounded = rank_bounded(head_kind_from_name(h.head));
-  so.eps = eps;
-  so.oversampling = options.sketch_oversampling;
-  so.initial_k = plan.sketch_k;
-  so.max_k = plan.sketch_cap;
-  so.probes = options.sketch_probes;
-  so.max_passes = options.sketch_max_passes;
-  so.seed = options.seed;
-  so.block_rows = options.block_rows;
-  so.verdict_only = options.verdict_only;
-  so.overlap = options.overlap_read;
-  so.collective = coll;
-  so.total_rows = rows;
-  so.row_offset = row_offset;
-  auto stream = [&](const auto& read) {
-    if (method == SvdMethod::sketch)
-      sketched =
-          sketch_rank(read, local_rows, cols, so, &scan, &timing, sketch_progress(options, rows));
-    else if (method == SvdMethod::exact)
-      sigma = singular_values_exact(read, local_rows, cols, f64, &scan, &timing, progress);
-    else if (row_gram)
-      gram =
-          accumulate_row_gram(read, local_rows, cols, options.panel_cols, &scan, &timing, progress);
-    else
-      gram = accumulate_gram(read, local_rows, cols, options.block_rows, &scan, &timing, progress,
-                             options.overlap_read);
-  };
-  if (method == SvdMethod::gram && options.backend.accumulate)
-    gram = options.backend.accumulate(*source, options.block_rows, &scan, &timing, progress);
-  else if (source->float64())
-    stream(RowReader64(
-        [&](int64_t begin, int64_t count, double* out) { source->read_rows(begin, count, out); }));
-  else
-    stream(RowReader(
-        [&](int64_t begin, int64_t count, float* out) { source->read_rows(begin, count, out); }));
-  if (coll) {
-    // The meeting point after the stream: every process learns of a NaN or a non-normalised row
-    // in any share (and all throw the same line), then the partial Gram matrices are added.
-    if (method != SvdMethod::sketch) reduce_scan(scan, *coll, row_offset);
-    reduce_normalisation(checked, *coll);
-    if (method == SvdMethod::gram && scan.clean()) {
-      gram.rows = rows;
-      gram.same_sign = reduce_same_sign(share->min_seen(), share->max_seen(), *coll);
-      const auto reduce_start = std::chrono::steady_clock::now();
-      coll->reduce_sum_to_root(gram.g.data(), static_cast<int64_t>(gram.g.size()));
-      timing.reduce +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - reduce_start).count();
-    }
-  }
-  if (!scan.clean()) {
-    std::string why = path + ": " + source->data_name() + " holds " + scan.describe();
-    if (scan.neg_inf > 0 && may_output_neg_inf(head_kind_from_name(h.head)))
-      why += " (head '" + h.head +
-             "' outputs -inf off its support, so the numerical rank of the "
-             "log-output matrix is undefined)";
-    else if (scan.neg_inf > 0)
-      why += " (-inf log-probabilities make the rank undefined)";
-    throw std::runtime_error(why);
-  }
+  Streamed st = stream_rows(*source, plan, options, rows, share ? share->first() : 0);
+  if (coll) meet(st, plan, *coll, checked, *share, rows);
+  refuse_non_finite(st.scan, src.path(), source->data_name(), plan.header.head);
 
   contract::RankResult res;
   res.processes = coll ? coll->size : 1;
   // Process 0 alone solves and reports; the others' part ends with the reduction.
-  if (coll && !coll->root() && method == SvdMethod::gram) return res;
-  res.source = path;
-  res.header = h;
-  res.method = method_name(method);
-  res.precision = method == SvdMethod::exact ? precision : "float64";
-  if (method == SvdMethod::gram) res.gram = row_gram ? "rows" : "columns";
-  const InputChoice input = settle_input(plan.input, plan.input_by, checked);
-  res.input = input_kind_name(input.kind);
-  res.input_from = input.from;
-  if (input.from == "detected") {
-    char text[200];
-    if (checked.normalised())
-      std::snprintf(text, sizeof text,
-                    "every row's logsumexp is within 1e-3 of 0 (at most %.2g): read as "
-                    "log-probabilities",
-                    checked.max_abs_logsumexp());
-    else
-      std::snprintf(text, sizeof text, "row %lld's logsumexp is %.4g, not 0: read as logits",
-                    static_cast<long long>(checked.first_bad_row()), checked.first_bad_logsumexp());
-    res.input_note = std::string(text) + " (no 'input' stated; --input overrides)";
-  }
-  const auto kind = head_kind_from_name(h.head);
-  const int64_t bound = rank_bound(h, input.kind);
-  const bool same_sign = gram.same_sign;
-  // The Gram matrix's order and the length of its entries' dot products (rank_certificate.h):
-  // M and T for A^T A, T and M for A A^T.
-  const int64_t order = row_gram ? rows : cols, inner = row_gram ? cols : rows;
-  if (method == SvdMethod::sketch) {
-    res.precision = "float64";
-    res.solver = "subspace_iteration+dsyevd";
-    res.report = sketched.report;
-    apply_bound(res.report, sketched, bound, rows, cols);
-    res.singular_values = std::move(sketched.sigma);
-  } else if (method == SvdMethod::gram && !options.spectrum) {
-    // --rank-only: inertia counts on G instead of its eigenvalues (rank_certificate.h).
-    const auto solve_start = std::chrono::steady_clock::now();
-    InertiaCounter counter(std::move(gram.g), order);
-    res.report = rank_by_inertia(counter, inner, eps, same_sign, bound, rank_bounded(kind),
-                                 &res.solver, &timing.sigma_max);
-    timing.solve +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start).count();
-  } else {
-    if (method == SvdMethod::gram) {
-      if (options.backend.singular_values) {
-        res.solver = options.backend.solver;
-        sigma = options.backend.singular_values(std::move(gram), &timing);
-      } else {
-        res.solver = eigen_solver_name(EigenSolver::automatic, order);
-        sigma = gram_singular_values(std::move(gram), EigenSolver::automatic, &timing);
-      }
-    } else {
-      res.solver = f64 ? "dgesdd" : "sgesdd";
-    }
-    res.report = numerical_rank(sigma, rows, cols, eps, bound, rank_bounded(kind),
-                                resolution_rel(method, f64));
-    if (method == SvdMethod::gram)
-      certify_from_spectrum(res.report, sigma, inner, order, same_sign);
-    res.singular_values = std::move(sigma);
-  }
-  res.timing = timing;
+  if (coll && !coll->root() && plan.method == SvdMethod::gram) return res;
+  res.source = src.path();
+  res.header = plan.header;
+  res.method = method_name(plan.method);
+  res.precision = plan.method == SvdMethod::exact ? plan.precision : "float64";
+  if (plan.method == SvdMethod::gram) res.gram = plan.row_gram ? "rows" : "columns";
+  const InputChoice input = describe_input(res, plan, checked);
+  solve(res, st, plan, options, rank_bound(plan.header, input.kind), rows, cols);
+  res.timing = st.timing;
   const auto blas = blas::blas_info();
   res.blas_threads = blas.threads;
   res.blas_library = blas.library;

@@ -210,110 +210,76 @@ Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
   return w;
 }
 
-template <class In>
-SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
-                         int64_t cols, const SketchOptions& o, FiniteScan* scan,
-                         SpectrumTiming* timing, const SketchProgress& progress) {
-  SpectrumTiming local;
-  if (!timing) timing = &local;
-  // T: the whole matrix's rows (the threshold, the rounding bounds); this process streams
-  // local_rows of them (all of them without a collective).
-  const Collective* coll = o.collective;
-  const int64_t rows = coll ? o.total_rows : local_rows;
-  const int64_t m = cols, full = std::min(rows, cols);
-  const int64_t p = o.probes;
-  if (o.probes < 12 || o.probes > 256)
-    throw std::invalid_argument("--sketch-probes " + std::to_string(o.probes) +
-                                ": expected 12 to 256 probes");
-  if (o.oversampling < 0)
-    throw std::invalid_argument("--sketch-oversampling " + std::to_string(o.oversampling) +
-                                ": expected >= 0");
-  const int64_t cap = o.max_k > 0 ? std::min(o.max_k, full) : full;
-  int64_t k = std::clamp<int64_t>(o.initial_k > 0 ? o.initial_k : o.bound + o.oversampling, 1, cap);
-  const int64_t block_rows =
-      std::max<int64_t>(1, std::min(sketch_block_rows(cols, o.block_rows), local_rows));
-  std::mt19937_64 rng(o.seed);
+/// The probes of one pass: fresh Gaussian columns after Q in `basis`, projected off Q in place
+/// (w_i = omega_i - Q (Q^T omega_i)), with the norms and rounding bounds the residual test
+/// needs (rank_certificate.h).
+struct Probes {
+  double eta = 0;  ///< Q's orthogonality defect
+  std::vector<double> omega_norm, w_norm, w_err;
+};
 
-  std::vector<double> basis(static_cast<size_t>(m * (k + p)));
-  gaussian_columns(basis, m, 0, k, rng);
-  orthonormalise(basis, m, k);
-  PassSums sums;
-  double frobenius = 0;
-  Window w;
-  SketchResult out;
-  int checks = 0, pass = 0, passes_at_k = 0, stalled = 0;
+Probes draw_probes(std::vector<double>& basis, int64_t m, int64_t k, int64_t p,
+                   std::mt19937_64& rng) {
+  basis.resize(static_cast<size_t>(m * (k + p)));
+  gaussian_columns(basis, m, k, k + p, rng);
+  Probes pr;
+  pr.omega_norm.resize(static_cast<size_t>(p));
+  pr.w_norm.resize(pr.omega_norm.size());
+  pr.w_err.resize(pr.omega_norm.size());
+  pr.eta = orthogonality_defect(basis, m, k);
+  for (int64_t i = 0; i < p; ++i)
+    pr.omega_norm[static_cast<size_t>(i)] = cblas_dnrm2(blas_int(m), basis.data() + (k + i) * m, 1);
+  {
+    std::vector<double> qt(static_cast<size_t>(k * p));
+    double* omega = basis.data() + k * m;
+    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(k), blas_int(p), blas_int(m), 1.0,
+                basis.data(), blas_int(m), omega, blas_int(m), 0.0, qt.data(), blas_int(k));
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(p), blas_int(k),
+                -1.0, basis.data(), blas_int(m), qt.data(), blas_int(k), 1.0, omega, blas_int(m));
+  }
+  const double f_rel =
+      2 * gamma_float64(static_cast<double>(m)) * std::sqrt(double(k)) * std::pow(1 + pr.eta, 1.5) +
+      3 * kUnit;
+  for (int64_t i = 0; i < p; ++i) {
+    const auto s = static_cast<size_t>(i);
+    pr.w_norm[s] = cblas_dnrm2(blas_int(m), basis.data() + (k + i) * m, 1) * (1 + 2 * kUnit * m);
+    pr.w_err[s] = f_rel * pr.omega_norm[s];
+  }
+  return pr;
+}
+
+/// The meeting point of a pass (collective.h): every process learns of a NaN in any share
+/// before the sums are added; after the first pass also the Frobenius norm and the signs.
+/// Returns false when a share held a NaN or inf.
+bool meet(PassSums& sums, FiniteScan* scan, const Collective& coll, int64_t row_offset, int64_t p,
+          bool first, SpectrumTiming* timing) {
+  if (first) reduce_scan(*scan, coll, row_offset);
+  if (!scan->clean()) return false;
+  const auto reduce_start = std::chrono::steady_clock::now();
+  coll.allreduce_sum(sums.y.data(), static_cast<int64_t>(sums.y.size()));
+  coll.allreduce_sum(sums.h.data(), static_cast<int64_t>(sums.h.size()));
+  coll.allreduce_sum(sums.probe_sq.data(), p);
+  if (first) {
+    double f = sums.frobenius_sq, signs[2] = {sums.positive ? 1.0 : 0.0, sums.negative ? 1.0 : 0.0};
+    coll.allreduce_sum(&f, 1);
+    coll.allreduce_max(signs, 2);
+    sums.frobenius_sq = f;
+    sums.positive = signs[0] > 0;
+    sums.negative = signs[1] > 0;
+  }
+  timing->reduce += since(reduce_start);
+  return true;
+}
+
+/// When to stop iterating and when to widen the basis, from each pass's window.
+struct Steering {
+  int passes_at_k = 0, stalled = 0;
   int64_t last_width = -1;
   double last_residual = std::numeric_limits<double>::infinity();
-  for (; pass < o.max_passes;) {
-    const auto pass_start = std::chrono::steady_clock::now();
-    // Fresh probes after Q: omega_i, then w_i = omega_i - Q (Q^T omega_i) in place.
-    const int64_t kp = k + p;
-    basis.resize(static_cast<size_t>(m * kp));
-    gaussian_columns(basis, m, k, kp, rng);
-    std::vector<double> omega_norm(static_cast<size_t>(p)), w_norm(omega_norm.size()),
-        w_err(omega_norm.size());
-    const double eta = orthogonality_defect(basis, m, k);
-    for (int64_t i = 0; i < p; ++i)
-      omega_norm[static_cast<size_t>(i)] = cblas_dnrm2(blas_int(m), basis.data() + (k + i) * m, 1);
-    {
-      std::vector<double> qt(static_cast<size_t>(k * p));
-      double* omega = basis.data() + k * m;
-      cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(k), blas_int(p), blas_int(m),
-                  1.0, basis.data(), blas_int(m), omega, blas_int(m), 0.0, qt.data(), blas_int(k));
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(p), blas_int(k),
-                  -1.0, basis.data(), blas_int(m), qt.data(), blas_int(k), 1.0, omega, blas_int(m));
-    }
-    const double f_rel =
-        2 * gamma_float64(static_cast<double>(m)) * std::sqrt(double(k)) * std::pow(1 + eta, 1.5) +
-        3 * kUnit;
-    for (int64_t i = 0; i < p; ++i) {
-      const auto s = static_cast<size_t>(i);
-      w_norm[s] = cblas_dnrm2(blas_int(m), basis.data() + (k + i) * m, 1) * (1 + 2 * kUnit * m);
-      w_err[s] = f_rel * omega_norm[s];
-    }
-    const bool first = pass == 0;
-    const int current_pass = pass + 1;
-    std::function<void(int64_t)> on_rows;
-    if (progress.rows)
-      on_rows = [&, current_pass, k](int64_t done) {
-        progress.rows(current_pass, k, done, local_rows);
-      };
-    const bool clean = run_pass(read, local_rows, cols, k, p, block_rows, basis, first, o.overlap,
-                                scan, timing, sums, on_rows);
-    if (coll) {
-      // Every process learns of a NaN in any share before the sums are added (collective.h).
-      if (first) reduce_scan(*scan, *coll, o.row_offset);
-      if (!scan->clean()) return out;
-      const auto reduce_start = std::chrono::steady_clock::now();
-      coll->allreduce_sum(sums.y.data(), static_cast<int64_t>(sums.y.size()));
-      coll->allreduce_sum(sums.h.data(), static_cast<int64_t>(sums.h.size()));
-      coll->allreduce_sum(sums.probe_sq.data(), p);
-      if (first) {
-        double f = sums.frobenius_sq,
-               signs[2] = {sums.positive ? 1.0 : 0.0, sums.negative ? 1.0 : 0.0};
-        coll->allreduce_sum(&f, 1);
-        coll->allreduce_max(signs, 2);
-        sums.frobenius_sq = f;
-        sums.positive = signs[0] > 0;
-        sums.negative = signs[1] > 0;
-      }
-      timing->reduce += since(reduce_start);
-    } else if (!clean) {
-      return out;
-    }
-    ++pass;
-    ++passes_at_k;
-    const auto solve_start = std::chrono::steady_clock::now();
-    if (first) {
-      out.same_sign = !(sums.positive && sums.negative);
-      const double tm = static_cast<double>(rows) * static_cast<double>(cols);
-      frobenius = std::sqrt(sums.frobenius_sq * (1 + gamma_float64(tm)));
-    }
-    w = bracket(sums, omega_norm, w_norm, w_err, rows, cols, k, eta, frobenius, o.eps);
-    ++checks;
-    if (progress.pass_done)
-      progress.pass_done(
-          {pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol, since(pass_start)});
+
+  /// After a pass at k: whether to stop, and (if not) the next k.
+  bool stop(const Window& w, const SketchOptions& o, int64_t k, int64_t cap, int pass,
+            int64_t* next_k) {
     const bool certified = w.rank_min == w.rank_max;
     const bool verdict_settled = w.rank_min > o.bound || w.rank_max <= o.bound;
     const bool reaches = w.rank >= k - std::max<int64_t>(o.oversampling / 2, 1);
@@ -329,29 +295,23 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     last_width = width;
     last_residual = w.residual;
     const bool grow = (reaches || residual_stuck) && k < cap;
-    const bool stop = certified || (o.verdict_only && verdict_settled) || pass >= o.max_passes ||
-                      (!grow && stalled >= 2) ||
-                      (k == cap && (reaches || residual_stuck) && passes_at_k >= 2);
-    if (stop) {
-      timing->solve += since(solve_start);
-      break;
-    }
-    // The next basis: Y = A^T A Q, widened with Gaussian columns when the rank may reach past k.
-    int64_t next_k = k;
-    if (grow) next_k = std::min(cap, std::max(2 * k, w.rank + o.oversampling));
-    if (next_k != k) {
+    if (certified || (o.verdict_only && verdict_settled) || pass >= o.max_passes ||
+        (!grow && stalled >= 2) || (k == cap && (reaches || residual_stuck) && passes_at_k >= 2))
+      return true;
+    *next_k = grow ? std::min(cap, std::max(2 * k, w.rank + o.oversampling)) : k;
+    if (*next_k != k) {
       passes_at_k = 0;
       last_width = -1;
       stalled = 0;
     }
-    sums.y.resize(static_cast<size_t>(m * next_k));
-    gaussian_columns(sums.y, m, k, next_k, rng);
-    orthonormalise(sums.y, m, next_k);
-    k = next_k;
-    basis.assign(sums.y.begin(), sums.y.begin() + m * k);
-    timing->solve += since(solve_start);
+    return false;
   }
+};
 
+/// The report from the last window: the Numerical Recipes rank of the Ritz values with what
+/// they cannot resolve marked, the certified window, the largest certified gap, the bound.
+void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t rows, int64_t cols,
+                 int64_t k, int pass, int checks) {
   RankReport& r = out.report;
   const double resolution = std::max(w.residual, std::sqrt(kFloat64Eps) * w.sigma[0]);
   r = numerical_rank(w.sigma, rows, cols, o.eps, o.bound, o.theorem2_bounded,
@@ -390,6 +350,81 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   out.lower = std::move(w.lower);
   out.upper = std::move(w.upper);
   apply_bound(r, out, o.bound, rows, cols);
+}
+
+template <class In>
+SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
+                         int64_t cols, const SketchOptions& o, FiniteScan* scan,
+                         SpectrumTiming* timing, const SketchProgress& progress) {
+  SpectrumTiming local;
+  if (!timing) timing = &local;
+  // T: the whole matrix's rows (the threshold, the rounding bounds); this process streams
+  // local_rows of them (all of them without a collective).
+  const Collective* coll = o.collective;
+  const int64_t rows = coll ? o.total_rows : local_rows;
+  const int64_t m = cols, full = std::min(rows, cols);
+  const int64_t p = o.probes;
+  if (o.probes < 12 || o.probes > 256)
+    throw std::invalid_argument("--sketch-probes " + std::to_string(o.probes) +
+                                ": expected 12 to 256 probes");
+  if (o.oversampling < 0)
+    throw std::invalid_argument("--sketch-oversampling " + std::to_string(o.oversampling) +
+                                ": expected >= 0");
+  const int64_t cap = o.max_k > 0 ? std::min(o.max_k, full) : full;
+  int64_t k = std::clamp<int64_t>(o.initial_k > 0 ? o.initial_k : o.bound + o.oversampling, 1, cap);
+  const int64_t block_rows =
+      std::max<int64_t>(1, std::min(sketch_block_rows(cols, o.block_rows), local_rows));
+  std::mt19937_64 rng(o.seed);
+
+  std::vector<double> basis(static_cast<size_t>(m * (k + p)));
+  gaussian_columns(basis, m, 0, k, rng);
+  orthonormalise(basis, m, k);
+  PassSums sums;
+  double frobenius = 0;
+  Window w;
+  SketchResult out;
+  Steering steer;
+  int checks = 0, pass = 0;
+  while (pass < o.max_passes) {
+    const auto pass_start = std::chrono::steady_clock::now();
+    const Probes pr = draw_probes(basis, m, k, p, rng);
+    const bool first = pass == 0;
+    const int current_pass = pass + 1;
+    std::function<void(int64_t)> on_rows;
+    if (progress.rows)
+      on_rows = [&, current_pass, k](int64_t done) {
+        progress.rows(current_pass, k, done, local_rows);
+      };
+    const bool clean = run_pass(read, local_rows, cols, k, p, block_rows, basis, first, o.overlap,
+                                scan, timing, sums, on_rows);
+    if (coll ? !meet(sums, scan, *coll, o.row_offset, p, first, timing) : !clean) return out;
+    ++pass;
+    ++steer.passes_at_k;
+    const auto solve_start = std::chrono::steady_clock::now();
+    if (first) {
+      out.same_sign = !(sums.positive && sums.negative);
+      const double tm = static_cast<double>(rows) * static_cast<double>(cols);
+      frobenius = std::sqrt(sums.frobenius_sq * (1 + gamma_float64(tm)));
+    }
+    w = bracket(sums, pr.omega_norm, pr.w_norm, pr.w_err, rows, cols, k, pr.eta, frobenius, o.eps);
+    ++checks;
+    if (progress.pass_done)
+      progress.pass_done(
+          {pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol, since(pass_start)});
+    int64_t next_k = k;
+    if (steer.stop(w, o, k, cap, pass, &next_k)) {
+      timing->solve += since(solve_start);
+      break;
+    }
+    // The next basis: Y = A^T A Q, widened with Gaussian columns when the rank may reach past k.
+    sums.y.resize(static_cast<size_t>(m * next_k));
+    gaussian_columns(sums.y, m, k, next_k, rng);
+    orthonormalise(sums.y, m, next_k);
+    k = next_k;
+    basis.assign(sums.y.begin(), sums.y.begin() + m * k);
+    timing->solve += since(solve_start);
+  }
+  fill_report(out, w, o, rows, cols, k, pass, checks);
   return out;
 }
 

@@ -43,8 +43,12 @@ def run(head: str, seed: int, args) -> dict:
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"char_tie_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
-    with open(final) as f:
-        result = json.load(f)
+    sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+    from final_json import read_final, section
+    read = read_final(final, "charlm")
+    if read is None:
+        sys.exit(f"char_tie_probe: {final} is missing or not JSON")
+    result = {**read, **section(read)}  # the trainer's keys (test_bpc) at the top
     with open(os.path.join(out, "metrics.jsonl")) as f:
         valid = [json.loads(line) for line in f if '"valid"' in line]
     result["valid_by_epoch"] = {r["epoch"]: r["valid_bpc"] for r in valid

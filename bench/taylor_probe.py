@@ -32,7 +32,6 @@ seed) and skipped when finished, so an interrupted probe resumes.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import subprocess
@@ -51,10 +50,20 @@ VARIANTS = [
 ]
 
 
+def read_result(path: str) -> dict:
+    """final.json in any layout (pipeline/final_json.py), the classifier's keys at the top."""
+    sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+    from final_json import read_final, section
+    final = read_final(path, "classifier")
+    if final is None:
+        sys.exit(f"taylor_probe: {path} is missing or not JSON")
+    return {**final, **section(final)}
+
+
 def run(build: str, variant: int, head: str, seed: int, args) -> dict:
     if VARIANTS[variant][1] == PROFILE:
-        with open(os.path.join(ROOT, "results", "classify", f"{head}_s{seed}", "final.json")) as f:
-            return json.load(f)
+        return read_result(os.path.join(ROOT, "results", "classify", f"{head}_s{seed}",
+                                        "final.json"))
     out = os.path.join(args.work, f"v{variant}_{head}_s{seed}")
     final = os.path.join(out, "final.json")
     if not os.path.isfile(final):
@@ -69,8 +78,7 @@ def run(build: str, variant: int, head: str, seed: int, args) -> dict:
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"taylor_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
-    with open(final) as f:
-        return json.load(f)
+    return read_result(final)
 
 
 def paired(a: list[float], b: list[float]) -> tuple[float, float, float, float]:

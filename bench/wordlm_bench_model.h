@@ -2,7 +2,7 @@
 // The model and training settings of the LM speed benchmark (bench/bench_wordlm.cpp), mirrored in
 // PyTorch by bench/wordlm_reference.py (keep the two in step) and checked against it, step by
 // step from the same weights, by tests/fixtures/wordlm_parity.cpp +
-// tests/trainers/lm/test_reference_parity.py. AWD-LSTM (trainers/lm/awd_lstm.h): tied 200-dim
+// tests/trainers/lm/test_reference_parity.py. AWD-LSTM (trainers/lm/model.h): tied 200-dim
 // embedding / decoder with bias, 2 LSTM layers of 200 units (the last one emsize wide, so a
 // mixture's latent layer reads 200 units too); locked dropout on the word vectors, between the
 // layers, on the output and on mixture contexts; no embedding dropout, no weight drop. Step
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/model.h"
 
 namespace sb::bench {
 

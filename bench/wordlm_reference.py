@@ -5,7 +5,7 @@
         [--mode train|eval|both] [--batches 60] [--warmup 10] [--threads 2] [--experts 2]
         [--data DIR]
 
-Model (as trainers/lm/awd_lstm.h with the options of bench/wordlm_bench_model.h): PTB
+Model (as trainers/lm/model.h with the options of bench/wordlm_bench_model.h): PTB
 (M = 10000), tied 200-dim embedding / decoder with bias, 2 LSTM layers of 200 units (one nn.LSTM
 per layer, as the C++ side runs at::lstm per layer), locked dropout 0.2 on the word vectors,
 between the layers and on the output (and on mixture contexts), no embedding dropout, no weight
@@ -146,7 +146,7 @@ class WordLm(nn.Module):
 
 
 def cpp_name(name):
-    """This model's parameter name -> the C++ AwdLstm's (trainers/lm/awd_lstm.cpp)."""
+    """This model's parameter name -> the C++ AwdLstm's (trainers/lm/model.cpp)."""
     if name.startswith("rnns."):
         _, layer, tensor = name.split(".")
         tensor = tensor.removesuffix("_l0")

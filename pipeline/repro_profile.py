@@ -18,7 +18,8 @@ from run_config import load_toml
 from gpu_projection import GpuTableError, parse_gpu_table
 from slurm_resources import SlurmTable, SlurmTableError, parse_slurm_table
 from stages import STAGE_NAMES
-from trainer_kinds import KINDS, TrainerKind
+import trainer_kinds
+from trainer_kinds import TrainerKind, TrainerKindError
 
 _KEYS = {
     "name": str, "description": str, "scaled_down": str, "out": str, "config": str,
@@ -29,9 +30,6 @@ _KEYS = {
     "run_here": bool, "requires": str, "slurm": dict, "gpu_throughput": dict, "trainer": str,
     "order": str, "sweep": dict, "prediction": str,
 }
-# The trainer kinds a profile may drive (build/trainers/train_<name>), each described once in
-# trainer_kinds.py: wordlm, nplm, charlm, classifier.
-TRAINERS = tuple(KINDS)
 _REQUIRED = ("name", "scaled_down", "out", "config", "heads", "seeds")
 
 
@@ -87,7 +85,7 @@ class Profile:
     requires: str
     slurm: SlurmTable  # [slurm]: partition, account, per-stage resources (slurm_resources.py)
     gpu_throughput: dict  # [gpu_throughput]: measured tokens/s for the plan (gpu_projection.py)
-    trainer: str = "wordlm"  # one of TRAINERS: which build/trainers/train_<trainer> runs
+    trainer: str = "wordlm"  # which build/trainers/train_<trainer> runs (trainer_kinds.known())
     # [sweep] key = "emsize", values = [25, 50]: every head and seed once per value (a run
     # directory <head>_<key><value>_s<seed>); {} = no sweep.
     sweep: dict = dataclasses.field(default_factory=dict)
@@ -95,8 +93,8 @@ class Profile:
 
     @property
     def kind(self) -> TrainerKind:
-        """The descriptor of its trainer kind (trainer_kinds.py)."""
-        return KINDS[self.trainer]
+        """Its trainer kind, as the binary describes itself (trainer_kinds.py)."""
+        return trainer_kinds.kind(self.trainer)
 
     def seeds_of(self, head: str) -> list[int]:
         return self.seeds_by_head.get(head, self.seeds_by_head.get(head.split(":")[0], self.seeds))
@@ -248,8 +246,9 @@ def load_profile(path: str) -> Profile:
     if order not in ("head", "seed"):
         raise _fail(path, "order", "head or seed", order)
     trainer = data.get("trainer", "wordlm")
-    if trainer not in TRAINERS:
-        raise _fail(path, "trainer", "one of " + ", ".join(TRAINERS), trainer)
+    if not isinstance(trainer, str) or not trainer.replace("_", "").isalnum():
+        raise _fail(path, "trainer", "a trainer kind (build/trainers/train_<kind>, e.g. wordlm)",
+                    trainer)
     sweep = data.get("sweep", {})
     if sweep:
         if set(sweep) != {"key", "values"}:
@@ -280,12 +279,20 @@ def load_profile(path: str) -> Profile:
 
 
 def check_runs(profile: Profile, registry) -> None:
-    """What load_profile cannot check without the build: every head is one the C++ parser reads
-    (its name in `registry`, head_facts' answer of rank_analysis --list-heads, its options by
-    head_spec.py) and the profile's trainer kind takes (trainer_kinds.py: refusal), every trainer
-    config the runs name exists and is TOML, and the per-head tables name heads of the profile.
-    Raises ProfileError naming the file and the field, before anything is written."""
+    """What load_profile cannot check without the build: the trainer is a binary of the build
+    that describes itself, every head is one the C++ parser reads (its name in `registry`,
+    head_facts' answer of rank_analysis --list-heads, its options by head_spec.py) and the
+    trainer takes with the run's config and overrides (its own validate, asked through
+    `--describe`: trainer_kinds.py), every trainer config the runs name exists and is TOML, and
+    the per-head tables name heads of the profile. Raises ProfileError naming the file and the
+    field, before anything is written."""
     path = profile.path
+    try:
+        kind = profile.kind
+    except TrainerKindError as e:
+        raise _fail(path, "trainer", "a trainer of this build (" +
+                    (", ".join(trainer_kinds.known()) or "none built") + f"): {e}",
+                    profile.trainer) from None
     names = {h.split(":", 1)[0] for h in profile.heads}
     for field, table in (("seeds_by_head", profile.seeds_by_head),
                          ("overrides_by_head", profile.overrides_by_head)):
@@ -295,9 +302,11 @@ def check_runs(profile: Profile, registry) -> None:
                             f"({', '.join(profile.heads)}), by spelling or name", key)
     import head_spec
     configs: dict[str, dict] = {}
+    # (config file, overrides) -> the (field, head) pairs to ask the trainer about, in one call.
+    asked: dict[tuple, list[tuple[str, str]]] = {}
     for i, head in enumerate(profile.heads):
         field = f"heads[{i}]"
-        if head not in profile.kind.own_heads:
+        if head not in kind.own_heads:
             try:
                 head_spec.check(head, list(registry.facts))
             except head_spec.HeadSpecError as e:
@@ -322,10 +331,18 @@ def check_runs(profile: Profile, registry) -> None:
             except tomllib.TOMLDecodeError as e:
                 raise _fail(path, "config", f"a TOML trainer config ({e})", config) from None
         for setting in profile.sweep_values():
-            settings = {**configs[config], **profile.overrides_of(head), **setting}
             if setting and next(iter(setting)) not in configs[config]:
                 raise _fail(path, "sweep.key", f"a key of the trainer config {config}",
                             next(iter(setting)))
-            why = profile.kind.refusal(head, registry, settings)
-            if why:
-                raise _fail(path, field, f"a head that {profile.kind.binary} takes ({why})", head)
+            asked.setdefault((config, tuple(sorted(
+                {**profile.overrides_of(head), **setting}.items()))), []).append((field, head))
+    for (config, overrides), heads in asked.items():
+        try:
+            why = kind.refusals(config, dict(overrides), [h for _, h in heads])
+        except TrainerKindError as e:
+            raise _fail(path, "overrides", f"settings {kind.binary} accepts ({e})",
+                        dict(overrides)) from None
+        for field, head in heads:
+            if why[head]:
+                raise _fail(path, field, f"a head that {kind.binary} takes with these settings "
+                            f"({why[head]})", head)

@@ -38,7 +38,7 @@ from gpu_projection import projection_lines  # noqa: E402
 from repro_profile import Profile, ProfileError, Run, check_runs, load_profile  # noqa: E402
 from atomic_io import write_json_atomically, write_text_atomically  # noqa: E402
 from stages import STAGES, Stage, StageError, read_json  # noqa: E402
-from trainer_kinds import KINDS  # noqa: E402
+import trainer_kinds  # noqa: E402
 
 PREFIX = "[reproduce]"
 
@@ -62,6 +62,8 @@ def failure_line(binary: str, code: int, last: str, log_path: str) -> str:
 
 class Driver:
     def __init__(self, profile: Profile, build: str, allow_dirty: bool = False):
+        # The trainer kinds are this build's binaries, as they describe themselves.
+        trainer_kinds.use(os.path.join(build, "trainers"))
         self.p = profile
         self.allow_dirty = allow_dirty
         self.source = provenance.source_state()  # recorded with every finished stage
@@ -79,14 +81,15 @@ class Driver:
         self.bins = {
             "dyneval": os.path.join(build, "trainers", "dyneval"),
             "rank_analysis": os.path.join(build, "analysis", "rank_analysis"),
-            **{k.binary: os.path.join(build, "trainers", k.binary) for k in KINDS.values()},
         }
-        # The binaries this profile's stages run (check_binaries).
-        self.needed = profile.kind.binaries + ("rank_analysis",)
         # The head facts (is_mixture, rank_defined, ...) come from this build's rank_analysis.
         head_facts.use(self.bins["rank_analysis"])
-        # Every head, parameter and trainer config checked before anything is written.
+        # Every head, parameter and trainer config checked before anything is written (the
+        # trainer's own descriptor first: it says which binaries the stages run).
         check_runs(profile, head_facts.registry())
+        self.bins[profile.kind.binary] = profile.kind.path
+        # The binaries this profile's stages run (check_binaries).
+        self.needed = profile.kind.binaries + ("rank_analysis",)
 
     # ---- bookkeeping
     def timings(self, run: Run) -> dict:
@@ -335,7 +338,8 @@ def main() -> int:
                       f"--force runs it anyway, --scheduler slurm submits it to a cluster")
             return 0
         driver.go()
-    except (ProfileError, StageError, head_facts.HeadFactsError, dir_lock.Busy) as e:
+    except (ProfileError, StageError, head_facts.HeadFactsError, trainer_kinds.TrainerKindError,
+            dir_lock.Busy) as e:
         print(f"{PREFIX} error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

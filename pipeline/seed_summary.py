@@ -2,7 +2,9 @@
 de Brebisson & Vincent 2016, Table 5; write_nplm_summary) or bits per character (trainer charlm:
 Kanai et al. 2018, supplementary Table 3; write_charlm_summary) beside the paper's, and the
 numerical rank of each head's test dump against Theorem 2's bound. The two share everything but
-the setting line and the first table. Reads only what the runs wrote (final.json through
+the setting line and the first table. A trainer kind the pipeline has no report for
+(trainer_kinds.REPORTS) gets write_generic_summary: its config keys as the setting and the
+losses and perplexities its final.json section records. Reads only what the runs wrote (final.json through
 final_json.py, rank.json, stages.json, config.toml) and results/paper/other_seed_results.csv.
 """
 
@@ -97,6 +99,31 @@ def _charlm_table(w, heads, by_head, final) -> None:
           f"{'-' if pv is None else pv} | {'-' if pt is None else pt} |")
 
 
+def _generic_setting(c: dict, threads: int) -> str:
+    keys = ", ".join(f"{k} = {v}" for k, v in c.items() if not isinstance(v, dict) and
+                     v not in ("", None))
+    return f"{keys}; {threads} threads."
+
+
+# The metrics a trainer's final.json section may hold, in the order the generic table shows them.
+_GENERIC_METRICS = ("valid_loss", "valid_ppl", "test_loss", "test_ppl", "test_bpc",
+                    "test_error_pct")
+
+
+def _generic_table(w, heads, by_head, final) -> None:
+    metrics = [m for m in _GENERIC_METRICS if any(m in final[id(r)] for r in
+                                                   (r for h in heads for r in by_head[h]))]
+    w("## Test metrics\n")
+    w("What each run's final.json records (mean ± sample std over seeds where there are "
+      "several).\n")
+    w("| head | seeds | " + " | ".join(metrics) + " |")
+    w("|---|---|" + "---|" * len(metrics))
+    for h in heads:
+        rs = by_head[h]
+        cells = [mean_std([final[id(r)][m] for r in rs if m in final[id(r)]]) for m in metrics]
+        w(f"| {h} | {len(rs)} | " + " | ".join(cells) + " |")
+
+
 def _write(profile, runs, global_timings: dict, setting: Callable, table: Callable) -> str:
     """summary.md with the trainer's setting line (setting(config, threads)) and first table
     (table(w, heads, runs by head, each run's final.json section))."""
@@ -150,3 +177,8 @@ def write_nplm_summary(profile, runs, global_timings: dict) -> str:
 def write_charlm_summary(profile, runs, global_timings: dict) -> str:
     """summary.md of a train_charlm profile (trainer_kinds.py: charlm's report)."""
     return _write(profile, runs, global_timings, _charlm_setting, _charlm_table)
+
+
+def write_generic_summary(profile, runs, global_timings: dict) -> str:
+    """summary.md of a trainer kind without a report of its own (trainer_kinds.GENERIC_REPORT)."""
+    return _write(profile, runs, global_timings, _generic_setting, _generic_table)

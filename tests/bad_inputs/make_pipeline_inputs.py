@@ -61,23 +61,27 @@ CASES = {
                             "parses it (head 'relu:eps=inf': eps='inf' is not a finite number)"),
     "nplm_refuses_mixture": (dict(trainer="nplm", config=NPLM, heads='["softmax", "mos:K=2"]'),
                              "{file}: field 'heads[1]': expected a head that train_nplm takes "
-                             "(a single head with finite log-outputs: no mixture"),
+                             "with these settings (head = \"mos:K=2\": train_nplm takes a "
+                             "single head with finite log-outputs"),
     "charlm_refuses_sparse": (dict(trainer="charlm", config=CHAR, heads='["sparse:k=20"]'),
                               "{file}: field 'heads[0]': expected a head that train_charlm "
-                              "takes (a single head with finite log-outputs: no mixture"),
+                              "takes with these settings (head = \"sparse:k=20\": train_charlm "
+                              "takes a single head with finite log-outputs"),
     "nplm_refuses_learnable_bias": (dict(trainer="nplm", config=NPLM,
                                          heads='["sigsoftmax:b=1"]'),
                                     "field 'heads[0]': expected a head that train_nplm takes "
-                                    "(no sigsoftmax:b=1"),
+                                    "with these settings (head = \"sigsoftmax:b=1\": "
+                                    "sigsoftmax:b=1 is not supported here"),
     "classifier_sparse_k_above_classes": (dict(trainer="classifier", config=CLASSIFY,
                                                heads='["sparse:k=20"]'),
                                           "field 'heads[0]': expected a head that "
-                                          "train_classifier takes (k must be <= 10 classes)"),
+                                          "train_classifier takes with these settings (head = "
+                                          "\"sparse:k=20\": k must be <= 10 classes"),
     "wordlm_mse": (dict(heads='["mse"]'), "field 'heads[0]': expected a head that rank_analysis "
                    "--list-heads lists"),
     "wordlm_nhidlast_single_head": (dict(heads='["softmax"]', extra="[overrides]\nnhidlast = 50\n"),
                                     "field 'heads[0]': expected a head that train_wordlm takes "
-                                    "(nhidlast = 50 needs a mixture head"),
+                                    "with these settings (nhidlast = 50 needs a mixture head"),
     "heads_missing": (dict(drop="heads"),
                       "{file}: field 'heads': expected a value (the field is required)"),
     "heads_empty": (dict(heads="[]"), "{file}: field 'heads': expected a non-empty list"),
@@ -86,7 +90,8 @@ CASES = {
     "seeds_wrong_type": (dict(seeds='"141"'), "{file}: field 'seeds': expected a list"),
     "seeds_repeated": (dict(seeds="[141, 141]"),
                        "{file}: field 'seeds': expected a non-empty list of distinct seeds"),
-    "trainer_unknown": (dict(trainer="mlp"), "{file}: field 'trainer': expected one of wordlm"),
+    "trainer_unknown": (dict(trainer="mlp"), "{file}: field 'trainer': expected a trainer of "
+                        "this build ("),
     "config_missing": (dict(config="{dir}/no_such_config.toml"),
                        "{file}: field 'config': expected an existing trainer config file"),
     "scaled_down_empty": (dict(scaled_down='""'),

@@ -156,8 +156,16 @@ def test_head_facts(tmp):
 
 
 def test_kinds():
-    from repro_profile import TRAINERS, load_profile
-    check(set(TRAINERS) == set(trainer_kinds.KINDS), f"one descriptor per trainer {TRAINERS}")
+    from repro_profile import load_profile
+    trainer_kinds.use(os.path.join(build_dir(), "trainers"))
+    known = set(trainer_kinds.known())
+    check(set(trainer_kinds.REPORTS) <= known,
+          f"every kind with a report row is a binary that describes itself ({sorted(known)})")
+    for name in trainer_kinds.REPORTS:
+        k = trainer_kinds.kind(name)
+        check(k.name == name and k.stages and k.dump_stage == k.stages[-1] and
+              set(k.hands_on) <= set(k.stages[:-1]),
+              f"train_{name} --describe --json: stages {k.stages}, hands_on {sorted(k.hands_on)}")
     for name, want in (("cpu", ["--epoch_dump_rows", "--until", "dump"]),
                        ("nplm", []), ("classify", [])):
         p = load_profile(os.path.join(ROOT, "pipeline", "profiles", name + ".toml"))

@@ -11,10 +11,11 @@ directory. Argument 1: the build directory (the head registry is its rank_analys
   nhidlast != emsize for train_wordlm), a missing field, wrong types, repeated seeds, an unknown
   trainer, a missing config file, an empty scaled_down, an overrides_by_head typo, bad TOML;
 - --plan and --scheduler slurm --dry-run refuse the same profile the same way;
-- pipeline/head_spec.py (the option rules, which --list-heads does not expose) accepts and refuses
-  the same specs as the C++ parser: each spec goes to train_wordlm (and train_nplm for the
+- what the pipeline asks a trainer (`--describe --json --describe-heads ...`, trainer_kinds.py)
+  is what the trainer does when it runs: each spec goes to train_wordlm (and train_nplm for the
   kind's own refusals) with a corpus directory that does not exist, so a spec the trainer takes
-  stops at "corpus ... not found" and nothing is trained or written;
+  stops at "corpus ... not found" and nothing is trained or written; and pipeline/head_spec.py
+  (the option rules, which --list-heads does not expose) refuses what the C++ parser refuses;
 - every shipped profile passes the same checks.
 """
 
@@ -30,7 +31,7 @@ use_build()
 import head_facts  # noqa: E402
 import head_spec  # noqa: E402
 from repro_profile import check_runs, load_profile  # noqa: E402
-from trainer_kinds import KINDS  # noqa: E402
+import trainer_kinds  # noqa: E402
 
 MAKE = os.path.join(ROOT, "tests", "bad_inputs", "make_pipeline_inputs.py")
 CASES = os.path.join(ROOT, "tests", "bad_inputs", "pipeline_cases.txt")
@@ -103,18 +104,24 @@ def cross_check(tmp: str) -> None:
         if not os.access(binary, os.X_OK):
             print(f"note: {binary} not built: the option rules are not compared with it")
             continue
-        kind = KINDS[trainer]
-        settings = {"nhidlast": 0, "emsize": 400}
-        disagree = []
+        trainer_kinds.use(os.path.dirname(binary))
+        described = trainer_kinds.kind(trainer).refusals("", {}, specs)
+        disagree, python_parser = [], []
         for spec in specs:
-            python_refuses = kind.refusal(spec, registry, settings) is not None
             cxx_refuses, err = trainer_refuses(binary, spec, tmp)
-            if python_refuses != cxx_refuses:
-                disagree.append(f"{spec}: pipeline {'refuses' if python_refuses else 'takes'}, "
-                                f"train_{trainer} says {err!r}")
+            if bool(described[spec]) != cxx_refuses:
+                disagree.append(f"{spec}: --describe {'refuses' if described[spec] else 'takes'}"
+                                f", train_{trainer} says {err!r}")
+            try:
+                head_spec.check(spec, names)
+            except head_spec.HeadSpecError:
+                if not cxx_refuses:
+                    python_parser.append(spec)
         check(not disagree and not os.path.exists(os.path.join(tmp, "no_run")),
-              f"train_{trainer} and the pipeline take and refuse the same {len(specs)} head "
-              f"specs{': ' + '; '.join(disagree) if disagree else ''}")
+              f"train_{trainer} --describe and train_{trainer} itself take and refuse the same "
+              f"{len(specs)} head specs{': ' + '; '.join(disagree) if disagree else ''}")
+        check(not python_parser, f"pipeline/head_spec.py refuses no spec train_{trainer} takes "
+              f"({python_parser})")
     # The parser's own messages, word for word where the pipeline repeats them.
     for spec, reason in (("mos:K=0", "head 'mos:K=0': K must be >= 1"),
                          ("mos:Q=3", "head 'mos:Q=3': unknown option 'Q' for mos"),

@@ -27,7 +27,8 @@ import tempfile
 from checks import ROOT, build_dir, check, finish, use_build  # noqa: E402
 
 use_build()
-from repro_profile import ProfileError, load_profile  # noqa: E402
+import head_facts  # noqa: E402
+from repro_profile import ProfileError, check_runs, load_profile  # noqa: E402
 from stages import STAGES  # noqa: E402
 
 
@@ -141,12 +142,24 @@ def main():
         with open(bad, "w") as f:
             f.write('name = "bad"\nscaled_down = "x"\nout = "x"\nconfig = "x"\n'
                     'heads = ["softmax"]\nseeds = [1]\ntrainer = "mlp"\n')
+        # The kinds are the build's trainer binaries: the profile loads, and the check against
+        # the build (before anything is written) refuses it, naming the kinds there are.
         try:
-            load_profile(bad)
+            check_runs(load_profile(bad), head_facts.registry())
             check(False, "trainer = \"mlp\" refused")
         except ProfileError as e:
-            check(f"{bad}: field 'trainer'" in str(e), f"trainer = \"mlp\" refused naming the "
-                  f"file and field ({e})")
+            check(f"{bad}: field 'trainer'" in str(e) and "wordlm" in str(e) and
+                  "train_mlp" in str(e), f"trainer = \"mlp\" refused naming the file and field "
+                  f"and the build's trainers ({e})")
+        with open(bad, "w") as f:
+            f.write('name = "bad"\nscaled_down = "x"\nout = "x"\nconfig = "x"\n'
+                    'heads = ["softmax"]\nseeds = [1]\ntrainer = "../x"\n')
+        try:
+            load_profile(bad)
+            check(False, "trainer = \"../x\" refused")
+        except ProfileError as e:
+            check(f"{bad}: field 'trainer'" in str(e), f"trainer = \"../x\" refused when loaded "
+                  f"({e})")
         for field, value, expected in (("rows", "-1", "epoch_ranks.rows"),
                                        ("method", '"svd"', "epoch_ranks.method"),
                                        ("every", "2", "epoch_ranks.every")):

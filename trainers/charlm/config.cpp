@@ -11,7 +11,7 @@ namespace sb::charlm {
 using runkit::at_least;  // the key table's rows (trainers/runkit/config_table.h)
 using runkit::key;
 
-const runkit::ConfigTable<CharConfig>& char_config() {
+const runkit::ConfigTable<CharConfig>& key_table() {
   using C = CharConfig;
   static const runkit::ConfigTable<C> table(
       "Character-level LM configuration (trainers/charlm/config.h)",
@@ -59,7 +59,7 @@ const runkit::ConfigTable<CharConfig>& char_config() {
 }
 
 void validate(const CharConfig& c) {
-  char_config().check_ranges(c);
+  key_table().check_ranges(c);
   const HeadSpec spec = parse_head_setting(c.head);
   if (is_mixture(spec) || is_adaptive(spec) || may_output_neg_inf(spec.kind))
     throw std::invalid_argument(
@@ -69,17 +69,30 @@ void validate(const CharConfig& c) {
   if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
 }
 
-std::string to_toml(const CharConfig& c) { return char_config().to_toml(c); }
-
-std::string trajectory_toml(const CharConfig& c) { return char_config().trajectory_toml(c); }
-
-CharConfig load_config_text(const std::string& text, const std::string& source, CharConfig base) {
-  return char_config().load_text(text, source, std::move(base));
-}
-
 std::string run_dir(const CharConfig& c) {
   if (!c.out.empty()) return c.out;
   return "results/char_" + c.dataset + "_" + head_file_name(c.head);
+}
+
+namespace {
+
+runkit::TrainerFacts facts() {
+  runkit::TrainerFacts f;
+  f.kind = "charlm";
+  f.summary =
+      "character-level LSTM LM with any single head (Kanai et al. 2018, supplementary D: the "
+      "M < d control)";
+  f.stages = {"train"};  // trains, evaluates the best model and dumps the test set in one command
+  f.outputs = {"config.toml", "metrics.jsonl", "checkpoint.pt",
+               "best.pt",     "logprobs.h5",   "final.json"};
+  return f;
+}
+
+}  // namespace
+
+const runkit::TrainerDescriptor<CharConfig>& descriptor() {
+  static const runkit::TrainerDescriptor<CharConfig> d{facts(), &key_table, &validate, &run_dir};
+  return d;
 }
 
 }  // namespace sb::charlm

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "trainers/runkit/config_table.h"
+#include "trainers/runkit/trainer_descriptor.h"
 
 namespace sb::charlm {
 
@@ -39,23 +40,15 @@ struct CharConfig {
 };
 
 /// The key table: data, model, training (with runkit/epoch_keys.h's rows), outputs.
-const runkit::ConfigTable<CharConfig>& char_config();
+const runkit::ConfigTable<CharConfig>& key_table();
 
 /// Ranges, and the head: a single head with finite log-outputs.
 void validate(const CharConfig& c);
 
-/// Every key with its description (config.toml); round-trips through load_config_text.
-std::string to_toml(const CharConfig& c);
-
-/// The keys that shape the trajectory (all but epochs, log_interval, out, data): what
-/// checkpoint.pt stores and a resumed run compares.
-std::string trajectory_toml(const CharConfig& c);
-
-/// A config saved as TOML (config.toml, a checkpoint's), over `base` (the defaults); `source` names
-/// it in errors.
-CharConfig load_config_text(const std::string& text, const std::string& source,
-                            CharConfig base = {});
-
+/// The run directory: out, or results/char_<dataset>_<head>.
 std::string run_dir(const CharConfig& c);
+
+/// train_charlm's descriptor (--describe): one stage, train, that also evaluates and dumps.
+const runkit::TrainerDescriptor<CharConfig>& descriptor();
 
 }  // namespace sb::charlm

@@ -12,7 +12,7 @@ namespace sb::classifier {
 using runkit::at_least;  // the key table's rows (trainers/runkit/config_table.h)
 using runkit::key;
 
-const runkit::ConfigTable<ClassifierConfig>& classifier_config() {
+const runkit::ConfigTable<ClassifierConfig>& key_table() {
   using C = ClassifierConfig;
   static const runkit::ConfigTable<C> table(
       "Image classifier configuration (trainers/classifier/config.h)",
@@ -81,13 +81,8 @@ const runkit::ConfigTable<ClassifierConfig>& classifier_config() {
   return table;
 }
 
-ClassifierConfig load_config_text(const std::string& text, const std::string& source,
-                                  ClassifierConfig base) {
-  return classifier_config().load_text(text, source, std::move(base));
-}
-
 void validate(const ClassifierConfig& cfg) {
-  classifier_config().check_ranges(cfg);
+  key_table().check_ranges(cfg);
   if (cfg.dataset != "fashion-mnist" && cfg.dataset != "mnist")
     throw std::invalid_argument("dataset must be fashion-mnist or mnist, got \"" + cfg.dataset +
                                 "\"");
@@ -112,23 +107,38 @@ void validate(const ClassifierConfig& cfg) {
                                 "output_init_std > 0 (e.g. 0.01)");
 }
 
-std::string to_toml(const ClassifierConfig& cfg) { return classifier_config().to_toml(cfg); }
-
-std::string trajectory_toml(const ClassifierConfig& cfg) {
-  return classifier_config().trajectory_toml(cfg);
-}
-
 std::string run_dir(const ClassifierConfig& cfg) {
   if (!cfg.out.empty()) return cfg.out;
   return "results/" + cfg.dataset + "_" + head_file_name(cfg.head);
 }
 
-void add_config_options(CLI::App& app, ConfigArgs& args) {
-  classifier_config().add_options(app, args);
+namespace {
+
+runkit::TrainerFacts facts() {
+  runkit::TrainerFacts f;
+  f.kind = "classifier";
+  f.summary =
+      "the MNIST conv net of de Brebisson & Vincent 2016 (sec. 4.1) over any head or mse, on "
+      "(Fashion-)MNIST";
+  f.stages = {"classify"};  // trains, tests the best model and dumps in one command
+  f.own_heads = {"mse"};
+  f.outputs = {"config.toml", "metrics.jsonl", "checkpoint.pt",
+               "best.pt",     "logprobs.h5",   "final.json"};
+  return f;
 }
 
+}  // namespace
+
+const runkit::TrainerDescriptor<ClassifierConfig>& descriptor() {
+  static const runkit::TrainerDescriptor<ClassifierConfig> d{facts(), &key_table, &validate,
+                                                             &run_dir};
+  return d;
+}
+
+void add_config_options(CLI::App& app, ConfigArgs& args) { key_table().add_options(app, args); }
+
 ClassifierConfig resolve_config(const ConfigArgs& args) {
-  ClassifierConfig cfg = classifier_config().resolve(args);
+  ClassifierConfig cfg = key_table().resolve(args);
   validate(cfg);
   return cfg;
 }

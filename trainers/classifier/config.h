@@ -9,6 +9,7 @@
 #include <string>
 
 #include "trainers/runkit/config_table.h"
+#include "trainers/runkit/trainer_descriptor.h"
 
 namespace sb::classifier {
 
@@ -44,27 +45,19 @@ struct ClassifierConfig {
 };
 
 /// The key table in four sections: data, model, training, outputs.
-const runkit::ConfigTable<ClassifierConfig>& classifier_config();
-
-/// The keys of a TOML text (e.g. a checkpoint's saved config) over `base`; `source` names it
-/// in errors.
-ClassifierConfig load_config_text(const std::string& text, const std::string& source,
-                                  ClassifierConfig base = {});
+const runkit::ConfigTable<ClassifierConfig>& key_table();
 
 /// Ranges and cross-key rules: dataset and split names, the head (HeadSpec::parse or "mse";
 /// sparse needs k <= 10), output_init_std > 0 for heads whose gradient vanishes at zero logits
 /// (spherical, softmax_abs). Throws std::invalid_argument naming the key and the value.
 void validate(const ClassifierConfig& cfg);
 
-/// Every key with its description; round-trips through load_config_text.
-std::string to_toml(const ClassifierConfig& cfg);
-
-/// The keys that shape the trajectory (all but epochs, log_interval, out, data, dump_test): what
-/// checkpoint.pt stores and a resumed run compares.
-std::string trajectory_toml(const ClassifierConfig& cfg);
-
 /// `out`, or results/<dataset>_<head with ':', '=', ',' replaced by '_'>.
 std::string run_dir(const ClassifierConfig& cfg);
+
+/// train_classifier's descriptor (--describe): one stage, classify, that trains, tests the best
+/// model and dumps; its own head mse besides the registry heads.
+const runkit::TrainerDescriptor<ClassifierConfig>& descriptor();
 
 /// True for "mse": squared error on the one-hot target over the linear outputs (paper sec. 1),
 /// no probabilities.

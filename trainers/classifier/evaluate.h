@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "trainers/classifier/conv_net.h"
+#include "trainers/classifier/model.h"
 #include "trainers/classifier/splits.h"
 
 namespace sb::classifier {

@@ -44,7 +44,7 @@ ConvNet make_conv_net(const ClassifierConfig& cfg) {
 ClassifierTrainer::ClassifierTrainer(ClassifierConfig config, Splits splits,
                                      std::vector<std::string> classes, std::string dataset,
                                      std::string run_dir)
-    : ConfiguredTrainer("classifier", std::move(config), std::move(run_dir)),
+    : ConfiguredTrainer(descriptor(), std::move(config), std::move(run_dir)),
       splits_(std::move(splits)),
       classes_(std::move(classes)),
       dataset_(std::move(dataset)) {
@@ -202,7 +202,7 @@ void ClassifierTrainer::finish() {
     const auto h =
         contract::make_header(HeadSpec::parse(config_.head).to_string(), config_.fc, /*bias=*/true,
                               static_cast<int64_t>(classes_.size()), splits_.test.size(),
-                              {dataset_, "test", config_.seed, to_toml(config_), classes_});
+                              {dataset_, "test", config_.seed, table_.to_toml(config_), classes_});
     writer = std::make_unique<contract::LogProbWriter>(path("logprobs.h5"), h);
   }
   const auto test =

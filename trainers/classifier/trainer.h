@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "trainers/classifier/config.h"
-#include "trainers/classifier/conv_net.h"
 #include "trainers/classifier/evaluate.h"
+#include "trainers/classifier/model.h"
 #include "trainers/classifier/splits.h"
 #include "trainers/runkit/configured_trainer.h"
 

@@ -17,7 +17,7 @@ const WordLmConfig& paper_defaults() {
   return defaults;
 }
 
-const runkit::ConfigTable<WordLmConfig>& config_table() {
+const runkit::ConfigTable<WordLmConfig>& key_table() {
   using C = WordLmConfig;
   const auto probability = runkit::interval(0, /*lo_open=*/false, 1, /*hi_open=*/true);
   static const runkit::ConfigTable<C> table(
@@ -110,27 +110,22 @@ const runkit::ConfigTable<WordLmConfig>& config_table() {
   return table;
 }
 
-const std::vector<ConfigKey>& config_keys() { return config_table().keys(); }
+const std::vector<ConfigKey>& config_keys() { return key_table().keys(); }
 
-const ConfigKey* find_config_key(const std::string& name) { return config_table().find(name); }
+const ConfigKey* find_config_key(const std::string& name) { return key_table().find(name); }
 
-std::string config_key_list() { return config_table().key_list(); }
+std::string config_key_list() { return key_table().key_list(); }
 
 WordLmConfig load_config_file(const std::string& path, WordLmConfig base) {
-  return config_table().load_file(path, std::move(base));
-}
-
-WordLmConfig load_config_text(const std::string& text, const std::string& source,
-                              WordLmConfig base) {
-  return config_table().load_text(text, source, std::move(base));
+  return key_table().load_file(path, std::move(base));
 }
 
 void apply_override(WordLmConfig& cfg, const std::string& key, const std::string& value) {
-  config_table().apply(cfg, key, value);
+  key_table().apply(cfg, key, value);
 }
 
 void validate(const WordLmConfig& cfg) {
-  config_table().check_ranges(cfg);
+  key_table().check_ranges(cfg);
   if (cfg.dataset.empty())
     throw std::invalid_argument("dataset must not be empty (e.g. \"ptb\" or \"wikitext-2\")");
   if (!is_device_name(cfg.device))
@@ -155,26 +150,51 @@ void validate(const WordLmConfig& cfg) {
         std::to_string(cfg.emsize) + ")");
 }
 
-std::string to_toml(const WordLmConfig& cfg) { return config_table().to_toml(cfg); }
-
-std::string trajectory_toml(const WordLmConfig& cfg) { return config_table().trajectory_toml(cfg); }
-
 std::string run_dir(const WordLmConfig& cfg) {
   if (!cfg.out.empty()) return cfg.out;
   return "results/" + cfg.dataset + "_" + head_file_name(cfg.head);
 }
 
-void add_config_options(CLI::App& app, ConfigArgs& args) { config_table().add_options(app, args); }
+void add_config_options(CLI::App& app, ConfigArgs& args) { key_table().add_options(app, args); }
 
 WordLmConfig resolve_config(const std::string& config_path,
                             const std::vector<std::pair<std::string, std::string>>& overrides) {
-  WordLmConfig cfg = config_table().merge(config_path, overrides);
+  WordLmConfig cfg = key_table().merge(config_path, overrides);
   validate(cfg);
   return cfg;
 }
 
 WordLmConfig resolve_config(const ConfigArgs& args) {
   return resolve_config(args.config_path, args.overrides);
+}
+
+namespace {
+
+runkit::TrainerFacts facts() {
+  runkit::TrainerFacts f;
+  f.kind = "wordlm";
+  f.summary =
+      "AWD-LSTM word-level LM with any output head (Kanai et al. 2018, Tables 1-3): train "
+      "(SGD -> NT-ASGD), finetune, dump";
+  f.stages = {"train", "finetune", "dump"};
+  f.until = true;
+  f.epoch_dumps = true;
+  f.dyneval = true;
+  // finetune restarts from best.pt and the checkpoint; the dump reads the checkpoint and
+  // best_finetune.pt (finetune_epochs = 0: best.pt).
+  f.hands_on = {{"train", {"checkpoint.pt", "best.pt"}},
+                {"finetune", {"checkpoint.pt", "best_finetune.pt"}}};
+  f.best_weights = "best_finetune.pt";
+  f.outputs = {"config.toml",      "metrics.jsonl", "checkpoint.pt", "best.pt",
+               "best_finetune.pt", "logprobs.h5",   "final.json"};
+  return f;
+}
+
+}  // namespace
+
+const runkit::TrainerDescriptor<WordLmConfig>& descriptor() {
+  static const runkit::TrainerDescriptor<WordLmConfig> d{facts(), &key_table, &validate, &run_dir};
+  return d;
 }
 
 }  // namespace sb::lm

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "trainers/runkit/config_table.h"
+#include "trainers/runkit/trainer_descriptor.h"
 
 namespace sb::lm {
 
@@ -88,7 +89,7 @@ using ConfigKey = runkit::ConfigKey<WordLmConfig>;
 
 /// The key table: every key in the order of WordLmConfig, in four sections (data, model,
 /// training, outputs). The only list of keys.
-const runkit::ConfigTable<WordLmConfig>& config_table();
+const runkit::ConfigTable<WordLmConfig>& key_table();
 
 /// The table's rows.
 const std::vector<ConfigKey>& config_keys();
@@ -108,11 +109,6 @@ std::string config_key_list();
 /// Does not validate ranges (see validate()).
 WordLmConfig load_config_file(const std::string& path, WordLmConfig base = {});
 
-/// The same over TOML text already in memory (e.g. the config saved in a checkpoint); `source`
-/// names it in the errors in place of the path.
-WordLmConfig load_config_text(const std::string& text, const std::string& source,
-                              WordLmConfig base = {});
-
 /// Sets `key` from command-line text: integers and numbers must be the whole text (numbers
 /// finite), booleans true/false/1/0, strings taken as-is. Throws std::invalid_argument
 /// "--<key>: expected an integer, got 'abc'" or "unknown option '--<key>' (valid keys: ...)".
@@ -124,19 +120,16 @@ void apply_override(WordLmConfig& cfg, const std::string& key, const std::string
 /// the actual value.
 void validate(const WordLmConfig& cfg);
 
-/// Every key, one per line, grouped, each with its description as a comment above; numbers in
-/// the engine's one format (30.0, 1.2e-06). Round-trips exactly through load_config_file.
-std::string to_toml(const WordLmConfig& cfg);
-
-/// The `key = value` lines of the keys that shape a run's trajectory: what checkpoint.pt stores and
-/// a resumed run compares. Left out: epochs, finetune_epochs, log_interval, out, data, dump_test,
-/// device (a run may continue on another device, not bit for bit: device.h), epoch_dump_rows and
-/// mixture_stats (evaluations in eval mode: no random draws).
-std::string trajectory_toml(const WordLmConfig& cfg);
-
 /// The run directory: `out` if set, else "results/<dataset>_<head>" with ':', '=' and ','
 /// of the head spelling replaced by '_' (e.g. results/ptb_mos_K_15).
 std::string run_dir(const WordLmConfig& cfg);
+
+/// train_wordlm's descriptor (--describe): stages train, finetune, dump, each `--until STAGE` of
+/// one resumable command; epoch dumps; its runs are scored and dynamically evaluated by dyneval.
+/// key_table().to_toml is config.toml (every key, with its description; round-trips through
+/// load_text), key_table().trajectory_toml the keys a resumed run compares (all but epochs,
+/// finetune_epochs, log_interval, out, data, dump_test, device, epoch_dump_rows, mixture_stats).
+const runkit::TrainerDescriptor<WordLmConfig>& descriptor();
 
 /// What the command line says about the configuration (--config FILE, --<key> VALUE pairs);
 /// filled by add_config_options.

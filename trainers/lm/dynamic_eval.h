@@ -18,8 +18,8 @@
 #include <functional>
 #include <vector>
 
-#include "trainers/lm/awd_lstm.h"
 #include "trainers/lm/dyneval_config.h"
+#include "trainers/lm/model.h"
 #include "trainers/runkit/metrics_log.h"
 
 namespace sb::lm {

@@ -90,9 +90,9 @@ DynevalInputs resolve_dyneval_inputs(const std::string& run_dir, const DynevalCo
   return in;
 }
 
-DynamicEvalOptions dyneval_options(const DynevalConfig& cfg) {
-  const auto grid_lr = parse_number_list(cfg.grid_lr, "--grid-lr");
-  const auto grid_lambda = parse_number_list(cfg.grid_lambda, "--grid-lambda");
+DynevalSettings dyneval_settings(const DynevalConfig& cfg) {
+  auto grid_lr = parse_number_list(cfg.grid_lr, "--grid-lr");
+  auto grid_lambda = parse_number_list(cfg.grid_lambda, "--grid-lambda");
   if (cfg.grid && (grid_lr.empty() || grid_lambda.empty()))
     throw std::runtime_error("--grid needs at least one --grid-lr and one --grid-lambda value");
   const auto options = DynamicEvalOptions()
@@ -106,7 +106,7 @@ DynamicEvalOptions dyneval_options(const DynevalConfig& cfg) {
   validate(options);
   for (double x : grid_lr) validate(DynamicEvalOptions(options).lr(x));
   for (double x : grid_lambda) validate(DynamicEvalOptions(options).lambda(x));
-  return options;
+  return {options, std::move(grid_lr), std::move(grid_lambda)};
 }
 
 JsonStdout::JsonStdout(bool enabled) {
@@ -129,143 +129,166 @@ void JsonStdout::print(const std::string& text) const {
     throw std::runtime_error("cannot write the JSON to stdout");
 }
 
+namespace {
+
+/// What the evaluation needs: the run's model with its weights and the splits, numbered as
+/// train_wordlm numbered the words the weights were trained on.
+struct Evaluation {
+  data::Corpus corpus;
+  std::vector<int64_t> valid, test;  ///< <eos>, then the split's first tokens
+  AwdLstm model{nullptr};
+};
+
+Evaluation set_up(const std::string& run_dir, const DynevalInputs& in, const DynevalConfig& cfg) {
+  const auto& config = in.run_config;
+  const int64_t valid_tokens = cfg.valid_tokens < 0 ? config.valid_tokens : cfg.valid_tokens;
+  const int64_t test_tokens = cfg.test_tokens < 0 ? config.test_tokens : cfg.test_tokens;
+  const auto device = runkit::resolve_device(cfg.device);
+  const int n_threads = runkit::set_up_process(cfg.threads);
+  // The training tokens the model saw; the evaluation splits at dyneval's own counts.
+  Evaluation e;
+  e.corpus = load_word_corpus(config, /*truncate_eval=*/false).corpus;
+  e.valid = eos_then(e.corpus, e.corpus.valid, valid_tokens);
+  e.test = eos_then(e.corpus, e.corpus.test, test_tokens);
+  e.model = make_awd_lstm(config, e.corpus.vocab.size());
+  e.model->to(device);
+  runkit::load_weights(in.weights, *e.model);  // onto the model's device
+  std::printf(
+      "dyneval: %s, head %s, d %lld; weights %s; %s: %zu train / %zu valid / %zu test tokens; "
+      "%d threads; device %s\n",
+      run_dir.c_str(), config.head.c_str(), static_cast<long long>(e.model->d()),
+      in.weights.c_str(), config.dataset.c_str(), e.corpus.train.size(), e.valid.size() - 1,
+      e.test.size() - 1, n_threads, runkit::describe_device(device).c_str());
+  std::fflush(stdout);
+  return e;
+}
+
+/// The static evaluation (batch 1, no adaptation): {valid_loss, valid_ppl, test_loss, test_ppl,
+/// bptt}.
+nlohmann::json static_losses(Evaluation& e, const DynamicEvalOptions& options) {
+  const auto t = clock_type::now();
+  const double valid =
+      static_evaluate(e.model, e.valid, options.bptt(), runkit::timed_progress("static valid"));
+  const double test =
+      static_evaluate(e.model, e.test, options.bptt(), runkit::timed_progress("static test"));
+  std::printf("| static  | valid ppl %9.2f | test ppl %9.2f | batch 1, bptt %lld | %s\n",
+              std::exp(valid), std::exp(test), static_cast<long long>(options.bptt()),
+              format_duration(seconds_since(t)).c_str());
+  std::fflush(stdout);
+  auto json = losses(valid, test);
+  json["bptt"] = options.bptt();
+  return json;
+}
+
+GradientStats statistics(Evaluation& e, const DynamicEvalOptions& options, double* seconds) {
+  const auto t = clock_type::now();
+  const auto stats =
+      gradient_statistics(e.model, e.corpus.train, options, runkit::timed_progress("statistics"));
+  *seconds = seconds_since(t);
+  std::printf(
+      "gradient statistics: %lld batches of %lld x %lld, %lld training tokens, mean MS %.4g, "
+      "train loss %.4f (ppl %.2f), %s\n",
+      static_cast<long long>(stats.batches), static_cast<long long>(options.stats_batch_size()),
+      static_cast<long long>(options.stats_bptt()), static_cast<long long>(stats.tokens),
+      stats.mean_ms, stats.mean_loss, std::exp(stats.mean_loss), format_duration(*seconds).c_str());
+  std::fflush(stdout);
+  return stats;
+}
+
+/// The grid search on the validation set: sets the best (lr, lambda) in `settings.options`,
+/// appends every point to `grid_json`, returns the best point's validation loss.
+double search_grid(Evaluation& e, const GradientStats& stats, DynevalSettings& settings,
+                   nlohmann::json& grid_json) {
+  auto t = clock_type::now();  // each point's time: from here or the previous point
+  const auto search = grid_search(
+      e.model, e.valid, stats, settings.options, settings.grid_lr, settings.grid_lambda,
+      [&](const GridPoint& p) {
+        grid_json.push_back({{"lr", p.lr},
+                             {"lambda", p.lambda},
+                             {"valid_loss", p.loss},
+                             {"valid_ppl", std::exp(p.loss)}});
+        std::printf("  grid lr %-8s lambda %-8s valid ppl %9.2f | %s\n", number(p.lr).c_str(),
+                    number(p.lambda).c_str(), std::exp(p.loss),
+                    format_duration(seconds_since(t)).c_str());
+        std::fflush(stdout);
+        t = clock_type::now();
+      },
+      [](double x, double l) {
+        return runkit::timed_progress("lr " + number(x) + " lambda " + number(l));
+      });
+  print_grid(settings.grid_lr, settings.grid_lambda, search.points);
+  settings.options.lr(search.best.lr).lambda(search.best.lambda);
+  std::printf("best on valid: lr %s, lambda %s\n", number(settings.options.lr()).c_str(),
+              number(settings.options.lambda()).c_str());
+  return search.best.loss;
+}
+
+/// The result's fields that the static and the dynamic result share.
+nlohmann::json result_head(const std::string& run_dir, const DynevalInputs& in,
+                           const Evaluation& e) {
+  return {{"run", run_dir},
+          {"weights", in.weights},
+          {"dataset", in.run_config.dataset},
+          {"head", in.run_config.head},
+          {"valid_tokens", e.valid.size() - 1},
+          {"test_tokens", e.test.size() - 1}};
+}
+
+nlohmann::json options_json(const DynamicEvalOptions& o) {
+  return {{"lr", o.lr()},
+          {"lambda", o.lambda()},
+          {"eps", o.eps()},
+          {"bptt", o.bptt()},
+          {"stats_batch_size", o.stats_batch_size()},
+          {"stats_bptt", o.stats_bptt()},
+          {"stats_tokens", o.stats_tokens()}};
+}
+
+}  // namespace
+
 void run_dyneval(const std::string& run_dir, const DynevalConfig& cfg) {
   const JsonStdout json_stdout(cfg.json);
   const auto start = clock_type::now();
   const auto in = resolve_dyneval_inputs(run_dir, cfg);
-  const auto& config = in.run_config;
-  const int64_t valid_tokens = cfg.valid_tokens < 0 ? config.valid_tokens : cfg.valid_tokens;
-  const int64_t test_tokens = cfg.test_tokens < 0 ? config.test_tokens : cfg.test_tokens;
-  auto options = dyneval_options(cfg);
-  const auto grid_lr = parse_number_list(cfg.grid_lr, "--grid-lr");
-  const auto grid_lambda = parse_number_list(cfg.grid_lambda, "--grid-lambda");
+  auto settings = dyneval_settings(cfg);
   check_ranges(cfg);  // the keys validate(options) does not cover (threads, *_tokens)
-
-  const auto device = runkit::resolve_device(cfg.device);
-  const int n_threads = runkit::set_up_process(cfg.threads);
-  // As train_wordlm numbered the words the weights were trained on (and the training tokens
-  // the model saw); the evaluation splits at dyneval's own counts.
-  auto corpus = load_word_corpus(config, /*truncate_eval=*/false).corpus;
-  const auto valid = eos_then(corpus, corpus.valid, valid_tokens);
-  const auto test = eos_then(corpus, corpus.test, test_tokens);
-  auto model = make_awd_lstm(config, corpus.vocab.size());
-  model->to(device);
-  runkit::load_weights(in.weights, *model);  // onto the model's device
-  std::printf(
-      "dyneval: %s, head %s, d %lld; weights %s; %s: %zu train / %zu valid / %zu test tokens; "
-      "%d threads; device %s\n",
-      run_dir.c_str(), config.head.c_str(), static_cast<long long>(model->d()), in.weights.c_str(),
-      config.dataset.c_str(), corpus.train.size(), valid.size() - 1, test.size() - 1, n_threads,
-      runkit::describe_device(device).c_str());
-  std::fflush(stdout);
-
-  auto t = clock_type::now();
-  const double static_valid =
-      static_evaluate(model, valid, options.bptt(), runkit::timed_progress("static valid"));
-  const double static_test =
-      static_evaluate(model, test, options.bptt(), runkit::timed_progress("static test"));
-  std::printf("| static  | valid ppl %9.2f | test ppl %9.2f | batch 1, bptt %lld | %s\n",
-              std::exp(static_valid), std::exp(static_test), static_cast<long long>(options.bptt()),
-              format_duration(seconds_since(t)).c_str());
-  std::fflush(stdout);
-
+  Evaluation e = set_up(run_dir, in, cfg);
   // The result file and, with --json, stdout: written once, at the end.
-  const auto emit = [&](const nlohmann::json& result) {
+  const auto emit = [&](nlohmann::json result) {
+    result["seconds"] = seconds_since(start);
     runkit::write_text_atomically(in.out, result.dump(2) + '\n');
     std::printf("wrote %s (%s in all)\n", in.out.c_str(),
                 format_duration(seconds_since(start)).c_str());
     std::fflush(stdout);
     json_stdout.print(result.dump(2) + "\n");
   };
-  auto static_json = losses(static_valid, static_test);
-  static_json["bptt"] = options.bptt();
-  if (cfg.static_only) {
-    emit({{"run", run_dir},
-          {"weights", in.weights},
-          {"dataset", config.dataset},
-          {"head", config.head},
-          {"valid_tokens", valid.size() - 1},
-          {"test_tokens", test.size() - 1},
-          {"static", static_json},
-          {"seconds", seconds_since(start)}});
-    return;
-  }
+  auto result = result_head(run_dir, in, e);
+  result["static"] = static_losses(e, settings.options);
+  if (cfg.static_only) return emit(result);
 
-  t = clock_type::now();
-  const auto stats =
-      gradient_statistics(model, corpus.train, options, runkit::timed_progress("statistics"));
-  const double stats_seconds = seconds_since(t);
-  std::printf(
-      "gradient statistics: %lld batches of %lld x %lld, %lld training tokens, mean MS %.4g, "
-      "train loss %.4f (ppl %.2f), %s\n",
-      static_cast<long long>(stats.batches), static_cast<long long>(options.stats_batch_size()),
-      static_cast<long long>(options.stats_bptt()), static_cast<long long>(stats.tokens),
-      stats.mean_ms, stats.mean_loss, std::exp(stats.mean_loss),
-      format_duration(stats_seconds).c_str());
-  std::fflush(stdout);
-
+  double stats_seconds = 0;
+  const auto stats = statistics(e, settings.options, &stats_seconds);
   nlohmann::json grid_json = nlohmann::json::array();
-  double dynamic_valid = 0;
-  if (cfg.grid) {
-    t = clock_type::now();  // each point's time: from here or the previous point
-    const auto search = grid_search(
-        model, valid, stats, options, grid_lr, grid_lambda,
-        [&](const GridPoint& p) {
-          grid_json.push_back({{"lr", p.lr},
-                               {"lambda", p.lambda},
-                               {"valid_loss", p.loss},
-                               {"valid_ppl", std::exp(p.loss)}});
-          std::printf("  grid lr %-8s lambda %-8s valid ppl %9.2f | %s\n", number(p.lr).c_str(),
-                      number(p.lambda).c_str(), std::exp(p.loss),
-                      format_duration(seconds_since(t)).c_str());
-          std::fflush(stdout);
-          t = clock_type::now();
-        },
-        [](double x, double l) {
-          return runkit::timed_progress("lr " + number(x) + " lambda " + number(l));
-        });
-    print_grid(grid_lr, grid_lambda, search.points);
-    options.lr(search.best.lr).lambda(search.best.lambda);
-    std::printf("best on valid: lr %s, lambda %s\n", number(options.lr()).c_str(),
-                number(options.lambda()).c_str());
-    dynamic_valid = search.best.loss;
-  } else {
-    dynamic_valid =
-        dynamic_evaluate(model, valid, stats, options, runkit::timed_progress("dynamic valid"));
-  }
-  t = clock_type::now();
+  const double dynamic_valid = cfg.grid
+                                   ? search_grid(e, stats, settings, grid_json)
+                                   : dynamic_evaluate(e.model, e.valid, stats, settings.options,
+                                                      runkit::timed_progress("dynamic valid"));
+  const auto& options = settings.options;
   const double dynamic_test =
-      dynamic_evaluate(model, test, stats, options, runkit::timed_progress("dynamic test"));
+      dynamic_evaluate(e.model, e.test, stats, options, runkit::timed_progress("dynamic test"));
   std::printf(
       "| dynamic | valid ppl %9.2f | test ppl %9.2f | lr %s, lambda %s, eps %s, bptt %lld\n",
       std::exp(dynamic_valid), std::exp(dynamic_test), number(options.lr()).c_str(),
       number(options.lambda()).c_str(), number(options.eps()).c_str(),
       static_cast<long long>(options.bptt()));
-
-  nlohmann::json result{{"run", run_dir},
-                        {"weights", in.weights},
-                        {"dataset", config.dataset},
-                        {"head", config.head},
-                        {"train_tokens", corpus.train.size()},
-                        {"valid_tokens", valid.size() - 1},
-                        {"test_tokens", test.size() - 1},
-                        {"options",
-                         {{"lr", options.lr()},
-                          {"lambda", options.lambda()},
-                          {"eps", options.eps()},
-                          {"bptt", options.bptt()},
-                          {"stats_batch_size", options.stats_batch_size()},
-                          {"stats_bptt", options.stats_bptt()},
-                          {"stats_tokens", options.stats_tokens()}}},
-                        {"stats",
-                         {{"batches", stats.batches},
-                          {"tokens", stats.tokens},
-                          {"mean_ms", stats.mean_ms},
-                          {"train_loss", stats.mean_loss},
-                          {"seconds", stats_seconds}}},
-                        {"static", static_json},
-                        {"dynamic", losses(dynamic_valid, dynamic_test)},
-                        {"seconds", seconds_since(start)}};
+  result["train_tokens"] = e.corpus.train.size();
+  result["options"] = options_json(options);
+  result["stats"] = {{"batches", stats.batches},
+                     {"tokens", stats.tokens},
+                     {"mean_ms", stats.mean_ms},
+                     {"train_loss", stats.mean_loss},
+                     {"seconds", stats_seconds}};
+  result["dynamic"] = losses(dynamic_valid, dynamic_test);
   if (cfg.grid) result["grid"] = grid_json;
   emit(result);
 }

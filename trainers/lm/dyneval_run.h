@@ -5,6 +5,7 @@
 // with --json also on the original stdout, everything human-readable going to stderr.
 
 #include <string>
+#include <vector>
 
 #include "trainers/lm/config.h"
 #include "trainers/lm/dynamic_eval.h"
@@ -25,9 +26,15 @@ struct DynevalInputs {
 /// nor best.pt ...", and what load_config_file and validate throw.
 DynevalInputs resolve_dyneval_inputs(const std::string& run_dir, const DynevalConfig& cfg);
 
-/// The evaluation options of the config, checked with validate(DynamicEvalOptions), as are the
-/// grid's values (each lr and lambda of it). Throws std::invalid_argument naming the option.
-DynamicEvalOptions dyneval_options(const DynevalConfig& cfg);
+/// The evaluation options of the config and its lr x lambda grid, parsed once.
+struct DynevalSettings {
+  DynamicEvalOptions options;
+  std::vector<double> grid_lr, grid_lambda;  ///< empty unless given
+};
+
+/// The settings of the config, checked with validate(DynamicEvalOptions), as are the grid's
+/// values (each lr and lambda of it). Throws std::invalid_argument naming the option.
+DynevalSettings dyneval_settings(const DynevalConfig& cfg);
 
 /// --json: while alive, the process's stdout goes to stderr; print() writes to the original
 /// stdout. Does nothing when not enabled.

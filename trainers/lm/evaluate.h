@@ -10,7 +10,7 @@
 
 #include "contract/logprob_file.h"
 #include "trainers/heads/mixture_stats.h"
-#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/model.h"
 #include "trainers/runkit/metrics_log.h"
 #include "trainers/runkit/segment_loss.h"
 

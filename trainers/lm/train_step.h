@@ -11,7 +11,7 @@
 
 #include <vector>
 
-#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/model.h"
 
 namespace sb::lm {
 

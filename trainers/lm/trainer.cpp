@@ -66,7 +66,7 @@ std::vector<int64_t> eos_then(const data::Corpus& corpus, const std::vector<int6
 }
 
 WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::string run_dir)
-    : ConfiguredTrainer("wordlm", std::move(config), std::move(run_dir)),
+    : ConfiguredTrainer(descriptor(), std::move(config), std::move(run_dir)),
       corpus_(std::move(corpus)) {
   const auto device = runkit::resolve_device(config_.device);
   // The splits first: a split too short for its batch size is named before any model is built.
@@ -357,7 +357,7 @@ runkit::EpochTrainer::Next WordLmTrainer::before_finish() {
 }
 
 contract::DumpSource WordLmTrainer::dump_source() const {
-  return {config_.dataset, "test", config_.seed, to_toml(config_), corpus_.vocab.words()};
+  return {config_.dataset, "test", config_.seed, table_.to_toml(config_), corpus_.vocab.words()};
 }
 
 void WordLmTrainer::finish() {

@@ -14,8 +14,8 @@
 
 #include "contract/logprob_file.h"
 #include "datasets/corpus.h"
-#include "trainers/lm/awd_lstm.h"
 #include "trainers/lm/config.h"
+#include "trainers/lm/model.h"
 #include "trainers/lm/nt_asgd.h"
 #include "trainers/lm/phase.h"
 #include "trainers/runkit/configured_trainer.h"

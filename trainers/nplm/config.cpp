@@ -11,7 +11,7 @@ namespace sb::nplm {
 using runkit::at_least;  // the key table's rows (trainers/runkit/config_table.h)
 using runkit::key;
 
-const runkit::ConfigTable<NplmConfig>& nplm_config() {
+const runkit::ConfigTable<NplmConfig>& key_table() {
   using C = NplmConfig;
   static const runkit::ConfigTable<C> table(
       "Feed-forward neural LM configuration (trainers/nplm/config.h)",
@@ -52,29 +52,42 @@ const runkit::ConfigTable<NplmConfig>& nplm_config() {
 }
 
 void validate(const NplmConfig& c) {
-  nplm_config().check_ranges(c);
+  key_table().check_ranges(c);
   const HeadSpec spec = parse_head_setting(c.head);
   if (is_mixture(spec) || is_adaptive(spec) || may_output_neg_inf(spec.kind))
     throw std::invalid_argument("head = \"" + c.head +
                                 "\": train_nplm takes a single head with finite log-outputs "
-                                "(softmax, softmax_abs, spherical, taylor, sigsoftmax, sigmoid, "
-                                "relu); the adaptive heads train in train_wordlm)");
+                                "(train_nplm --describe lists them; the adaptive heads train in "
+                                "train_wordlm)");
   if (spec.kind == HeadKind::sigsoftmax && spec.learnable_bias)
     throw std::invalid_argument("head = \"" + c.head + "\": sigsoftmax:b=1 is not supported here");
   if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
 }
 
-std::string to_toml(const NplmConfig& c) { return nplm_config().to_toml(c); }
-
-std::string trajectory_toml(const NplmConfig& c) { return nplm_config().trajectory_toml(c); }
-
-NplmConfig load_config_text(const std::string& text, const std::string& source, NplmConfig base) {
-  return nplm_config().load_text(text, source, std::move(base));
-}
-
 std::string run_dir(const NplmConfig& c) {
   if (!c.out.empty()) return c.out;
   return "results/nplm_" + c.dataset + "_" + head_file_name(c.head);
+}
+
+namespace {
+
+runkit::TrainerFacts facts() {
+  runkit::TrainerFacts f;
+  f.kind = "nplm";
+  f.summary =
+      "feed-forward neural LM (Bengio et al. 2003) with any single head, as de Brebisson & "
+      "Vincent 2016 (sec. 4.4.1) train it on PTB";
+  f.stages = {"train"};  // trains, evaluates the best model and dumps the test set in one command
+  f.outputs = {"config.toml", "metrics.jsonl", "checkpoint.pt",
+               "best.pt",     "logprobs.h5",   "final.json"};
+  return f;
+}
+
+}  // namespace
+
+const runkit::TrainerDescriptor<NplmConfig>& descriptor() {
+  static const runkit::TrainerDescriptor<NplmConfig> d{facts(), &key_table, &validate, &run_dir};
+  return d;
 }
 
 }  // namespace sb::nplm

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "trainers/runkit/config_table.h"
+#include "trainers/runkit/trainer_descriptor.h"
 
 namespace sb::nplm {
 
@@ -41,23 +42,15 @@ struct NplmConfig {
 };
 
 /// The key table: data, model, training (with runkit/epoch_keys.h's rows), outputs.
-const runkit::ConfigTable<NplmConfig>& nplm_config();
+const runkit::ConfigTable<NplmConfig>& key_table();
 
 /// Cross-key checks beyond the ranges: the head parses and is a single, everywhere-finite head.
 void validate(const NplmConfig& c);
 
-/// Every key with its description (config.toml); round-trips through load_config_text.
-std::string to_toml(const NplmConfig& c);
-
-/// The keys that shape the trajectory (all but epochs, log_interval, out, data, dump_rows): what
-/// checkpoint.pt stores and a resumed run compares.
-std::string trajectory_toml(const NplmConfig& c);
-
-/// A config saved as TOML (config.toml, a checkpoint's), over `base` (the defaults); `source` names
-/// it in errors.
-NplmConfig load_config_text(const std::string& text, const std::string& source,
-                            NplmConfig base = {});
-
+/// The run directory: out, or results/nplm_<dataset>_<head>.
 std::string run_dir(const NplmConfig& c);
+
+/// train_nplm's descriptor (--describe): one stage, train, that also evaluates and dumps.
+const runkit::TrainerDescriptor<NplmConfig>& descriptor();
 
 }  // namespace sb::nplm

@@ -84,163 +84,207 @@ std::string one_line(std::string text) {
 /// failed an assumption), invalid UTF-8, such a table header, a ']' or '}' that closes the other
 /// bracket, a date and time separated by a space. Lines keep their numbers; a column after an
 /// escaped character on its line counts the escape.
-std::string ascii_toml(const std::string& text, const std::string& source) {
-  const size_t n = text.size();
-  size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a UTF-8 byte order mark
-  size_t line = 1, line_start = i;
-  bool line_empty = true;  // nothing but blanks so far on this line
-  std::string open;        // the [ and { of the arrays and inline tables open here
-  std::string out;
-  out.reserve(n + n / 8);
-  const auto fail = [&](size_t at, const std::string& what) {
-    throw std::runtime_error(source + ":" + std::to_string(line) + ":" +
-                             std::to_string(at - line_start + 1) + ": " + what);
-  };
-  const auto ascii = [&](size_t at) { return static_cast<unsigned char>(text[at]) < 0x80; };
-  // The code point of the UTF-8 sequence at text[at] (non-ASCII); `at` moves past it.
-  const auto decode = [&](size_t& at) {
-    const auto b = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-    const unsigned char c = b(at);
+class AsciiToml {
+ public:
+  AsciiToml(const std::string& text, const std::string& source)
+      : text_(text), source_(source), n_(text.size()) {
+    i_ = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // a UTF-8 byte order mark
+    line_start_ = i_;
+    out_.reserve(n_ + n_ / 8);
+  }
+
+  std::string run() {
+    refuse_control_characters();
+    line_ = 1;
+    line_start_ = i_;
+    while (i_ < n_) {
+      const char c = text_[i_];
+      if (c == '\n') {
+        out_ += text_[i_];
+        newline(i_++);
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r') {
+        out_ += text_[i_++];
+        continue;
+      }
+      const bool first_on_line = line_empty_;
+      line_empty_ = false;
+      if (!ascii(i_)) fail(i_, "a non-ASCII character outside a string or comment");
+      if (c == '#')
+        comment();
+      else if ((c == '"' || c == '\'') && text_.compare(i_, 3, std::string(3, c)) == 0)
+        multi_line_string(c);
+      else if (c == '"' || c == '\'')
+        one_line_string(c);
+      else
+        other(c, first_on_line);
+    }
+    return out_;
+  }
+
+ private:
+  [[noreturn]] void fail(size_t at, const std::string& what) const {
+    throw std::runtime_error(source_ + ":" + std::to_string(line_) + ":" +
+                             std::to_string(at - line_start_ + 1) + ": " + what);
+  }
+  bool ascii(size_t at) const { return static_cast<unsigned char>(text_[at]) < 0x80; }
+  unsigned char byte(size_t at) const { return static_cast<unsigned char>(text_[at]); }
+
+  /// The code point of the UTF-8 sequence at text[at] (non-ASCII); `at` moves past it.
+  uint32_t decode(size_t& at) const {
+    const unsigned char c = byte(at);
     const int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
-    if (len == 0 || c > 0xF4 || at + static_cast<size_t>(len) > n) fail(at, "invalid UTF-8");
+    if (len == 0 || c > 0xF4 || at + static_cast<size_t>(len) > n_) fail(at, "invalid UTF-8");
     uint32_t cp = c & (0x7F >> len);
     for (int k = 1; k < len; ++k) {
-      if ((b(at + static_cast<size_t>(k)) & 0xC0) != 0x80) fail(at, "invalid UTF-8");
-      cp = (cp << 6) | (b(at + static_cast<size_t>(k)) & 0x3F);
+      if ((byte(at + static_cast<size_t>(k)) & 0xC0) != 0x80) fail(at, "invalid UTF-8");
+      cp = (cp << 6) | (byte(at + static_cast<size_t>(k)) & 0x3F);
     }
     const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
     if (cp < least[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
       fail(at, "invalid UTF-8");
     at += static_cast<size_t>(len);
     return cp;
-  };
-  const auto escape = [&](uint32_t cp) {
+  }
+
+  void escape(uint32_t cp) {
     char buf[16];
     std::snprintf(buf, sizeof buf, cp < 0x10000 ? "\\u%04X" : "\\U%08X", static_cast<unsigned>(cp));
-    out += buf;
-  };
-  const auto newline = [&](size_t at) {
-    ++line;
-    line_start = at + 1;
-    line_empty = true;
-  };
-  // A string's body from text[i] up to (not including) text[end]; literal: escape \ and ".
-  const auto body = [&](size_t end, bool literal) {
-    while (i < end) {
-      const char c = text[i];
-      if (!ascii(i)) {
-        escape(decode(i));
+    out_ += buf;
+  }
+
+  void newline(size_t at) {
+    ++line_;
+    line_start_ = at + 1;
+    line_empty_ = true;
+  }
+
+  /// TOML allows no control character but tab, LF and CR, not even in strings and comments (they
+  /// are written as escapes); toml++ 3.3.0 fails assumptions on a NUL in a value.
+  void refuse_control_characters() {
+    for (size_t k = i_; k < n_; ++k) {
+      const auto b = byte(k);
+      if (b == '\n') newline(k);
+      if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7f) {
+        char code[8];
+        std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(b));
+        fail(k, std::string("a control character (") + code + "): TOML allows none, write \\u" +
+                    (code + 2) + " in a string");
+      }
+    }
+  }
+
+  /// A string's body from text[i] up to (not including) text[end]; literal: escape \ and ".
+  void body(size_t end, bool literal) {
+    while (i_ < end) {
+      const char c = text_[i_];
+      if (!ascii(i_)) {
+        escape(decode(i_));
         continue;
       }
-      if (c == '\n') newline(i);
+      if (c == '\n') newline(i_);
       if (literal && (c == '\\' || c == '"')) {
-        out += '\\';
-      } else if (!literal && c == '\\' && i + 1 < end) {
-        if (!ascii(i + 1)) fail(i, "invalid escape sequence in a string");
-        out += text[i++];  // the backslash; the escaped character follows as it is
-        if (text[i] == '\n') newline(i);
+        out_ += '\\';
+      } else if (!literal && c == '\\' && i_ + 1 < end) {
+        if (!ascii(i_ + 1)) fail(i_, "invalid escape sequence in a string");
+        out_ += text_[i_++];  // the backslash; the escaped character follows as it is
+        if (text_[i_] == '\n') newline(i_);
       }
-      out += text[i++];
-    }
-  };
-  // TOML allows no control character but tab, LF and CR, not even in strings and comments (they
-  // are written as escapes); toml++ 3.3.0 fails assumptions on a NUL in a value.
-  for (size_t k = i; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(text[k]);
-    if (b == '\n') newline(k);
-    if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7f) {
-      char code[8];
-      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(b));
-      fail(k, std::string("a control character (") + code + "): TOML allows none, write \\u" +
-                  (code + 2) + " in a string");
+      out_ += text_[i_++];
     }
   }
-  line = 1;
-  line_start = i;
-  while (i < n) {
-    const char c = text[i];
-    if (c == '\n') {
-      out += text[i];
-      newline(i++);
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\r') {
-      out += text[i++];
-      continue;
-    }
-    const bool first_on_line = line_empty;
-    line_empty = false;
-    if (!ascii(i)) fail(i, "a non-ASCII character outside a string or comment");
-    if (c == '#') {
-      while (i < n && text[i] != '\n') {
-        if (ascii(i)) {
-          out += text[i++];
-        } else {
-          decode(i);
-          out += '?';
-        }
+
+  void comment() {
+    while (i_ < n_ && text_[i_] != '\n') {
+      if (ascii(i_)) {
+        out_ += text_[i_++];
+      } else {
+        decode(i_);
+        out_ += '?';
       }
-    } else if ((c == '"' || c == '\'') && text.compare(i, 3, std::string(3, c)) == 0) {
-      // A multi-line string: it ends at the last quote of the first run of three or more quotes
-      // not escaped (up to two more quotes belong to the string).
-      size_t close = i + 3;
-      while (close < n && text.compare(close, 3, std::string(3, c)) != 0)
-        close += c == '"' && text[close] == '\\' ? 2 : 1;
-      close = std::min(close, n);
-      size_t run = close;
-      while (run < n && text[run] == c && run - close < 5) ++run;
-      const size_t end = run > close ? run - 3 : n;
-      out += "\"\"\"";
-      i += 3;
-      body(end, c == '\'');
-      if (i < n) out += "\"\"\"";
-      i = std::min(n, end + 3);
-    } else if (c == '"' || c == '\'') {  // a one-line string: to its closing quote or the line end
-      size_t end = i + 1;
-      while (end < n && text[end] != c && text[end] != '\n')
-        end += c == '"' && text[end] == '\\' && end + 1 < n && text[end + 1] != '\n' ? 2 : 1;
-      out += '"';
-      ++i;
-      body(end, c == '\'');
-      if (i < n && text[i] == c) {
-        out += '"';
-        ++i;
-      }
-    } else {
-      if (c == '[' && first_on_line && open.empty()) {  // a table header: [name] or [[name]]
-        size_t j = i + 1;
-        if (j < n && text[j] == '[') ++j;
-        while (j < n && (text[j] == ' ' || text[j] == '\t')) ++j;
-        const auto k = j < n ? static_cast<unsigned char>(text[j]) : 'a';
-        if (!(std::isalnum(k) || k == '_' || k == '-' || k == '"' || k == '\'' || k == ']'))
-          fail(j, "expected a key after '[' (a table header)");
-      }
-      if (std::isdigit(static_cast<unsigned char>(c)) && i > 0 &&
-          std::string_view(" \t=[,{").find(text[i - 1]) != std::string_view::npos) {
-        // A value starting here: toml++ 3.3.0 fails an assumption on "1979-05-27 0]", the date
-        // and time of a date-time separated by a space (then a terminator). No configuration
-        // value is a date: such a value is refused as a whole.
-        std::string chars;  // the value's characters but '_', as toml++ counts them
-        size_t j = i;
-        for (; j < n && std::string_view(" \t\r\n,]}#").find(text[j]) == std::string_view::npos;
-             ++j)
-          if (text[j] != '_') chars += text[j];
-        if (chars.size() == 10 && chars[4] == '-' && chars[7] == '-' && j + 1 < n &&
-            text[j] == ' ' && std::isdigit(static_cast<unsigned char>(text[j + 1])))
-          fail(i,
-               "a date and time: a configuration value is an integer, a number, a string or "
-               "a boolean");
-      }
-      if (c == '[' || c == '{') open.push_back(c);
-      if (c == ']' || c == '}') {  // "x = [}": toml++ fails an assumption
-        if (!open.empty() && open.back() != (c == ']' ? '[' : '{'))
-          fail(i, std::string("'") + c + "' closes the '" + open.back() + "' opened before it");
-        if (!open.empty()) open.pop_back();
-      }
-      out += text[i++];
     }
   }
-  return out;
+
+  /// A multi-line string: it ends at the last quote of the first run of three or more quotes
+  /// not escaped (up to two more quotes belong to the string).
+  void multi_line_string(char c) {
+    size_t close = i_ + 3;
+    while (close < n_ && text_.compare(close, 3, std::string(3, c)) != 0)
+      close += c == '"' && text_[close] == '\\' ? 2 : 1;
+    close = std::min(close, n_);
+    size_t run = close;
+    while (run < n_ && text_[run] == c && run - close < 5) ++run;
+    const size_t end = run > close ? run - 3 : n_;
+    out_ += "\"\"\"";
+    i_ += 3;
+    body(end, c == '\'');
+    if (i_ < n_) out_ += "\"\"\"";
+    i_ = std::min(n_, end + 3);
+  }
+
+  /// A one-line string: to its closing quote or the line end.
+  void one_line_string(char c) {
+    size_t end = i_ + 1;
+    while (end < n_ && text_[end] != c && text_[end] != '\n')
+      end += c == '"' && text_[end] == '\\' && end + 1 < n_ && text_[end + 1] != '\n' ? 2 : 1;
+    out_ += '"';
+    ++i_;
+    body(end, c == '\'');
+    if (i_ < n_ && text_[i_] == c) {
+      out_ += '"';
+      ++i_;
+    }
+  }
+
+  /// Anything else: checked for the shapes toml++ 3.3.0 fails on, copied as it is.
+  void other(char c, bool first_on_line) {
+    if (c == '[' && first_on_line && open_.empty()) {  // a table header: [name] or [[name]]
+      size_t j = i_ + 1;
+      if (j < n_ && text_[j] == '[') ++j;
+      while (j < n_ && (text_[j] == ' ' || text_[j] == '\t')) ++j;
+      const auto k = j < n_ ? byte(j) : 'a';
+      if (!(std::isalnum(k) || k == '_' || k == '-' || k == '"' || k == '\'' || k == ']'))
+        fail(j, "expected a key after '[' (a table header)");
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) && i_ > 0 &&
+        std::string_view(" \t=[,{").find(text_[i_ - 1]) != std::string_view::npos)
+      refuse_date_time();
+    if (c == '[' || c == '{') open_.push_back(c);
+    if (c == ']' || c == '}') {  // "x = [}": toml++ fails an assumption
+      if (!open_.empty() && open_.back() != (c == ']' ? '[' : '{'))
+        fail(i_, std::string("'") + c + "' closes the '" + open_.back() + "' opened before it");
+      if (!open_.empty()) open_.pop_back();
+    }
+    out_ += text_[i_++];
+  }
+
+  /// A value starting here: toml++ 3.3.0 fails an assumption on "1979-05-27 0]", the date and
+  /// time of a date-time separated by a space (then a terminator). No configuration value is a
+  /// date: such a value is refused as a whole.
+  void refuse_date_time() const {
+    std::string chars;  // the value's characters but '_', as toml++ counts them
+    size_t j = i_;
+    for (; j < n_ && std::string_view(" \t\r\n,]}#").find(text_[j]) == std::string_view::npos; ++j)
+      if (text_[j] != '_') chars += text_[j];
+    if (chars.size() == 10 && chars[4] == '-' && chars[7] == '-' && j + 1 < n_ && text_[j] == ' ' &&
+        std::isdigit(static_cast<unsigned char>(text_[j + 1])))
+      fail(i_,
+           "a date and time: a configuration value is an integer, a number, a string or a "
+           "boolean");
+  }
+
+  const std::string& text_;
+  const std::string& source_;
+  const size_t n_;
+  size_t i_ = 0, line_ = 1, line_start_ = 0;
+  bool line_empty_ = true;  // nothing but blanks so far on this line
+  std::string open_;        // the [ and { of the arrays and inline tables open here
+  std::string out_;
+};
+
+std::string ascii_toml(const std::string& text, const std::string& source) {
+  return AsciiToml(text, source).run();
 }
 
 /// The node as a value of the key's type (an integer is accepted for a number); throws.

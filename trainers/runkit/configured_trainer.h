@@ -4,12 +4,10 @@
 // and supplies the rest of EpochTrainer's hooks (optimiser, train_epoch, validate,
 // report_epoch, finish and the optional ones).
 //
-// Config must have `seed`, `lr` and `epochs`, and its namespace the free functions the trainers'
-// config.h declare (found by argument-dependent lookup):
-//   std::string to_toml(const Config&);             the whole config (config.toml)
-//   std::string trajectory_toml(const Config&);     the keys a resumed run compares
-//   Config load_config_text(text, source, base);    a saved config over base
-// Model is a TORCH_MODULE holder (constructed empty, set in the trainer's constructor).
+// Config must have `seed`, `lr` and `epochs`; the trainer's descriptor (trainer_descriptor.h)
+// gives its name and key table, from which config.toml (the whole config), the trajectory keys a
+// resumed run compares, and a saved config read back come. Model is a TORCH_MODULE holder
+// (constructed empty, set in the trainer's constructor).
 
 #include <torch/torch.h>
 
@@ -18,6 +16,7 @@
 #include <utility>
 
 #include "trainers/runkit/epoch_trainer.h"
+#include "trainers/runkit/trainer_descriptor.h"
 
 namespace sb::runkit {
 
@@ -29,22 +28,25 @@ class ConfiguredTrainer : public EpochTrainer {
  protected:
   /// Seeds LibTorch's generators with config.seed (the initial weights the subclass builds
   /// next), sets the loop's lr and trajectory config.
-  ConfiguredTrainer(std::string trainer, Config config, std::string run_dir)
-      : EpochTrainer(std::move(trainer), std::move(run_dir)), config_(std::move(config)) {
+  ConfiguredTrainer(const TrainerDescriptor<Config>& descriptor, Config config, std::string run_dir)
+      : EpochTrainer(descriptor.facts.kind, std::move(run_dir)),
+        table_(descriptor.key_table()),
+        config_(std::move(config)) {
     torch::manual_seed(static_cast<uint64_t>(config_.seed));  // CPU and CUDA generators
     state_.lr = config_.lr;
-    state_.config = trajectory_toml(config_);
+    state_.config = table_.trajectory_toml(config_);
   }
 
   torch::nn::Module& module() override { return *model; }
   int64_t epochs() const override { return config_.epochs; }
-  std::string config_toml() const override { return to_toml(config_); }
+  std::string config_toml() const override { return table_.to_toml(config_); }
   /// Compared as configs, not as text: a key added since the checkpoint was written reads as its
   /// default, and the saved text is written again in today's format.
   std::string normalise_saved_config(const std::string& saved) const override {
-    return trajectory_toml(load_config_text(saved, path("checkpoint.pt") + " config", Config{}));
+    return table_.trajectory_toml(table_.load_text(saved, path("checkpoint.pt") + " config"));
   }
 
+  const ConfigTable<Config>& table_;
   Config config_;
 };
 

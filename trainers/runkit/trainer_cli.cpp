@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <iostream>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,29 @@ void add_run_flags(CLI::App& app, RunFlags& flags) {
   app.add_option("--stop-after-batches", flags.stop_after_batches,
                  "testing: stop as Ctrl-C would after this many batches of this process")
       ->group("Testing");
+}
+
+void add_describe_flags(CLI::App& app, DescribeFlags& flags) {
+  app.add_flag("--describe", flags.describe,
+               "print what the pipeline knows of this trainer (stages, outputs, keys) and, for "
+               "the config as given, which heads it takes (its own validate, per head); write "
+               "nothing and exit")
+      ->group("Describe");
+  app.add_flag("--json", flags.json, "with --describe: one JSON object")->group("Describe");
+  app.add_option("--describe-heads", flags.heads,
+                 "with --describe: judge these head spellings too (one or more, e.g. "
+                 "sparse:k=20 mos:K=3; a spelling may hold commas)")
+      ->group("Describe");
+}
+
+int print_description(const TrainerFacts& facts, const KeyTable& table,
+                      const ConfigVerdicts& verdicts, const DescribeFlags& flags) {
+  if (flags.json)
+    std::cout << describe_json(facts, table, verdicts).dump() << "\n";
+  else
+    std::cout << describe_text(facts, verdicts);
+  std::cout.flush();
+  return 0;
 }
 
 int parse_or_exit(CLI::App& app, int argc, char** argv) {

@@ -14,6 +14,7 @@
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/process_setup.h"
 #include "trainers/runkit/run_lock.h"
+#include "trainers/runkit/trainer_descriptor.h"
 
 namespace sb::runkit {
 
@@ -27,6 +28,19 @@ struct RunFlags {
 
 /// Adds --resume and --stop-after-batches (group "Testing") to `app`.
 void add_run_flags(CLI::App& app, RunFlags& flags);
+
+struct DescribeFlags {
+  bool describe = false;           ///< --describe: print the descriptor and exit
+  bool json = false;               ///< --json: as one JSON object (pipeline/trainer_kinds.py)
+  std::vector<std::string> heads;  ///< --describe-heads: more head spellings to judge
+};
+
+/// Adds --describe, --json and --describe-heads (group "Describe") to `app`.
+void add_describe_flags(CLI::App& app, DescribeFlags& flags);
+
+/// Prints describe_json (with --json) or describe_text of `verdicts` on stdout; returns 0.
+int print_description(const TrainerFacts& facts, const KeyTable& table,
+                      const ConfigVerdicts& verdicts, const DescribeFlags& flags);
 
 /// Parses argv; --help prints and gives 0, a parse error prints CLI11's message and gives
 /// kBadInput. Returns -1 when the program should go on.
@@ -69,27 +83,33 @@ struct TrainerRun {
   std::string run_dir;  ///< run_dir(config), checked by check_fresh_run
 };
 
-/// The frame of every trainer's main: --config FILE and --<key> VALUE for every key of `table`,
-/// --resume and --stop-after-batches, the parse (--help: 0; a parse error: kBadInput); then,
-/// under guarded(): the config (defaults, the file, the overrides in order), validate(config),
-/// set_up_process(config.threads), run_dir(config), the run directory's lock (RunDirLock, held
-/// until body returns: a second trainer on the same run is refused) and check_fresh_run
-/// (validate and run_dir of the config's namespace, found by argument-dependent lookup), and
-/// body(config, run), whose result is the exit status. A trainer's own options go into `app`
-/// before the call.
+/// The frame of every trainer's main, over its descriptor: --config FILE and --<key> VALUE for
+/// every key of the descriptor's table, --resume and --stop-after-batches, --describe [--json]
+/// [--describe-heads H ...], the parse (--help: 0; a parse error: kBadInput); then, under
+/// guarded(): the config (defaults, the file, the overrides in order); with --describe, the
+/// descriptor and the verdicts of this config and of it with each head (exit 0, nothing
+/// written); else the descriptor's validate(config), set_up_process(config.threads), its
+/// run_dir(config), the run directory's lock (RunDirLock, held until body returns: a second
+/// trainer on the same run is refused), check_fresh_run, and body(config, run), whose result is
+/// the exit status. A trainer's own options go into `app` before the call.
 template <class Config, class Body>
-int trainer_main(CLI::App& app, int argc, char** argv, const ConfigTable<Config>& table,
+int trainer_main(CLI::App& app, int argc, char** argv, const TrainerDescriptor<Config>& d,
                  Body body) {
+  const ConfigTable<Config>& table = d.key_table();
   ConfigArgs args;
   table.add_options(app, args);
   TrainerRun run;
   add_run_flags(app, run.flags);
+  DescribeFlags describe;
+  add_describe_flags(app, describe);
   if (const int status = parse_or_exit(app, argc, argv); status >= 0) return status;
   return guarded([&] {
     Config config = table.merge(args);
-    validate(config);
+    if (describe.describe)
+      return print_description(d.facts, table, judge(d, config, describe.heads), describe);
+    d.validate(config);
     run.threads = set_up_process(config.threads);
-    run.run_dir = run_dir(config);
+    run.run_dir = d.run_dir(config);
     const RunDirLock lock(run.run_dir, app.get_name());
     check_fresh_run(run.run_dir, run.flags.resume);
     return body(std::move(config), run);

@@ -23,7 +23,7 @@
 #include "tests/fixtures/temp_dir.h"
 #include "tests/fixtures/tiny_config.h"
 #include "trainers/charlm/char_corpus.h"
-#include "trainers/charlm/char_trainer.h"
+#include "trainers/charlm/trainer.h"
 #include "trainers/runkit/interrupt.h"
 
 using namespace sb;
@@ -33,9 +33,7 @@ using namespace sb::test;  // tests/fixtures/
 
 namespace {
 
-CharConfig tiny_config(const fs::path& out) {
-  return load_tiny_config(char_config(), "charlm", out);
-}
+CharConfig tiny_config(const fs::path& out) { return load_tiny_config(key_table(), "charlm", out); }
 
 std::optional<CharCorpus> ptb_chars(int64_t train, int64_t valid, int64_t test) {
   const auto dir = sb::test::corpus_or_skip("ptb");

@@ -22,7 +22,7 @@
 #include "tests/fixtures/temp_dir.h"
 #include "tests/fixtures/tiny_config.h"
 #include "trainers/classifier/config.h"
-#include "trainers/classifier/conv_net.h"
+#include "trainers/classifier/model.h"
 #include "trainers/classifier/splits.h"
 #include "trainers/classifier/trainer.h"
 #include "trainers/runkit/interrupt.h"
@@ -40,7 +40,7 @@ namespace {
 
 /// A small net on a small slice: a few seconds on 2 cores.
 ClassifierConfig tiny_config(const fs::path& out, const std::string& head = "softmax") {
-  auto c = load_tiny_config(classifier_config(), "classifier", out);
+  auto c = load_tiny_config(key_table(), "classifier", out);
   c.head = head;
   return c;
 }
@@ -89,10 +89,10 @@ TEST_CASE("classifier config: defaults are the paper's, files round-trip, bad ke
   c.split = "official";
   c.dump_test = false;
   c.train_size = 777;
-  const auto back = load_config_text(to_toml(c), "mem");
-  CHECK(to_toml(back) == to_toml(c));
+  const auto back = key_table().load_text(key_table().to_toml(c), "mem");
+  CHECK(key_table().to_toml(back) == key_table().to_toml(c));
   // The four sections in order, each key once.
-  const auto text = to_toml(c);
+  const auto text = key_table().to_toml(c);
   const auto data = text.find("\n# ---- data ----\n"), model = text.find("\n# ---- model ----\n");
   const auto training = text.find("\n# ---- training ----\n");
   const auto outputs = text.find("\n# ---- outputs ----\n");
@@ -106,13 +106,13 @@ TEST_CASE("classifier config: defaults are the paper's, files round-trip, bad ke
   CHECK(what_of([&] { validate(small); }) == "lr must be > 0, got 0.0");
   CHECK(back.lr == c.lr);
   CHECK(what_of([] {
-          load_config_text("lr = 1\nlrr = 2\n", "f.toml");
+          key_table().load_text("lr = 1\nlrr = 2\n", "f.toml");
         }).find("f.toml:2:1: unknown key 'lrr' (valid keys: dataset,") == 0);
-  CHECK(what_of([] { load_config_text("epochs = 1.5\n", "f.toml"); }) ==
+  CHECK(what_of([] { key_table().load_text("epochs = 1.5\n", "f.toml"); }) ==
         "f.toml:1:1: key 'epochs': expected an integer, got 1.5");
   CHECK(what_of([] {
           ClassifierConfig x;
-          classifier_config().apply(x, "lr", "fast");
+          key_table().apply(x, "lr", "fast");
         }) == "--lr: expected a number, got 'fast'");
 }
 

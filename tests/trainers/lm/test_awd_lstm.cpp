@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "trainers/lm/ar_tar.h"
-#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/model.h"
 #include "trainers/lm/weight_drop_lstm.h"
 
 using namespace sb;

@@ -158,7 +158,7 @@ TEST_CASE("config: to_toml round-trips every key exactly through load_config_fil
   const ScratchDir scratch("config_roundtrip");
   const fs::path& dir = scratch.path;
   for (const auto& cfg : {WordLmConfig{}, all_changed()}) {
-    const std::string text = sb::lm::to_toml(cfg);
+    const std::string text = sb::lm::key_table().to_toml(cfg);
     const auto path = write_file(dir / "rt.toml", text);
     const auto loaded = sb::lm::load_config_file(path.string());
     CHECK(values_of(loaded) == values_of(cfg));
@@ -169,12 +169,12 @@ TEST_CASE("config: to_toml round-trips every key exactly through load_config_fil
     CHECK(loaded.data == cfg.data);
     CHECK(loaded.dump_test == cfg.dump_test);
     CHECK(loaded.seed == cfg.seed);
-    CHECK(sb::lm::to_toml(loaded) == text);
+    CHECK(sb::lm::key_table().to_toml(loaded) == text);
   }
 }
 
 TEST_CASE("config: to_toml prints every key once with its description, doubles shortest") {
-  const std::string text = sb::lm::to_toml(WordLmConfig{});
+  const std::string text = sb::lm::key_table().to_toml(WordLmConfig{});
   for (const auto& k : sb::lm::config_keys()) {
     CHECK(contains(text, "\n" + k.name + " = " + k.default_text + "\n"));
     CHECK(contains(text, "# " + k.description + "\n" + k.name + " = "));
@@ -258,8 +258,8 @@ TEST_CASE("config: a missing file and a TOML syntax error are one-line errors wi
 }
 
 TEST_CASE("config: load_config_text names its source in errors") {
-  CHECK(sb::lm::load_config_text("nhid = 7\n", "checkpoint.pt").nhid == 7);
-  CHECK(contains(what_of([] { sb::lm::load_config_text("x = 1\n", "run/checkpoint.pt"); }),
+  CHECK(sb::lm::key_table().load_text("nhid = 7\n", "checkpoint.pt").nhid == 7);
+  CHECK(contains(what_of([] { sb::lm::key_table().load_text("x = 1\n", "run/checkpoint.pt"); }),
                  "run/checkpoint.pt:1:1: unknown key 'x'"));
 }
 
@@ -496,17 +496,19 @@ TEST_CASE("config: trajectory_toml leaves out the keys a resumed run may change"
   c.device = "cpu";
   c.epoch_dump_rows = 10;
   c.mixture_stats = 0;
-  const std::string t = sb::lm::trajectory_toml(base);
-  CHECK(sb::lm::trajectory_toml(c) == t);
+  const std::string t = sb::lm::key_table().trajectory_toml(base);
+  CHECK(sb::lm::key_table().trajectory_toml(c) == t);
   for (const char* left_out : {"epochs", "finetune_epochs", "log_interval", "out", "data",
                                "dump_test", "device", "epoch_dump_rows", "mixture_stats"})
     CHECK_FALSE(contains("\n" + t, "\n" + std::string(left_out) + " = "));
   CHECK(contains(t, "\nlr = 30.0\n"));
   CHECK(contains(t, "\nthreads = 0\n"));  // the thread count shapes the numbers (design.md)
   c.lr = 20;
-  CHECK(sb::runkit::config_difference(t, sb::lm::trajectory_toml(c)) == "lr = 30.0 -> lr = 20.0");
+  CHECK(sb::runkit::config_difference(t, sb::lm::key_table().trajectory_toml(c)) ==
+        "lr = 30.0 -> lr = 20.0");
   // A checkpoint written before (the whole file, `lr = 30`, blanked keys) compares the same.
-  std::string old = sb::lm::to_toml(base);
+  std::string old = sb::lm::key_table().to_toml(base);
   old.replace(old.find("\nlr = 30.0\n"), 11, "\nlr = 30\n");
-  CHECK(sb::lm::trajectory_toml(sb::lm::load_config_text(old, "old checkpoint")) == t);
+  CHECK(sb::lm::key_table().trajectory_toml(sb::lm::key_table().load_text(old, "old checkpoint")) ==
+        t);
 }

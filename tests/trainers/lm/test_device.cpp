@@ -16,7 +16,7 @@
 
 #include "tests/fixtures/run_command.h"
 #include "tests/fixtures/temp_dir.h"
-#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/model.h"
 #include "trainers/runkit/checkpoint.h"
 #include "trainers/runkit/device.h"
 
@@ -90,7 +90,7 @@ TEST_CASE("device: train_wordlm and dyneval exit 2 with one line when --device c
   CHECK(std::count(train.begin(), train.end(), '\n') == 1);
   CHECK_FALSE(fs::exists(dir / "run"));  // nothing written before the check
 
-  std::ofstream(dir / "config.toml") << to_toml(WordLmConfig{});
+  std::ofstream(dir / "config.toml") << key_table().to_toml(WordLmConfig{});
   std::ofstream(dir / "best.pt") << "x";
   const auto dyn =
       run(std::string(SB_DYNEVAL) + " --run " + dir.string() + " --device cuda 2>&1", &status);

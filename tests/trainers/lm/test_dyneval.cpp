@@ -20,9 +20,9 @@
 #include "tests/fixtures/run_command.h"
 #include "tests/fixtures/temp_dir.h"
 #include "tests/fixtures/tiny_config.h"
-#include "trainers/lm/awd_lstm.h"
 #include "trainers/lm/config.h"
 #include "trainers/lm/dynamic_eval.h"
+#include "trainers/lm/model.h"
 #include "trainers/lm/trainer.h"
 
 using namespace sb;
@@ -76,7 +76,7 @@ bool bit_equal(const std::vector<torch::Tensor>& a, const std::vector<torch::Ten
 
 TEST_CASE("dynamic evaluation lowers the ppl of a tiny trained model") {
   const auto dir = temp_dir("dyneval_learns");
-  WordLmConfig c = sb::test::load_tiny_config(config_table(), "wordlm", dir);
+  WordLmConfig c = sb::test::load_tiny_config(key_table(), "wordlm", dir);
   c.epochs = 1;  // 42 steps of 20 x 35 on 30k tokens: ~10 s, a model well below uniform
   c.finetune_epochs = 0;
   c.dump_test = false;
@@ -295,7 +295,7 @@ TEST_CASE("the dyneval binary exits 2 naming the path of a missing run or weight
   err = run(bin + " --run " + dir.string() + " 2>&1", &status);
   CHECK(status == 2);
   CHECK(err.find((dir / "config.toml").string() + " does not exist") != std::string::npos);
-  std::ofstream(dir / "config.toml") << to_toml(WordLmConfig{});
+  std::ofstream(dir / "config.toml") << key_table().to_toml(WordLmConfig{});
   err = run(bin + " --run " + dir.string() + " 2>&1", &status);
   CHECK(status == 2);
   CHECK(err.find("neither best_finetune.pt nor best.pt") != std::string::npos);

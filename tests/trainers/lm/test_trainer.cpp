@@ -33,7 +33,7 @@ using namespace sb::test;  // tests/fixtures/
 namespace {
 
 WordLmConfig tiny_config(const fs::path& out) {
-  return load_tiny_config(config_table(), "wordlm", out);
+  return load_tiny_config(key_table(), "wordlm", out);
 }
 
 }  // namespace

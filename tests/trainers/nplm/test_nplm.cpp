@@ -23,7 +23,7 @@
 #include "trainers/heads/unigram_bias.h"
 #include "trainers/nplm/config.h"
 #include "trainers/nplm/contexts.h"
-#include "trainers/nplm/nplm_trainer.h"
+#include "trainers/nplm/trainer.h"
 #include "trainers/runkit/interrupt.h"
 
 using namespace sb;
@@ -35,7 +35,7 @@ using namespace sb::test;  // tests/fixtures/
 
 namespace {
 
-NplmConfig tiny_config(const fs::path& out) { return load_tiny_config(nplm_config(), "nplm", out); }
+NplmConfig tiny_config(const fs::path& out) { return load_tiny_config(key_table(), "nplm", out); }
 
 std::vector<int64_t> row(const torch::Tensor& t, int64_t i) {
   const auto r = t[i].contiguous();
@@ -116,22 +116,22 @@ TEST_CASE("nplm config: file, overrides and errors name the file, line and key")
   runkit::ConfigArgs args;
   args.config_path = file;
   args.overrides = {{"hidden", "128"}};
-  const auto c = nplm_config().resolve(args);
+  const auto c = key_table().resolve(args);
   CHECK(c.head == "taylor");
   CHECK(c.hidden == 128);  // the command line beats the file
   CHECK(c.lr == 0.5);
   CHECK(c.context == 6);  // the paper's default
   // Round trip: the written TOML reads back to the same config.
-  const auto text = nplm_config().to_toml(c);
-  CHECK(nplm_config().to_toml(nplm_config().load_text(text, "x", NplmConfig{})) == text);
+  const auto text = key_table().to_toml(c);
+  CHECK(key_table().to_toml(key_table().load_text(text, "x", NplmConfig{})) == text);
   std::ofstream(file) << "head = \"softmax\"\nhiden = 3\n";
-  CHECK_THROWS_WITH(nplm_config().load_file(file, NplmConfig{}),
+  CHECK_THROWS_WITH(key_table().load_file(file, NplmConfig{}),
                     Catch::StartsWith(file + ":2:1: unknown key 'hiden'"));
   std::ofstream(file) << "lr = \"fast\"\n";
-  CHECK_THROWS_WITH(nplm_config().load_file(file, NplmConfig{}),
+  CHECK_THROWS_WITH(key_table().load_file(file, NplmConfig{}),
                     Catch::Contains(":1:1: key 'lr': expected a number, got \"fast\""));
   NplmConfig bad;
-  CHECK_THROWS_WITH(nplm_config().apply(bad, "layers", "two"),
+  CHECK_THROWS_WITH(key_table().apply(bad, "layers", "two"),
                     Catch::Contains("--layers: expected an integer, got 'two'"));
   bad.lr = -1;
   CHECK_THROWS_WITH(validate(bad), Catch::Contains("lr must be > 0, got -1.0"));
@@ -249,7 +249,7 @@ TEST_CASE("train_nplm binary: --help lists the keys, bad input exits 2 with one 
   const auto err = sb::test::run(bin + " --config " + file + " 2>&1", &status);
   CHECK(status == 2);
   CHECK(err == "error: " + file +
-                   ":1:1: unknown key 'hiddn' (valid keys: " + nplm_config().key_list() + ")\n");
+                   ":1:1: unknown key 'hiddn' (valid keys: " + key_table().key_list() + ")\n");
   sb::test::run(bin + " --head sparse:k=5 --out " + (dir / "run").string() + " 2>&1", &status);
   CHECK(status == 2);
   CHECK_FALSE(fs::exists(dir / "run"));

@@ -1,4 +1,4 @@
-#include "trainers/charlm/char_trainer.h"
+#include "trainers/charlm/trainer.h"
 
 #include <cmath>
 #include <cstdio>
@@ -32,7 +32,7 @@ double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
 }
 
 CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_dir)
-    : ConfiguredTrainer("charlm", std::move(config), std::move(run_dir)),
+    : ConfiguredTrainer(descriptor(), std::move(config), std::move(run_dir)),
       corpus_(std::move(corpus)) {
   const auto head = HeadSpec::parse(config_.head);
   check_head_fits(head, corpus_.vocab.size(), "symbols of the character vocabulary");
@@ -117,9 +117,10 @@ void CharTrainer::finish() {
   ids.insert(ids.end(), corpus_.test.begin(), corpus_.test.end());
   const auto stream = torch::tensor(ids, torch::kLong).view({-1, 1});  // (T + 1, 1)
   const int64_t T = stream.size(0) - 1;
-  const auto header = contract::make_header(
-      model->head_spec().to_string(), model->d(), /*bias=*/true, corpus_.vocab.size(), T,
-      {config_.dataset + "_char", "test", config_.seed, to_toml(config_), corpus_.vocab.words()});
+  const auto header = contract::make_header(model->head_spec().to_string(), model->d(),
+                                            /*bias=*/true, corpus_.vocab.size(), T,
+                                            {config_.dataset + "_char", "test", config_.seed,
+                                             table_.to_toml(config_), corpus_.vocab.words()});
   double dump_ppl = 0;
   {
     torch::NoGradGuard no_grad;

@@ -1,4 +1,4 @@
-#include "trainers/lm/awd_lstm.h"
+#include "trainers/lm/model.h"
 
 #include <stdexcept>
 #include <string>

@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"train", "finetune", "dump"}))
       ->capture_default_str();
   return sb::runkit::trainer_main(
-      app, argc, argv, sb::lm::config_table(),
+      app, argc, argv, sb::lm::descriptor(),
       [&](sb::lm::WordLmConfig config, const sb::runkit::TrainerRun& run) {
         const auto device =
             sb::runkit::resolve_device(config.device);  // fails here, before the corpus

@@ -1,4 +1,4 @@
-#include "trainers/charlm/char_model.h"
+#include "trainers/charlm/model.h"
 
 namespace sb::charlm {
 

@@ -3,7 +3,7 @@
 // windows of a batchified symbol stream with the LSTM state carried between windows, validation
 // after every epoch (best.pt keeps the best model), then the test set with batch size 1 (<eos> in
 // front so that every test symbol is predicted) dumped to the HDF5 contract. Bits per character =
-// mean NLL / ln 2. Run directory and exit statuses as train_nplm (nplm_trainer.h).
+// mean NLL / ln 2. Run directory and exit statuses as train_nplm (trainers/nplm/trainer.h).
 
 #include <torch/torch.h>
 
@@ -11,8 +11,8 @@
 #include <string>
 
 #include "trainers/charlm/char_corpus.h"
-#include "trainers/charlm/char_model.h"
 #include "trainers/charlm/config.h"
+#include "trainers/charlm/model.h"
 #include "trainers/runkit/configured_trainer.h"
 #include "trainers/runkit/metrics_log.h"
 

@@ -11,7 +11,7 @@
 #include "common/blas_core.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
-#include "trainers/charlm/char_trainer.h"
+#include "trainers/charlm/trainer.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
       "best.pt, logprobs.h5, final.json (bits per character).\nExit status: 0 done, 2 bad input, "
       "4 non-finite loss, 130 interrupted (checkpoint saved; continue with --resume)."};
   return sb::runkit::trainer_main(
-      app, argc, argv, sb::charlm::char_config(),
+      app, argc, argv, sb::charlm::descriptor(),
       [](const sb::charlm::CharConfig& config, const sb::runkit::TrainerRun& run) {
         const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
         auto chars = sb::charlm::char_corpus(sb::data::load_corpus(dir));

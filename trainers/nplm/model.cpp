@@ -1,4 +1,4 @@
-#include "trainers/nplm/nplm_model.h"
+#include "trainers/nplm/model.h"
 
 #include <cmath>
 #include <stdexcept>

@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
       "Exit status: 0 done, 2 bad input or config, 4 non-finite loss, 130 interrupted "
       "(checkpoint saved; --resume continues)."};
   return sb::runkit::trainer_main(
-      app, argc, argv, sb::classifier::classifier_config(),
+      app, argc, argv, sb::classifier::descriptor(),
       [](const sb::classifier::ClassifierConfig& config, const sb::runkit::TrainerRun& run) {
         const auto dir = sb::data::find_image_dataset_dir(config.dataset, config.data);
         const auto data = sb::data::load_image_dataset(config.dataset, dir);

@@ -15,7 +15,7 @@
 #include "datasets/corpus.h"
 #include "trainers/nplm/config.h"
 #include "trainers/nplm/contexts.h"
-#include "trainers/nplm/nplm_model.h"
+#include "trainers/nplm/model.h"
 #include "trainers/runkit/configured_trainer.h"
 #include "trainers/runkit/metrics_log.h"
 

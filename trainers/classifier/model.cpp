@@ -1,4 +1,4 @@
-#include "trainers/classifier/conv_net.h"
+#include "trainers/classifier/model.h"
 
 #include <cmath>
 

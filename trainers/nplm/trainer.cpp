@@ -1,4 +1,4 @@
-#include "trainers/nplm/nplm_trainer.h"
+#include "trainers/nplm/trainer.h"
 
 #include <cmath>
 #include <cstdio>
@@ -39,7 +39,8 @@ double mean_nll(Nplm& model, const Contexts& data, int64_t batch,
 }
 
 NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run_dir)
-    : ConfiguredTrainer("nplm", std::move(config), std::move(run_dir)), corpus_(std::move(corpus)) {
+    : ConfiguredTrainer(descriptor(), std::move(config), std::move(run_dir)),
+      corpus_(std::move(corpus)) {
   const int64_t eos = corpus_.vocab.find(data::kEos);
   if (eos < 0) throw std::invalid_argument("the vocabulary has no " + std::string(data::kEos));
   if (static_cast<int64_t>(corpus_.train.size()) < config_.batch_size)
@@ -125,7 +126,7 @@ void NplmTrainer::finish() {
   const int64_t rows = config_.dump_rows > 0 ? std::min(T, config_.dump_rows) : T;
   const auto header = contract::make_header(
       model->options.head().to_string(), model->d(), /*bias=*/true, corpus_.vocab.size(), rows,
-      {config_.dataset, "test", config_.seed, to_toml(config_), corpus_.vocab.words()});
+      {config_.dataset, "test", config_.seed, table_.to_toml(config_), corpus_.vocab.words()});
   {
     torch::NoGradGuard no_grad;
     model->eval();

@@ -10,7 +10,7 @@
 #include "common/blas_core.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
-#include "trainers/nplm/nplm_trainer.h"
+#include "trainers/nplm/trainer.h"
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
       "logprobs.h5, final.json.\nExit status: 0 done, 2 bad input, 4 non-finite loss, 130 "
       "interrupted (checkpoint saved; continue with --resume)."};
   return sb::runkit::trainer_main(
-      app, argc, argv, sb::nplm::nplm_config(),
+      app, argc, argv, sb::nplm::descriptor(),
       [](const sb::nplm::NplmConfig& config, const sb::runkit::TrainerRun& run) {
         const auto dir = sb::data::find_corpus_dir(config.dataset, config.data);
         auto corpus = sb::data::load_corpus(dir);
