@@ -105,7 +105,11 @@ def findings_text(gaps: dict, test: tuple, epochs: int) -> list[str]:
            f"({'smaller' if abs(gend) < abs(g4) else 'not smaller'}: "
            f"{abs(gend) / abs(g4):.2f} of it)." if g4 else "- No gap after epoch 4."]
     lo, hi = test[1], test[2]
-    if lo > 0:
+    if math.isnan(lo):
+        out.append(f"- One seed pair: after {epochs} epochs the test gap is {test[0]:+.4f} bpc; "
+                   "no interval without a second seed (run --seeds with more seeds: finished "
+                   "runs are kept).")
+    elif lo > 0:
         out.append(f"- After {epochs} epochs sigsoftmax is still better on the test set "
                    f"({test[0]:+.4f} bpc, CI above 0): no tie at this training length.")
     elif hi < 0:
