@@ -69,6 +69,13 @@ def interval(d: list[float]) -> tuple[float, float, float, float]:
     return mean, mean - half, mean + half, p
 
 
+def gap_cells(m: float, lo: float, hi: float, p: float) -> str:
+    """'gap [lo, hi] | p', or 'gap | -' with one seed (no interval)."""
+    if math.isnan(lo):
+        return f"{m:+.4f} | -"
+    return f"{m:+.4f} [{lo:+.4f}, {hi:+.4f}] | {p:.2g}"
+
+
 def report(res: dict, seeds: list[int], epochs: int, build: str) -> str:
     mean = lambda xs: sum(xs) / len(xs)
     lines = ["# The character-level tie (sigsoftmax supplementary D) with 4x the training",
@@ -85,13 +92,13 @@ def report(res: dict, seeds: list[int], epochs: int, build: str) -> str:
         g = [r["valid_by_epoch"][e] for r in res["sigsoftmax"]]
         gaps[e] = interval([a - b for a, b in zip(s, g)])
         m, lo, hi, p = gaps[e]
-        lines.append(f"| epoch {e} (valid) | {mean(s):.4f} | {mean(g):.4f} | {m:+.4f} "
-                     f"[{lo:+.4f}, {hi:+.4f}] | {p:.2g} |")
+        lines.append(f"| epoch {e} (valid) | {mean(s):.4f} | {mean(g):.4f} | "
+                     f"{gap_cells(m, lo, hi, p)} |")
     s = [r["test_bpc"] for r in res["softmax"]]
     g = [r["test_bpc"] for r in res["sigsoftmax"]]
     test = interval([a - b for a, b in zip(s, g)])
-    lines.append(f"| epoch {epochs} (**test**) | {mean(s):.4f} | {mean(g):.4f} | {test[0]:+.4f} "
-                 f"[{test[1]:+.4f}, {test[2]:+.4f}] | {test[3]:.2g} |")
+    lines.append(f"| epoch {epochs} (**test**) | {mean(s):.4f} | {mean(g):.4f} | "
+                 f"{gap_cells(*test)} |")
     lines += ["", "## What the numbers show (computed from the table)", ""]
     lines += findings_text(gaps, test, epochs)
     return "\n".join(lines) + "\n"
