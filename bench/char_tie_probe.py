@@ -56,17 +56,15 @@ def run(head: str, seed: int, args) -> dict:
     return result
 
 
-def interval(d: list[float]) -> tuple[float, float, float, float]:
-    """Mean of d, its 95% t interval and the one-sample t-test's two-sided p against 0."""
-    from scipy import stats
-    n = len(d)
-    mean = sum(d) / n
-    if n < 2:
-        return mean, float("nan"), float("nan"), float("nan")
-    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
-    half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
-    p = stats.ttest_1samp(d, 0.0).pvalue if sd > 0 else float("nan")
-    return mean, mean - half, mean + half, p
+def interval(softmax: list[float], sigsoftmax: list[float]) -> tuple[float, float, float, float]:
+    """Mean of softmax - sigsoftmax, its 95% t interval and the paired t-test's p (the claims
+    table's statistics, pipeline/claims.py); NaN interval and p for one pair."""
+    if len(softmax) < 2:
+        return softmax[0] - sigsoftmax[0], math.nan, math.nan, math.nan
+    sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+    from claims import paired
+    mean, (lo, hi), p, _ = paired(softmax, sigsoftmax)
+    return mean, lo, hi, p
 
 
 def gap_cells(m: float, lo: float, hi: float, p: float) -> str:
@@ -90,13 +88,13 @@ def report(res: dict, seeds: list[int], epochs: int, build: str) -> str:
     for e in range(1, epochs + 1):
         s = [r["valid_by_epoch"][e] for r in res["softmax"]]
         g = [r["valid_by_epoch"][e] for r in res["sigsoftmax"]]
-        gaps[e] = interval([a - b for a, b in zip(s, g)])
+        gaps[e] = interval(s, g)
         m, lo, hi, p = gaps[e]
         lines.append(f"| epoch {e} (valid) | {mean(s):.4f} | {mean(g):.4f} | "
                      f"{gap_cells(m, lo, hi, p)} |")
     s = [r["test_bpc"] for r in res["softmax"]]
     g = [r["test_bpc"] for r in res["sigsoftmax"]]
-    test = interval([a - b for a, b in zip(s, g)])
+    test = interval(s, g)
     lines.append(f"| epoch {epochs} (**test**) | {mean(s):.4f} | {mean(g):.4f} | "
                  f"{gap_cells(*test)} |")
     lines += ["", "## What the numbers show (computed from the table)", ""]

@@ -32,7 +32,6 @@ seed) and skipped when finished, so an interrupted probe resumes.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import subprocess
 import sys
@@ -82,15 +81,12 @@ def run(build: str, variant: int, head: str, seed: int, args) -> dict:
 
 
 def paired(a: list[float], b: list[float]) -> tuple[float, float, float, float]:
-    """Mean of b - a, its 95% t interval and the paired t-test's two-sided p."""
-    from scipy import stats
-    d = [y - x for x, y in zip(a, b)]
-    n = len(d)
-    mean = sum(d) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1)) if n > 1 else float("nan")
-    half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n) if n > 1 else float("nan")
-    p = stats.ttest_rel(b, a).pvalue if n > 1 and sd > 0 else float("nan")
-    return mean, mean - half, mean + half, p
+    """Mean of b - a, its 95% t interval and the paired t-test's p: the claims table's
+    statistics (pipeline/claims.py), the same rule as every other paired row."""
+    sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+    from claims import paired as claims_paired
+    mean, (lo, hi), p, _ = claims_paired(b, a)
+    return mean, lo, hi, p
 
 
 def report(results: dict, seeds: list[int], build: str) -> str:
