@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -154,10 +153,20 @@ nlohmann::json report_head(const sb::fit::Target& target, double entropy, const 
   return report;
 }
 
+/// Where the fits stand: the one being made (1-based), how many in all, since when.
+struct FitCount {
+  size_t index, total;
+  std::chrono::steady_clock::time_point start;
+
+  std::string eta() const {
+    return sb::format_duration(seconds_since(start) / static_cast<double>(index) *
+                               static_cast<double>(total - index));
+  }
+};
+
 /// One head at one d: the fit (and its restart), as a report row; prints its line with the ETA.
 nlohmann::json fit_row(const sb::fit::Target& target, const sb::HeadSpec& spec, int64_t d,
-                       const FitCli& cli, double entropy, const std::string& counter,
-                       const std::function<std::string()>& eta) {
+                       const FitCli& cli, double entropy, const FitCount& count) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<sb::fit::FitResult> runs;
   for (int k = 0; k <= cli.restarts; ++k) {
@@ -194,12 +203,13 @@ nlohmann::json fit_row(const sb::fit::Target& target, const sb::HeadSpec& spec, 
                       {"steps", runs[1].steps}};
     row["relative_disagreement"] = std::abs(a - b) / std::max({a, b, 1e-12});
   }
-  std::printf("fit %s | %-10s d = %-4lld | KL %.5f%s | rank %lld | %s%lld steps | %s | ETA %s\n",
-              counter.c_str(), spec.to_string().c_str(), static_cast<long long>(d), r.kl,
-              runs.size() > 1 ? (" (restart " + std::to_string(runs[1].kl) + ")").c_str() : "",
-              static_cast<long long>(rank.rank), r.converged ? "converged, " : "NOT converged, ",
-              static_cast<long long>(r.steps), sb::format_duration(seconds_since(t0)).c_str(),
-              eta().c_str());
+  std::printf(
+      "fit %zu/%zu | %-10s d = %-4lld | KL %.5f%s | rank %lld | %s%lld steps | %s | ETA %s\n",
+      count.index, count.total, spec.to_string().c_str(), static_cast<long long>(d), r.kl,
+      runs.size() > 1 ? (" (restart " + std::to_string(runs[1].kl) + ")").c_str() : "",
+      static_cast<long long>(rank.rank), r.converged ? "converged, " : "NOT converged, ",
+      static_cast<long long>(r.steps), sb::format_duration(seconds_since(t0)).c_str(),
+      count.eta().c_str());
   std::fflush(stdout);
   return row;
 }
@@ -240,15 +250,8 @@ int main(int argc, char** argv) {
     const size_t total = specs.size() * ds.size();
     size_t done = 0;
     for (const auto& spec : specs)
-      for (const int64_t d : ds) {
-        report["fits"].push_back(
-            fit_row(target, spec, d, cli, entropy,
-                    std::to_string(done + 1) + "/" + std::to_string(total), [&] {
-                      ++done;
-                      return sb::format_duration(seconds_since(start) / static_cast<double>(done) *
-                                                 static_cast<double>(total - done));
-                    }));
-      }
+      for (const int64_t d : ds)
+        report["fits"].push_back(fit_row(target, spec, d, cli, entropy, {++done, total, start}));
     report["seconds"] = seconds_since(start);
     sb::runkit::write_text_atomically(cli.out, report.dump(2) + "\n");
     std::printf("wrote %s (%s)\n", cli.out.c_str(),
