@@ -14,7 +14,6 @@
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 
 #include "analysis/collective.h"
 #include "analysis/rank_certificate.h"
@@ -22,6 +21,7 @@
 #include "analysis/sketch.h"
 #include "common/blas_core.h"
 #include "common/duration.h"
+#include "common/errors.h"
 #include "common/head_spec.h"
 
 namespace sb::analysis {
@@ -139,7 +139,8 @@ SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOpt
   if (o.method == "gram") return SvdMethod::gram;
   if (o.method == "sketch") return SvdMethod::sketch;
   if (o.method != "auto")
-    throw std::invalid_argument("--method " + o.method + ": expected exact, gram, sketch or auto");
+    throw OptionError::described("--method",
+                                 "--method " + o.method + ": expected exact, gram, sketch or auto");
   const double budget = o.budget_bytes.value_or(kDefaultBudgetBytes);
   const double tol_rel = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * eps;
   const bool gram_resolves = tol_rel > 10 * std::sqrt(kFloat64Eps);
@@ -163,12 +164,14 @@ SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOpt
 
 bool uses_row_gram(int64_t rows, int64_t cols, const AnalyseOptions& o) {
   if (o.gram != "auto" && o.gram != "rows" && o.gram != "columns")
-    throw std::invalid_argument("--gram " + o.gram + ": expected rows, columns or auto");
+    throw OptionError::described("--gram", "--gram " + o.gram + ": expected rows, columns or auto");
   if (o.gram == "rows" && o.backend.accumulate)
-    throw std::invalid_argument("--gram rows: the device's Gram path accumulates A^T A only");
+    throw OptionError::described("--gram",
+                                 "--gram rows: the device's Gram path accumulates A^T A only");
   // Several processes split the rows, which A^T A adds up and A A^T does not.
   if (o.gram == "rows" && o.collective)
-    throw std::invalid_argument(
+    throw OptionError::described(
+        "--gram",
         "--gram rows with --mpi: the processes share the rows, and only A^T A is a sum over "
         "rows; use --gram columns or --method sketch");
   return o.gram == "rows" ||
@@ -260,17 +263,21 @@ MemoryLimit memory_limit(const AnalyseOptions& options) {
 
 void check_sketch_options(const AnalyseOptions& o) {
   if (o.sketch_oversampling < 0)
-    throw std::invalid_argument("--sketch-oversampling " + std::to_string(o.sketch_oversampling) +
-                                ": expected an oversampling >= 0");
+    throw OptionError::described("--sketch-oversampling",
+                                 "--sketch-oversampling " + std::to_string(o.sketch_oversampling) +
+                                     ": expected an oversampling >= 0");
   if (o.sketch_probes < 12 || o.sketch_probes > 256)
-    throw std::invalid_argument("--sketch-probes " + std::to_string(o.sketch_probes) +
-                                ": expected 12 to 256 probes");
+    throw OptionError::described(
+        "--sketch-probes",
+        "--sketch-probes " + std::to_string(o.sketch_probes) + ": expected 12 to 256 probes");
   if (o.sketch_max_passes < 2)
-    throw std::invalid_argument("--sketch-max-passes " + std::to_string(o.sketch_max_passes) +
-                                ": expected at least 2 passes");
+    throw OptionError::described("--sketch-max-passes", "--sketch-max-passes " +
+                                                            std::to_string(o.sketch_max_passes) +
+                                                            ": expected at least 2 passes");
   if (o.sketch_max_k < 0)
-    throw std::invalid_argument("--sketch-max-k " + std::to_string(o.sketch_max_k) +
-                                ": expected k >= 1, or 0 for min(T, M)");
+    throw OptionError::described("--sketch-max-k", "--sketch-max-k " +
+                                                       std::to_string(o.sketch_max_k) +
+                                                       ": expected k >= 1, or 0 for min(T, M)");
 }
 
 namespace {
@@ -300,11 +307,12 @@ void plan_sketch(AnalysisPlan& plan, const AnalyseOptions& o, int64_t rows, int6
                                 const AnalyseOptions& options, const AnalyseOptions& o,
                                 int64_t rows, int64_t cols, const MemoryLimit& limit) {
   if (plan.method == SvdMethod::sketch)
-    throw std::runtime_error(path + ": --method sketch: k = " + std::to_string(plan.sketch_k) +
-                             " (the bound + oversampling, at most min(T, M)) needs " +
-                             gib(plan.bytes) +
-                             " (8 M (2k + probes) bytes plus two row blocks), more than the " +
-                             gib(limit.bytes) + " " + limit.what);
+    throw InputError::described(
+        path, "",
+        path + ": --method sketch: k = " + std::to_string(plan.sketch_k) +
+            " (the bound + oversampling, at most min(T, M)) needs " + gib(plan.bytes) +
+            " (8 M (2k + probes) bytes plus two row blocks), more than the " + gib(limit.bytes) +
+            " " + limit.what);
   const SvdMethod other = plan.method == SvdMethod::gram ? SvdMethod::exact : SvdMethod::gram;
   const double other_bytes = method_bytes(other, rows, cols, o);
   const bool rows_gram = uses_row_gram(rows, cols, o);
@@ -330,7 +338,7 @@ void plan_sketch(AnalysisPlan& plan, const AnalyseOptions& o, int64_t rows, int6
     why = "--method " + method_name(plan.method) + ": " + needs(plan.method, plan.bytes) + over +
           "; --method " + method_name(other) + " needs " + gib(other_bytes) +
           (other_bytes <= limit.bytes ? "" : ", which does not fit either");
-  throw std::runtime_error(path + ": " + why);
+  throw InputError::described(path, "", path + ": " + why);
 }
 
 }  // namespace
@@ -342,10 +350,12 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   plan.eps = parse_eps(options.eps.empty() ? plan.header.compute_dtype : options.eps);
   plan.precision = options.precision.empty() ? plan.header.compute_dtype : options.precision;
   if (plan.precision != "float32" && plan.precision != "float64")
-    throw std::invalid_argument("--precision " + plan.precision + ": expected float32 or float64");
+    throw OptionError::described("--precision",
+                                 "--precision " + plan.precision + ": expected float32 or float64");
   if (options.block_rows < 1)
-    throw std::invalid_argument("--block-rows " + std::to_string(options.block_rows) +
-                                ": expected block rows >= 1");
+    throw OptionError::described(
+        "--block-rows",
+        "--block-rows " + std::to_string(options.block_rows) + ": expected block rows >= 1");
   AnalyseOptions o = options;
   o.precision = plan.precision;
   const int64_t rows = source.rows(), cols = source.cols();
@@ -369,7 +379,8 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   if (o.collective && plan.method == SvdMethod::exact) {
     // The exact SVD needs the whole matrix in one process.
     if (o.method == "exact")
-      throw std::invalid_argument(
+      throw OptionError::described(
+          "--method",
           "--method exact with --mpi: the exact SVD holds the whole matrix in one process; use "
           "--method gram or sketch");
     plan.method = method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_k) <= limit.bytes
@@ -486,7 +497,7 @@ void refuse_non_finite(const FiniteScan& scan, const std::string& path,
            "undefined)";
   else if (scan.neg_inf > 0)
     why += " (-inf log-probabilities make the rank undefined)";
-  throw std::runtime_error(why);
+  throw InputError::described(path, data_name, why);
 }
 
 /// The input kind the rows were read as, and, when it was detected, the note saying how.

@@ -142,25 +142,26 @@ struct AnalysisPlan {
 };
 
 /// The sketch's options in range (oversampling >= 0, 1 to 64 probes, >= 2 passes, max k >= 0).
-/// Throws std::invalid_argument naming the option, the value and what is expected.
+/// Throws sb::OptionError naming the option, the value and what is expected.
 void check_sketch_options(const AnalyseOptions& options);
 
 /// Checks the options against `source` (facts, eps, precision, block rows) and picks the method;
 /// refuses one whose memory estimate exceeds `limit` (a device backend's Gram path is not
 /// counted against the host's memory), naming the bytes it needs, the limit and whether the
-/// other method fits. Throws std::invalid_argument / std::runtime_error, one line each.
+/// other method fits. Throws sb::OptionError / sb::InputError (common/errors.h), one line each.
 AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& options,
                            const MemoryLimit& limit);
 
-/// Streams the matrix and computes the report as `plan` says. Throws std::runtime_error
+/// Streams the matrix and computes the report as `plan` says. Throws sb::InputError
 /// "<file>: ..." for non-finite entries (with counts and the first position; -inf from a head
 /// that outputs it makes the rank undefined).
 contract::RankResult analyse(const MatrixSource& source, const AnalysisPlan& plan,
                              const AnalyseOptions& options);
 
-/// open_matrix, plan_analysis under memory_limit(options), analyse. Throws std::runtime_error
-/// "<file>: ..." for invalid files, missing facts of a plain file, a method that does not fit in
-/// memory and non-finite entries.
+/// open_matrix, plan_analysis under memory_limit(options), analyse. Throws sb::InputError
+/// "<file>: ..." for invalid files (sb::FormatError: not an HDF5 / .npy matrix), missing facts of
+/// a plain file, a method that does not fit in memory and non-finite entries; sb::OptionError for
+/// an option out of range.
 contract::RankResult analyse_file(const std::string& path, const AnalyseOptions& options);
 
 }  // namespace sb::analysis

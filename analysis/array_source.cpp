@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
 #include <utility>
+
+#include "common/errors.h"
 
 namespace sb::analysis {
 namespace {
@@ -19,21 +20,21 @@ In load(const char* p) {
 
 ArraySource::ArraySource(ArrayView view) : view_(std::move(view)) {
   if (view_.rows < 1 || view_.cols < 1)
-    throw std::invalid_argument(view_.name + ": shape: expected T >= 1 and M >= 1, got (" +
-                                std::to_string(view_.rows) + ", " + std::to_string(view_.cols) +
-                                ")");
-  if (!view_.data) throw std::invalid_argument(view_.name + ": no data");
+    throw InputError(view_.name, "shape", "T >= 1 and M >= 1",
+                     "(" + std::to_string(view_.rows) + ", " + std::to_string(view_.cols) + ")");
+  if (!view_.data) throw InputError::described(view_.name, "", view_.name + ": no data");
   if (!view_.input.empty() && view_.input != "logprobs" && view_.input != "logits")
-    throw std::invalid_argument(view_.name + ": input: expected logprobs or logits, got '" +
-                                view_.input + "'");
+    throw OptionError::described(
+        "input", view_.name + ": input: expected logprobs or logits, got '" + view_.input + "'");
 }
 
 template <class Out>
 void ArraySource::gather(int64_t begin, int64_t count, Out* out) const {
   if (begin < 0 || count < 0 || begin + count > view_.rows)
-    throw std::out_of_range(view_.name + ": rows [" + std::to_string(begin) + ", " +
-                            std::to_string(begin + count) + ") outside [0, " +
-                            std::to_string(view_.rows) + ")");
+    throw OptionError::described("begin, count", view_.name + ": rows [" + std::to_string(begin) +
+                                                     ", " + std::to_string(begin + count) +
+                                                     ") outside [0, " + std::to_string(view_.rows) +
+                                                     ")");
   const int64_t m = view_.cols, isz = view_.float64 ? 8 : 4;
   const char* base = static_cast<const char*>(view_.data);
   auto at = [&](int64_t r, int64_t c) {

@@ -24,8 +24,9 @@ struct ArrayView {
 
 class ArraySource final : public MatrixSource {
  public:
-  /// Throws std::invalid_argument "<name>: ..." for a null pointer with elements, or zero rows or
-  /// columns (as the file readers refuse them).
+  /// Throws sb::InputError "<name>: ..." for a null pointer with elements, or zero rows or
+  /// columns (as the file readers refuse them); sb::OptionError for an input other than logprobs
+  /// or logits.
   explicit ArraySource(ArrayView view);
   const std::string& path() const override { return view_.name; }
   int64_t rows() const override { return view_.rows; }

@@ -2,7 +2,8 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
+
+#include "common/errors.h"
 
 namespace sb::analysis {
 
@@ -17,15 +18,17 @@ DEstimate estimate_d(const contract::RankResult& r, const std::string& bias_from
   e.minus_normaliser = r.input == "logprobs";
   e.minus_bias = !bias_from.empty() && r.header.bias;
   if (e.gap_index < 1)
-    throw std::runtime_error(r.source +
-                             ": no gap to read d from: fewer than two singular values above the "
-                             "method's resolution");
+    throw InputError::described(r.source, "",
+                                r.source +
+                                    ": no gap to read d from: fewer than two singular values "
+                                    "above the method's resolution");
   e.d = e.gap_index - (e.minus_normaliser ? 1 : 0) - (e.minus_bias ? 1 : 0);
   if (e.d < 1)
-    throw std::runtime_error(r.source +
-                             ": the largest gap is at i = " + std::to_string(e.gap_index) +
-                             ", which leaves no hidden size once the normaliser and bias "
-                             "directions are taken off");
+    throw InputError::described(r.source, "",
+                                r.source +
+                                    ": the largest gap is at i = " + std::to_string(e.gap_index) +
+                                    ", which leaves no hidden size once the normaliser and bias "
+                                    "directions are taken off");
   return e;
 }
 

@@ -27,7 +27,7 @@ struct DEstimate {
 };
 
 /// From a result with singular values. bias_from: "--bias", "attribute 'bias'" or "" (no bias
-/// stated: none subtracted). Throws std::runtime_error "<file>: ..." when there is no gap (fewer
+/// stated: none subtracted). Throws sb::InputError "<file>: ..." when there is no gap (fewer
 /// than two singular values above the resolution) or it leaves d < 1.
 DEstimate estimate_d(const contract::RankResult& result, const std::string& bias_from);
 

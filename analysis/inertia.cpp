@@ -8,7 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <stdexcept>
+
+#include "common/errors.h"
 
 namespace sb::analysis {
 namespace {
@@ -36,6 +37,8 @@ double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A negative info: a NaN LAPACKE's check finds (a Gram matrix whose entries overflowed) or its
+// workspace not allocated (-1010); the line for the InputError that reports it.
 std::string lapack_error(const char* routine, int64_t n, lapack_int info) {
   return std::string(routine) + " failed on a " + std::to_string(n) + " x " + std::to_string(n) +
          " symmetric matrix: info = " + std::to_string(info);
@@ -50,9 +53,9 @@ double gamma_float64(double k) {
 
 InertiaCounter::InertiaCounter(std::vector<double> g, int64_t n) : n_(n), a_(std::move(g)) {
   if (n < 1 || a_.size() != static_cast<size_t>(n) * static_cast<size_t>(n))
-    throw std::invalid_argument(
-        "InertiaCounter: expected an n x n matrix with n = " + std::to_string(n) + ", got " +
-        std::to_string(a_.size()) + " entries");
+    throw OptionError::described(
+        "g, n", "InertiaCounter: expected an n x n matrix with n = " + std::to_string(n) +
+                    ", got " + std::to_string(a_.size()) + " entries");
   diag_.resize(static_cast<size_t>(n));
   double f2 = 0;
   for (int64_t j = 0; j < n; ++j)
@@ -233,7 +236,7 @@ int64_t InertiaCounter::split(double t_lo, double t_hi, int64_t max_pivots) {
   for (int64_t b = 0; b < k; ++b) c[static_cast<size_t>(b + b * k)] -= shift;
   const auto lk = static_cast<lapack_int>(k);
   const lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', lk, c.data(), lk);
-  if (info < 0) throw std::runtime_error(lapack_error("LAPACKE_dpotrf", k, info));
+  if (info < 0) throw InputError::described("", "", lapack_error("LAPACKE_dpotrf", k, info));
   return done(info == 0 ? k : -1);
 }
 
@@ -250,7 +253,7 @@ int64_t InertiaCounter::count_above(double tau) {
   const lapack_int info =
       LAPACKE_dsytrf_rook(LAPACK_COL_MAJOR, 'U', ln, a_.data(), ln, ipiv.data());
   timing_.ldlt += since(start);
-  if (info < 0) throw std::runtime_error(lapack_error("LAPACKE_dsytrf_rook", n, info));
+  if (info < 0) throw InputError::described("", "", lapack_error("LAPACKE_dsytrf_rook", n, info));
   // info > 0: an exactly zero 1 x 1 block, a zero eigenvalue of G - tau I: not above tau.
   auto column_norm2 = [&](int64_t j, int64_t rows) {  // 1 + squares of the stored multipliers
     double s = 1;

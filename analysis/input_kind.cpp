@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "common/errors.h"
 #include "common/head_spec.h"
 
 namespace sb::analysis {
@@ -23,11 +23,13 @@ int64_t rank_bound(const contract::LogProbHeader& h, InputKind kind) {
 
 std::optional<InputKind> declared_input(const MatrixSource& source, const std::string& option) {
   if (option != "logprobs" && option != "logits" && option != "auto")
-    throw std::invalid_argument("--input " + option + ": expected logprobs, logits or auto");
+    throw OptionError::described("--input",
+                                 "--input " + option + ": expected logprobs, logits or auto");
   const std::string attribute = source.declared_input();
   if (option != "auto" && !attribute.empty() && attribute != option)
-    throw std::runtime_error(source.path() + ": --input " + option +
-                             " contradicts the file's attribute 'input' = " + attribute);
+    throw InputError::described(source.path(), "attribute 'input'",
+                                source.path() + ": --input " + option +
+                                    " contradicts the file's attribute 'input' = " + attribute);
   const std::string kind = option != "auto" ? option : attribute;
   if (kind.empty()) return std::nullopt;
   return kind == "logprobs" ? InputKind::logprobs : InputKind::logits;
@@ -101,10 +103,11 @@ void NormalisationCheck::check(const T* rows, int64_t begin, int64_t count) cons
 void NormalisationCheck::fail(int64_t row, double lse) const {
   char text[64];
   std::snprintf(text, sizeof text, "%.6g", lse);
-  throw std::runtime_error(path() + ": declared log-probabilities (" + declared_by_ +
-                           "), but row " + std::to_string(row) + " has logsumexp " + text +
-                           ", not 0 (within 1e-3): the rows are not normalised; for logits use "
-                           "--input logits");
+  throw InputError::described(path(), data_name(),
+                              path() + ": declared log-probabilities (" + declared_by_ +
+                                  "), but row " + std::to_string(row) + " has logsumexp " + text +
+                                  ", not 0 (within 1e-3): the rows are not normalised; for logits "
+                                  "use --input logits");
 }
 
 void NormalisationCheck::merge(int64_t first_bad_row, double first_bad_lse, double max_abs_lse) {

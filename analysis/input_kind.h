@@ -36,8 +36,8 @@ inline constexpr double kNormalisedTolerance = 1e-3;
 int64_t rank_bound(const contract::LogProbHeader& h, InputKind kind);
 
 /// --input (logprobs | logits | auto) against the file's attribute 'input': the declared kind,
-/// or nullopt (auto on a file that says nothing: detect). Throws std::invalid_argument for
-/// another value ("--input X: expected logprobs, logits or auto") and std::runtime_error
+/// or nullopt (auto on a file that says nothing: detect). Throws sb::OptionError for
+/// another value ("--input X: expected logprobs, logits or auto") and sb::InputError
 /// "<file>: --input X contradicts the file's attribute 'input' = Y" when they differ.
 std::optional<InputKind> declared_input(const MatrixSource& source, const std::string& option);
 /// Names where a declared kind came from: "--input" or "attribute 'input'".
@@ -46,7 +46,7 @@ std::string declared_by(const MatrixSource& source, const std::string& option);
 /// A MatrixSource that computes each row's logsumexp as the rows stream past (rows are read in
 /// order, once or in repeated passes; each row is checked the first time). With must_normalise
 /// (the rows are declared log-probabilities), the first row whose |logsumexp| exceeds
-/// kNormalisedTolerance throws std::runtime_error "<file>: declared log-probabilities (<by>), but
+/// kNormalisedTolerance throws sb::InputError "<file>: declared log-probabilities (<by>), but
 /// row R has logsumexp X, not 0 (within 1e-3): ...".
 class NormalisationCheck final : public MatrixSource {
  public:

@@ -5,10 +5,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <stdexcept>
 #include <utility>
 
 #include "analysis/npy_file.h"
+#include "common/errors.h"
 
 namespace sb::analysis {
 namespace {
@@ -63,19 +63,21 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 std::unique_ptr<MatrixSource> open_matrix(const std::string& path) {
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0)
-    throw std::runtime_error(
-        path + ": " + (errno == ENOENT ? std::string("no such file") : std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) throw std::runtime_error(path + ": not a regular file");
+  if (stat(path.c_str(), &st) != 0) {
+    const int err = errno;  // before the strings below allocate
+    throw FormatError::described(
+        path, "", path + ": " + (err == ENOENT ? std::string("no such file") : std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) throw FormatError::described(path, "", path + ": not a regular file");
   std::string first(8, '\0');
   std::ifstream in(path, std::ios::binary);
   in.read(first.data(), static_cast<std::streamsize>(first.size()));
   first.resize(static_cast<size_t>(in.gcount()));
   if (has_npy_magic(first) || ends_with(path, ".npy")) return std::make_unique<NpySource>(path);
   if (first.rfind("PK\x03\x04", 0) == 0)  // what np.savez and torch.save write
-    throw std::runtime_error(path +
-                             ": format: expected an HDF5 or .npy file, got a zip archive (np.savez "
-                             "or torch.save?): save the matrix with np.save(path, array)");
+    throw FormatError(path, "format", "an HDF5 or .npy file",
+                      "a zip archive (np.savez or torch.save?): save the matrix with "
+                      "np.save(path, array)");
   return std::make_unique<Hdf5Source>(path);
 }
 

@@ -37,8 +37,8 @@ class MatrixSource {
 /// Opens `path` by its first bytes: the .npy magic (or, for the magic's own error, a name ending
 /// in .npy) gives a .npy matrix, a zip archive (.npz, torch.save) an error, anything else an
 /// HDF5 file read with Contract::allow_plain.
-/// Throws std::runtime_error "<path>: ..." (no such file, not a regular file, and each reader's
-/// validation errors).
+/// Throws sb::FormatError "<path>: ..." (no such file, not a regular file, not HDF5 / .npy) and
+/// each reader's validation errors (sb::InputError).
 std::unique_ptr<MatrixSource> open_matrix(const std::string& path);
 
 }  // namespace sb::analysis

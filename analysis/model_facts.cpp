@@ -1,9 +1,9 @@
 #include "analysis/model_facts.h"
 
 #include <limits>
-#include <stdexcept>
 #include <vector>
 
+#include "common/errors.h"
 #include "common/head_spec.h"
 
 namespace sb::analysis {
@@ -19,9 +19,10 @@ std::string join(const std::vector<std::string>& items) {
 void agree(const std::string& path, const std::string& name, const std::string& in_file,
            const std::string& given) {
   if (in_file != given)
-    throw std::runtime_error(path + ": attribute '" + name + "' is " + in_file + ", but --" + name +
-                             " gives " + given +
-                             " (--head, --d, --bias only fill in what a file lacks)");
+    throw InputError::described(path, "attribute '" + name + "'",
+                                path + ": attribute '" + name + "' is " + in_file + ", but --" +
+                                    name + " gives " + given +
+                                    " (--head, --d, --bias only fill in what a file lacks)");
 }
 
 }  // namespace
@@ -30,14 +31,15 @@ void check_model_facts(const ModelFacts& given) {
   if (!given.head.empty()) {
     try {
       HeadSpec::parse(given.head);  // a name, or a spelling with options (adaptive: cutoffs)
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("--head: ") + e.what());
+    } catch (const OptionError& e) {
+      throw OptionError::described("--head", std::string("--head: ") + e.what());
     }
   }
   if (given.d && *given.d < 1)
-    throw std::invalid_argument("--d " + std::to_string(*given.d) + ": expected d >= 1");
+    throw OptionError::described("--d", "--d " + std::to_string(*given.d) + ": expected d >= 1");
   if (given.bias && *given.bias != 0 && *given.bias != 1)
-    throw std::invalid_argument("--bias " + std::to_string(*given.bias) + ": expected bias 0 or 1");
+    throw OptionError::described(
+        "--bias", "--bias " + std::to_string(*given.bias) + ": expected bias 0 or 1");
 }
 
 contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given) {
@@ -71,8 +73,9 @@ contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFa
     options.push_back("--bias 0|1 (decoder bias)");
   }
   if (!missing.empty())
-    throw std::runtime_error(path + ": missing " + join(missing) + " (" + source.plain_kind() +
-                             " carries no attributes): pass " + join(options));
+    throw InputError::described(path, missing.size() == 1 ? missing.front() : "",
+                                path + ": missing " + join(missing) + " (" + source.plain_kind() +
+                                    " carries no attributes): pass " + join(options));
   contract::LogProbHeader h;
   const HeadSpec spec = HeadSpec::parse(given.head);
   h.head = spec.name();

@@ -19,7 +19,7 @@ struct ModelFacts {
   std::optional<int> bias;   ///< decoder bias 0 or 1; empty: not given
 };
 
-/// Throws std::invalid_argument for a given fact out of range, naming the option and the value:
+/// Throws sb::OptionError for a given fact out of range, naming the option and the value:
 /// "--head: unknown head 'x' ..." (with the valid names), "--d 0: expected d >= 1",
 /// "--bias 2: expected bias 0 or 1". A given value is never taken for "not given".
 void check_model_facts(const ModelFacts& given);
@@ -27,7 +27,7 @@ void check_model_facts(const ModelFacts& given);
 /// The header the analysis reports for `source`: the file's own, each given fact checked against
 /// its attribute; or, for a plain matrix, one built from the given facts and the data (T, M,
 /// compute_dtype = the data's dtype, which sets the default eps; ppl NaN; dataset, split empty).
-/// A plain matrix without some of head, d, bias throws one std::runtime_error line naming the
+/// A plain matrix without some of head, d, bias throws one sb::InputError line naming the
 /// file, each missing fact and the option that supplies it.
 contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given);
 

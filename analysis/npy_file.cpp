@@ -12,17 +12,25 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <stdexcept>
 #include <string_view>
+
+#include "common/errors.h"
 
 namespace sb::analysis {
 namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";
 
+// Not a .npy file at all (magic, version, header, size): "<path>: <field>: expected ..., got ...".
 [[noreturn]] void fail(const std::string& path, const std::string& field,
                        const std::string& expected, const std::string& got) {
-  throw std::runtime_error(path + ": " + field + ": expected " + expected + ", got " + got);
+  throw FormatError(path, field, expected, got);
+}
+
+// A .npy file whose array is not the analysis's (dtype, shape): the same line, an InputError.
+[[noreturn]] void refuse(const std::string& path, const std::string& field,
+                         const std::string& expected, const std::string& got) {
+  throw InputError(path, field, expected, got);
 }
 
 // Printable form of raw bytes for messages: "\x93NUMPY", "PK\x03\x04".
@@ -250,13 +258,16 @@ NpyHeader parse_npy_header(const std::string& path, std::string_view bytes) {
 
 NpyMatrix::NpyMatrix(std::string path) : path_(std::move(path)) {
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw std::runtime_error(
-        path_ + ": " + (errno == ENOENT ? std::string("no such file") : std::strerror(errno)));
+  if (fd < 0) {
+    const int err = errno;  // before the strings below allocate
+    throw FormatError::described(
+        path_, "",
+        path_ + ": " + (err == ENOENT ? std::string("no such file") : std::strerror(err)));
+  }
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw std::runtime_error(path_ + ": not a regular file");
+    throw FormatError::described(path_, "", path_ + ": not a regular file");
   }
   file_size_ = st.st_size;
   if (file_size_ > 0) {
@@ -264,7 +275,7 @@ NpyMatrix::NpyMatrix(std::string path) : path_(std::move(path)) {
     if (p == MAP_FAILED) {
       const std::string why = std::strerror(errno);
       ::close(fd);
-      throw std::runtime_error(path_ + ": mmap failed: " + why);
+      throw FormatError::described(path_, "", path_ + ": mmap failed: " + why);
     }
     map_ = static_cast<char*>(p);
   }
@@ -277,15 +288,15 @@ NpyMatrix::NpyMatrix(std::string path) : path_(std::move(path)) {
     else if (h.descr == "<f8")
       itemsize_ = 8;
     else
-      fail(path_, "dtype (header 'descr')",
-           "'<f4' (float32) or '<f8' (float64); convert with a.astype(np.float32)",
-           "'" + h.descr + "' (" + describe_descr(h.descr) + ")");
+      refuse(path_, "dtype (header 'descr')",
+             "'<f4' (float32) or '<f8' (float64); convert with a.astype(np.float32)",
+             "'" + h.descr + "' (" + describe_descr(h.descr) + ")");
     if (h.shape.size() != 2)
-      fail(path_, "header 'shape'", "2 dimensions (T, M), rows = tokens", shape_string(h.shape));
+      refuse(path_, "header 'shape'", "2 dimensions (T, M), rows = tokens", shape_string(h.shape));
     if (h.shape[0] < 1 || h.shape[1] < 1)
-      fail(path_, "header 'shape'", "T >= 1 and M >= 1", shape_string(h.shape));
+      refuse(path_, "header 'shape'", "T >= 1 and M >= 1", shape_string(h.shape));
     if (h.shape[0] > (std::numeric_limits<int64_t>::max() - h.data_offset) / itemsize_ / h.shape[1])
-      fail(path_, "header 'shape'", "a size that fits in 64 bits", shape_string(h.shape));
+      refuse(path_, "header 'shape'", "a size that fits in 64 bits", shape_string(h.shape));
     const int64_t data = h.shape[0] * h.shape[1] * itemsize_;
     if (file_size_ != h.data_offset + data)
       fail(path_, "size",
@@ -320,9 +331,10 @@ void NpyMatrix::release(int64_t first_byte, int64_t end_byte) const {
 template <class Out>
 void NpyMatrix::read_block(int64_t begin, int64_t count, Out* out) const {
   if (begin < 0 || count < 0 || begin + count > rows())
-    throw std::out_of_range(path_ + ": rows [" + std::to_string(begin) + ", " +
-                            std::to_string(begin + count) + ") outside [0, " +
-                            std::to_string(rows()) + ")");
+    throw OptionError::described("begin, count", path_ + ": rows [" + std::to_string(begin) + ", " +
+                                                     std::to_string(begin + count) +
+                                                     ") outside [0, " + std::to_string(rows()) +
+                                                     ")");
   const int64_t t = rows(), m = cols(), isz = itemsize_;
   const char* data = map_ + header_.data_offset;
   auto convert = [&](const char* src, int64_t n, Out* dst) {

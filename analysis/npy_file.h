@@ -10,7 +10,8 @@
 //
 // Accepted: descr '<f4' or '<f8' (little-endian float32/float64), 2-D shape with both sizes
 // >= 1, fortran_order True or False, a file of exactly header + T * M * itemsize bytes. Anything
-// else throws std::runtime_error "<path>: <field>: expected ..., got ...".
+// else throws "<path>: <field>: expected ..., got ...": sb::FormatError for a file that is not a
+// whole .npy file, sb::InputError for a dtype or shape the analysis does not take.
 
 #include <cstdint>
 #include <string>

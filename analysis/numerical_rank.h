@@ -13,7 +13,7 @@ namespace sb::analysis {
 inline constexpr double kFloat32Eps = 1.1920928955078125e-07;  // 2^-23
 inline constexpr double kFloat64Eps = 2.220446049250313e-16;   // 2^-52
 
-/// "float32" | "float64" | a number in (0, 1) -> eps. Throws std::invalid_argument "--eps X:
+/// "float32" | "float64" | a number in (0, 1) -> eps. Throws sb::OptionError "--eps X:
 /// expected ..." otherwise.
 double parse_eps(const std::string& text);
 

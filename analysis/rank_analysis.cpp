@@ -15,11 +15,11 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
-#include <new>
 #include <string>
 
 #include "analysis/rank_analysis_cli.h"
 #include "common/blas_core.h"
+#include "common/errors.h"
 #ifdef SB_HAVE_MPI
 #include <optional>
 
@@ -76,21 +76,24 @@ int main(int argc, char** argv) {
     return 2;
   }
   // rank_analysis_main reports its own errors; this is the last resort for anything that escapes
-  // it, so that no raw exception (std::bad_alloc from a large allocation, say) reaches the user.
+  // it (or the MPI session's start), so that no raw exception (std::bad_alloc from a large
+  // allocation, say) reaches the user: the one mapping of common/errors.h, one line, exit 2.
   sb::analysis::MpiChoice mpi;
 #ifdef SB_HAVE_MPI
   // MPI starts for --mpi or when mpirun / srun started several processes, and finalizes when
   // main returns, whatever the exit status.
   std::optional<sb::analysis::MpiSession> session;
   mpi.built = true;
-  if (has_flag(argc, argv, "--mpi") || sb::analysis::launched_by_mpi()) {
-    session.emplace(&argc, &argv);
-    mpi.collective = &session->collective();
-  }
 #else
   (void)has_flag;
 #endif
   try {
+#ifdef SB_HAVE_MPI
+    if (has_flag(argc, argv, "--mpi") || sb::analysis::launched_by_mpi()) {
+      session.emplace(&argc, &argv);
+      mpi.collective = &session->collective();
+    }
+#endif
     return sb::analysis::rank_analysis_main(
         argc, argv,
         {{"cpu", "cuda"},
@@ -98,12 +101,8 @@ int main(int argc, char** argv) {
          "(built only against a CUDA LibTorch)",
          {}},
         mpi);
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr,
-                 "rank_analysis: out of memory (std::bad_alloc); see --budget-gb and --method\n");
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    std::fprintf(stderr, "rank_analysis: %s\n", what.substr(0, what.find('\n')).c_str());
+  } catch (...) {
+    return sb::report_error("rank_analysis", std::current_exception(),
+                            "see --budget-gb and --method");
   }
-  return 2;
 }

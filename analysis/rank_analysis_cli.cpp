@@ -11,7 +11,6 @@
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <new>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -23,6 +22,7 @@
 #include "analysis/rank_analysis_options.h"
 #include "analysis/rank_table.h"
 #include "common/blas_core.h"
+#include "common/errors.h"
 #include "common/head_spec.h"
 
 namespace sb::analysis {
@@ -63,13 +63,6 @@ void print_head_facts(bool json) {
     }
     std::printf("%s\n", row.substr(0, row.find_last_not_of(' ') + 1).c_str());
   }
-}
-
-/// The first line of an exception's text: a message from a library (c10::Error carries a
-/// backtrace after its first line) stays one line on stderr.
-std::string one_line(const std::string& text) {
-  const auto end = text.find('\n');
-  return end == std::string::npos ? text : text.substr(0, end);
 }
 
 /// The description and the examples of --help.
@@ -249,7 +242,8 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
   // process 0 prints the line).
   const bool root = !mpi.collective || mpi.collective->root();
   auto refuse = [root](const std::string& why) {
-    if (root) std::fprintf(stderr, "rank_analysis: %s\n", one_line(why).c_str());
+    // The first line only: a library's message (c10::Error) can carry a backtrace after it.
+    if (root) std::fprintf(stderr, "rank_analysis: %s\n", first_line(why).c_str());
     return 2;
   };
   if (const int status = listing(rep, in, refuse); status >= 0) return status;
@@ -271,15 +265,16 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
     const auto results = analyse_all(in.files, prepared, opt, rep.quiet, doing);
     if (!root) return 0;  // process 0 prints and writes
     return report(rep, in, prepared, results);
-  } catch (const std::bad_alloc&) {
-    // The estimates of plan_analysis count the large buffers; anything else running out ends
-    // here rather than as an uncaught std::bad_alloc.
-    return refuse(doing.file.empty()
-                      ? "out of memory (std::bad_alloc)"
-                      : doing.file + ": out of memory (std::bad_alloc) " + doing.what +
-                            ": the process could not allocate what it needs");
-  } catch (const std::exception& e) {
-    return refuse(e.what());
+  } catch (...) {
+    // The one mapping (common/errors.h). The estimates of plan_analysis count the large buffers;
+    // anything else running out ends here rather than as an uncaught std::bad_alloc, its line
+    // naming the file being worked on.
+    ErrorReport error = error_report(std::current_exception());
+    if (error.kind == ErrorReport::Kind::memory && !doing.file.empty())
+      error.line = doing.file + ": out of memory (std::bad_alloc) " + doing.what +
+                   ": the process could not allocate what it needs";
+    refuse(error.line);
+    return error.status;
   }
 }
 

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <stdexcept>
 #include <thread>
 #include <utility>
 
 #include "analysis/numerical_rank.h"
+#include "common/errors.h"
 
 namespace sb::analysis {
 
@@ -52,8 +52,9 @@ void InputOptions::add_to(CLI::App& app, AnalyseOptions& opt) {
 void InputOptions::check(const AnalyseOptions& opt) const {
   if (!opt.eps.empty()) parse_eps(opt.eps);
   if (opt.input != "logprobs" && opt.input != "logits" && opt.input != "auto")
-    throw std::invalid_argument("--input " + opt.input + ": expected logprobs, logits or auto");
-  if (files.empty()) throw std::invalid_argument("no input files (see --help)");
+    throw OptionError::described("--input",
+                                 "--input " + opt.input + ": expected logprobs, logits or auto");
+  if (files.empty()) throw OptionError::described("files", "no input files (see --help)");
 }
 
 void InputOptions::apply(AnalyseOptions& opt) const {
@@ -154,25 +155,27 @@ bool MethodOptions::sketch_given() const {
 
 namespace {
 
-/// Throws for an option that only another method reads: `what` names it and says so.
+/// Throws for an option that only another method reads: `what` names it (its first word) and
+/// says so.
 void refuse_if(bool given, const std::string& what) {
-  if (given) throw std::invalid_argument(what);
+  if (given) throw OptionError::described(what.substr(0, what.find(' ')), what);
 }
 
 }  // namespace
 
 void MethodOptions::check(const AnalyseOptions& opt, bool estimate_d, bool writes_spectrum) const {
   if (threads < 1)
-    throw std::invalid_argument("--threads " + std::to_string(threads) + ": expected threads >= 1");
+    throw OptionError::described(
+        "--threads", "--threads " + std::to_string(threads) + ": expected threads >= 1");
   if (budget_->count() > 0 && !(std::isfinite(budget_gb) && budget_gb > 0)) {
     char value[32];
     std::snprintf(value, sizeof value, "%g", budget_gb);
-    throw std::invalid_argument(std::string("--budget-gb ") + value +
-                                ": expected a finite number of GiB > 0");
+    throw OptionError::described("--budget-gb", std::string("--budget-gb ") + value +
+                                                    ": expected a finite number of GiB > 0");
   }
   if (opt.block_rows < 1)
-    throw std::invalid_argument("--block-rows " + std::to_string(opt.block_rows) +
-                                ": expected block rows >= 1");
+    throw OptionError::described("--block-rows", "--block-rows " + std::to_string(opt.block_rows) +
+                                                     ": expected block rows >= 1");
   check_sketch_options(opt);
   const std::string& method = opt.method;
   const bool exact = method == "exact";
@@ -224,7 +227,7 @@ void MethodOptions::apply(AnalyseOptions& opt, const DeviceChoice& devices,
     try {
       devices.configure(device, threads, opt);
     } catch (const std::exception& e) {
-      throw std::invalid_argument("--device " + device + ": " + e.what());
+      throw OptionError::described("--device", "--device " + device + ": " + e.what());
     }
   }
   opt.spectrum = spectrum || needs_spectrum;
@@ -260,30 +263,34 @@ void ReportOptions::check(const std::vector<std::string>& files) const {
   std::error_code ec;
   if (!out.empty()) {
     if (files.size() != 1)
-      throw std::invalid_argument("--out takes one input file, got " +
-                                  std::to_string(files.size()) + "; use --out-dir DIR");
+      throw OptionError::described("--out", "--out takes one input file, got " +
+                                                std::to_string(files.size()) +
+                                                "; use --out-dir DIR");
     const fs::path path = out;
     if (fs::is_directory(path, ec))
-      throw std::invalid_argument("--out " + out + ": expected a file path, got a directory");
+      throw OptionError::described("--out",
+                                   "--out " + out + ": expected a file path, got a directory");
     const fs::path parent = path.parent_path();
     if (!parent.empty() && !fs::is_directory(parent, ec))
-      throw std::invalid_argument("--out " + out + ": expected an existing directory, got '" +
-                                  parent.string() + "'");
+      throw OptionError::described(
+          "--out",
+          "--out " + out + ": expected an existing directory, got '" + parent.string() + "'");
     if (fs::equivalent(path, files.front(), ec))
-      throw std::invalid_argument("--out " + out + ": expected a path other than the input file's");
+      throw OptionError::described(
+          "--out", "--out " + out + ": expected a path other than the input file's");
   }
   if (out_dir.empty()) return;
   if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
-    throw std::invalid_argument("--out-dir " + out_dir +
-                                ": expected a directory, got another kind of file");
+    throw OptionError::described(
+        "--out-dir", "--out-dir " + out_dir + ": expected a directory, got another kind of file");
   std::vector<std::pair<std::string, std::string>> seen;  // result path, its input
   for (const auto& f : files) {
     const std::string result = result_path(out_dir, f);
     for (const auto& [path, input] : seen)
       if (path == result)
-        throw std::invalid_argument("--out-dir " + out_dir + ": inputs " + input + " and " + f +
-                                    " would both write " + result +
-                                    ": expected inputs with different names");
+        throw OptionError::described("--out-dir", "--out-dir " + out_dir + ": inputs " + input +
+                                                      " and " + f + " would both write " + result +
+                                                      ": expected inputs with different names");
     seen.emplace_back(result, f);
   }
 }
@@ -300,7 +307,8 @@ void MpiOptions::add_to(CLI::App& app) {
 
 void MpiOptions::check(const MpiChoice& mpi) const {
   if (flag && !mpi.built)
-    throw std::invalid_argument(
+    throw OptionError::described(
+        "--mpi",
         "--mpi: this rank_analysis was built without MPI (install libopenmpi-dev and rebuild: "
         "make deps build)");
 }

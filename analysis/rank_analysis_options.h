@@ -3,7 +3,7 @@
 // (InputOptions), how the spectrum is computed (MethodOptions), what is printed and written
 // (ReportOptions), and whether the process is one of several (MpiOptions). Each adds its options
 // to the app (add_to), checks their values and combinations before any file is opened (check:
-// std::invalid_argument naming the option, the value and what is expected) and puts them into
+// sb::OptionError naming the option, the value and what is expected) and puts them into
 // the AnalyseOptions the analysis reads (apply).
 
 #include <CLI/CLI.hpp>
@@ -48,7 +48,7 @@ struct MethodOptions {
   /// Values, and options that only another method reads (they would do nothing).
   void check(const AnalyseOptions& opt, bool estimate_d, bool writes_spectrum) const;
   /// The budget, --rank-only's route, the OpenBLAS threads, the device, whether the spectrum is
-  /// computed and the row reads overlap. Throws std::invalid_argument for a device that cannot
+  /// computed and the row reads overlap. Throws sb::OptionError for a device that cannot
   /// be used.
   void apply(AnalyseOptions& opt, const DeviceChoice& devices, bool needs_spectrum) const;
 

@@ -10,11 +10,11 @@
 #include <future>
 #include <limits>
 #include <random>
-#include <stdexcept>
 
 #include "analysis/block_stream.h"
 #include "analysis/collective.h"
 #include "analysis/inertia.h"
+#include "common/errors.h"
 
 namespace sb::analysis {
 namespace {
@@ -29,11 +29,14 @@ double since(std::chrono::steady_clock::time_point start) {
 
 int blas_int(int64_t n) { return static_cast<int>(n); }
 
+// A LAPACK failure on the sketch's matrices: what the data put there (an overflow to inf, a
+// NaN LAPACKE's check finds, no convergence) or LAPACKE's workspace not allocated (-1010).
 void check_lapack(lapack_int info, const char* routine, int64_t n) {
   if (info != 0)
-    throw std::runtime_error(std::string("sketch: LAPACKE_") + routine + " returned " +
-                             std::to_string(info) + " on a matrix with " + std::to_string(n) +
-                             " columns");
+    throw InputError::described("", "",
+                                std::string("sketch: LAPACKE_") + routine + " returned " +
+                                    std::to_string(info) + " on a matrix with " +
+                                    std::to_string(n) + " columns");
 }
 
 // Fills columns [from, to) of the column-major m-row matrix x with standard Gaussians.
@@ -365,11 +368,12 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   const int64_t m = cols, full = std::min(rows, cols);
   const int64_t p = o.probes;
   if (o.probes < 12 || o.probes > 256)
-    throw std::invalid_argument("--sketch-probes " + std::to_string(o.probes) +
-                                ": expected 12 to 256 probes");
+    throw OptionError::described("--sketch-probes", "--sketch-probes " + std::to_string(o.probes) +
+                                                        ": expected 12 to 256 probes");
   if (o.oversampling < 0)
-    throw std::invalid_argument("--sketch-oversampling " + std::to_string(o.oversampling) +
-                                ": expected >= 0");
+    throw OptionError::described(
+        "--sketch-oversampling",
+        "--sketch-oversampling " + std::to_string(o.oversampling) + ": expected >= 0");
   const int64_t cap = o.max_k > 0 ? std::min(o.max_k, full) : full;
   int64_t k = std::clamp<int64_t>(o.initial_k > 0 ? o.initial_k : o.bound + o.oversampling, 1, cap);
   const int64_t block_rows =

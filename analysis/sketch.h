@@ -140,7 +140,7 @@ double sketch_bytes(int64_t rows, int64_t cols, int64_t k, int probes, int64_t b
 int64_t sketch_block_rows(int64_t cols, int64_t block_rows);
 
 /// Runs the sketch. Non-finite entries stop the first pass (check scan->clean(); the result is
-/// then empty). Throws std::invalid_argument for options out of range (k0 < 1, probes < 1).
+/// then empty). Throws sb::OptionError for options out of range (k0 < 1, probes < 1).
 SketchResult sketch_rank(const RowReader& read, int64_t rows, int64_t cols,
                          const SketchOptions& options, FiniteScan* scan,
                          SpectrumTiming* timing = nullptr, const SketchProgress& progress = {});

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <future>
 #include <sstream>
-#include <stdexcept>
 #include <type_traits>
 
 #include "analysis/block_stream.h"
+#include "common/errors.h"
 
 namespace sb::analysis {
 
@@ -105,10 +105,13 @@ std::vector<double> gesdd(std::vector<T>& a, int64_t rows, int64_t cols) {
   else
     info =
         LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, a.data(), m, s.data(), nullptr, 1, nullptr, 1);
+  // The data's failure (no convergence, a NaN LAPACKE's check finds) or LAPACKE's workspace.
   if (info != 0)
-    throw std::runtime_error(std::string(sizeof(T) == 4 ? "LAPACKE_sgesdd" : "LAPACKE_dgesdd") +
-                             " failed on a " + std::to_string(rows) + " x " + std::to_string(cols) +
-                             " matrix: info = " + std::to_string(info));
+    throw InputError::described("", "",
+                                std::string(sizeof(T) == 4 ? "LAPACKE_sgesdd" : "LAPACKE_dgesdd") +
+                                    " failed on a " + std::to_string(rows) + " x " +
+                                    std::to_string(cols) +
+                                    " matrix: info = " + std::to_string(info));
   return std::vector<double>(s.begin(), s.end());  // LAPACK returns them descending
 }
 
@@ -260,10 +263,12 @@ std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
   const lapack_int info =
       two_stage ? LAPACKE_dsyevd_2stage(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data())
                 : LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data());
-  if (info != 0)
-    throw std::runtime_error(std::string(two_stage ? "LAPACKE_dsyevd_2stage" : "LAPACKE_dsyevd") +
-                             " failed on the " + std::to_string(m) + " x " + std::to_string(m) +
-                             " Gram matrix: info = " + std::to_string(info));
+  if (info != 0)  // as gesdd's: the data's failure or LAPACKE's workspace
+    throw InputError::described(
+        "", "",
+        std::string(two_stage ? "LAPACKE_dsyevd_2stage" : "LAPACKE_dsyevd") + " failed on the " +
+            std::to_string(m) + " x " + std::to_string(m) +
+            " Gram matrix: info = " + std::to_string(info));
   timing->solve += since(start);
   // Eigenvalues come ascending; round-off can make the smallest slightly negative.
   std::vector<double> s(w.size());

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/errors.h"
+
 namespace sb::analysis {
 
 namespace {
@@ -19,21 +21,22 @@ std::string block_name(int pass, int64_t index) {
 StreamSource::StreamSource(PassFactory start, int64_t cols, int64_t rows, std::string input)
     : start_(std::move(start)), cols_(cols), rows_(rows), input_(std::move(input)) {
   if (cols_ < 1)
-    throw std::invalid_argument("<stream>: M: expected the vocabulary size M >= 1, got " +
-                                std::to_string(cols_));
+    throw OptionError::described(
+        "M", "<stream>: M: expected the vocabulary size M >= 1, got " + std::to_string(cols_));
   if (rows_ == 0 || rows_ < -1)
-    throw std::invalid_argument("<stream>: T: expected T >= 1 (or unknown), got " +
-                                std::to_string(rows_));
+    throw OptionError::described(
+        "T", "<stream>: T: expected T >= 1 (or unknown), got " + std::to_string(rows_));
   if (!input_.empty() && input_ != "logprobs" && input_ != "logits")
-    throw std::invalid_argument("<stream>: input: expected logprobs or logits, got '" + input_ +
-                                "'");
+    throw OptionError::described(
+        "input", "<stream>: input: expected logprobs or logits, got '" + input_ + "'");
   // The dtype from the first block; without T, a whole first pass counts the rows (every block
   // checked). With T, the analysis's own passes check that each yields T rows.
   pass_ = start_();
   ++passes_;
   int64_t counted = 0;
   while ((rows_ < 0 || !dtype_known_) && next_block()) counted += block_.rows;
-  if (counted == 0) throw std::invalid_argument("<stream>: the first pass yields no rows");
+  if (counted == 0)
+    throw InputError::described("<stream>", "", "<stream>: the first pass yields no rows");
   if (rows_ < 0) rows_ = counted;
   pass_.reset();
 }
@@ -41,16 +44,17 @@ StreamSource::StreamSource(PassFactory start, int64_t cols, int64_t rows, std::s
 void StreamSource::check_block(const ArrayView& b) const {
   const std::string where = block_name(passes_, block_index_);
   if (b.cols != cols_)
-    throw std::invalid_argument(where + ": width: expected M = " + std::to_string(cols_) +
-                                " columns, got " + std::to_string(b.cols));
-  if (b.rows < 0 || (b.rows > 0 && !b.data)) throw std::invalid_argument(where + ": no data");
+    throw InputError(where, "width", "M = " + std::to_string(cols_) + " columns",
+                     std::to_string(b.cols));
+  if (b.rows < 0 || (b.rows > 0 && !b.data))
+    throw InputError::described(where, "", where + ": no data");
   if (!dtype_known_) {
     float64_ = b.float64;
     dtype_known_ = true;
   } else if (b.float64 != float64_) {
-    throw std::invalid_argument(where + ": dtype: expected " +
-                                std::string(float64_ ? "float64" : "float32") +
-                                " as the first block, got " + (b.float64 ? "float64" : "float32"));
+    throw InputError(where, "dtype",
+                     std::string(float64_ ? "float64" : "float32") + " as the first block",
+                     b.float64 ? "float64" : "float32");
   }
   // Non-finite entries: named here, by block, row and column.
   const char* base = static_cast<const char*>(b.data);
@@ -66,8 +70,10 @@ void StreamSource::check_block(const ArrayView& b) const {
         v = f;
       }
       if (!std::isfinite(v))
-        throw std::invalid_argument(where + ": row " + std::to_string(r) + ", column " +
-                                    std::to_string(c) + ": not finite (" + std::to_string(v) + ")");
+        throw InputError::described(
+            where, "row " + std::to_string(r) + ", column " + std::to_string(c),
+            where + ": row " + std::to_string(r) + ", column " + std::to_string(c) +
+                ": not finite (" + std::to_string(v) + ")");
     }
 }
 
@@ -92,6 +98,8 @@ void StreamSource::read(int64_t begin, int64_t count, Out* out) const {
     block_.rows = 0;
     position_ = 0;
   }
+  // internal: the analysis reads a stream in order from row 0 (block_stream.h, the input-kind
+  // sample, the certificate's passes); no block's content can reorder its reads.
   if (!pass_ || begin != position_)
     throw std::logic_error("<stream>: rows read out of order: [" + std::to_string(begin) + ", " +
                            std::to_string(begin + count) + ") after row " +
@@ -100,9 +108,10 @@ void StreamSource::read(int64_t begin, int64_t count, Out* out) const {
   while (filled < count) {
     if (block_used_ == block_.rows) {
       if (!next_block())
-        throw std::invalid_argument("<stream>: pass " + std::to_string(passes_) + " yields " +
-                                    std::to_string(position_ + filled) + " rows, the first " +
-                                    std::to_string(rows_));
+        throw InputError::described("<stream>", "",
+                                    "<stream>: pass " + std::to_string(passes_) + " yields " +
+                                        std::to_string(position_ + filled) + " rows, the first " +
+                                        std::to_string(rows_));
       continue;
     }
     const int64_t take = std::min(count - filled, block_.rows - block_used_);
@@ -119,9 +128,10 @@ void StreamSource::read(int64_t begin, int64_t count, Out* out) const {
     while (block_used_ == block_.rows) {
       if (!next_block()) return;
     }
-    throw std::invalid_argument(block_name(passes_, block_index_) + ": pass " +
-                                std::to_string(passes_) + " yields more rows than the first (" +
-                                std::to_string(rows_) + ")");
+    throw InputError::described(block_name(passes_, block_index_), "",
+                                block_name(passes_, block_index_) + ": pass " +
+                                    std::to_string(passes_) + " yields more rows than the first (" +
+                                    std::to_string(rows_) + ")");
   }
 }
 

@@ -32,8 +32,8 @@ using PassFactory = std::function<std::unique_ptr<BlockPass>()>;
 class StreamSource final : public MatrixSource {
  public:
   /// `cols` = M. `rows` = T when known (the first block alone is read here, for its dtype), else
-  /// -1: a first pass counts the rows, checking every block. Throws std::invalid_argument naming
-  /// the block for a bad one.
+  /// -1: a first pass counts the rows, checking every block. Throws sb::InputError naming the
+  /// block for a bad one, sb::OptionError for M, T or input out of range.
   StreamSource(PassFactory start, int64_t cols, int64_t rows, std::string input = "");
   const std::string& path() const override { return name_; }
   int64_t rows() const override { return rows_; }

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/errors.h"
+
 namespace sb {
 namespace {
 
@@ -42,16 +44,16 @@ int64_t parse_int(const std::string& text, const std::string& key, const std::st
     used = 0;
   }
   if (used != text.size() || text.empty())
-    throw std::invalid_argument("head '" + spec + "': " + key + "='" + text +
-                                "' is not an integer");
+    throw OptionError::described(
+        "head", "head '" + spec + "': " + key + "='" + text + "' is not an integer");
   return value;
 }
 
 double parse_double(const std::string& text, const std::string& key, const std::string& spec) {
   const auto value = parse_finite_number(text);
   if (!value)
-    throw std::invalid_argument("head '" + spec + "': " + key + "='" + text +
-                                "' is not a finite number");
+    throw OptionError::described(
+        "head", "head '" + spec + "': " + key + "='" + text + "' is not a finite number");
   return *value;
 }
 
@@ -69,13 +71,15 @@ const std::vector<std::string>& head_names() {
 std::string head_name(HeadKind kind) {
   for (const auto& e : kHeads)
     if (e.kind == kind) return e.name;
+  // internal: kHeads lists every HeadKind; a kind is only made from that table or a literal.
   throw std::logic_error("head_name: unregistered HeadKind");
 }
 
 HeadKind head_kind_from_name(const std::string& name) {
   for (const auto& e : kHeads)
     if (name == e.name) return e.kind;
-  throw std::invalid_argument("unknown head '" + name + "'; valid heads: " + join(head_names()));
+  throw OptionError::described("head",
+                               "unknown head '" + name + "'; valid heads: " + join(head_names()));
 }
 
 std::optional<double> parse_finite_number(const std::string& text) {
@@ -138,7 +142,8 @@ HeadSpec HeadSpec::parse(const std::string& text) {
     }
     in_cutoffs = false;
     if (eq == std::string::npos)
-      throw std::invalid_argument("head '" + text + "': option '" + item + "' is not key=value");
+      throw OptionError::described("head",
+                                   "head '" + text + "': option '" + item + "' is not key=value");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     const auto kind = spec.kind;
     if (key == "cutoffs" && is_adaptive(kind)) {
@@ -155,21 +160,23 @@ HeadSpec HeadSpec::parse(const std::string& text) {
     } else if (key == "b" && kind == HeadKind::sigsoftmax) {
       spec.learnable_bias = parse_int(value, key, text) != 0;
     } else {
-      throw std::invalid_argument("head '" + text + "': unknown option '" + key + "' for " +
-                                  spec.name() +
-                                  " (valid: sparse k, mos/moss K, relu/spherical eps, "
-                                  "sigsoftmax b=0|1, adaptive cutoffs=c1,c2,... and div)");
+      throw OptionError::described("head", "head '" + text + "': unknown option '" + key +
+                                               "' for " + spec.name() +
+                                               " (valid: sparse k, mos/moss K, relu/spherical "
+                                               "eps, sigsoftmax b=0|1, adaptive "
+                                               "cutoffs=c1,c2,... and div)");
     }
   }
   for (size_t i = 0; i < spec.cutoffs.size(); ++i)
     if (spec.cutoffs[i] < 1 || (i > 0 && spec.cutoffs[i] <= spec.cutoffs[i - 1]))
-      throw std::invalid_argument("head '" + text +
-                                  "': cutoffs must be increasing integers >= 1, e.g. "
-                                  "cutoffs=2000,6000");
-  if (!(spec.div >= 1)) throw std::invalid_argument("head '" + text + "': div must be >= 1");
-  if (spec.k < 1) throw std::invalid_argument("head '" + text + "': k must be >= 1");
-  if (spec.experts < 1) throw std::invalid_argument("head '" + text + "': K must be >= 1");
-  if (!(spec.eps > 0)) throw std::invalid_argument("head '" + text + "': eps must be > 0");
+      throw OptionError::described("head", "head '" + text +
+                                               "': cutoffs must be increasing integers >= 1, "
+                                               "e.g. cutoffs=2000,6000");
+  if (!(spec.div >= 1))
+    throw OptionError::described("head", "head '" + text + "': div must be >= 1");
+  if (spec.k < 1) throw OptionError::described("head", "head '" + text + "': k must be >= 1");
+  if (spec.experts < 1) throw OptionError::described("head", "head '" + text + "': K must be >= 1");
+  if (!(spec.eps > 0)) throw OptionError::described("head", "head '" + text + "': eps must be > 0");
   return spec;
 }
 
@@ -211,21 +218,23 @@ std::string HeadSpec::to_string() const {
 HeadSpec parse_head_setting(const std::string& text, const std::string& hint) {
   try {
     return HeadSpec::parse(text);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("head = \"" + text + "\": " + e.what() + hint);
+  } catch (const OptionError& e) {
+    throw OptionError::described("head", "head = \"" + text + "\": " + e.what() + hint);
   }
 }
 
 void check_head_fits(const HeadSpec& spec, int64_t M, const std::string& what) {
   if (is_adaptive(spec) && !spec.cutoffs.empty() && spec.cutoffs.back() >= M)
-    throw std::invalid_argument(
-        "head = \"" + spec.to_string() + "\": the last cutoff " +
-        std::to_string(spec.cutoffs.back()) + " is not below the M = " + std::to_string(M) + " " +
-        what + " (every tail cluster needs a word); set cutoffs below " + std::to_string(M));
+    throw OptionError::described(
+        "head", "head = \"" + spec.to_string() + "\": the last cutoff " +
+                    std::to_string(spec.cutoffs.back()) +
+                    " is not below the M = " + std::to_string(M) + " " + what +
+                    " (every tail cluster needs a word); set cutoffs below " + std::to_string(M));
   if (spec.kind == HeadKind::sparse && spec.k > M)
-    throw std::invalid_argument(
-        "head = \"" + spec.to_string() + "\": k = " + std::to_string(spec.k) +
-        " exceeds the M = " + std::to_string(M) + " " + what + "; set k <= " + std::to_string(M));
+    throw OptionError::described("head", "head = \"" + spec.to_string() +
+                                             "\": k = " + std::to_string(spec.k) +
+                                             " exceeds the M = " + std::to_string(M) + " " + what +
+                                             "; set k <= " + std::to_string(M));
 }
 
 std::string head_file_name(const std::string& text) {

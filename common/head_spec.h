@@ -44,7 +44,8 @@ struct HeadSpec {
   /// Grave et al. 2017's default 4).
   double div = 4.0;
 
-  /// Parses `name[:key=value,...]`; throws std::invalid_argument naming the valid names/keys.
+  /// Parses `name[:key=value,...]`; throws sb::OptionError (option "head") naming the valid
+  /// names/keys.
   static HeadSpec parse(const std::string& text);
   /// The default spec of a head (its own eps default: 1e-8 for relu, 0.0198 for spherical).
   static HeadSpec of(HeadKind kind);
@@ -59,7 +60,7 @@ HeadSpec parse_head_setting(const std::string& text, const std::string& hint = "
 std::string head_file_name(const std::string& text);
 
 /// Checks that the head fits M output classes (sparse: k <= M, or its top-k would ask for more
-/// classes than there are); throws std::invalid_argument "head = "sparse:k=20": k = 20 exceeds
+/// classes than there are); throws sb::OptionError "head = "sparse:k=20": k = 20 exceeds
 /// the M = 10 <what>; set k <= 10".
 void check_head_fits(const HeadSpec& spec, int64_t M, const std::string& what);
 
@@ -71,7 +72,7 @@ inline bool is_adaptive(const HeadSpec& spec) { return is_adaptive(spec.kind); }
 /// Registry names in declaration order: softmax, sigsoftmax, relu, ...
 const std::vector<std::string>& head_names();
 std::string head_name(HeadKind kind);
-/// Throws std::invalid_argument listing the valid names when `name` is unknown.
+/// Throws sb::OptionError (option "head") listing the valid names when `name` is unknown.
 HeadKind head_kind_from_name(const std::string& name);
 
 /// Theorem 2 (Kanai et al. 2018) bounds only log-softmax: with a d-dimensional input space the

@@ -6,7 +6,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <stdexcept>
+
+#include "common/errors.h"
 
 namespace sb::contract::h5 {
 
@@ -40,9 +41,12 @@ void quiet() {
 
 Handle open_file(const std::string& path, bool write) {
   quiet();
-  if (access(path.c_str(), F_OK) != 0) throw std::runtime_error(path + ": no such file");
+  if (access(path.c_str(), F_OK) != 0)
+    throw FormatError::described(path, "", path + ": no such file");
   const hid_t id = H5Fopen(path.c_str(), write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) throw std::runtime_error(path + ": not a readable HDF5 file (truncated or corrupt?)");
+  if (id < 0)
+    throw FormatError::described(path, "",
+                                 path + ": not a readable HDF5 file (truncated or corrupt?)");
   return Handle(id, H5Fclose);
 }
 
@@ -50,9 +54,10 @@ Handle create_file(const std::string& path, const std::string& shown) {
   quiet();
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (id < 0)
-    throw std::runtime_error((shown.empty() ? path + ": cannot create HDF5 file"
-                                            : shown + ": not written: cannot create " + path) +
-                             "; is the directory writable and the disk not full?");
+    throw WriteError(shown.empty() ? path : shown,
+                     (shown.empty() ? path + ": cannot create HDF5 file"
+                                    : shown + ": not written: cannot create " + path) +
+                         "; is the directory writable and the disk not full?");
   return Handle(id, H5Fclose);
 }
 
@@ -62,9 +67,12 @@ bool has_dataset(hid_t file, const std::string& name) {
 
 Handle open_dataset(hid_t file, const std::string& name, const std::string& path) {
   if (!has_dataset(file, name))
-    throw std::runtime_error(path + ": dataset '" + name + "' is missing");
+    throw InputError::described(path, "dataset '" + name + "'",
+                                path + ": dataset '" + name + "' is missing");
   const hid_t id = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
-  if (id < 0) throw std::runtime_error(path + ": cannot open dataset '" + name + "'");
+  if (id < 0)
+    throw FormatError::described(path, "dataset '" + name + "'",
+                                 path + ": cannot open dataset '" + name + "'");
   return Handle(id, H5Dclose);
 }
 
@@ -77,7 +85,7 @@ void write_scalar(hid_t obj, const std::string& name, hid_t type, const void* va
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle attr(H5Acreate2(obj, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!attr.valid() || H5Awrite(attr.get(), type, value) < 0)
-    throw std::runtime_error("cannot write attribute '" + name + "'");
+    throw WriteError("", "cannot write attribute '" + name + "'");
 }
 
 // "(2,)", "(2, 3)": an attribute's shape in messages, as numpy prints it.
@@ -91,23 +99,24 @@ std::string shape_string(const std::vector<hsize_t>& d) {
 // or an array of exactly one element (h5py for f.attrs[k] = [3] or np.array([3]); MATLAB and
 // other tools write those for scalars). Anything else would be read as its first element.
 Handle open_attribute(hid_t obj, const std::string& name, const std::string& path) {
+  const std::string field = "attribute '" + name + "'";
   if (!has_attribute(obj, name))
-    throw std::runtime_error(path + ": attribute '" + name + "' is missing");
+    throw InputError::described(path, field, path + ": attribute '" + name + "' is missing");
   Handle attr(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
-  if (!attr.valid()) throw std::runtime_error(path + ": attribute '" + name + "' cannot be opened");
+  if (!attr.valid())
+    throw FormatError::described(path, field, path + ": attribute '" + name + "' cannot be opened");
   Handle space(H5Aget_space(attr.get()), H5Sclose);
   if (!space.valid())
-    throw std::runtime_error(path + ": attribute '" + name + "': unreadable dataspace");
+    throw FormatError::described(path, field,
+                                 path + ": attribute '" + name + "': unreadable dataspace");
   const H5S_class_t kind = H5Sget_simple_extent_type(space.get());
   if (kind == H5S_NULL)
-    throw std::runtime_error(path + ": attribute '" + name +
-                             "': expected a scalar, got an empty attribute (h5py.Empty)");
+    throw InputError(path, field, "a scalar", "an empty attribute (h5py.Empty)");
   if (kind == H5S_SIMPLE && H5Sget_simple_extent_npoints(space.get()) != 1) {
     const int rank = H5Sget_simple_extent_ndims(space.get());
     std::vector<hsize_t> d(static_cast<size_t>(rank > 0 ? rank : 0));
     if (rank > 0) H5Sget_simple_extent_dims(space.get(), d.data(), nullptr);
-    throw std::runtime_error(path + ": attribute '" + name + "': expected a scalar, got shape " +
-                             shape_string(d));
+    throw InputError(path, field, "a scalar", "shape " + shape_string(d));
   }
   return attr;
 }
@@ -139,7 +148,9 @@ std::string class_name(H5T_class_t cls) {
 
 void read_or_throw(herr_t status, const std::string& name, const std::string& path) {
   if (status < 0)
-    throw std::runtime_error(path + ": attribute '" + name + "': cannot be read (corrupt file?)");
+    throw FormatError::described(
+        path, "attribute '" + name + "'",
+        path + ": attribute '" + name + "': cannot be read (corrupt file?)");
 }
 
 }  // namespace
@@ -165,8 +176,7 @@ int64_t read_int_attribute(hid_t obj, const std::string& name, const std::string
   Handle attr = open_attribute(obj, name, path);
   const auto cls = attribute_class(attr.get());
   if (cls != H5T_INTEGER)
-    throw std::runtime_error(path + ": attribute '" + name + "': expected an integer, got " +
-                             class_name(cls));
+    throw InputError(path, "attribute '" + name + "'", "an integer", class_name(cls));
   int64_t value = 0;
   read_or_throw(H5Aread(attr.get(), H5T_NATIVE_INT64, &value), name, path);
   return value;
@@ -176,8 +186,7 @@ double read_double_attribute(hid_t obj, const std::string& name, const std::stri
   Handle attr = open_attribute(obj, name, path);
   const auto cls = attribute_class(attr.get());
   if (cls != H5T_FLOAT && cls != H5T_INTEGER)
-    throw std::runtime_error(path + ": attribute '" + name + "': expected a number, got " +
-                             class_name(cls));
+    throw InputError(path, "attribute '" + name + "'", "a number", class_name(cls));
   double value = 0;
   read_or_throw(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value), name, path);
   return value;
@@ -187,8 +196,8 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
   Handle attr = open_attribute(obj, name, path);
   Handle type(H5Aget_type(attr.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_STRING)
-    throw std::runtime_error(path + ": attribute '" + name + "': expected a string, got " +
-                             class_name(H5Tget_class(type.get())));
+    throw InputError(path, "attribute '" + name + "'", "a string",
+                     class_name(H5Tget_class(type.get())));
   if (H5Tis_variable_str(type.get()) > 0) {
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem.get(), H5T_VARIABLE);
@@ -203,9 +212,10 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
   const size_t size = H5Tget_size(type.get());
   hsize_t file_size = 0;
   if (H5Fget_filesize(obj, &file_size) < 0 || size == 0 || size > file_size)
-    throw std::runtime_error(path + ": attribute '" + name + "': expected a string of at most " +
-                             std::to_string(file_size) + " bytes (the file's size), got " +
-                             std::to_string(size));
+    throw InputError(
+        path, "attribute '" + name + "'",
+        "a string of at most " + std::to_string(file_size) + " bytes (the file's size)",
+        std::to_string(size));
   std::string out(size, '\0');
   read_or_throw(H5Aread(attr.get(), type.get(), out.data()), name, path);
   out.resize(std::strlen(out.c_str()));
@@ -221,7 +231,7 @@ std::vector<hsize_t> dims(hid_t dataset) {
 }
 
 void require_stored(hid_t dataset, const std::string& name, const std::string& path) {
-  const std::string field = path + ": dataset '/" + name + "' storage: expected ";
+  const std::string field = "dataset '/" + name + "' storage";
   {
     // An empty dataset has nothing to store (and HDF5 allocates nothing for it): the shape
     // checks of the reader name it (T or M below 1).
@@ -230,9 +240,8 @@ void require_stored(hid_t dataset, const std::string& name, const std::string& p
   }
   H5D_space_status_t status{};
   if (H5Dget_space_status(dataset, &status) < 0 || status == H5D_SPACE_STATUS_NOT_ALLOCATED)
-    throw std::runtime_error(field +
-                             "its elements written, got no storage allocated (a dataset "
-                             "created but never written)");
+    throw InputError(path, field, "its elements written",
+                     "no storage allocated (a dataset created but never written)");
   Handle file(H5Iget_file_id(dataset), H5Fclose);
   Handle type(H5Dget_type(dataset), H5Tclose);
   Handle space(H5Dget_space(dataset), H5Sclose);
@@ -242,7 +251,7 @@ void require_stored(hid_t dataset, const std::string& name, const std::string& p
   const size_t size = H5Tget_size(type.get());
   const int filters = H5Pget_nfilters(plist.get());
   if (H5Fget_filesize(file.get(), &file_size) < 0 || n < 0 || size == 0 || filters < 0)
-    throw std::runtime_error(field + "a readable layout, got a corrupt one");
+    throw FormatError(path, field, "a readable layout", "a corrupt one");
   const hsize_t stored = H5Dget_storage_size(dataset);
   // Uncompressed, every element takes its size in the file. Compressed, no filter HDF5 ships
   // with expands its bytes more than deflate's 1032:1 (real files: far less).
@@ -250,10 +259,11 @@ void require_stored(hid_t dataset, const std::string& name, const std::string& p
   const double needed =
       static_cast<double>(n) * static_cast<double>(size) / (filters == 0 ? 1 : kMaxRatio);
   if (stored > file_size || static_cast<double>(stored) < needed)
-    throw std::runtime_error(field + std::to_string(n) + " elements of " + std::to_string(size) +
-                             " bytes" + (filters == 0 ? "" : " (compressed at most 1032:1)") +
-                             " stored in a file of " + std::to_string(file_size) + " bytes, got " +
-                             std::to_string(stored) + " bytes stored");
+    throw FormatError(path, field,
+                      std::to_string(n) + " elements of " + std::to_string(size) + " bytes" +
+                          (filters == 0 ? "" : " (compressed at most 1032:1)") +
+                          " stored in a file of " + std::to_string(file_size) + " bytes",
+                      std::to_string(stored) + " bytes stored");
 }
 
 void write_vector(hid_t file, const std::string& name, const std::vector<double>& values) {
@@ -264,7 +274,7 @@ void write_vector(hid_t file, const std::string& name, const std::vector<double>
             H5Dclose);
   if (!ds.valid() ||
       H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
-    throw std::runtime_error("cannot write dataset '" + name + "'");
+    throw WriteError("", "cannot write dataset '" + name + "'");
 }
 
 void write_strings(hid_t file, const std::string& name, const std::vector<std::string>& values) {
@@ -280,7 +290,7 @@ void write_strings(hid_t file, const std::string& name, const std::vector<std::s
   ptrs.reserve(values.size());
   for (const auto& v : values) ptrs.push_back(v.c_str());
   if (!ds.valid() || H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
-    throw std::runtime_error("cannot write dataset '" + name + "'");
+    throw WriteError("", "cannot write dataset '" + name + "'");
 }
 
 std::vector<std::string> read_strings(hid_t file, const std::string& name,
@@ -288,11 +298,10 @@ std::vector<std::string> read_strings(hid_t file, const std::string& name,
   Handle ds = open_dataset(file, name, path);
   Handle ftype(H5Dget_type(ds.get()), H5Tclose);
   if (H5Tget_class(ftype.get()) != H5T_STRING)
-    throw std::runtime_error(path + ": dataset '/" + name + "' dtype: expected strings");
+    throw InputError(path, "dataset '/" + name + "' dtype", "strings");
   const auto d = dims(ds.get());
   if (d.size() != 1)
-    throw std::runtime_error(path + ": dataset '/" + name + "' rank: expected 1, got " +
-                             std::to_string(d.size()));
+    throw InputError(path, "dataset '/" + name + "' rank", "1", std::to_string(d.size()));
   std::vector<std::string> out(d[0]);
   if (H5Tis_variable_str(ftype.get()) > 0) {
     Handle mtype(H5Tcopy(H5T_C_S1), H5Tclose);
@@ -300,7 +309,8 @@ std::vector<std::string> read_strings(hid_t file, const std::string& name,
     H5Tset_cset(mtype.get(), H5Tget_cset(ftype.get()));
     std::vector<char*> ptrs(d[0], nullptr);
     if (H5Dread(ds.get(), mtype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
-      throw std::runtime_error(path + ": reading dataset '/" + name + "' failed");
+      throw FormatError::described(path, "dataset '/" + name + "'",
+                                   path + ": reading dataset '/" + name + "' failed");
     for (size_t i = 0; i < ptrs.size(); ++i) out[i] = ptrs[i] ? ptrs[i] : "";
     Handle space(H5Dget_space(ds.get()), H5Sclose);
     H5Dvlen_reclaim(mtype.get(), space.get(), H5P_DEFAULT, ptrs.data());
@@ -308,7 +318,8 @@ std::vector<std::string> read_strings(hid_t file, const std::string& name,
     const size_t width = H5Tget_size(ftype.get());
     std::vector<char> buf(width * d[0]);
     if (H5Dread(ds.get(), ftype.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
-      throw std::runtime_error(path + ": reading dataset '/" + name + "' failed");
+      throw FormatError::described(path, "dataset '/" + name + "'",
+                                   path + ": reading dataset '/" + name + "' failed");
     for (size_t i = 0; i < d[0]; ++i) {
       const char* s = buf.data() + i * width;
       out[i] = std::string(s, strnlen(s, width));
@@ -319,7 +330,7 @@ std::vector<std::string> read_strings(hid_t file, const std::string& name,
 
 Handle create_group(hid_t file, const std::string& name) {
   Handle group(H5Gcreate2(file, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (!group.valid()) throw std::runtime_error("cannot create group '" + name + "'");
+  if (!group.valid()) throw WriteError("", "cannot create group '" + name + "'");
   return group;
 }
 
@@ -331,7 +342,7 @@ void write_typed(hid_t file, const std::string& name, const std::vector<hsize_t>
       H5Dcreate2(file, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
       H5Dclose);
   if (!ds.valid() || H5Dwrite(ds.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
-    throw std::runtime_error("cannot write dataset '" + name + "'");
+    throw WriteError("", "cannot write dataset '" + name + "'");
 }
 }  // namespace
 
@@ -351,9 +362,9 @@ std::string temporary_path(const std::string& path) {
 
 void finish_file(Handle& file, const std::string& tmp, const std::string& path) {
   const auto fail = [&](const std::string& what, int err) {
-    throw std::runtime_error(path + ": not written: " + what +
-                             (err ? std::string(" (") + std::strerror(err) + ")" : "") +
-                             "; is the disk full?");
+    throw WriteError(path, path + ": not written: " + what +
+                               (err ? std::string(" (") + std::strerror(err) + ")" : "") +
+                               "; is the disk full?");
   };
   if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) fail("HDF5 could not flush the file", 0);
   if (file.close_now() < 0) fail("HDF5 could not close the file", 0);
@@ -366,7 +377,8 @@ void finish_file(Handle& file, const std::string& tmp, const std::string& path) 
 
 void commit_file(const std::string& tmp, const std::string& path) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+    throw WriteError::described(
+        path, "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
 }
 
 }  // namespace sb::contract::h5

@@ -1,7 +1,8 @@
 #pragma once
 // Thin RAII over the HDF5 C API (hid_t handles) plus typed attribute helpers, for the two file
-// formats of this folder (logprob_file.h, rank_result.h). Errors throw std::runtime_error naming
-// the file and the object; HDF5's own error stack printing is switched off.
+// formats of this folder (logprob_file.h, rank_result.h). Errors are typed (common/errors.h):
+// sb::InputError / sb::FormatError naming the file and the object, sb::WriteError for an output;
+// HDF5's own error stack printing is switched off.
 
 #include <hdf5.h>
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <stdexcept>
 #include <utility>
 
+#include "common/errors.h"
 #include "common/head_spec.h"
 
 namespace sb::contract {
@@ -19,8 +19,7 @@ std::string shape_string(const std::vector<hsize_t>& d) {
 
 void require(bool ok, const std::string& path, const std::string& field,
              const std::string& expected, const std::string& got) {
-  if (!ok)
-    throw std::runtime_error(path + ": " + field + ": expected " + expected + ", got " + got);
+  if (!ok) throw InputError(path, field, expected, got);
 }
 
 }  // namespace
@@ -55,18 +54,21 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
     : path_(std::move(path)), tmp_(h5::temporary_path(path_)), header_(std::move(header)) {
   const auto& h = header_;
   if (h.M < 1 || h.T < 1)
-    throw std::invalid_argument(path_ + ": M and T must be >= 1, got " + std::to_string(h.M) +
-                                ", " + std::to_string(h.T));
+    throw OptionError::described(
+        "header.M, header.T",
+        path_ + ": M and T must be >= 1, got " + std::to_string(h.M) + ", " + std::to_string(h.T));
   head_kind_from_name(h.head);  // throws, listing the valid names
   if (!h.head_spec.empty() && HeadSpec::parse(h.head_spec).name() != h.head)
-    throw std::invalid_argument(path_ + ": head_spec '" + h.head_spec + "' is not a '" + h.head +
-                                "' head");
+    throw OptionError::described("header.head_spec", path_ + ": head_spec '" + h.head_spec +
+                                                         "' is not a '" + h.head + "' head");
   if (h.compute_dtype != "float32" && h.compute_dtype != "float64")
-    throw std::invalid_argument(path_ + ": compute_dtype must be float32 or float64, got '" +
-                                h.compute_dtype + "'");
+    throw OptionError::described(
+        "header.compute_dtype",
+        path_ + ": compute_dtype must be float32 or float64, got '" + h.compute_dtype + "'");
   if (!h.vocab.empty() && static_cast<int64_t>(h.vocab.size()) != h.M)
-    throw std::invalid_argument(path_ + ": vocab has " + std::to_string(h.vocab.size()) +
-                                " words, expected M = " + std::to_string(h.M));
+    throw OptionError::described("header.vocab", path_ + ": vocab has " +
+                                                     std::to_string(h.vocab.size()) +
+                                                     " words, expected M = " + std::to_string(h.M));
   chunk_rows_ = chunk_rows_for(h.M, h.T);
   buffer_.reserve(static_cast<size_t>(chunk_rows_ * h.M));
   target_buffer_.reserve(static_cast<size_t>(chunk_rows_));
@@ -86,7 +88,7 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
                                    H5P_DEFAULT, H5P_DEFAULT),
                         H5Dclose);
   if (!log_probs_.valid() || !targets_.valid())
-    throw std::runtime_error(tmp_ + ": cannot create datasets");
+    throw WriteError(tmp_, tmp_ + ": cannot create datasets");
 
   const hid_t root = file_.get();
   h5::write_attribute(root, "format_version", kLogProbFormatVersion);
@@ -117,13 +119,14 @@ LogProbWriter::~LogProbWriter() {
 void LogProbWriter::write_rows(const float* rows, const int64_t* targets, int64_t count) {
   const int64_t m = header_.M;
   if (written_ + count > header_.T)
-    throw std::runtime_error(path_ + ": more rows than T = " + std::to_string(header_.T));
+    throw OptionError::described("count",
+                                 path_ + ": more rows than T = " + std::to_string(header_.T));
   for (int64_t r = 0; r < count; ++r) {
     const int64_t t = targets[r];
     if (t < 0 || t >= m)
-      throw std::runtime_error(path_ + ": target " + std::to_string(t) + " of row " +
-                               std::to_string(written_ + r) + " outside [0, " + std::to_string(m) +
-                               ")");
+      throw OptionError::described("targets", path_ + ": target " + std::to_string(t) + " of row " +
+                                                  std::to_string(written_ + r) + " outside [0, " +
+                                                  std::to_string(m) + ")");
     const float* row = rows + r * m;
     sum_log_prob_ += static_cast<double>(row[t]);
     buffer_.insert(buffer_.end(), row, row + m);
@@ -148,17 +151,19 @@ void LogProbWriter::flush_chunk() {
                buffer_.data()) < 0 ||
       H5Dwrite(targets_.get(), H5T_NATIVE_INT64, tmspace.get(), tfspace.get(), H5P_DEFAULT,
                target_buffer_.data()) < 0)
-    throw std::runtime_error(path_ + ": not written: the write failed at row " +
-                             std::to_string(flushed_) + "; is the disk full?");
+    throw WriteError(path_, path_ + ": not written: the write failed at row " +
+                                std::to_string(flushed_) + "; is the disk full?");
   flushed_ += static_cast<int64_t>(n);
   buffer_.clear();
   target_buffer_.clear();
 }
 
 double LogProbWriter::finish() {
+  // internal: every producer writes the T rows it announced in the header, counted from the
+  // same data (an interrupted run never calls finish()); no input makes the counts differ.
   if (written_ != header_.T)
-    throw std::runtime_error(path_ + ": finish() after " + std::to_string(written_) +
-                             " rows, expected T = " + std::to_string(header_.T));
+    throw std::logic_error(path_ + ": finish() after " + std::to_string(written_) +
+                           " rows, expected T = " + std::to_string(header_.T));
   flush_chunk();
   header_.ppl = std::exp(-sum_log_prob_ / static_cast<double>(written_));
   h5::write_attribute(file_.get(), "ppl", header_.ppl);
@@ -232,21 +237,24 @@ void LogProbReader::read_contract_attributes() {
   const hid_t root = file_.get();
   auto& h = header_;
   const int64_t version = h5::read_int_attribute(root, "format_version", path_);
-  require(version == 1 || version == kLogProbFormatVersion, path_, "attribute 'format_version'",
-          "1 or " + std::to_string(kLogProbFormatVersion), std::to_string(version));
+  if (version != 1 && version != kLogProbFormatVersion)
+    throw FormatError(path_, "attribute 'format_version'",
+                      "1 or " + std::to_string(kLogProbFormatVersion), std::to_string(version));
   h.head = h5::read_string_attribute(root, "head", path_);
   try {
     head_kind_from_name(h.head);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(path_ + ": attribute 'head': " + e.what());
+  } catch (const OptionError& e) {
+    throw InputError::described(path_, "attribute 'head'",
+                                path_ + ": attribute 'head': " + e.what());
   }
   if (h5::has_attribute(root, "head_spec")) {
     h.head_spec = h5::read_string_attribute(root, "head_spec", path_);
     std::string name;
     try {
       name = HeadSpec::parse(h.head_spec).name();
-    } catch (const std::invalid_argument& e) {
-      throw std::runtime_error(path_ + ": attribute 'head_spec': " + e.what());
+    } catch (const OptionError& e) {
+      throw InputError::described(path_, "attribute 'head_spec'",
+                                  path_ + ": attribute 'head_spec': " + e.what());
     }
     require(name == h.head, path_, "attribute 'head_spec'", "a spelling of head '" + h.head + "'",
             "\"" + h.head_spec + "\"");
@@ -300,26 +308,31 @@ void LogProbReader::read_rows(int64_t begin, int64_t count, double* out) const {
 
 void LogProbReader::read_rows(int64_t begin, int64_t count, hid_t memory_type, void* out) const {
   if (begin < 0 || count < 0 || begin + count > rows())
-    throw std::out_of_range(path_ + ": rows [" + std::to_string(begin) + ", " +
-                            std::to_string(begin + count) + ") outside [0, " +
-                            std::to_string(rows()) + ")");
+    throw OptionError::described("begin, count", path_ + ": rows [" + std::to_string(begin) + ", " +
+                                                     std::to_string(begin + count) +
+                                                     ") outside [0, " + std::to_string(rows()) +
+                                                     ")");
   const hsize_t start[2] = {static_cast<hsize_t>(begin), 0};
   const hsize_t n[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(cols())};
   h5::Handle fspace(H5Dget_space(log_probs_.get()), H5Sclose);
   H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, n, nullptr);
   h5::Handle mspace(H5Screate_simple(2, n, nullptr), H5Sclose);
   if (H5Dread(log_probs_.get(), memory_type, mspace.get(), fspace.get(), H5P_DEFAULT, out) < 0)
-    throw std::runtime_error(path_ + ": reading /log_probs rows " + std::to_string(begin) + ".." +
-                             std::to_string(begin + count) + " failed (truncated file?)");
+    throw FormatError::described(path_, "dataset '/log_probs'",
+                                 path_ + ": reading /log_probs rows " + std::to_string(begin) +
+                                     ".." + std::to_string(begin + count) +
+                                     " failed (truncated file?)");
 }
 
 std::vector<int64_t> LogProbReader::read_targets() const {
-  if (plain_)
-    throw std::runtime_error(path_ + ": a plain file (no format_version) has no /targets");
+  // internal: callers read /targets of contract files only (they check plain() first); a plain
+  // file's lack of /targets is reported by the reader's own open under Contract::full.
+  if (plain_) throw std::logic_error(path_ + ": a plain file (no format_version) has no /targets");
   auto ds = h5::open_dataset(file_.get(), "targets", path_);
   std::vector<int64_t> out(static_cast<size_t>(rows()));
   if (H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
-    throw std::runtime_error(path_ + ": reading /targets failed (truncated file?)");
+    throw FormatError::described(path_, "dataset '/targets'",
+                                 path_ + ": reading /targets failed (truncated file?)");
   return out;
 }
 

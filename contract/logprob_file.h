@@ -94,7 +94,8 @@ class LogProbWriter {
 /// full: the whole contract. allow_plain: a file without format_version is read as plain.
 enum class Contract { full, allow_plain };
 
-/// Opens and validates a file against the contract. Every violation throws std::runtime_error
+/// Opens and validates a file against the contract. Every violation throws sb::InputError
+/// (sb::FormatError: missing, not HDF5, another format_version, a failed read)
 /// "<path>: <field>: expected ..., got ..." (missing datasets/attributes, an attribute that is not
 /// one value, dtype, rank, T or M below 1, shape vs attributes, unknown head, bad compute_dtype,
 /// targets outside [0, M), a /vocab that is not M strings).

@@ -11,12 +11,12 @@
 namespace sb::data {
 
 /// ids -> (N / B, B) int64, column b = ids[b * (N / B) .. (b + 1) * (N / B)); the N mod B tail is
-/// dropped. Throws std::invalid_argument when B < 1 or fewer than B tokens.
+/// dropped. Throws sb::OptionError when B < 1 or fewer than B tokens.
 torch::Tensor batchify(const std::vector<int64_t>& ids, int64_t batch_size);
 
 /// batchify() of a corpus split after checking that it gives at least `min_rows` rows; throws
-/// std::invalid_argument naming the split, the setting and what is needed: "valid split: 12
-/// tokens give 1 row at eval_batch_size = 10; at least 2 rows are needed (use more of the split
+/// sb::OptionError (option `key`) naming the split, the setting and what is needed: "valid split:
+/// 12 tokens give 1 row at eval_batch_size = 10; at least 2 rows are needed (use more of the split
 /// or a smaller eval_batch_size)".
 torch::Tensor batchify_split(const std::vector<int64_t>& ids, int64_t batch_size, int64_t min_rows,
                              const std::string& split, const std::string& key,

@@ -5,7 +5,8 @@
 #include <fstream>
 #include <numeric>
 #include <sstream>
-#include <stdexcept>
+
+#include "common/errors.h"
 
 namespace sb::data {
 
@@ -22,7 +23,7 @@ int64_t Vocabulary::find(const std::string& word) const {
 
 std::vector<int64_t> tokenize_file(const std::string& path, Vocabulary& vocab, bool grow) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open");
+  if (!in) throw FormatError::described(path, "", path + ": cannot open");
   std::vector<int64_t> ids;
   std::string line, word;
   int64_t line_no = 0;
@@ -32,8 +33,9 @@ std::vector<int64_t> tokenize_file(const std::string& path, Vocabulary& vocab, b
     auto push = [&](const std::string& w) {
       const int64_t id = grow ? vocab.add(w) : vocab.find(w);
       if (id < 0)
-        throw std::runtime_error(path + ":" + std::to_string(line_no) + ": word '" + w +
-                                 "' is not in the training vocabulary");
+        throw InputError::described(path, "line " + std::to_string(line_no),
+                                    path + ":" + std::to_string(line_no) + ": word '" + w +
+                                        "' is not in the training vocabulary");
       ids.push_back(id);
     };
     while (words >> word) push(word);
@@ -51,7 +53,8 @@ std::string split_file(const std::string& dir, const std::string& split) {
   }
   std::string tried;
   for (const auto& n : names) tried += (tried.empty() ? "" : ", ") + n;
-  throw std::runtime_error(dir + ": no " + split + " split (looked for " + tried + ")");
+  throw FormatError::described(dir, split,
+                               dir + ": no " + split + " split (looked for " + tried + ")");
 }
 
 void sort_by_frequency(Corpus& corpus) {
@@ -80,16 +83,18 @@ Corpus load_corpus(const std::string& dir) {
   c.train = tokenize_file(train, c.vocab, /*grow=*/true);
   // Every line ends with <eos>: a split without a line holds no token at all.
   if (c.vocab.size() < 2)
-    throw std::runtime_error(train + ": " + std::to_string(c.train.size()) + " tokens of " +
-                             std::to_string(c.vocab.size()) +
-                             " distinct words (<eos> counted); a language model needs at least "
-                             "one word besides <eos>");
+    throw InputError::described(
+        train, "",
+        train + ": " + std::to_string(c.train.size()) + " tokens of " +
+            std::to_string(c.vocab.size()) +
+            " distinct words (<eos> counted); a language model needs at least one word besides "
+            "<eos>");
   for (auto [split, ids] : {std::pair{"valid", &c.valid}, std::pair{"test", &c.test}}) {
     const auto path = split_file(dir, split);
     *ids = tokenize_file(path, c.vocab, /*grow=*/false);
     if (ids->empty())
-      throw std::runtime_error(path + ": no tokens; expected a non-empty " + std::string(split) +
-                               " split");
+      throw InputError::described(
+          path, "", path + ": no tokens; expected a non-empty " + std::string(split) + " split");
   }
   return c;
 }

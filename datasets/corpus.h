@@ -30,7 +30,7 @@ class Vocabulary {
 };
 
 /// Token ids of one file. With `grow`, unknown words are added to `vocab`; without, an unknown
-/// word throws std::runtime_error "<file>:<line>: word '<w>' is not in the training vocabulary".
+/// word throws sb::InputError "<file>:<line>: word '<w>' is not in the training vocabulary".
 std::vector<int64_t> tokenize_file(const std::string& path, Vocabulary& vocab, bool grow);
 
 struct Corpus {

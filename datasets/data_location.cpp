@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/errors.h"
 #include "datasets/corpus.h"
 
 namespace sb::data {
@@ -41,9 +42,10 @@ std::string find_corpus_dir(const std::string& name, const std::string& explicit
     if (holds_corpus(dir)) return fs::weakly_canonical(dir).string();
   std::string where;
   for (const auto& dir : tried) where += (where.empty() ? "" : ", ") + dir.string();
-  throw std::runtime_error("corpus '" + name + "' not found (looked in " + where +
-                           "); run `make data` (datasets/fetch.sh " + name +
-                           ": verifies or downloads it) or pass --data DIR");
+  throw FormatError::described(explicit_dir, "",
+                               "corpus '" + name + "' not found (looked in " + where +
+                                   "); run `make data` (datasets/fetch.sh " + name +
+                                   ": verifies or downloads it) or pass --data DIR");
 }
 
 }  // namespace sb::data

@@ -8,7 +8,7 @@
 namespace sb::data {
 
 /// Returns the first directory holding the corpus' valid and test splits. Throws
-/// std::runtime_error listing every directory tried and how to get the data.
+/// sb::FormatError listing every directory tried and how to get the data.
 std::string find_corpus_dir(const std::string& name, const std::string& explicit_dir = "");
 
 }  // namespace sb::data

@@ -8,7 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <stdexcept>
+
+#include "common/errors.h"
 
 namespace sb::data {
 
@@ -38,8 +39,9 @@ int64_t read_bytes(gzFile file, const std::string& path, void* out, int64_t n) {
     if (r < 0) {
       int code = 0;
       const char* msg = gzerror(file, &code);
-      throw std::runtime_error(path + ": gzip: " + (msg ? msg : "read error") +
-                               " (corrupted compressed file)");
+      throw FormatError::described(
+          path, "gzip",
+          path + ": gzip: " + (msg ? msg : "read error") + " (corrupted compressed file)");
     }
     if (r == 0) break;
     got += r;
@@ -49,8 +51,9 @@ int64_t read_bytes(gzFile file, const std::string& path, void* out, int64_t n) {
     int code = 0;
     const char* msg = gzerror(file, &code);
     if (code != Z_OK && code != Z_STREAM_END && code != Z_BUF_ERROR)
-      throw std::runtime_error(path + ": gzip: " + (msg ? msg : "read error") +
-                               " (corrupted compressed file)");
+      throw FormatError::described(
+          path, "gzip",
+          path + ": gzip: " + (msg ? msg : "read error") + " (corrupted compressed file)");
   }
   return got;
 }
@@ -66,26 +69,28 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 IdxArray read_idx(const std::string& path, int expected_ndims) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw std::runtime_error(
+    throw FormatError::described(
+        path, "",
         path + ": cannot open (" +
-        (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file") + ")");
+            (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file") + ")");
   GzFile file(gzopen(path.c_str(), "rb"));
-  if (!file) throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
+  if (!file)
+    throw FormatError::described(path, "", path + ": cannot open (" + std::strerror(errno) + ")");
   gzbuffer(file.get(), 1 << 17);
 
   unsigned char magic[4];
   const auto got_magic = read_bytes(file.get(), path, magic, 4);
   if (got_magic < 4)
-    throw std::runtime_error(path + ": magic: expected 4 bytes, got " + std::to_string(got_magic) +
-                             " (empty or truncated file)");
+    throw FormatError(path, "magic", "4 bytes",
+                      std::to_string(got_magic) + " (empty or truncated file)");
   const uint32_t expected_magic = (kUnsignedByte << 8) | static_cast<uint32_t>(expected_ndims);
   const uint32_t actual_magic = (uint32_t{magic[0]} << 24) | (uint32_t{magic[1]} << 16) |
                                 (uint32_t{magic[2]} << 8) | uint32_t{magic[3]};
   if (actual_magic != expected_magic)
-    throw std::runtime_error(path + ": magic: expected " + hex32(expected_magic) +
-                             " (unsigned bytes, " + std::to_string(expected_ndims) +
-                             " dimensions), got " + hex32(actual_magic) +
-                             (magic[0] || magic[1] ? " (not an IDX file)" : ""));
+    throw FormatError(path, "magic",
+                      hex32(expected_magic) + " (unsigned bytes, " +
+                          std::to_string(expected_ndims) + " dimensions)",
+                      hex32(actual_magic) + (magic[0] || magic[1] ? " (not an IDX file)" : ""));
 
   IdxArray out;
   int64_t total = 1;
@@ -94,15 +99,14 @@ IdxArray read_idx(const std::string& path, int expected_ndims) {
     const auto got = read_bytes(file.get(), path, b, 4);
     const std::string field = "dims[" + std::to_string(i) + "]";
     if (got < 4)
-      throw std::runtime_error(path + ": " + field + ": expected 4 bytes, got " +
-                               std::to_string(got) + " (truncated file)");
+      throw FormatError(path, field, "4 bytes", std::to_string(got) + " (truncated file)");
     const int64_t dim =
         (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | int64_t{b[3]};
     // 2^31 bytes would already be far beyond any MNIST-like file: refuse absurd headers before
     // allocating.
     if (dim <= 0 || total > (int64_t{1} << 31) / dim)
-      throw std::runtime_error(path + ": " + field + ": expected a size in [1, 2^31 / " +
-                               std::to_string(total) + "], got " + std::to_string(dim));
+      throw InputError(path, field, "a size in [1, 2^31 / " + std::to_string(total) + "]",
+                       std::to_string(dim));
     out.dims.push_back(dim);
     total *= dim;
   }
@@ -118,14 +122,14 @@ IdxArray read_idx(const std::string& path, int expected_ndims) {
     if (n < want) break;
   }
   if (got < total)
-    throw std::runtime_error(path + ": data: expected " + std::to_string(total) + " bytes (" +
-                             shape_text(out.dims) + "), got " + std::to_string(got) +
-                             " (truncated file)");
+    throw FormatError(path, "data", std::to_string(total) + " bytes (" + shape_text(out.dims) + ")",
+                      std::to_string(got) + " (truncated file)");
   unsigned char extra = 0;
   if (read_bytes(file.get(), path, &extra, 1) != 0)
-    throw std::runtime_error(path + ": data: expected the end of the file after " +
-                             std::to_string(total) + " bytes (" + shape_text(out.dims) +
-                             "), found more");
+    throw FormatError::described(path, "data",
+                                 path + ": data: expected the end of the file after " +
+                                     std::to_string(total) + " bytes (" + shape_text(out.dims) +
+                                     "), found more");
   return out;
 }
 

@@ -17,8 +17,9 @@ struct IdxArray {
 };
 
 /// Reads an IDX file of unsigned bytes with `expected_ndims` dimensions. Every problem throws
-/// std::runtime_error in one line naming the file and the field, with the expected and the actual
-/// value: "<path>: magic: expected 0x00000803 (unsigned bytes, 3 dimensions), got 0x00000801",
+/// sb::FormatError (sb::InputError for an absurd dimension) in one line naming the file and the
+/// field, with the expected and the actual value:
+/// "<path>: magic: expected 0x00000803 (unsigned bytes, 3 dimensions), got 0x00000801",
 /// "<path>: data: expected 47040000 bytes (60000 x 28 x 28), got 1000 (truncated file)",
 /// "<path>: data: expected the end of the file after 47040000 bytes, found more",
 /// "<path>: gzip: ..." (a corrupted compressed stream), "<path>: cannot open (...)".

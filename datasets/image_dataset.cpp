@@ -2,8 +2,8 @@
 
 #include <cstring>
 #include <filesystem>
-#include <stdexcept>
 
+#include "common/errors.h"
 #include "datasets/idx_file.h"
 
 namespace sb::data {
@@ -25,17 +25,17 @@ LabelledImages load_pair(const std::string& dir, const std::string& images_stem,
   auto images = read_idx(images_path, /*expected_ndims=*/3);
   auto labels = read_idx(labels_path, /*expected_ndims=*/1);
   if (images.dims[1] != kSide || images.dims[2] != kSide)
-    throw std::runtime_error(images_path + ": dims: expected 28 x 28 images, got " +
-                             std::to_string(images.dims[1]) + " x " +
-                             std::to_string(images.dims[2]));
+    throw InputError(images_path, "dims", "28 x 28 images",
+                     std::to_string(images.dims[1]) + " x " + std::to_string(images.dims[2]));
   if (labels.dims[0] != images.dims[0])
-    throw std::runtime_error(labels_path + ": dims[0]: expected " + std::to_string(images.dims[0]) +
-                             " labels (one per image of " + images_path + "), got " +
-                             std::to_string(labels.dims[0]));
+    throw InputError(
+        labels_path, "dims[0]",
+        std::to_string(images.dims[0]) + " labels (one per image of " + images_path + ")",
+        std::to_string(labels.dims[0]));
   for (size_t i = 0; i < labels.data.size(); ++i)
     if (labels.data[i] >= kClasses)
-      throw std::runtime_error(labels_path + ": labels: expected values in [0, 10), got " +
-                               std::to_string(labels.data[i]) + " at item " + std::to_string(i));
+      throw InputError(labels_path, "labels", "values in [0, 10)",
+                       std::to_string(labels.data[i]) + " at item " + std::to_string(i));
   const int64_t n = images.dims[0];
   LabelledImages out;
   out.images = torch::empty({n, kSide, kSide}, torch::kUInt8);  // (N, 28, 28)
@@ -54,33 +54,37 @@ std::string idx_path(const std::string& dir, const std::string& stem) {
   std::error_code ec;
   if (fs::exists(gz, ec)) return gz;
   if (fs::exists(plain, ec)) return plain;
-  throw std::runtime_error(gz + ": cannot open (no such file, nor " + plain + ")");
+  throw FormatError::described(gz, "", gz + ": cannot open (no such file, nor " + plain + ")");
 }
 
 std::string find_image_dataset_dir(const std::string& dataset, const std::string& explicit_dir,
                                    const std::string& package_dir) {
   if (dataset != "fashion-mnist" && dataset != "mnist")
-    throw std::runtime_error("dataset: expected fashion-mnist or mnist, got '" + dataset + "'");
+    throw OptionError("dataset", "fashion-mnist or mnist", "'" + dataset + "'");
   std::error_code ec;
   if (!explicit_dir.empty()) {
     if (!fs::is_directory(explicit_dir, ec))
-      throw std::runtime_error(explicit_dir + ": data: expected a directory holding the four " +
-                               dataset + " IDX files (train-images-idx3-ubyte[.gz], ...), " +
-                               "got " + (fs::exists(explicit_dir, ec) ? "a file" : "no such path"));
+      throw FormatError(explicit_dir, "data",
+                        "a directory holding the four " + dataset +
+                            " IDX files (train-images-idx3-ubyte[.gz], ...)",
+                        fs::exists(explicit_dir, ec) ? "a file" : "no such path");
     return explicit_dir;
   }
   if (dataset == "mnist")
-    throw std::runtime_error(
+    throw OptionError::described(
+        "--data",
         "dataset mnist: MNIST is not packaged; pass --data DIR, a directory holding its four IDX "
         "files (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], "
         "t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz])");
   for (const char* stem : kStems) {
     const auto gz = (fs::path(package_dir) / (std::string(stem) + ".gz")).string();
     if (!fs::exists(gz, ec) && !fs::exists((fs::path(package_dir) / stem), ec))
-      throw std::runtime_error(std::string("Fashion-MNIST not found: ") + gz +
-                               " is missing; install the Debian package " + kFashionMnistPackage +
-                               " (apt-get install " + kFashionMnistPackage +
-                               ", or `make deps`), or pass --data DIR");
+      throw FormatError::described(gz, "",
+                                   std::string("Fashion-MNIST not found: ") + gz +
+                                       " is missing; install the Debian package " +
+                                       kFashionMnistPackage + " (apt-get install " +
+                                       kFashionMnistPackage +
+                                       ", or `make deps`), or pass --data DIR");
   }
   return package_dir;
 }

@@ -31,18 +31,18 @@ struct ImageDataset {
 };
 
 /// The path of `stem` in `dir`: dir/stem.gz or dir/stem, whichever exists; throws
-/// std::runtime_error naming both when neither does.
+/// sb::FormatError naming both when neither does.
 std::string idx_path(const std::string& dir, const std::string& stem);
 
 /// The directory to read `dataset` from: `explicit_dir` if given, else (fashion-mnist)
-/// `package_dir`. Throws std::runtime_error, one line, when the files are not there: for the
+/// `package_dir`. Throws sb::FormatError, one line, when the files are not there: for the
 /// package directory it names the package to install; "mnist" without a directory says to pass
-/// --data DIR.
+/// --data DIR (sb::OptionError, as for an unknown dataset).
 std::string find_image_dataset_dir(const std::string& dataset, const std::string& explicit_dir,
                                    const std::string& package_dir = kFashionMnistDir);
 
 /// Reads the four files of `dir`: images (N, 28, 28) and labels (N) in [0, 10), the counts of
-/// each pair equal. Throws std::runtime_error naming the file and the field (idx_file.h; "labels:
+/// each pair equal. Throws sb::InputError naming the file and the field (idx_file.h; "labels:
 /// expected values in [0, 10), got 11 at item 7"; "dims: expected 28 x 28 images, got 32 x 32").
 ImageDataset load_image_dataset(const std::string& dataset, const std::string& dir);
 

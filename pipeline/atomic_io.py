@@ -57,3 +57,11 @@ def save_figure_atomically(fig, path: str, **kwargs) -> None:
     """A matplotlib figure, in the format its extension names (.png, .svg, .pdf)."""
     with replacing(path, binary=True) as f:
         fig.savefig(f, format=os.path.splitext(path)[1][1:], **kwargs)
+
+
+def save_figure_pair(fig, prefix: str, dpi: int = 120) -> None:
+    """The report figures: PREFIX.png and PREFIX.svg, each written atomically; closes fig."""
+    import matplotlib.pyplot as plt
+    for ext in (".png", ".svg"):
+        save_figure_atomically(fig, prefix + ext, dpi=dpi)
+    plt.close(fig)

@@ -13,7 +13,7 @@ import os
 import statistics
 
 import head_facts
-from atomic_io import save_figure_atomically
+from atomic_io import save_figure_pair
 from durations import format_duration
 from final_json import read_final, section
 from report_tables import ROOT, machine_line, profile_header, read_json_or_empty, write_markdown
@@ -60,9 +60,7 @@ def write_plot(profile, heads: list[str], errors: dict[str, list[float]]) -> Non
     ax.set_title(f"{profile.name} profile: test error per head (mean ± std over seeds; dots: seeds)")
     fig.tight_layout()
     prefix = os.path.join(profile.out, "test_error")
-    for ext in (".png", ".svg"):
-        save_figure_atomically(fig, prefix + ext, dpi=120)
-    plt.close(fig)
+    save_figure_pair(fig, prefix)
 
 
 def write_summary(profile, runs, global_timings: dict) -> str:

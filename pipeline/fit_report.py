@@ -21,7 +21,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from atomic_io import save_figure_atomically, write_json_atomically, write_text_atomically  # noqa
+from atomic_io import save_figure_pair, write_json_atomically, write_text_atomically  # noqa
 
 FLOOR = 1e-3  # nats: below this a fit counts as having reached the target
 
@@ -98,9 +98,7 @@ def plot(report: dict, path: str) -> None:
     fig.suptitle(f"{report['target']['what']}: C = {report['target']['C']}, "
                  f"M = {report['target']['M']}", fontsize=9)
     fig.tight_layout()
-    for ext in (".png", ".svg"):
-        save_figure_atomically(fig, path + ext, dpi=120)
-    plt.close(fig)
+    save_figure_pair(fig, path)
 
 
 def markdown(report: dict, f: dict, json_name: str) -> str:

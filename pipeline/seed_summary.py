@@ -62,6 +62,17 @@ def _rank_cells(rank: dict) -> list[str]:
             "yes" if rank.get("theorem2_bounded") else "no", gap_text]
 
 
+def _metric_rows(w, heads, by_head, final, metrics, fmt, paper, paper_keys) -> None:
+    """One row per head: its seed count, fmt(the seeds' values) per metric of final.json, then
+    the paper's figure per key ("-" where the paper has none)."""
+    for h in heads:
+        rs = by_head[h]
+        ours = [fmt([final[id(r)][m] for r in rs if final[id(r)]]) for m in metrics]
+        theirs = ["-" if p is None else f"{p}" for p in (paper.get((rs[0].name, k))
+                                                         for k in paper_keys)]
+        w("| " + " | ".join([h, str(len(rs)), *ours, *theirs]) + " |")
+
+
 def _nplm_table(w, heads, by_head, final) -> None:
     paper = _paper("spherical", "ptb_nplm")
     w("## Test perplexity (de Brebisson & Vincent 2016, Table 5 analog)\n")
@@ -71,12 +82,7 @@ def _nplm_table(w, heads, by_head, final) -> None:
       "3 x 1427), `results/paper/other_seed_results.csv`.\n")
     w("| head | seeds | valid ppl | test ppl | paper test ppl |")
     w("|---|---|---|---|---|")
-    for h in heads:
-        rs = by_head[h]
-        valid = mean_std([final[id(r)]["valid_ppl"] for r in rs if final[id(r)]])
-        test = mean_std([final[id(r)]["test_ppl"] for r in rs if final[id(r)]])
-        p = paper.get((rs[0].name, "ppl"))
-        w(f"| {h} | {len(rs)} | {valid} | {test} | {'-' if p is None else p} |")
+    _metric_rows(w, heads, by_head, final, ("valid_ppl", "test_ppl"), mean_std, paper, ("ppl",))
 
 
 def _charlm_table(w, heads, by_head, final) -> None:
@@ -90,13 +96,8 @@ def _charlm_table(w, heads, by_head, final) -> None:
     w("| head | seeds | valid bpc | test bpc | paper valid bpc (text8) | "
       "paper test bpc (text8) |")
     w("|---|---|---|---|---|---|")
-    for h in heads:
-        rs = by_head[h]
-        valid = _bpc([final[id(r)]["valid_bpc"] for r in rs if final[id(r)]])
-        test = _bpc([final[id(r)]["test_bpc"] for r in rs if final[id(r)]])
-        pv, pt = paper.get((rs[0].name, "valid_bpc")), paper.get((rs[0].name, "test_bpc"))
-        w(f"| {h} | {len(rs)} | {valid} | {test} | "
-          f"{'-' if pv is None else pv} | {'-' if pt is None else pt} |")
+    _metric_rows(w, heads, by_head, final, ("valid_bpc", "test_bpc"), _bpc, paper,
+                 ("valid_bpc", "test_bpc"))
 
 
 def _generic_setting(c: dict, threads: int) -> str:

@@ -16,7 +16,7 @@ import math
 import os
 import statistics
 
-from atomic_io import save_figure_atomically, write_json_atomically
+from atomic_io import save_figure_pair, write_json_atomically
 from final_json import read_final, section
 from report_tables import machine_line, profile_header, read_json_or_empty, wall_time_rows, \
     write_markdown
@@ -148,9 +148,7 @@ def plot(profile, f: dict) -> str:
     fig.suptitle(f"{profile.name} profile: {f['gap']} gap: {f['finding']}")
     fig.tight_layout()
     path = os.path.join(profile.out, "sweep")
-    for ext in (".png", ".svg"):
-        save_figure_atomically(fig, path + ext, dpi=120)
-    plt.close(fig)
+    save_figure_pair(fig, path)
     return path + ".png"
 
 

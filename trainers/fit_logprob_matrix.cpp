@@ -21,6 +21,7 @@
 
 #include "common/blas_core.h"
 #include "common/duration.h"
+#include "common/errors.h"
 #include "common/head_spec.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
@@ -93,10 +94,11 @@ std::vector<sb::HeadSpec> parse_heads(const std::string& text) {
     auto spec = sb::HeadSpec::parse(h);
     if (sb::is_adaptive(spec) || spec.kind == sb::HeadKind::sparse ||
         spec.kind == sb::HeadKind::relu)
-      throw std::invalid_argument("--heads: '" + h +
-                                  "': expected a head with finite, "
-                                  "dense log-outputs (softmax, sigsoftmax, sigmoid, mos, moss, "
-                                  "spherical, taylor, ...)");
+      throw sb::OptionError::described("--heads",
+                                       "--heads: '" + h +
+                                           "': expected a head with finite, "
+                                           "dense log-outputs (softmax, sigsoftmax, sigmoid, mos, "
+                                           "moss, spherical, taylor, ...)");
     specs.push_back(spec);
   }
   return specs;
@@ -107,9 +109,14 @@ std::vector<int64_t> parse_dims(const std::string& text) {
   std::vector<int64_t> ds;
   for (const auto& d : split_list(text)) {
     size_t used = 0;
-    const long long v = std::stoll(d, &used);
-    if (used != d.size() || v < 1)
-      throw std::invalid_argument("--d: '" + d + "': expected integers >= 1");
+    long long v = 0;
+    try {
+      v = std::stoll(d, &used);
+    } catch (const std::exception&) {  // not a number, or out of range: the line below
+      used = 0;
+    }
+    if (used == 0 || used != d.size() || v < 1)
+      throw sb::OptionError::described("--d", "--d: '" + d + "': expected integers >= 1");
     ds.push_back(v);
   }
   return ds;
@@ -233,7 +240,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help exits 0, a malformed command line 2
+    // --help exits 0, a malformed command line 2
+    return app.exit(e) == 0 ? sb::kExitOk : sb::kExitBadInput;
   }
   try {
     torch::set_num_threads(cli.threads);
@@ -241,7 +249,7 @@ int main(int argc, char** argv) {
     const auto specs = parse_heads(cli.heads_text);
     const auto ds = parse_dims(cli.d_text);
     if (specs.empty() || ds.empty())
-      throw std::invalid_argument("--heads and --d: expected at least one of each");
+      throw sb::OptionError::described("--heads", "--heads and --d: expected at least one of each");
     const auto target = make_target(cli);
     const double entropy =
         -(target.weight * (target.log_p.exp() * target.log_p).sum(/*dim=*/1)).sum().item<double>();
@@ -256,9 +264,8 @@ int main(int argc, char** argv) {
     sb::runkit::write_text_atomically(cli.out, report.dump(2) + "\n");
     std::printf("wrote %s (%s)\n", cli.out.c_str(),
                 sb::format_duration(seconds_since(start)).c_str());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fit_logprob_matrix: %s\n", e.what());
-    return 2;
+  } catch (...) {
+    return sb::report_error("fit_logprob_matrix", std::current_exception());
   }
-  return 0;
+  return sb::kExitOk;
 }

@@ -3,8 +3,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <stdexcept>
 
+#include "common/errors.h"
 #include "contract/logprob_file.h"
 #include "trainers/heads/output_head.h"
 
@@ -12,14 +12,15 @@ namespace sb {
 
 double write_synthetic_logprobs(const std::string& path, const SyntheticOptions& o) {
   if (o.tokens < 1 || o.vocab < 1 || o.d < 1 || o.block_rows < 1)
-    throw std::invalid_argument("synthetic: T, M, d and block rows must be >= 1");
+    throw OptionError::described("", "synthetic: T, M, d and block rows must be >= 1");
   if (o.dtype != "float32" && o.dtype != "float64")
-    throw std::invalid_argument("synthetic: --dtype must be float32 or float64, got '" + o.dtype +
-                                "'");
+    throw OptionError::described(
+        "--dtype", "synthetic: --dtype must be float32 or float64, got '" + o.dtype + "'");
   if (o.logits && (is_mixture(o.spec) || is_adaptive(o.spec)))
-    throw std::invalid_argument("synthetic: --logits with head '" + o.spec.to_string() +
-                                "': a mixture or an adaptive head has several logit vectors per "
-                                "row, not one; use a single head");
+    throw OptionError::described("--logits",
+                                 "synthetic: --logits with head '" + o.spec.to_string() +
+                                     "': a mixture or an adaptive head has several logit vectors "
+                                     "per row, not one; use a single head");
   check_head_fits(o.spec, o.vocab, "columns (--M)");
   torch::NoGradGuard no_grad;
   torch::manual_seed(static_cast<uint64_t>(o.seed));

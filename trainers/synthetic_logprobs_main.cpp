@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/blas_core.h"
+#include "common/errors.h"
 #include "trainers/synthetic_logprobs.h"
 
 int main(int argc, char** argv) {
@@ -49,7 +50,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help exits 0, a malformed command line 2
+    // --help exits 0, a malformed command line 2
+    return app.exit(e) == 0 ? sb::kExitOk : sb::kExitBadInput;
   }
 
   try {
@@ -63,9 +65,8 @@ int main(int argc, char** argv) {
     std::printf("wrote %s (T = %lld, M = %lld, d = %lld, bias %d, head %s, %s)\n", out.c_str(),
                 static_cast<long long>(so.tokens), static_cast<long long>(so.vocab),
                 static_cast<long long>(so.d), so.bias ? 1 : 0, so.spec.to_string().c_str(), what);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "synthetic_logprobs: %s\n", e.what());
-    return 2;
+  } catch (...) {
+    return sb::report_error("synthetic_logprobs", std::current_exception());
   }
-  return 0;
+  return sb::kExitOk;
 }

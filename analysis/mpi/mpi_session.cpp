@@ -7,13 +7,17 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors.h"
+
 namespace sb::analysis {
 namespace {
 
 constexpr int64_t kChunk = int64_t{1} << 28;  // doubles per MPI call: 2 GiB, within int counts
 
 void check(int code, const char* what) {
-  if (code != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
+  // internal: MPI_COMM_WORLD keeps its default handler MPI_ERRORS_ARE_FATAL (never changed here),
+  // so a failing MPI call aborts the job before it can return an error code to this check.
+  if (code != MPI_SUCCESS) throw std::logic_error(std::string("MPI: ") + what + " failed");
 }
 
 // op over n doubles in place, in chunks.
@@ -55,10 +59,11 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   const int step_tasks = env_int("SLURM_STEP_NUM_TASKS");
   if (step_tasks > 1 && collective_.size == 1) {
     MPI_Finalize();
-    throw std::runtime_error(
+    throw OptionError::described(
+        "--mpi",
         "--mpi: srun started " + std::to_string(step_tasks) +
-        " tasks but MPI sees a single process: run srun --mpi=pmix (or set MpiDefault=pmix in "
-        "slurm.conf), so that OpenMPI joins the tasks into one job");
+            " tasks but MPI sees a single process: run srun --mpi=pmix (or set MpiDefault=pmix in "
+            "slurm.conf), so that OpenMPI joins the tasks into one job");
   }
   collective_.allreduce_sum = [](double* d, int64_t n) { allreduce(d, n, MPI_SUM); };
   collective_.allreduce_max = [](double* d, int64_t n) { allreduce(d, n, MPI_MAX); };

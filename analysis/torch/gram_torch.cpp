@@ -4,9 +4,10 @@
 
 #include <chrono>
 #include <cstring>
-#include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include "common/errors.h"
 
 namespace sb::analysis {
 namespace {
@@ -22,18 +23,20 @@ torch::Device parse_device(const std::string& name) {
   try {
     device = std::make_unique<torch::Device>(name);
   } catch (const c10::Error&) {
-    throw std::invalid_argument("expected cpu, cuda or cuda:N, got '" + name + "'");
+    throw OptionError::described("device", "expected cpu, cuda or cuda:N, got '" + name + "'");
   }
   if (device->is_cuda()) {
     if (!torch::cuda::is_available())
-      throw std::invalid_argument(
+      throw OptionError::described(
+          "device",
           "no CUDA device is visible to this LibTorch (torch::cuda::is_available() is false)");
     const auto count = static_cast<int64_t>(torch::cuda::device_count());
     if (device->has_index() && device->index() >= count)
-      throw std::invalid_argument("expected a device index below " + std::to_string(count) +
-                                  ", got " + std::to_string(device->index()));
+      throw OptionError::described("device", "expected a device index below " +
+                                                 std::to_string(count) + ", got " +
+                                                 std::to_string(device->index()));
   } else if (!device->is_cpu()) {
-    throw std::invalid_argument("expected cpu, cuda or cuda:N, got '" + name + "'");
+    throw OptionError::described("device", "expected cpu, cuda or cuda:N, got '" + name + "'");
   }
   return *device;
 }
@@ -99,7 +102,7 @@ std::vector<double> singular_values(GramMatrix&& gram, torch::Device device,
   const auto start = clock_type::now();
   const int64_t m = gram.cols;
   auto g = torch::from_blob(gram.g.data(), {m, m}, torch::kFloat64).to(device);  // (M, M)
-  const auto lambda = at::linalg_eigvalsh(g, "U");                           // ascending, (M,)
+  const auto lambda = at::linalg_eigvalsh(g, "U");                               // ascending, (M,)
   const auto sigma = lambda.clamp_min(0).sqrt().flip(/*dims=*/{0}).to(torch::kCPU).contiguous();
   std::vector<double> out(sigma.data_ptr<double>(), sigma.data_ptr<double>() + m);
   gram.g.clear();

@@ -12,7 +12,7 @@
 
 namespace sb::analysis {
 
-/// A GramBackend on `device` ("cuda", "cuda:1", "cpu"). Throws std::invalid_argument when the
+/// A GramBackend on `device` ("cuda", "cuda:1", "cpu"). Throws sb::OptionError when the
 /// device cannot be used (no CUDA in this LibTorch, no GPU visible, a malformed name).
 GramBackend torch_gram_backend(const std::string& device);
 

@@ -13,7 +13,8 @@ analyse(matrix, *, head, d, bias, method="auto", input="auto", eps, budget_gb, g
     no copy), or a path to an HDF5 file (a trainer's dump, a plain /log_probs) or a .npy file.
     Rows are tokens (T), columns the vocabulary (M). head, d, bias: the model's facts (the bound
     is d + 1 + bias for log-probabilities, d + bias for logits); a contract file has them.
-    Bad input raises ValueError with one line naming the input, the field and the expected value.
+    Bad input raises one of the errors below, with one line naming the input, the field and the
+    expected value.
     A float16 / bfloat16 tensor, or one on a GPU, is read as a stream: blocks of rows converted
     to float32 on the host one at a time, never the whole matrix at once; the tolerance's eps is
     then the stored precision's (bfloat16: 2^-7, float16: 2^-10), unless eps is given.
@@ -23,8 +24,8 @@ analyse(blocks, *, M, T=None, ...): a model's outputs analysed as they are compu
     rows x M, any block sizes), called again for each pass the method needs (the gram path: one
     pass; the sketch: the passes it reports; without T one more, first, to count the rows).
     Memory O(M^2) for the gram path, O(M k) for the sketch, never O(T M). A block whose width or
-    dtype changes, a pass with another number of rows, NaN or inf: one ValueError naming the
-    pass and the block. result["passes"] counts the calls.
+    dtype changes, a pass with another number of rows, NaN or inf: one sbrank.InputError naming
+    the pass and the block. result["passes"] counts the calls.
 
     def blocks():                         # any model that returns logits
         for batch in loader:
@@ -32,6 +33,22 @@ analyse(blocks, *, M, T=None, ...): a model's outputs analysed as they are compu
     r = sbrank.analyse(blocks, M=M, head="softmax", d=model.d, bias=1, method="gram")
 
 progress: a callable receiving each progress line, or True for lines on stderr.
+
+Errors: the one line rank_analysis prints after "rank_analysis: " (str(e)), raised as the class
+of its kind:
+    InputError      the input's content: a shape, a dtype, NaN or inf, a fact that contradicts
+                    the file (a ValueError). .file: the path, "<array>" or the stream's pass and
+                    block ("" when unknown); .field: the part at fault, e.g. "dtype", "attribute
+                    'd'" ("" when the line names none); .expected: what was expected ("" when the
+                    line says it in its own words)
+    FormatError     an InputError: the file is not of the format at all (missing, a directory,
+                    not HDF5 or .npy, wrong magic, truncated, a read that failed)
+    OptionError     an argument outside what analyse() takes, e.g. threads=0, input="x", d=0 (a
+                    ValueError). .option: its name ("threads"; the command line's "--d" for the
+                    checks the two share)
+    WriteError      an OSError: writing an output failed. .filename: that output
+    MemoryError     out of memory while analysing the matrix
+    `except ValueError` still catches every refusal but the last two.
 
 The result is a dict with the fields of `rank_analysis --json`; the ones most read:
     rank            #{sigma_i > tol}, the Numerical Recipes count (certified: see below)
@@ -57,7 +74,43 @@ from ._plot import plot
 from ._sbrank import analyse as _analyse
 from ._sbrank import blas
 
-__all__ = ["analyse", "blas", "plot"]
+__all__ = ["FormatError", "InputError", "OptionError", "WriteError", "analyse", "blas", "plot"]
+
+
+# The errors analyse() raises, one class per kind of common/errors.h (the compiled module raises
+# them through sb::error_report); str(e) is the one line.
+class InputError(ValueError):
+    """The input's content is not what the analysis takes: .file, .field, .expected."""
+
+    def __init__(self, message, file="", field="", expected=""):
+        super().__init__(message)
+        self.file, self.field, self.expected = file, field, expected
+
+
+class FormatError(InputError):
+    """The input is not of its format at all: missing, not HDF5 or .npy, truncated."""
+
+
+class OptionError(ValueError):
+    """An argument outside what analyse() takes: .option names it."""
+
+    def __init__(self, message, option=""):
+        super().__init__(message)
+        self.option = option
+
+
+class WriteError(OSError):
+    """Writing an output failed: .filename names it."""
+
+    def __init__(self, message, filename=""):
+        super().__init__(message)
+        self.filename = filename  # OSError's own attribute, which its str() would print
+
+    def __str__(self):
+        return self.args[0]
+
+    def __reduce__(self):
+        return type(self), (self.args[0], self.filename)
 
 
 BLOCK_ROWS = 4096  # rows converted at a time when a tensor is read as a stream
@@ -102,9 +155,10 @@ def analyse(matrix, **options):
         options["progress"] = lambda line: print(line, file=sys.stderr, flush=True)
     if _is_tensor(matrix):
         if matrix.dim() != 2:
-            raise ValueError(f"matrix: shape: expected 2-D (T, M), got {matrix.dim()}-D")
+            raise InputError(f"matrix: shape: expected 2-D (T, M), got {matrix.dim()}-D",
+                             "matrix", "shape", "2-D (T, M)")
         if getattr(matrix.device, "type", "") == "meta":
-            raise ValueError(f"matrix: a torch tensor on '{matrix.device}' holds no data")
+            raise InputError(f"matrix: a torch tensor on '{matrix.device}' holds no data", "matrix")
         if _direct(matrix):
             matrix = matrix.detach().numpy()  # shares the tensor's memory, strides included
         else:

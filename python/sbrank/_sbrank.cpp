@@ -8,8 +8,11 @@
 // float64 at any strides (C or Fortran order, a slice, a numpy.memmap), read where it lies: no
 // copy (analysis/array_source.h). It releases the GIL while it computes and returns the fields of
 // `rank_analysis --json` as a dict, with "singular_values" a float64 numpy array where they were
-// computed (None for --rank-only's inertia count). Bad input raises ValueError with the line the
-// command line prints after "rank_analysis: ".
+// computed (None for --rank-only's inertia count). Bad input raises, with the line the command
+// line prints after "rank_analysis: ", the sbrank class of its sb::error_report kind (common/
+// errors.h; the classes are sbrank/__init__.py's): sbrank.InputError / FormatError (ValueError;
+// .file, .field, .expected), sbrank.OptionError (ValueError; .option), sbrank.WriteError (OSError;
+// .filename), MemoryError; anything else ValueError.
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -21,7 +24,6 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 
 #include "analysis/analyse.h"
@@ -29,6 +31,7 @@
 #include "analysis/estimate_d.h"
 #include "analysis/stream_source.h"
 #include "common/blas_core.h"
+#include "common/errors.h"
 #include "contract/rank_result.h"
 
 namespace py = pybind11;
@@ -36,21 +39,17 @@ using namespace sb::analysis;
 
 namespace {
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 // The array as an ArrayView, checked: 2-D, float32 or float64 in native byte order.
 ArrayView view_of(const py::array& a, const std::string& input) {
   if (a.ndim() != 2)
-    throw std::invalid_argument("<array>: shape: expected 2-D (T, M), got " +
-                                std::to_string(a.ndim()) + "-D");
+    throw sb::InputError("<array>", "shape", "2-D (T, M)", std::to_string(a.ndim()) + "-D");
   const auto dtype = a.dtype();
   const bool native_float = dtype.kind() == 'f' && dtype.attr("isnative").cast<bool>();
   const bool f32 = native_float && dtype.itemsize() == 4,
              f64 = native_float && dtype.itemsize() == 8;
   if (!f32 && !f64)
-    throw std::invalid_argument(
-        "<array>: dtype: expected float32 or float64 in native byte order, got '" +
-        dtype.attr("str").cast<std::string>() + "'");
+    throw sb::InputError("<array>", "dtype", "float32 or float64 in native byte order",
+                         "'" + dtype.attr("str").cast<std::string>() + "'");
   ArrayView v;
   v.data = a.data();
   v.rows = a.shape(0);
@@ -60,6 +59,46 @@ ArrayView view_of(const py::array& a, const std::string& input) {
   v.float64 = f64;
   v.input = input == "auto" ? "" : input;
   return v;
+}
+
+// Text for Python: UTF-8, a file name's other bytes kept as surrogates (as os.fsdecode does).
+py::str python_text(const std::string& text) {
+  PyObject* s =
+      PyUnicode_DecodeUTF8(text.data(), static_cast<py::ssize_t>(text.size()), "surrogateescape");
+  if (!s) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(s);
+}
+
+// Raises an exception of analyse() in Python, by its kind in the one mapping (common/errors.h's
+// error_report, which also gives the line): input and format -> sbrank.InputError / FormatError
+// (.file, .field, .expected), option -> sbrank.OptionError (.option), write -> sbrank.WriteError
+// (.filename), memory -> MemoryError, anything else -> ValueError. The classes are defined once,
+// in sbrank/__init__.py, the package this module belongs to.
+[[noreturn]] void raise_python(const std::exception_ptr& error) {
+  using Kind = sb::ErrorReport::Kind;
+  const sb::ErrorReport report = sb::error_report(error);
+  if (report.kind == Kind::memory) {
+    PyErr_SetString(PyExc_MemoryError, "out of memory while analysing the matrix");
+    throw py::error_already_set();
+  }
+  const py::str line = python_text(report.line);
+  py::object raised = py::reinterpret_borrow<py::object>(PyExc_ValueError)(line);
+  if (report.kind != Kind::other) {
+    const py::module_ sbrank = py::module_::import("sbrank");
+    try {
+      std::rethrow_exception(error);  // to reach the fields the kind's class carries
+    } catch (const sb::InputError& e) {
+      raised = sbrank.attr(report.kind == Kind::format ? "FormatError" : "InputError")(
+          line, python_text(e.file()), python_text(e.field()), python_text(e.expected()));
+    } catch (const sb::OptionError& e) {
+      raised = sbrank.attr("OptionError")(line, python_text(e.option()));
+    } catch (const sb::WriteError& e) {
+      raised = sbrank.attr("WriteError")(line, python_text(e.file()));
+    } catch (...) {  // every other kind was mapped above
+    }
+  }
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(raised.ptr())), raised.ptr());
+  throw py::error_already_set();
 }
 
 // A Python object shared with C++ threads: copies of the holder never touch the reference count
@@ -85,16 +124,18 @@ class PyPass final : public BlockPass {
     if (!item) {
       if (!PyErr_Occurred()) return false;
       py::error_already_set e;
-      throw std::runtime_error(where + ": the blocks raised " + first_line(e.what()));
+      throw sb::FormatError::described(where, "",
+                                       where + ": the blocks raised " + sb::first_line(e.what()));
     }
     py::object obj = py::reinterpret_steal<py::object>(item);
     if (!py::isinstance<py::array>(obj))
-      throw std::invalid_argument(where + ": expected a numpy array or a torch tensor, got " +
-                                  py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+      throw sb::InputError::described(
+          where, "",
+          where + ": expected a numpy array or a torch tensor, got " +
+              py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
     current_ = py::reinterpret_borrow<py::array>(obj);
     if (current_.ndim() != 2)
-      throw std::invalid_argument(where + ": shape: expected 2-D (rows, M), got " +
-                                  std::to_string(current_.ndim()) + "-D");
+      throw sb::InputError(where, "shape", "2-D (rows, M)", std::to_string(current_.ndim()) + "-D");
     block = view_of(current_, "");
     block.name = where;
     ++index_;
@@ -132,23 +173,25 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
   sb::contract::RankResult result;
   try {
     if (input != "logprobs" && input != "logits" && input != "auto")
-      throw std::invalid_argument("input=" + input + ": expected logprobs, logits or auto");
+      throw sb::OptionError::described("input",
+                                       "input=" + input + ": expected logprobs, logits or auto");
     if (budget_gb) {
       if (!(*budget_gb > 0) || !std::isfinite(*budget_gb))
-        throw std::invalid_argument("budget_gb=" + std::to_string(*budget_gb) +
-                                    ": expected a finite number of GiB > 0");
+        throw sb::OptionError::described("budget_gb", "budget_gb=" + std::to_string(*budget_gb) +
+                                                          ": expected a finite number of GiB > 0");
       o.budget_bytes = *budget_gb * double(1ull << 30);
     }
     if (threads) {
       if (*threads < 1)
-        throw std::invalid_argument("threads=" + std::to_string(*threads) +
-                                    ": expected threads >= 1");
+        throw sb::OptionError::described(
+            "threads", "threads=" + std::to_string(*threads) + ": expected threads >= 1");
       openblas_set_num_threads(*threads);
     }
     check_model_facts(o.facts);
     check_sketch_options(o);
     if (estimate && !spectrum)
-      throw std::invalid_argument(
+      throw sb::OptionError::described(
+          "estimate_d",
           "estimate_d=True with spectrum=False: the estimate reads the gap "
           "between singular values, which the inertia count does not give");
     if (!progress.is_none()) {
@@ -161,11 +204,13 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
     const bool stream = !py::isinstance<py::str>(matrix) && !py::isinstance<py::array>(matrix) &&
                         !py::hasattr(matrix, "__fspath__") && PyCallable_Check(matrix.ptr());
     if ((M || T) && !stream)
-      throw std::invalid_argument("M, T: only for a stream of row blocks (a callable)");
+      throw sb::OptionError::described(M ? "M" : "T",
+                                       "M, T: only for a stream of row blocks (a callable)");
     if (stream) {
-      if (!M) throw std::invalid_argument("M: expected the vocabulary size of the stream's blocks");
+      if (!M) throw sb::OptionError("M", "the vocabulary size of the stream's blocks");
       if (o.method == "exact")
-        throw std::invalid_argument(
+        throw sb::OptionError::described(
+            "method",
             "method=exact: a stream is never stored whole; use gram or "
             "sketch (or auto)");
       auto start = std::make_shared<py::object>(matrix);
@@ -176,8 +221,10 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
         try {
           return std::make_unique<PyPass>(py::iter((*start)()), *passes);
         } catch (py::error_already_set& e) {
-          throw std::runtime_error("<stream>: pass " + std::to_string(*passes) +
-                                   ": calling the blocks' callable raised " + first_line(e.what()));
+          throw sb::FormatError::described("<stream>", "",
+                                           "<stream>: pass " + std::to_string(*passes) +
+                                               ": calling the blocks' callable raised " +
+                                               sb::first_line(e.what()));
         }
       };
       {
@@ -193,10 +240,10 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
       array = py::reinterpret_borrow<py::array>(matrix);
       source = std::make_unique<ArraySource>(view_of(array, input));
     } else {
-      throw std::invalid_argument(
-          "matrix: expected a 2-D numpy array or CPU torch tensor (float32 or float64) or a path "
-          "to an HDF5 or .npy file, got " +
-          py::str(py::type::of(matrix).attr("__name__")).cast<std::string>());
+      throw sb::OptionError("matrix",
+                            "a 2-D numpy array or CPU torch tensor (float32 or float64) or a path "
+                            "to an HDF5 or .npy file",
+                            py::str(py::type::of(matrix).attr("__name__")).cast<std::string>());
     }
     py::gil_scoped_release release;
     const auto plan = plan_analysis(*source, o, memory_limit(o));
@@ -206,10 +253,8 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
       const std::string bias_from = bias ? "--bias" : source->header() ? "attribute 'bias'" : "";
       estimate_text = estimate_json(estimate_d(result, bias_from));
     }
-  } catch (const std::bad_alloc&) {
-    throw py::value_error("out of memory while analysing the matrix");
-  } catch (const std::exception& e) {
-    throw py::value_error(first_line(e.what()));
+  } catch (...) {
+    raise_python(std::current_exception());
   }
   py::dict out = py::module_::import("json").attr("loads")(sb::contract::rank_result_json(result));
   if (auto* s = dynamic_cast<StreamSource*>(source.get())) out["passes"] = s->passes();
@@ -289,7 +334,10 @@ estimate_d: also read the model's hidden size d off the spectrum's largest gap
 
 Returns a dict with the fields of `rank_analysis --json` (rank, tol, bound, verdict, certified,
 rank_sweep, largest_gap, ...) and singular_values (numpy float64, descending) or None.
-Raises ValueError with one line naming the input, the field and the expected value.
+Raises, with one line naming the input, the field and the expected value: sbrank.InputError
+(.file, .field, .expected; sbrank.FormatError for a file that is not HDF5 or .npy at all) or
+sbrank.OptionError (.option) for an argument outside what it takes, both ValueError; MemoryError
+when the memory runs out.
 
 Example (PyTorch):
   r = sbrank.analyse(torch.log_softmax(logits, -1).numpy(), head="softmax", d=768, bias=1))");

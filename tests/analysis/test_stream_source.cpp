@@ -15,6 +15,7 @@
 #include "analysis/analyse.h"
 #include "analysis/array_source.h"
 #include "analysis/stream_source.h"
+#include "common/errors.h"
 
 using namespace sb::analysis;
 
@@ -111,9 +112,11 @@ TEST_CASE("a stream's bad blocks are named: width, a pass with fewer rows", "[st
   try {
     StreamSource s(b.factory(), 6, -1);
     FAIL("a narrow block is refused");
-  } catch (const std::invalid_argument& e) {
+  } catch (const sb::InputError& e) {
     CHECK(std::string(e.what()) ==
           "<stream>: pass 1, block 1: width: expected M = 6 columns, got 5");
+    CHECK(e.field() == "width");
+    CHECK(e.expected() == "M = 6 columns");
   }
   auto c = softmax_like(20, 6, 2);
   c.rows_cut = 4;
@@ -122,13 +125,16 @@ TEST_CASE("a stream's bad blocks are named: width, a pass with fewer rows", "[st
   try {
     s.read_rows(0, 20, out.data());
     FAIL("a shorter second pass is refused");
-  } catch (const std::invalid_argument& e) {
+  } catch (const sb::InputError& e) {
     CHECK(std::string(e.what()) == "<stream>: pass 2 yields 16 rows, the first 20");
+    CHECK(e.file() == "<stream>");
   }
   auto n = softmax_like(20, 6, 2);
   n.data[2 * 6 + 3] = std::numeric_limits<float>::quiet_NaN();  // row 2 = block 0 (rows 0..2)
   CHECK_THROWS_WITH(StreamSource(n.factory(), 6, -1),
                     Catch::Contains("<stream>: pass 1, block 0: row 2, column 3: not finite"));
+  CHECK_THROWS_AS(StreamSource(n.factory(), 6, -1), sb::InputError);
+  CHECK_THROWS_AS(StreamSource(n.factory(), 0, -1), sb::OptionError);  // M < 1
 }
 
 TEST_CASE("the analysis over a stream gives the array's rank and certificate", "[stream_source]") {

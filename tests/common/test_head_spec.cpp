@@ -1,8 +1,9 @@
-#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "common/errors.h"
 #include "common/head_spec.h"
 
 using sb::HeadKind;
@@ -35,8 +36,9 @@ TEST_CASE("head spec: an unknown name is an error that lists the valid ones") {
   try {
     HeadSpec::parse("softmaxx");
     FAIL("no exception");
-  } catch (const std::invalid_argument& e) {
+  } catch (const sb::OptionError& e) {
     const std::string msg = e.what();
+    CHECK(e.option() == "head");
     CHECK(msg.find("softmaxx") != std::string::npos);
     for (const auto& name : sb::head_names()) CHECK(msg.find(name) != std::string::npos);
   }
@@ -51,6 +53,12 @@ TEST_CASE("head spec: malformed or out-of-range options are errors") {
   CHECK_THROWS_WITH(HeadSpec::parse("relu:eps=nan"), Catch::Contains("finite"));
   CHECK_THROWS_WITH(HeadSpec::parse("softmax:k=3"), Catch::Contains("unknown option 'k'"));
   CHECK_THROWS_WITH(HeadSpec::parse("sparse:k"), Catch::Contains("not key=value"));
+  // A head spelling is an option's value: every refusal is an OptionError naming "head".
+  for (const char* bad : {"sparse:k=0", "sparse:k=2x", "relu:eps=nan", "softmax:k=3", "sparse:k"})
+    CHECK_THROWS_AS(HeadSpec::parse(bad), sb::OptionError);
+  CHECK_THROWS_AS(sb::parse_head_setting("mos:K=0"), sb::OptionError);
+  CHECK_THROWS_WITH(sb::parse_head_setting("mos:K=0", " (see --help)"),
+                    "head = \"mos:K=0\": head 'mos:K=0': K must be >= 1 (see --help)");
 }
 
 TEST_CASE("head spec: only softmax is bounded by Theorem 2, with bound d + 1 + bias") {
@@ -80,6 +88,7 @@ TEST_CASE("head spec: the adaptive heads take a list of cutoffs and a div, and r
   CHECK_THROWS_WITH(HeadSpec::parse("adaptive:cutoffs=5,5"), Catch::Contains("increasing"));
   CHECK_THROWS_WITH(sb::check_head_fits(a, 20000, "words"),
                     Catch::Contains("the last cutoff 20000 is not below the M = 20000 words"));
+  CHECK_THROWS_AS(sb::check_head_fits(a, 20000, "words"), sb::OptionError);
   CHECK_NOTHROW(sb::check_head_fits(a, 20001, "words"));
 }
 

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/errors.h"
 #include "contract/logprob_file.h"
 #include "tests/fixtures/run_command.h"
 #include "tests/fixtures/temp_dir.h"
@@ -81,6 +82,7 @@ TEST_CASE("log-output file: rows, targets and attributes round-trip, and ppl is 
   CHECK(reader.read_targets() == targets);
   CHECK_FALSE(reader.has_vocab());  // header() had no vocab: no /vocab written
   CHECK_THROWS_WITH(reader.read_rows(990, 20, back.data()), Catch::Contains("outside [0, 1000)"));
+  CHECK_THROWS_AS(reader.read_rows(990, 20, back.data()), sb::OptionError);
   fs::remove_all(dir);
 }
 
@@ -101,6 +103,7 @@ TEST_CASE("log-output file: an unfinished writer leaves no file behind") {
     int64_t bad_target = 5;
     CHECK_THROWS_WITH(writer.write_rows(row.data(), &bad_target, 1),
                       Catch::Contains("outside [0, 5)"));
+    CHECK_THROWS_AS(writer.write_rows(row.data(), &bad_target, 1), sb::OptionError);
     int64_t targets[2] = {0, 1};
     CHECK_THROWS_WITH(writer.write_rows(row.data(), targets, 2), Catch::Contains("more rows"));
   }
@@ -135,6 +138,7 @@ TEST_CASE(
   h.vocab.pop_back();
   CHECK_THROWS_WITH(LogProbWriter((dir / "short.h5").string(), h),
                     Catch::Contains("vocab has 2 words, expected M = 3"));
+  CHECK_THROWS_AS(LogProbWriter((dir / "short.h5").string(), h), sb::OptionError);
   CHECK_FALSE(fs::exists(dir / "short.h5"));
   fs::remove_all(dir);
 }
@@ -180,6 +184,23 @@ TEST_CASE("log-output file: h5py-written files are read, and each contract viola
                     Catch::Contains("dataset '/vocab' shape: expected (25,) from M, got (24,)"));
   CHECK_THROWS_WITH(open("truncated.h5"), Catch::Contains("truncated or corrupt"));
   CHECK_THROWS_WITH(open("no_such_file.h5"), Catch::Contains("no_such_file.h5: no such file"));
+  // The kinds: not HDF5 / missing / another format_version is a FormatError; a contract file
+  // whose content is wrong an InputError that is not one, naming the file and the field.
+  for (const char* name : {"truncated.h5", "no_such_file.h5", "version3.h5"})
+    CHECK_THROWS_AS(open(name), sb::FormatError);
+  for (const char* name : {"missing_attribute.h5", "wrong_rank.h5", "unknown_head.h5",
+                           "target_out_of_range.h5", "short_vocab.h5"}) {
+    INFO(name);
+    try {
+      open(name);
+      FAIL("refused");
+    } catch (const sb::FormatError&) {
+      FAIL("a content error is not a format error");
+    } catch (const sb::InputError& e) {
+      CHECK(e.file() == (dir / name).string());
+      CHECK_FALSE(e.field().empty());
+    }
+  }
   fs::remove_all(dir);
 }
 

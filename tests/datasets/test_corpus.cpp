@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/errors.h"
 #include "datasets/batchify.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
@@ -59,6 +60,13 @@ TEST_CASE("corpus: a valid/test word outside the training vocabulary names word,
   std::ofstream(dir / "test.txt") << "the\n";
   CHECK_THROWS_WITH(load_corpus(dir.string()),
                     Catch::Contains("valid.txt:2: word 'bird' is not in the training vocabulary"));
+  try {
+    load_corpus(dir.string());
+    FAIL("an out-of-vocabulary word is refused");
+  } catch (const sb::InputError& e) {
+    CHECK(e.file() == (dir / "valid.txt").string());
+    CHECK(e.field() == "line 2");
+  }
   std::ofstream(dir / "valid.txt") << "dog sat the\n";
   const auto c = load_corpus(dir.string());
   // ids in first-seen order: the 0, cat 1, sat 2, <eos> 3, dog 4
@@ -98,11 +106,18 @@ TEST_CASE("batchify: B contiguous streams as columns, tail dropped, get_batch sh
   CHECK(torch::equal(y, b.slice(0, 1, 3)));
   CHECK_THROWS_WITH(get_batch(b, 2, 1), Catch::Contains("row 2"));
   CHECK_THROWS_WITH(batchify(ids, 12), Catch::Contains("batch size 12 for 11 tokens"));
+  CHECK_THROWS_AS(get_batch(b, 2, 1), sb::OptionError);
+  CHECK_THROWS_AS(batchify(ids, 12), sb::OptionError);
+  CHECK_THROWS_WITH(batchify_split(ids, 10, 2, "valid", "eval_batch_size"),
+                    "valid split: 11 tokens give 1 row at eval_batch_size = 10; at least 2 rows "
+                    "are needed (use more of the split or a smaller eval_batch_size)");
+  CHECK_THROWS_AS(batchify_split(ids, 10, 2, "valid", "eval_batch_size"), sb::OptionError);
 }
 
 TEST_CASE("data location: a missing corpus says where it looked and how to get it") {
   CHECK_THROWS_WITH(sb::data::find_corpus_dir("ptb", "/nonexistent/ptb"),
                     Catch::Contains("looked in /nonexistent/ptb") && Catch::Contains("make data"));
+  CHECK_THROWS_AS(sb::data::find_corpus_dir("ptb", "/nonexistent/ptb"), sb::FormatError);
   CHECK_THROWS_WITH(sb::data::find_corpus_dir("text8"),
                     Catch::Contains("corpus 'text8' not found") &&
                         Catch::Contains("datasets/text8") &&

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/errors.h"
 #include "datasets/idx_file.h"
 #include "datasets/image_dataset.h"
 #include "tests/fixtures/error_of.h"
@@ -142,6 +143,18 @@ TEST_CASE("idx reader: truncated and corrupted copies give one line naming the f
   const auto missing = tmp / "missing";
   CHECK(what_of([&] { read_idx(missing.string(), 1); }) ==
         missing.string() + ": cannot open (no such file)");
+
+  // Each of these is a file not of the format (sb::FormatError), the file named in file().
+  for (const auto& bad : {truncated, wrong_magic, not_idx, empty, short_dims, extra, missing})
+    CHECK_THROWS_AS(read_idx(bad.string(), bad == short_dims ? 3 : 1), sb::FormatError);
+  try {
+    read_idx(empty.string(), 1);
+    FAIL("an empty file is refused");
+  } catch (const sb::FormatError& err) {
+    CHECK(err.file() == empty.string());
+    CHECK(err.field() == "magic");
+    CHECK(err.expected() == "4 bytes");
+  }
 }
 
 TEST_CASE("idx reader: a cut or damaged copy of the package's gzip file is named, not misread",
@@ -209,6 +222,19 @@ TEST_CASE("image dataset: labels out of range, mismatched counts and other sizes
   CHECK(what_of([&] { load_image_dataset("mnist", (tmp / "side").string()); }) ==
         (tmp / "side" / "train-images-idx3-ubyte").string() +
             ": dims: expected 28 x 28 images, got 32 x 32");
+
+  // Well-formed IDX files whose content does not fit: sb::InputError, not a FormatError.
+  for (const char* set : {"label", "count", "side"}) {
+    INFO(set);
+    try {
+      load_image_dataset("mnist", (tmp / set).string());
+      FAIL("refused");
+    } catch (const sb::FormatError&) {
+      FAIL("a content error is not a format error");
+    } catch (const sb::InputError& err) {
+      CHECK(contains(err.file(), "-idx"));
+    }
+  }
 }
 
 TEST_CASE("image dataset: without the package the error names dataset-fashion-mnist", "[idx]") {
@@ -223,6 +249,12 @@ TEST_CASE("image dataset: without the package the error names dataset-fashion-mn
         (tmp / "nope").string() +
             ": data: expected a directory holding the four mnist IDX files "
             "(train-images-idx3-ubyte[.gz], ...), got no such path");
+  CHECK_THROWS_AS(find_image_dataset_dir("fashion-mnist", "", tmp.string()), sb::FormatError);
+  CHECK_THROWS_AS(find_image_dataset_dir("mnist", (tmp / "nope").string()), sb::FormatError);
+  CHECK_THROWS_AS(find_image_dataset_dir("mnist", ""), sb::OptionError);
+  CHECK_THROWS_AS(find_image_dataset_dir("cifar", ""), sb::OptionError);
+  CHECK(what_of([&] { find_image_dataset_dir("cifar", ""); }) ==
+        "dataset: expected fashion-mnist or mnist, got 'cifar'");
 }
 
 TEST_CASE(

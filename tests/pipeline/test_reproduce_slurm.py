@@ -188,7 +188,7 @@ def main() -> int:
         tail(first, 6000)
         submitted = len(re.findall(r"^\[reproduce slurm\] submitted job", first.stdout, re.M))
         check(first.returncode == 0, f"--scheduler slurm --wait exits 0 (got {first.returncode})")
-        check(submitted == 37, f"37 jobs submitted: 6 stages x 6 runs + the report (got "
+        check(submitted == 19, f"19 jobs submitted: 6 stages x 3 runs + the report (got "
                                f"{submitted})")
         compare_runs(local, out)
         for ext in ("png", "svg"):

@@ -5,7 +5,7 @@
 - --dry-run of the paper profile prints one script per (run, stage) and the plot + tables job,
   with the profile's per-stage resources (a GPU for the trainer stages, none for the analysis),
   and submits and writes nothing.
-- A submission of the smoke profile: 37 sbatch calls (6 stages x 6 runs + the report); every job's --dependency=afterok lists
+- A submission of the smoke profile: 19 sbatch calls (6 stages x 3 runs + the report); every job's --dependency=afterok lists
   exactly the job ids of the stages it reads (Stage.after), the last job those of every run's
   last jobs; each script runs reproduce.py --stage S --run R.
 - Resume: a run whose train stage is done gets no train job and its finetune job no dependency;
@@ -107,8 +107,8 @@ def test_submit_resume_wait(tmp: str) -> None:
     r = driver("--profile", "smoke", "--build", build, "--out", out, "--scheduler", "slurm",
                env=env)
     jobs = sbatch_calls(tmp)
-    check(r.returncode == 0 and len(jobs) == 37,
-          f"smoke: 37 jobs submitted (got {r.returncode}, {len(jobs)}): {r.stderr.strip()}")
+    check(r.returncode == 0 and len(jobs) == 19,
+          f"smoke: 19 jobs submitted (got {r.returncode}, {len(jobs)}): {r.stderr.strip()}")
     ids = {j["key"]: j["id"] for j in jobs}
     after = {"train": [], "finetune": ["train"], "dump": ["finetune"], "score": ["train"],
              "analyse": ["dump"], "epoch_ranks": ["finetune"]}
@@ -145,7 +145,7 @@ def test_submit_resume_wait(tmp: str) -> None:
                env=env)
     jobs = sbatch_calls(tmp)
     keys = {j["key"]: j for j in jobs}
-    check(r.returncode == 0 and "softmax_s141/train" not in keys and len(jobs) == 35,
+    check(r.returncode == 0 and "softmax_s141/train" not in keys and len(jobs) == 17,
           f"re-submission: no job for the done train stage, none for the queued one "
           f"({len(jobs)} submitted)")
     check(keys.get("softmax_s141/finetune", {}).get("deps") == set() and
@@ -156,17 +156,17 @@ def test_submit_resume_wait(tmp: str) -> None:
     check(re.search(r"kept queued job 999 sigsoftmax_s141/train", r.stdout) is not None,
           "the kept job is reported with its id")
 
-    # --wait: every job leaves the queue; the sigmoid train job failed.
+    # --wait: every job leaves the queue; the mixture's train job failed.
     os.remove(os.path.join(tmp, "calls.jsonl"))
     os.remove(os.path.join(tmp, "queue"))  # the jobs of the submissions above are gone
     shutil.rmtree(out)
     with open(os.path.join(tmp, "fail_key"), "w") as f:
-        f.write("sigmoid_s141-train.sbatch")
+        f.write("mos_s141-train.sbatch")
     r = driver("--profile", "smoke", "--build", build, "--out", out, "--scheduler", "slurm",
                "--wait", env=dict(env, SB_SLURM_POLL_SECONDS="0.01"))
-    failed = [j for j in sbatch_calls(tmp) if j["key"] == "sigmoid_s141/train"]
-    log = os.path.join(out, "sigmoid_s141", f"slurm-train-{failed[0]['id']}.log") if failed else ""
-    check(r.returncode == 1 and f"sigmoid_s141/train: FAILED (exit 2:0); log {log}" in r.stderr,
+    failed = [j for j in sbatch_calls(tmp) if j["key"] == "mos_s141/train"]
+    log = os.path.join(out, "mos_s141", f"slurm-train-{failed[0]['id']}.log") if failed else ""
+    check(r.returncode == 1 and f"mos_s141/train: FAILED (exit 2:0); log {log}" in r.stderr,
           f"--wait exits 1 naming the failed job, its state and log (got {r.returncode}: "
           f"{r.stderr.strip()[:300]})")
     check(r.stderr.count(": FAILED") == 1, "only the failed job is named")

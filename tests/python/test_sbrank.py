@@ -2,7 +2,8 @@
 """The Python module sbrank (python/sbrank_module.cpp) against the rank_analysis command line, on
 matrices written by numpy: the same fields on the same matrix (from an array, a Fortran-order view,
 a memmap and a path), no numpy-level copy of the array, the GIL released while it computes, the
-CLI's one-line message as ValueError, and the README's PyTorch example.
+CLI's one-line message as ValueError (the sbrank class of its kind: FormatError, InputError,
+OptionError, with the file or the option), and the README's PyTorch example.
 
   test_sbrank.py BUILD_DIR"""
 import json
@@ -129,6 +130,46 @@ with tempfile.TemporaryDirectory() as tmp:
             check(False, f"{expect}: no error")
         except ValueError as e:
             check(expect in str(e) and "\n" not in str(e), f"ValueError: {e}")
+
+    # The typed errors, by sb::error_report's kind: a file that is not a matrix file is an
+    # sbrank.FormatError (an InputError) and one whose content is wrong an InputError, each naming
+    # the file in .file; an argument outside what analyse() takes is an sbrank.OptionError naming
+    # it in .option. All of them are still ValueErrors, with the CLI's line.
+    not_npy = os.path.join(tmp, "not_a_matrix.npy")
+    with open(not_npy, "w") as f:
+        f.write("these are not the bytes of a .npy file\n")
+    errors = {}
+    for target, kind, field in ((not_npy, sbrank.FormatError, "magic"),
+                                (os.path.join(tmp, "missing.npy"), sbrank.FormatError, ""),
+                                (bad, sbrank.InputError, "the array")):
+        try:
+            sbrank.analyse(target, **facts)
+            error = None
+        except ValueError as e:
+            error = errors[target] = e
+        status, _, err = run_cli(cli_facts + [target])
+        check(status == 2 and isinstance(error, kind) and isinstance(error, sbrank.InputError)
+              and (kind is sbrank.FormatError) == isinstance(error, sbrank.FormatError)
+              and error.file == target and error.field == field
+              and err == f"rank_analysis: {error}\n",
+              f"{os.path.basename(target)}: {type(error).__name__} with .file = the path, "
+              f".field = {getattr(error, 'field', None)!r}: {error}")
+    check(getattr(errors.get(not_npy), "expected", None) == '"\\x93NUMPY" (a .npy file)',
+          "magic: .expected says what a .npy file starts with")
+    for kwargs, option in ((dict(threads=0), "threads"), (dict(input="x"), "input"),
+                           (dict(budget_gb=-1.0), "budget_gb"), (dict(d=0), "--d")):
+        try:
+            sbrank.analyse(lp, **{**facts, **kwargs})
+            error = None
+        except ValueError as e:
+            error = e
+        check(isinstance(error, sbrank.OptionError) and error.option == option
+              and not isinstance(error, sbrank.InputError),
+              f"{kwargs}: sbrank.OptionError with .option = {option!r}: {error}")
+    check(issubclass(sbrank.WriteError, OSError) and not issubclass(sbrank.WriteError, ValueError)
+          and str(sbrank.WriteError("out.h5: the disk is full", "out.h5")) ==
+          "out.h5: the disk is full" and sbrank.WriteError("x", "out.h5").filename == "out.h5",
+          "sbrank.WriteError: an OSError whose str() is its line and .filename its output")
 
     # The README's example for a PyTorch user.
     import torch  # noqa: E402

@@ -1,7 +1,8 @@
 #include "trainers/charlm/char_corpus.h"
 
 #include <cstdio>
-#include <stdexcept>
+
+#include "common/errors.h"
 
 namespace sb::charlm {
 
@@ -13,8 +14,9 @@ std::vector<int64_t> spell(const std::vector<int64_t>& word_ids, const data::Voc
       char byte[8];
       std::snprintf(byte, sizeof byte, "0x%02x",
                     static_cast<unsigned>(static_cast<unsigned char>(s[0])));
-      throw std::runtime_error(split + ": character '" + s + "' (byte " + byte + ") of word '" +
-                               word + "' is not in the training characters");
+      throw InputError::described("", split,
+                                  split + ": character '" + s + "' (byte " + byte + ") of word '" +
+                                      word + "' is not in the training characters");
     }
     return id;
   };
@@ -52,8 +54,8 @@ std::vector<std::string> unspell(const std::vector<int64_t>& symbols,
     const std::string& s = chars.word(symbols[i]);
     if (s == kWordBoundary || s == data::kEos) {
       if (word.empty() && (s == kWordBoundary || after_boundary))
-        throw std::invalid_argument("unspell: empty word before symbol " + std::to_string(i) +
-                                    " ('" + s + "')");
+        throw OptionError::described(
+            "symbols", "unspell: empty word before symbol " + std::to_string(i) + " ('" + s + "')");
       if (!word.empty()) words.push_back(word);
       word.clear();
       after_boundary = s == kWordBoundary;
@@ -64,7 +66,7 @@ std::vector<std::string> unspell(const std::vector<int64_t>& symbols,
     after_boundary = false;
   }
   if (!word.empty() || after_boundary)
-    throw std::invalid_argument("unspell: the stream ends inside a word");
+    throw OptionError::described("symbols", "unspell: the stream ends inside a word");
   return words;
 }
 

@@ -23,7 +23,7 @@ struct CharCorpus {
 };
 
 /// The symbols of a word-id stream (with its <eos> tokens). With `grow`, new characters join
-/// `chars`; without, a character not in it throws std::runtime_error "<split>: character 'x'
+/// `chars`; without, a character not in it throws sb::InputError "<split>: character 'x'
 /// (byte 0x..) of word 'w' is not in the training characters".
 std::vector<int64_t> spell(const std::vector<int64_t>& word_ids, const data::Vocabulary& words,
                            data::Vocabulary& chars, bool grow, const std::string& split);
@@ -32,7 +32,7 @@ std::vector<int64_t> spell(const std::vector<int64_t>& word_ids, const data::Voc
 CharCorpus char_corpus(const data::Corpus& words);
 
 /// The word strings (with "<eos>") a symbol stream spells: the inverse of spell(). Throws
-/// std::invalid_argument for an empty word (two boundaries in a row, a boundary before <eos> or
+/// sb::OptionError for an empty word (two boundaries in a row, a boundary before <eos> or
 /// at the start) or a stream that ends inside a word.
 std::vector<std::string> unspell(const std::vector<int64_t>& symbols,
                                  const data::Vocabulary& chars);

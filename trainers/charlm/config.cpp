@@ -1,10 +1,10 @@
 #include "trainers/charlm/config.h"
 
-#include <stdexcept>
 #include <utility>
 
 #include "common/head_spec.h"
 #include "trainers/runkit/epoch_keys.h"
+#include "trainers/runkit/trainer_rules.h"
 
 namespace sb::charlm {
 
@@ -60,32 +60,21 @@ const runkit::ConfigTable<CharConfig>& key_table() {
 
 void validate(const CharConfig& c) {
   key_table().check_ranges(c);
-  const HeadSpec spec = parse_head_setting(c.head);
-  if (is_mixture(spec) || is_adaptive(spec) || may_output_neg_inf(spec.kind))
-    throw std::invalid_argument(
-        "head = \"" + c.head +
-        "\": train_charlm takes a single head with finite log-outputs (the adaptive "
-        "heads train in train_wordlm)");
-  if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
+  runkit::single_finite_head(c.head, "train_charlm", "the adaptive heads train in train_wordlm");
+  runkit::require_dataset(c.dataset);
 }
 
 std::string run_dir(const CharConfig& c) {
-  if (!c.out.empty()) return c.out;
-  return "results/char_" + c.dataset + "_" + head_file_name(c.head);
+  return runkit::run_dir_or(c.out, "char_" + c.dataset, c.head);
 }
 
 namespace {
 
 runkit::TrainerFacts facts() {
-  runkit::TrainerFacts f;
-  f.kind = "charlm";
-  f.summary =
+  return runkit::one_command_facts(
+      "charlm",
       "character-level LSTM LM with any single head (Kanai et al. 2018, supplementary D: the "
-      "M < d control)";
-  f.stages = {"train"};  // trains, evaluates the best model and dumps the test set in one command
-  f.outputs = {"config.toml", "metrics.jsonl", "checkpoint.pt",
-               "best.pt",     "logprobs.h5",   "final.json"};
-  return f;
+      "M < d control)");
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "datasets/batchify.h"
+#include "datasets/corpus.h"
+#include "datasets/data_location.h"
 #include "trainers/runkit/dump_rows.h"
 #include "trainers/runkit/segment_loss.h"
 
@@ -112,7 +114,8 @@ void CharTrainer::finish() {
   result_.valid_loss = evaluate(model, valid_data_, config_.bptt, runkit::timed_progress("valid"));
   // The test set with batch size 1, <eos> in front: row t predicts test symbol t from all before.
   const int64_t eos = corpus_.vocab.find(data::kEos);
-  if (eos < 0) throw std::invalid_argument("the character vocabulary has no <eos>");
+  // internal: spell() gives every <eos> of the word corpus (one per line, load_corpus) a symbol.
+  if (eos < 0) throw std::logic_error("the character vocabulary has no <eos>");
   std::vector<int64_t> ids{eos};
   ids.insert(ids.end(), corpus_.test.begin(), corpus_.test.end());
   const auto stream = torch::tensor(ids, torch::kLong).view({-1, 1});  // (T + 1, 1)
@@ -158,6 +161,21 @@ void CharTrainer::finish() {
                {"d", model->d()},
                {"M", corpus_.vocab.size()},
                {"epochs", state_.epoch - 1}});
+}
+
+int train(const CharConfig& config, const runkit::TrainerRun& run) {
+  const auto dir = data::find_corpus_dir(config.dataset, config.data);
+  auto chars = char_corpus(data::load_corpus(dir));
+  runkit::truncate_splits(chars, config.train_chars, config.valid_chars, config.test_chars);
+  std::printf(
+      "%s characters: %s, %s, M = %lld; LSTM %lld x %lld (d = %lld), head %s; %d threads; run "
+      "directory %s\n",
+      config.dataset.c_str(), dir.c_str(), runkit::split_sizes(chars, "symbols").c_str(),
+      static_cast<long long>(chars.vocab.size()), static_cast<long long>(config.nlayers),
+      static_cast<long long>(config.nhid), static_cast<long long>(config.nhid), config.head.c_str(),
+      run.threads, run.run_dir.c_str());
+  CharTrainer trainer(config, std::move(chars), run.run_dir);
+  return runkit::run_trainer(trainer, run.flags);
 }
 
 }  // namespace sb::charlm

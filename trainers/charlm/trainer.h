@@ -15,6 +15,7 @@
 #include "trainers/charlm/model.h"
 #include "trainers/runkit/configured_trainer.h"
 #include "trainers/runkit/metrics_log.h"
+#include "trainers/runkit/trainer_cli.h"
 
 namespace sb::charlm {
 
@@ -46,5 +47,10 @@ class CharTrainer : public runkit::ConfiguredTrainer<CharConfig, CharLstm> {
   std::unique_ptr<torch::optim::Adam> optimizer_;
   CharResult result_;
 };
+
+/// What train_charlm does once its config is valid (runkit::trainer_main's body): spells the
+/// corpus as characters, slices it, prints the run's line, trains (resuming with --resume),
+/// evaluates and dumps.
+int train(const CharConfig& config, const runkit::TrainerRun& run);
 
 }  // namespace sb::charlm

@@ -2,10 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include <stdexcept>
-
+#include "common/errors.h"
 #include "common/head_spec.h"
 #include "trainers/runkit/epoch_keys.h"
+#include "trainers/runkit/trainer_rules.h"
 
 namespace sb::classifier {
 
@@ -84,32 +84,36 @@ const runkit::ConfigTable<ClassifierConfig>& key_table() {
 void validate(const ClassifierConfig& cfg) {
   key_table().check_ranges(cfg);
   if (cfg.dataset != "fashion-mnist" && cfg.dataset != "mnist")
-    throw std::invalid_argument("dataset must be fashion-mnist or mnist, got \"" + cfg.dataset +
-                                "\"");
+    throw InputError::described(
+        "", "dataset", "dataset must be fashion-mnist or mnist, got \"" + cfg.dataset + "\"");
   if (cfg.split != "random" && cfg.split != "official")
-    throw std::invalid_argument("split must be random or official, got \"" + cfg.split + "\"");
+    throw InputError::described("", "split",
+                                "split must be random or official, got \"" + cfg.split + "\"");
   if (is_mse(cfg)) return;
   const HeadSpec spec = parse_head_setting(cfg.head, " (or mse)");
   if (is_adaptive(spec))
-    throw std::invalid_argument("head = \"" + cfg.head +
-                                "\": the adaptive heads need a frequency-sorted vocabulary; they "
-                                "train in train_wordlm");
+    throw InputError::described(
+        "", "head",
+        "head = \"" + cfg.head +
+            "\": the adaptive heads need a frequency-sorted vocabulary; they "
+            "train in train_wordlm");
   if (spec.kind == HeadKind::sparse && spec.k > 10)
-    throw std::invalid_argument("head = \"" + cfg.head + "\": k must be <= 10 classes, got " +
-                                std::to_string(spec.k));
+    throw InputError::described(
+        "", "head",
+        "head = \"" + cfg.head + "\": k must be <= 10 classes, got " + std::to_string(spec.k));
   // At z = 0 the gradient of log spherical (z^2 + eps) and of log softmax(|z|) with respect to z
   // is zero (d z^2 / dz = 0; torch's d|z|/dz = sign(0) = 0): a zero output layer would never move.
   if ((spec.kind == HeadKind::spherical || spec.kind == HeadKind::softmax_abs) &&
       cfg.output_init_std == 0)
-    throw std::invalid_argument("head = \"" + cfg.head +
-                                "\" with output_init_std = 0: the head's gradient vanishes at "
-                                "zero logits, so a zero output layer never trains; set "
-                                "output_init_std > 0 (e.g. 0.01)");
+    throw InputError::described("", "output_init_std",
+                                "head = \"" + cfg.head +
+                                    "\" with output_init_std = 0: the head's gradient vanishes at "
+                                    "zero logits, so a zero output layer never trains; set "
+                                    "output_init_std > 0 (e.g. 0.01)");
 }
 
 std::string run_dir(const ClassifierConfig& cfg) {
-  if (!cfg.out.empty()) return cfg.out;
-  return "results/" + cfg.dataset + "_" + head_file_name(cfg.head);
+  return runkit::run_dir_or(cfg.out, cfg.dataset, cfg.head);
 }
 
 namespace {

@@ -49,7 +49,8 @@ const runkit::ConfigTable<ClassifierConfig>& key_table();
 
 /// Ranges and cross-key rules: dataset and split names, the head (HeadSpec::parse or "mse";
 /// sparse needs k <= 10), output_init_std > 0 for heads whose gradient vanishes at zero logits
-/// (spherical, softmax_abs). Throws std::invalid_argument naming the key and the value.
+/// (spherical, softmax_abs). Throws sb::OptionError (a range, the head's spelling) or
+/// sb::InputError (file "", field the key: a cross-key rule) naming the key and the value.
 void validate(const ClassifierConfig& cfg);
 
 /// `out`, or results/<dataset>_<head with ':', '=', ',' replaced by '_'>.

@@ -2,7 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
-#include <stdexcept>
+#include "common/errors.h"
 
 namespace sb::classifier {
 
@@ -31,12 +31,13 @@ Splits make_splits(const data::ImageDataset& data, const ClassifierConfig& cfg) 
   const auto need = [&](int64_t have, const std::string& what) {
     const int64_t want = cfg.valid_size + (cfg.split == "random" ? cfg.test_size : 0) + 1;
     if (have < want)
-      throw std::invalid_argument(
+      throw InputError::described(
+          data.dir, "valid_size",
           what + " holds " + std::to_string(have) +
-          " images: too few for valid_size = " + std::to_string(cfg.valid_size) +
-          (cfg.split == "random" ? " + test_size = " + std::to_string(cfg.test_size)
-                                 : std::string()) +
-          " + at least one training image");
+              " images: too few for valid_size = " + std::to_string(cfg.valid_size) +
+              (cfg.split == "random" ? " + test_size = " + std::to_string(cfg.test_size)
+                                     : std::string()) +
+              " + at least one training image");
   };
   const auto rest = [&](const torch::Tensor& perm, int64_t from) {
     const int64_t n = perm.size(0) - from;
@@ -57,9 +58,10 @@ Splits make_splits(const data::ImageDataset& data, const ClassifierConfig& cfg) 
     need(n, data.dir + " (train)");
     const int64_t n_test = data.test.labels.size(0);
     if (cfg.test_size > n_test)
-      throw std::invalid_argument("test_size = " + std::to_string(cfg.test_size) + " exceeds the " +
-                                  std::to_string(n_test) +
-                                  " images of the official test file (split = official)");
+      throw InputError::described(data.dir, "test_size",
+                                  "test_size = " + std::to_string(cfg.test_size) + " exceeds the " +
+                                      std::to_string(n_test) +
+                                      " images of the official test file (split = official)");
     const auto perm = torch::randperm(n, gen, torch::kLong);
     s.valid = take(data.train, perm.slice(/*dim=*/0, 0, cfg.valid_size));
     s.train = take(data.train, rest(perm, cfg.valid_size));

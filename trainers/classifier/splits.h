@@ -28,7 +28,8 @@ at::Generator seeded_generator(int64_t seed, uint64_t salt);
 /// test_size test, valid_size validation and the rest (at most train_size) training images.
 /// split = official: valid_size images drawn from the training file, the rest (at most
 /// train_size) for training, the first test_size images of t10k for testing.
-/// Throws std::invalid_argument when the sizes do not fit the data.
+/// Throws sb::InputError (file: the data directory; field: valid_size or test_size) when the
+/// sizes do not fit the data.
 Splits make_splits(const data::ImageDataset& data, const ClassifierConfig& cfg);
 
 }  // namespace sb::classifier

@@ -9,6 +9,7 @@
 
 #include "common/duration.h"
 #include "contract/logprob_file.h"
+#include "datasets/image_dataset.h"
 #include "trainers/runkit/checkpoint.h"
 
 namespace sb::classifier {
@@ -71,9 +72,8 @@ void ClassifierTrainer::load_extra(runkit::CheckpointReader& r) {
   best_epoch_ = r.get_int("best_epoch");
   best_valid_error_ = r.get_double("best_valid_error");
   best_train_loss_ = r.get_double("best_train_loss");
+  set_lr(state_.lr);  // the run state is restored before this: the optimiser gets its lr back
 }
-
-void ClassifierTrainer::after_resume() { set_lr(state_.lr); }
 
 ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
   const int64_t n = splits_.train.size(), B = config_.batch_size;
@@ -161,16 +161,17 @@ void ClassifierTrainer::report_epoch(double train_loss, double valid_loss, doubl
                   {"seconds", seconds}});
 }
 
-bool ClassifierTrainer::improved(double valid_loss) const {
+bool ClassifierTrainer::take_as_best(double valid_loss, double train_loss) {
   // Improvement = a lower validation error, ties broken by a lower validation loss.
-  return last_valid_.error_pct < best_valid_error_ ||
-         (last_valid_.error_pct == best_valid_error_ && valid_loss < state_.best_valid);
-}
-
-void ClassifierTrainer::on_better_epoch(double train_loss) {
-  best_valid_error_ = last_valid_.error_pct;
-  best_epoch_ = state_.epoch;
-  best_train_loss_ = train_loss;
+  const bool better =
+      last_valid_.error_pct < best_valid_error_ ||
+      (last_valid_.error_pct == best_valid_error_ && valid_loss < state_.best_valid);
+  if (better) {
+    best_valid_error_ = last_valid_.error_pct;
+    best_epoch_ = state_.epoch;
+    best_train_loss_ = train_loss;
+  }
+  return better;
 }
 
 void ClassifierTrainer::on_worse_epoch() {
@@ -184,13 +185,13 @@ void ClassifierTrainer::on_worse_epoch() {
   metrics_.write({{"event", "lr_halved"}, {"epoch", state_.epoch}, {"lr", state_.lr}});
 }
 
-bool ClassifierTrainer::stop_early() {
+void ClassifierTrainer::after_epoch(double /*valid_loss*/) {
   const bool last = state_.epoch >= config_.epochs;
-  if (!last && !(config_.early_stop > 0 && state_.bad_epochs >= config_.early_stop)) return false;
+  if (!last && !(config_.early_stop > 0 && state_.bad_epochs >= config_.early_stop)) return;
   std::printf("  stopping: %s; best epoch %lld (valid error %.2f%%)\n",
               last ? "last epoch" : "early stopping", static_cast<long long>(best_epoch_),
               best_valid_error_);
-  return true;
+  state_.stopped = true;
 }
 
 void ClassifierTrainer::finish() {
@@ -254,6 +255,22 @@ void ClassifierTrainer::finish() {
       {"test_outside_support", test.outside_support},
       {"test_ppl", dump_ppl}};
   final_ = write_final(final_, section);
+}
+
+int train(const ClassifierConfig& config, const runkit::TrainerRun& run) {
+  const auto dir = data::find_image_dataset_dir(config.dataset, config.data);
+  const auto data = data::load_image_dataset(config.dataset, dir);
+  auto splits = make_splits(data, config);
+  std::printf(
+      "%s: %s, %s split: %lld train / %lld valid / %lld test images; head %s; %d threads; run "
+      "directory %s\n",
+      config.dataset.c_str(), dir.c_str(), config.split.c_str(),
+      static_cast<long long>(splits.train.size()), static_cast<long long>(splits.valid.size()),
+      static_cast<long long>(splits.test.size()), config.head.c_str(), run.threads,
+      run.run_dir.c_str());
+  std::fflush(stdout);
+  ClassifierTrainer trainer(config, std::move(splits), data.classes, data.name, run.run_dir);
+  return runkit::run_trainer(trainer, run.flags);
 }
 
 }  // namespace sb::classifier

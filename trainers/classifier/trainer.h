@@ -23,6 +23,7 @@
 #include "trainers/classifier/model.h"
 #include "trainers/classifier/splits.h"
 #include "trainers/runkit/configured_trainer.h"
+#include "trainers/runkit/trainer_cli.h"
 
 namespace sb::classifier {
 
@@ -41,13 +42,11 @@ class ClassifierTrainer : public runkit::ConfiguredTrainer<ClassifierConfig, Con
   EpochEnd train_epoch() override;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
-  bool improved(double valid_loss) const override;
-  void on_better_epoch(double train_loss) override;
+  bool take_as_best(double valid_loss, double train_loss) override;
   void on_worse_epoch() override;
-  bool stop_early() override;
+  void after_epoch(double valid_loss) override;
   void save_extra(runkit::CheckpointWriter& writer) const override;
   void load_extra(runkit::CheckpointReader& reader) override;
-  void after_resume() override;
   void finish() override;
 
   void set_lr(double lr);
@@ -64,5 +63,10 @@ class ClassifierTrainer : public runkit::ConfiguredTrainer<ClassifierConfig, Con
   double best_train_loss_ = 0;  ///< mean training loss of the best epoch
   nlohmann::json final_;
 };
+
+/// What train_classifier does once its config is valid (runkit::trainer_main's body): finds and
+/// loads the image set, makes the splits, prints the run's line, trains (resuming with
+/// --resume), evaluates and dumps.
+int train(const ClassifierConfig& config, const runkit::TrainerRun& run);
 
 }  // namespace sb::classifier

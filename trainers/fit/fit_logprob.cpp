@@ -4,24 +4,27 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <stdexcept>
 
+#include "common/errors.h"
 #include "trainers/heads/output_head.h"
 
 namespace sb::fit {
 
 Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t contexts,
                      double beta) {
-  if (tokens.size() < 2) throw std::invalid_argument("bigram_target: fewer than 2 tokens");
+  if (tokens.size() < 2)
+    throw InputError::described("", "tokens", "bigram_target: fewer than 2 tokens");
   if (contexts < 1 || contexts > vocab)
-    throw std::invalid_argument("bigram_target: contexts must be in [1, " + std::to_string(vocab) +
-                                "], got " + std::to_string(contexts));
-  if (!(beta > 0)) throw std::invalid_argument("bigram_target: beta must be > 0");
+    throw OptionError::described("contexts", "bigram_target: contexts must be in [1, " +
+                                                 std::to_string(vocab) + "], got " +
+                                                 std::to_string(contexts));
+  if (!(beta > 0)) throw OptionError::described("beta", "bigram_target: beta must be > 0");
   std::vector<int64_t> as_context(static_cast<size_t>(vocab), 0);
   std::vector<double> unigram(static_cast<size_t>(vocab), 1.0);  // add-one
   for (size_t i = 0; i < tokens.size(); ++i) {
     const int64_t w = tokens[i];
-    if (w < 0 || w >= vocab) throw std::invalid_argument("bigram_target: token id out of range");
+    if (w < 0 || w >= vocab)
+      throw InputError::described("", "tokens", "bigram_target: token id out of range");
     unigram[static_cast<size_t>(w)] += 1.0;
     if (i + 1 < tokens.size()) ++as_context[static_cast<size_t>(w)];
   }
@@ -111,8 +114,9 @@ struct Model : torch::nn::Module {
 }  // namespace
 
 FitResult fit(const Target& target, const FitOptions& o) {
-  if (o.d < 1) throw std::invalid_argument("fit: d must be >= 1");
-  if (is_adaptive(o.spec)) throw std::invalid_argument("fit: the adaptive heads are not fitted");
+  if (o.d < 1) throw OptionError::described("d", "fit: d must be >= 1");
+  if (is_adaptive(o.spec))
+    throw OptionError::described("head", "fit: the adaptive heads are not fitted");
   torch::manual_seed(o.seed);
   Model model(target, o);
   const auto p = target.log_p.exp().to(torch::kFloat32);  // (C, M)

@@ -41,7 +41,8 @@ struct Target {
 /// previous words (ties by smaller id), weighted by their frequency as a previous word:
 /// P*(w | c) = (n(c, w) + beta u(w)) / (n(c) + beta), with u the add-one unigram distribution
 /// of the stream (so every entry is positive and the log-matrix finite). Throws
-/// std::invalid_argument for contexts < 1 or > vocab, beta <= 0, or fewer than 2 tokens.
+/// sb::OptionError for contexts < 1 or > vocab or beta <= 0, sb::InputError for fewer than 2
+/// tokens or a token id outside [0, vocab).
 Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t contexts,
                      double beta);
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors.h"
 #include "trainers/heads/sigsoftmax.h"
 #include "trainers/heads/softmax.h"
 
@@ -20,9 +21,10 @@ torch::Tensor adaptive_log_output(const torch::Tensor& head_logits,
                                   const std::vector<torch::Tensor>& tail_logits, bool sigsoftmax) {
   const int64_t n = static_cast<int64_t>(tail_logits.size());
   const int64_t c1 = head_logits.size(1) - n;
+  // internal: AdaptiveImpl makes c_1 >= 1 word logits and one per tail cluster (head_logits()).
   if (c1 < 1)
-    throw std::invalid_argument("adaptive_log_output: " + std::to_string(head_logits.size(1)) +
-                                " head logits for " + std::to_string(n) + " tail clusters");
+    throw std::logic_error("adaptive_log_output: " + std::to_string(head_logits.size(1)) +
+                           " head logits for " + std::to_string(n) + " tail clusters");
   const auto head = log_g(head_logits, sigsoftmax);  // (N, c_1 + n)
   std::vector<torch::Tensor> parts{head.narrow(/*dim=*/1, /*start=*/0, /*length=*/c1)};
   for (int64_t i = 0; i < n; ++i)  // log p(cluster i) + log p(w | cluster i): (N, |V_i|)
@@ -45,9 +47,9 @@ void AdaptiveImpl::reset() {
   bool increasing = !c.empty() && c.front() >= 1;
   for (size_t i = 1; i < c.size(); ++i) increasing &= c[i] > c[i - 1];
   if (d < 1 || !increasing || c.back() >= M || !(options.div() >= 1))
-    throw std::invalid_argument(
-        "Adaptive: need input_size >= 1, increasing cutoffs >= 1 below vocab_size = " +
-        std::to_string(M) + " and div >= 1");
+    throw OptionError::described(
+        "head", "Adaptive: need input_size >= 1, increasing cutoffs >= 1 below vocab_size = " +
+                    std::to_string(M) + " and div >= 1");
   const int64_t n = static_cast<int64_t>(c.size());
   // The cluster rows start as the embedding does (U(-0.1, 0.1), the decoder's rows in the word
   // LM); projections and tail outputs as torch.nn.Linear (U(-1/sqrt(in), 1/sqrt(in))).
@@ -98,14 +100,14 @@ torch::Tensor AdaptiveImpl::nll(const torch::Tensor& hidden, const torch::Tensor
   const auto& c = options.cutoffs();
   const int64_t c1 = c.front(), N = hidden.size(0), M = options.vocab_size();
   const bool sig = options.sigsoftmax();
-  if (targets.dim() != 1 || targets.size(0) != N ||
-      !c10::isIntegralType(targets.scalar_type(),
-                           /*includeBool=*/false))
-    throw std::invalid_argument("Adaptive::nll: targets must be integer (N,) with N = " +
-                                std::to_string(N) + ", got " + c10::str(targets.sizes()));
+  const bool integral = c10::isIntegralType(targets.scalar_type(), /*includeBool=*/false);
+  // internal: the word LM passes its batch's int64 (N,) target ids (check_targets' reasons).
+  if (targets.dim() != 1 || targets.size(0) != N || !integral)
+    throw std::logic_error("Adaptive::nll: targets must be integer (N,) with N = " +
+                           std::to_string(N) + ", got " + c10::str(targets.sizes()));
+  // internal: the ids index the frequency-sorted vocabulary of the same corpus, M words.
   if (N > 0 && (targets.min().item<int64_t>() < 0 || targets.max().item<int64_t>() >= M))
-    throw std::invalid_argument("Adaptive::nll: targets must lie in [0, " + std::to_string(M) +
-                                ")");
+    throw std::logic_error("Adaptive::nll: targets must lie in [0, " + std::to_string(M) + ")");
   const auto boundaries = torch::tensor(c, targets.options());
   // 0 for a head word, i for a word of tail cluster i (c_i <= w < c_(i+1)).
   const auto cluster = torch::bucketize(targets, boundaries, /*out_int32=*/false, /*right=*/true);

@@ -5,11 +5,11 @@
 
 namespace sb::heads {
 
-/// Throws std::invalid_argument unless `logits` is a defined floating-point tensor of shape (N, M)
+/// Throws std::logic_error unless `logits` is a defined floating-point tensor of shape (N, M)
 /// with M >= 1. `fn` names the caller in the message, which also states the actual shape/dtype.
 void check_logits(const torch::Tensor& logits, const char* fn);
 
-/// Throws std::invalid_argument unless `targets` is an integer (N,) tensor with values in [0, M).
+/// Throws std::logic_error unless `targets` is an integer (N,) tensor with values in [0, M).
 void check_targets(const torch::Tensor& targets, const torch::Tensor& logits, const char* fn);
 
 }  // namespace sb::heads

@@ -1,7 +1,6 @@
 #include "trainers/heads/g_relu.h"
 
-#include <stdexcept>
-
+#include "common/errors.h"
 #include "trainers/heads/check.h"
 
 namespace sb::heads {
@@ -9,7 +8,7 @@ namespace sb::heads {
 torch::Tensor log_g_relu(const torch::Tensor& logits, double eps) {
   check_logits(logits, "log_g_relu");
   if (!(eps > 0))
-    throw std::invalid_argument("log_g_relu: eps must be > 0, got " + std::to_string(eps));
+    throw OptionError::described("eps", "log_g_relu: eps must be > 0, got " + std::to_string(eps));
   const auto a = torch::relu(logits) + eps;  // (N, M), >= eps
   return a.log() - a.sum(/*dim=*/-1, /*keepdim=*/true).log();
 }

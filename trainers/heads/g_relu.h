@@ -9,7 +9,7 @@
 
 namespace sb::heads {
 
-/// (N, M) -> (N, M). Throws std::invalid_argument unless eps > 0.
+/// (N, M) -> (N, M). Throws sb::OptionError unless eps > 0.
 torch::Tensor log_g_relu(const torch::Tensor& logits, double eps = 1e-8);
 
 }  // namespace sb::heads

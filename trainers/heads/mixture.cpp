@@ -1,7 +1,6 @@
 #include "trainers/heads/mixture.h"
 
-#include <stdexcept>
-
+#include "common/errors.h"
 #include "trainers/heads/row_nll_function.h"
 #include "trainers/heads/sigsoftmax.h"
 
@@ -12,10 +11,13 @@ MixtureImpl::MixtureImpl(const MixtureOptions& options_) : options(options_) { r
 void MixtureImpl::reset() {
   const auto& o = options;
   if (o.input_size() < 1 || o.embedding_size() < 1 || o.experts() < 1)
-    throw std::invalid_argument(
+    throw OptionError::described(
+        o.input_size() < 1       ? "input_size"
+        : o.embedding_size() < 1 ? "embedding_size"
+                                 : "experts",
         "Mixture: input_size, embedding_size and experts must be >= 1, got " +
-        std::to_string(o.input_size()) + ", " + std::to_string(o.embedding_size()) + ", " +
-        std::to_string(o.experts()));
+            std::to_string(o.input_size()) + ", " + std::to_string(o.embedding_size()) + ", " +
+            std::to_string(o.experts()));
   latent = register_module(
       "latent",
       torch::nn::Linear(torch::nn::LinearOptions(o.input_size(), o.experts() * o.embedding_size())

@@ -7,15 +7,16 @@
 namespace sb::heads {
 
 void MixtureStatsAccumulator::add(const torch::Tensor& log_pi_in, const torch::Tensor& log_f_in) {
+  // internal: the parts are MixtureImpl::components()'s, (N, K) and (N, K, M) of one batch.
   if (log_pi_in.dim() != 2 || log_f_in.dim() != 3 || log_f_in.size(0) != log_pi_in.size(0) ||
       log_f_in.size(1) != log_pi_in.size(1))
-    throw std::invalid_argument("MixtureStats: log_pi " + c10::str(log_pi_in.sizes()) +
-                                " and log_f " + c10::str(log_f_in.sizes()) +
-                                " must be (N, K) and (N, K, M)");
+    throw std::logic_error("MixtureStats: log_pi " + c10::str(log_pi_in.sizes()) + " and log_f " +
+                           c10::str(log_f_in.sizes()) + " must be (N, K) and (N, K, M)");
   const int64_t k = log_pi_in.size(1);
+  // internal: one accumulator sums the batches of one model, whose K is fixed.
   if (experts_ != 0 && k != experts_)
-    throw std::invalid_argument("MixtureStats: K = " + std::to_string(k) +
-                                " after batches with K = " + std::to_string(experts_));
+    throw std::logic_error("MixtureStats: K = " + std::to_string(k) +
+                           " after batches with K = " + std::to_string(experts_));
   torch::NoGradGuard no_grad;
   const auto log_pi = log_pi_in.to(torch::kFloat64);  // (N, K)
   const auto log_f = log_f_in.to(torch::kFloat64);    // (N, K, M)

@@ -31,8 +31,8 @@ struct MixtureStats {
 class MixtureStatsAccumulator {
  public:
   /// log_pi (N, K) and log_f (N, K, M), as MixtureImpl::components() returns them (any float
-  /// dtype; every row of exp(log_pi) and of exp(log_f) sums to 1). Throws std::invalid_argument
-  /// on mismatched shapes or a K different from the batches before.
+  /// dtype; every row of exp(log_pi) and of exp(log_f) sums to 1). Throws std::logic_error on
+  /// mismatched shapes or a K different from the batches before (a programming error).
   void add(const torch::Tensor& log_pi, const torch::Tensor& log_f);
   /// The means over every context added so far (all zeros before any).
   MixtureStats result() const;

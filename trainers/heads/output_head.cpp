@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "common/errors.h"
 #include "trainers/heads/check.h"
 #include "trainers/heads/g_relu.h"
 #include "trainers/heads/g_sigmoid.h"
@@ -17,9 +18,9 @@ torch::Tensor log_output(const HeadSpec& spec, const torch::Tensor& logits) {
       return log_softmax(logits);
     case HeadKind::sigsoftmax:
       if (spec.learnable_bias)
-        throw std::invalid_argument(
-            "log_output: sigsoftmax with b=1 owns a parameter; use "
-            "OutputHead");
+        throw OptionError::described("head",
+                                     "log_output: sigsoftmax with b=1 owns a parameter; use "
+                                     "OutputHead");
       return log_sigsoftmax(logits);
     case HeadKind::relu:
       return log_g_relu(logits, spec.eps);
@@ -39,9 +40,10 @@ torch::Tensor log_output(const HeadSpec& spec, const torch::Tensor& logits) {
     case HeadKind::adaptive_sigsoftmax:
       break;
   }
-  throw std::invalid_argument("log_output: head '" + spec.name() +
-                              "' has parameters of its own (a mixture or an adaptive head); use "
-                              "OutputHead");
+  throw OptionError::described("head",
+                               "log_output: head '" + spec.name() +
+                                   "' has parameters of its own (a mixture or an adaptive head); "
+                                   "use OutputHead");
 }
 
 OutputHeadImpl::OutputHeadImpl(const OutputHeadOptions& options_) : options(options_) { reset(); }
@@ -50,17 +52,18 @@ void OutputHeadImpl::reset() {
   const auto& spec = options.spec();
   const bool mixture_head = is_mixture(spec);
   if (!mixture_head && options.input_size() != options.embedding_size())
-    throw std::invalid_argument("OutputHead '" + spec.to_string() + "': input_size (" +
-                                std::to_string(options.input_size()) +
-                                ") must equal embedding_size (" +
-                                std::to_string(options.embedding_size()) + ") for a single head");
+    throw OptionError::described(
+        "head", "OutputHead '" + spec.to_string() + "': input_size (" +
+                    std::to_string(options.input_size()) + ") must equal embedding_size (" +
+                    std::to_string(options.embedding_size()) + ") for a single head");
   mixture = nullptr;
   sigsoftmax = nullptr;
   adaptive = nullptr;
   if (is_adaptive(spec)) {
     if (options.vocab_size() < 1)
-      throw std::invalid_argument("OutputHead '" + spec.to_string() +
-                                  "': an adaptive head needs the vocabulary size (vocab_size)");
+      throw OptionError::described(
+          "vocab_size", "OutputHead '" + spec.to_string() +
+                            "': an adaptive head needs the vocabulary size (vocab_size)");
     check_head_fits(spec, options.vocab_size(), "words of the vocabulary");
     adaptive = register_module(
         "adaptive",
@@ -126,9 +129,10 @@ std::pair<torch::Tensor, torch::Tensor> OutputHeadImpl::components(const torch::
                                                                    const torch::Tensor& weight,
                                                                    const torch::Tensor& bias,
                                                                    const ContextDropout& dropout) {
+  // internal: the callers ask a mixture only (the word LM's mixture statistics need is_mixture).
   if (!mixture)
-    throw std::invalid_argument("OutputHead::components: head " + options.spec().name() +
-                                " is not a mixture");
+    throw std::logic_error("OutputHead::components: head " + options.spec().name() +
+                           " is not a mixture");
   const auto [contexts, prior_logits] = mixture_inputs(hidden, dropout);
   return mixture->components(contexts, prior_logits, weight, bias);
 }

@@ -15,7 +15,8 @@ namespace sb::heads {
 
 /// Log-output of a parameter-free head (every head but mos/moss, the adaptive heads and
 /// sigsoftmax with b=1):
-/// logits (N, M) -> log-probabilities (N, M). Throws std::invalid_argument for the others.
+/// logits (N, M) -> log-probabilities (N, M). Throws sb::OptionError (option "head") for the
+/// others.
 torch::Tensor log_output(const HeadSpec& spec, const torch::Tensor& logits);
 
 struct OutputHeadOptions {
@@ -58,7 +59,7 @@ class OutputHeadImpl : public torch::nn::Cloneable<OutputHeadImpl> {
                      const torch::Tensor& bias, const torch::Tensor& targets,
                      const ContextDropout& dropout = {});
   /// mos/moss: the parts of the log-output, log pi (N, K) and log f (N, K, M)
-  /// (Mixture::components); throws std::invalid_argument for a single head.
+  /// (Mixture::components); throws std::logic_error for a single head.
   std::pair<torch::Tensor, torch::Tensor> components(const torch::Tensor& hidden,
                                                      const torch::Tensor& weight,
                                                      const torch::Tensor& bias,

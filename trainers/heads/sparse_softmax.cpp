@@ -1,8 +1,8 @@
 #include "trainers/heads/sparse_softmax.h"
 
 #include <limits>
-#include <stdexcept>
 
+#include "common/errors.h"
 #include "trainers/heads/check.h"
 
 namespace sb::heads {
@@ -10,8 +10,9 @@ namespace {
 
 void check_k(int64_t k, const torch::Tensor& logits, const char* fn) {
   if (k < 1 || k > logits.size(1))
-    throw std::invalid_argument(std::string(fn) + ": k must satisfy 1 <= k <= M = " +
-                                std::to_string(logits.size(1)) + ", got k = " + std::to_string(k));
+    throw OptionError::described(
+        "k", std::string(fn) + ": k must satisfy 1 <= k <= M = " + std::to_string(logits.size(1)) +
+                 ", got k = " + std::to_string(k));
 }
 
 }  // namespace

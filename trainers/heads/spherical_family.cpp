@@ -1,7 +1,6 @@
 #include "trainers/heads/spherical_family.h"
 
-#include <stdexcept>
-
+#include "common/errors.h"
 #include "trainers/heads/check.h"
 
 namespace sb::heads {
@@ -19,8 +18,8 @@ torch::Tensor log_normalised_square(const torch::Tensor& x, double c) {
 torch::Tensor log_spherical_softmax(const torch::Tensor& logits, double eps) {
   check_logits(logits, "log_spherical_softmax");
   if (!(eps > 0))
-    throw std::invalid_argument("log_spherical_softmax: eps must be > 0, got " +
-                                std::to_string(eps));
+    throw OptionError::described(
+        "eps", "log_spherical_softmax: eps must be > 0, got " + std::to_string(eps));
   return log_normalised_square(logits, eps);
 }
 

@@ -11,7 +11,7 @@
 
 namespace sb::heads {
 
-/// (N, M) -> (N, M). Throws std::invalid_argument unless eps > 0 (eps must be tuned: 0.0198 in
+/// (N, M) -> (N, M). Throws sb::OptionError unless eps > 0 (eps must be tuned: 0.0198 in
 /// the paper's PTB run).
 torch::Tensor log_spherical_softmax(const torch::Tensor& logits, double eps);
 

@@ -1,7 +1,8 @@
 #include "trainers/heads/unigram_bias.h"
 
-#include <stdexcept>
 #include <string>
+
+#include "common/errors.h"
 
 namespace sb::heads {
 
@@ -9,8 +10,8 @@ torch::Tensor unigram(const std::vector<int64_t>& ids, int64_t vocab_size) {
   std::vector<double> counts(static_cast<size_t>(vocab_size), 1.0);  // add-one
   for (const auto id : ids) {
     if (id < 0 || id >= vocab_size)
-      throw std::invalid_argument("unigram: id " + std::to_string(id) + " outside [0, " +
-                                  std::to_string(vocab_size) + ")");
+      throw OptionError::described("ids", "unigram: id " + std::to_string(id) + " outside [0, " +
+                                              std::to_string(vocab_size) + ")");
     counts[static_cast<size_t>(id)] += 1;
   }
   const auto c = torch::tensor(counts, torch::kDouble);
@@ -54,8 +55,8 @@ torch::Tensor unigram_bias(const HeadSpec& spec, const torch::Tensor& p_in) {
     case HeadKind::adaptive_sigsoftmax:
       break;
   }
-  throw std::invalid_argument("unigram_bias: head '" + spec.to_string() +
-                              "' has no unigram bias (mixture, adaptive or sparse)");
+  throw OptionError::described("head", "unigram_bias: head '" + spec.to_string() +
+                                           "' has no unigram bias (mixture, adaptive or sparse)");
 }
 
 }  // namespace sb::heads

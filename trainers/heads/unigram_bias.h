@@ -19,7 +19,8 @@ namespace sb::heads {
 torch::Tensor unigram(const std::vector<int64_t>& ids, int64_t vocab_size);
 
 /// b (M), float64, with head(b) = p for a single finite head (closed forms, sigsoftmax by Newton
-/// steps; relu up to its eps floor). Throws std::invalid_argument for mixtures and sparse.
+/// steps; relu up to its eps floor). Throws sb::OptionError (option "head") for mixtures and
+/// sparse.
 torch::Tensor unigram_bias(const HeadSpec& spec, const torch::Tensor& p);
 
 }  // namespace sb::heads

@@ -1,11 +1,12 @@
 #include "trainers/lm/config.h"
 
-#include <stdexcept>
 #include <utility>
 
 #include "common/device_name.h"
+#include "common/errors.h"
 #include "common/head_spec.h"
 #include "trainers/runkit/epoch_keys.h"
+#include "trainers/runkit/trainer_rules.h"
 
 namespace sb::lm {
 
@@ -127,32 +128,34 @@ void apply_override(WordLmConfig& cfg, const std::string& key, const std::string
 void validate(const WordLmConfig& cfg) {
   key_table().check_ranges(cfg);
   if (cfg.dataset.empty())
-    throw std::invalid_argument("dataset must not be empty (e.g. \"ptb\" or \"wikitext-2\")");
+    throw InputError::described("", "dataset",
+                                "dataset must not be empty (e.g. \"ptb\" or \"wikitext-2\")");
   if (!is_device_name(cfg.device))
-    throw std::invalid_argument("device must be auto, cpu, cuda or cuda:N, got \"" + cfg.device +
-                                "\"");
+    throw InputError::described(
+        "", "device", "device must be auto, cpu, cuda or cuda:N, got \"" + cfg.device + "\"");
 
   const HeadSpec spec = parse_head_setting(cfg.head);
   const bool mixture = is_mixture(spec);
   if (cfg.bias_init != "zero" && cfg.bias_init != "unigram" && cfg.bias_init != "uniform")
-    throw std::invalid_argument("bias_init must be zero, unigram or uniform, got \"" +
-                                cfg.bias_init + "\"");
+    throw InputError::described(
+        "", "bias_init",
+        "bias_init must be zero, unigram or uniform, got \"" + cfg.bias_init + "\"");
   if (cfg.bias_init == "unigram" && (mixture || is_adaptive(spec) || may_output_neg_inf(spec.kind)))
-    throw std::invalid_argument(
-        "bias_init = \"unigram\" needs a single head with finite "
-        "log-outputs, not head = \"" +
-        cfg.head + "\"");
+    throw InputError::described("", "bias_init",
+                                "bias_init = \"unigram\" needs a single head with finite "
+                                "log-outputs, not head = \"" +
+                                    cfg.head + "\"");
   if (!mixture && cfg.nhidlast != 0 && cfg.nhidlast != cfg.emsize)
-    throw std::invalid_argument(
+    throw InputError::described(
+        "", "nhidlast",
         "nhidlast = " + std::to_string(cfg.nhidlast) +
-        " needs a mixture head (mos/moss): a single head's decoder input is emsize = " +
-        std::to_string(cfg.emsize) + " (head = \"" + cfg.head + "\"; set nhidlast = 0 or " +
-        std::to_string(cfg.emsize) + ")");
+            " needs a mixture head (mos/moss): a single head's decoder input is emsize = " +
+            std::to_string(cfg.emsize) + " (head = \"" + cfg.head + "\"; set nhidlast = 0 or " +
+            std::to_string(cfg.emsize) + ")");
 }
 
 std::string run_dir(const WordLmConfig& cfg) {
-  if (!cfg.out.empty()) return cfg.out;
-  return "results/" + cfg.dataset + "_" + head_file_name(cfg.head);
+  return runkit::run_dir_or(cfg.out, cfg.dataset, cfg.head);
 }
 
 void add_config_options(CLI::App& app, ConfigArgs& args) { key_table().add_options(app, args); }

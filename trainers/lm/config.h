@@ -102,7 +102,7 @@ std::string config_key_list();
 
 /// Reads a flat TOML file (top-level `key = value` lines, comments allowed) over `base`.
 /// Integers are accepted for number keys; a float for an integer key is an error. Throws
-/// std::runtime_error, one line each:
+/// sb::FormatError (unreadable, not TOML) or sb::InputError (a key or its value), one line each:
 ///   "<path>: cannot read (...)", "<path>:<line>:<col>: <toml++'s description>",
 ///   "<path>:<line>:<col>: unknown key 'nhidd' (valid keys: dataset, data, ...)",
 ///   "<path>:<line>:<col>: key 'lr': expected a number, got \"x\"".
@@ -110,13 +110,14 @@ std::string config_key_list();
 WordLmConfig load_config_file(const std::string& path, WordLmConfig base = {});
 
 /// Sets `key` from command-line text: integers and numbers must be the whole text (numbers
-/// finite), booleans true/false/1/0, strings taken as-is. Throws std::invalid_argument
+/// finite), booleans true/false/1/0, strings taken as-is. Throws sb::OptionError
 /// "--<key>: expected an integer, got 'abc'" or "unknown option '--<key>' (valid keys: ...)".
 void apply_override(WordLmConfig& cfg, const std::string& key, const std::string& value);
 
 /// Checks every range of the key table and the cross-key rules (dataset non-empty; head parses
 /// with sb::HeadSpec::parse; a single head needs nhidlast == 0 or nhidlast == emsize; device is
-/// auto, cpu, cuda or cuda:N). Throws std::invalid_argument naming the key, the allowed range and
+/// auto, cpu, cuda or cuda:N). Throws sb::OptionError (a range, the head's spelling) or
+/// sb::InputError (file "", field the key: a cross-key rule) naming the key, the allowed range and
 /// the actual value.
 void validate(const WordLmConfig& cfg);
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors.h"
 #include "datasets/batchify.h"
 #include "trainers/lm/evaluate.h"
 #include "trainers/runkit/device.h"
@@ -15,8 +16,8 @@ namespace {
 
 void require(bool ok, const std::string& name, double value, const std::string& rule) {
   if (!ok || !std::isfinite(value))
-    throw std::invalid_argument("dynamic evaluation: " + name + " must be " + rule +
-                                " and finite, got " + c10::str(value));
+    throw OptionError::described(name, "dynamic evaluation: " + name + " must be " + rule +
+                                           " and finite, got " + c10::str(value));
 }
 
 /// Keeps a copy of the weights W0 and puts it back, bit for bit, when it goes out of scope.
@@ -60,9 +61,10 @@ GradientStats gradient_statistics(AwdLstm& model, const std::vector<int64_t>& tr
   validate(options);
   const int64_t B = options.stats_batch_size(), bptt = options.stats_bptt();
   if (static_cast<int64_t>(train_ids.size()) < 2 * B)
-    throw std::invalid_argument("gradient statistics: " + std::to_string(train_ids.size()) +
-                                " training tokens give fewer than 2 rows at batch size " +
-                                std::to_string(B));
+    throw InputError::described("", "train",
+                                "gradient statistics: " + std::to_string(train_ids.size()) +
+                                    " training tokens give fewer than 2 rows at batch size " +
+                                    std::to_string(B));
   const auto data = data::batchify(train_ids, B).to(runkit::device_of(*model));  // (N, B)
   const int64_t n = data.size(0);
   int64_t segments = (n - 1 + bptt - 1) / bptt;
@@ -113,17 +115,18 @@ GradientStats gradient_statistics(AwdLstm& model, const std::vector<int64_t>& tr
   stats.mean_ms = ms_sum / static_cast<double>(elements);
   stats.mean_loss = loss_sum / static_cast<double>(stats.tokens);
   if (!(stats.mean_ms > 0) || !std::isfinite(stats.mean_ms))
-    throw std::invalid_argument("gradient statistics: mean(MS) over " + std::to_string(elements) +
-                                " weights and " + std::to_string(stats.batches) + " batches is " +
-                                c10::str(stats.mean_ms) + " (mean loss " +
-                                c10::str(stats.mean_loss) + "); need a finite value > 0");
+    throw InputError::described("", "mean(MS)",
+                                "gradient statistics: mean(MS) over " + std::to_string(elements) +
+                                    " weights and " + std::to_string(stats.batches) +
+                                    " batches is " + c10::str(stats.mean_ms) + " (mean loss " +
+                                    c10::str(stats.mean_loss) + "); need a finite value > 0");
   return stats;
 }
 
 std::vector<torch::Tensor> decay_rates(const GradientStats& stats, double lambda) {
   if (!(lambda >= 0) || !std::isfinite(lambda))
-    throw std::invalid_argument("decay_rates: lambda must be >= 0 and finite, got " +
-                                c10::str(lambda));
+    throw OptionError::described(
+        "lambda", "decay_rates: lambda must be >= 0 and finite, got " + c10::str(lambda));
   std::vector<torch::Tensor> rates;
   for (const auto& ms : stats.ms) {
     auto rate = ms / stats.mean_ms;
@@ -138,8 +141,8 @@ std::vector<torch::Tensor> decay_rates(const GradientStats& stats, double lambda
 double static_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, int64_t bptt,
                        const runkit::ProgressFn& progress) {
   if (ids.size() < 2)
-    throw std::invalid_argument("static evaluation: need at least 2 tokens, got " +
-                                std::to_string(ids.size()));
+    throw OptionError::described(
+        "ids", "static evaluation: need at least 2 tokens, got " + std::to_string(ids.size()));
   return evaluate(model, data::batchify(ids, /*batch_size=*/1), bptt, progress);
 }
 
@@ -147,18 +150,20 @@ double dynamic_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, const G
                         const DynamicEvalOptions& options, const runkit::ProgressFn& progress) {
   validate(options);
   if (ids.size() < 2)
-    throw std::invalid_argument("dynamic evaluation: need at least 2 tokens, got " +
-                                std::to_string(ids.size()));
+    throw OptionError::described(
+        "ids", "dynamic evaluation: need at least 2 tokens, got " + std::to_string(ids.size()));
   const auto params = model->parameters();
+  // internal: run_dyneval takes the statistics from gradient_statistics() of this same model.
   if (stats.ms.size() != params.size())
-    throw std::invalid_argument("dynamic evaluation: gradient statistics for " +
-                                std::to_string(stats.ms.size()) + " parameters, the model has " +
-                                std::to_string(params.size()));
+    throw std::logic_error("dynamic evaluation: gradient statistics for " +
+                           std::to_string(stats.ms.size()) + " parameters, the model has " +
+                           std::to_string(params.size()));
   for (size_t k = 0; k < params.size(); ++k)
+    // internal: as above, one MS tensor of each parameter's shape, in the same order.
     if (stats.ms[k].sizes() != params[k].sizes())
-      throw std::invalid_argument("dynamic evaluation: parameter " + std::to_string(k) +
-                                  " has shape " + c10::str(params[k].sizes()) +
-                                  ", its gradient statistics " + c10::str(stats.ms[k].sizes()));
+      throw std::logic_error("dynamic evaluation: parameter " + std::to_string(k) + " has shape " +
+                             c10::str(params[k].sizes()) + ", its gradient statistics " +
+                             c10::str(stats.ms[k].sizes()));
   // Per-parameter factors of the update, in the parameter's dtype: lambda * decrate and
   // lr / (MS + eps).
   const auto rates = decay_rates(stats, options.lambda());
@@ -214,9 +219,10 @@ GridSearchResult grid_search(AwdLstm& model, const std::vector<int64_t>& ids,
                              const std::function<void(const GridPoint&)>& on_point,
                              const std::function<runkit::ProgressFn(double, double)>& progress_of) {
   if (lrs.empty() || lambdas.empty())
-    throw std::invalid_argument("grid search: needs at least one lr and one lambda, got " +
-                                std::to_string(lrs.size()) + " x " +
-                                std::to_string(lambdas.size()));
+    throw OptionError::described(lrs.empty() ? "lrs" : "lambdas",
+                                 "grid search: needs at least one lr and one lambda, got " +
+                                     std::to_string(lrs.size()) + " x " +
+                                     std::to_string(lambdas.size()));
   for (double lr : lrs) validate(DynamicEvalOptions(base).lr(lr));
   for (double lambda : lambdas) validate(DynamicEvalOptions(base).lambda(lambda));
   GridSearchResult result;
@@ -234,9 +240,9 @@ GridSearchResult grid_search(AwdLstm& model, const std::vector<int64_t>& ids,
     }
   }
   if (!std::isfinite(result.best.loss))
-    throw std::runtime_error("grid search: every one of the " +
-                             std::to_string(result.points.size()) +
-                             " grid points diverged (non-finite loss)");
+    throw OptionError::described("lrs", "grid search: every one of the " +
+                                            std::to_string(result.points.size()) +
+                                            " grid points diverged (non-finite loss)");
   return result;
 }
 

@@ -50,7 +50,7 @@ struct DynamicEvalOptions {
   TORCH_ARG(int64_t, stats_tokens) = dyneval_defaults().stats_tokens;
 };
 
-/// Throws std::invalid_argument naming the option and its value unless lr >= 0, lambda >= 0,
+/// Throws sb::OptionError naming the option and its value unless lr >= 0, lambda >= 0,
 /// eps > 0, every bptt and batch size >= 1, stats_tokens >= 0, all finite.
 void validate(const DynamicEvalOptions& options);
 
@@ -71,8 +71,8 @@ struct GradientStats {
 /// options.stats_bptt, the LSTM state carried and detached, the last segment possibly shorter).
 /// The gradient of batch k is that of the head's mean loss over its stats_batch_size * len
 /// targets (model->loss). Leaves the model in eval mode with its weights untouched and its
-/// gradients cleared. Throws std::invalid_argument when there are fewer than 2 rows or every
-/// MS is zero.
+/// gradients cleared. Throws sb::InputError when there are fewer than 2 rows or every MS is
+/// zero.
 GradientStats gradient_statistics(AwdLstm& model, const std::vector<int64_t>& train_ids,
                                   const DynamicEvalOptions& options,
                                   const runkit::ProgressFn& progress = {});
@@ -89,8 +89,9 @@ double static_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, int64_t 
 /// sparse head its training loss, as evaluate()), every segment scored before its update. The
 /// model's weights are put back to W0 bit for bit before returning (also when it throws); the
 /// model is left in eval mode with its gradients cleared. Returns +infinity as soon as a segment's
-/// loss is not finite (a diverging lr). Throws std::invalid_argument when `stats` does not match
-/// the model's parameters (count or shapes) or the options are invalid.
+/// loss is not finite (a diverging lr). Throws sb::OptionError when the options are invalid or
+/// there are fewer than 2 ids, std::logic_error when `stats` does not match the model's parameters
+/// (count or shapes: statistics of another model).
 double dynamic_evaluate(AwdLstm& model, const std::vector<int64_t>& ids, const GradientStats& stats,
                         const DynamicEvalOptions& options, const runkit::ProgressFn& progress = {});
 
@@ -107,8 +108,8 @@ struct GridSearchResult {
 /// The paper's selection of lr and lambda (Kanai et al. 2018, supplementary C.1.1: a grid search
 /// on the validation set): dynamic_evaluate() at every (lr, lambda) of lrs x lambdas with the
 /// other options of `base`. `on_point` sees each point as it finishes; `progress_of` gives the
-/// progress callback of a point (may be empty). Throws std::invalid_argument for an empty grid
-/// or an invalid value (naming it), std::runtime_error when every point diverges (non-finite).
+/// progress callback of a point (may be empty). Throws sb::OptionError for an empty grid or an
+/// invalid value (naming it), and when every point diverges (non-finite).
 GridSearchResult grid_search(
     AwdLstm& model, const std::vector<int64_t>& ids, const GradientStats& stats,
     const DynamicEvalOptions& base, const std::vector<double>& lrs,

@@ -1,7 +1,6 @@
 #include "trainers/lm/dyneval_config.h"
 
-#include <stdexcept>
-
+#include "common/errors.h"
 #include "common/head_spec.h"
 
 namespace sb::lm {
@@ -99,9 +98,7 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
   while (true) {
     const std::size_t comma = text.find(',', start);
     const auto value = sb::parse_finite_number(text.substr(start, comma - start));
-    if (!value)
-      throw std::invalid_argument(option + ": expected comma-separated numbers, got '" + text +
-                                  "'");
+    if (!value) throw OptionError(option, "comma-separated numbers", "'" + text + "'");
     out.push_back(*value);
     if (comma == std::string::npos) return out;
     start = comma + 1;

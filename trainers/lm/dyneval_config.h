@@ -61,7 +61,7 @@ DynevalConfig resolve_dyneval_config(const runkit::ConfigArgs& args);
 void check_ranges(const DynevalConfig& cfg);
 
 /// A comma-separated list of finite numbers ("3e-05,4e-05"; "" = none). Throws
-/// std::invalid_argument "--grid-lr: expected comma-separated numbers, got '1,x'".
+/// sb::OptionError "--grid-lr: expected comma-separated numbers, got '1,x'".
 std::vector<double> parse_number_list(const std::string& text, const std::string& option);
 
 /// Every key with its description; reads back with dyneval_config_table().load_text.

@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/duration.h"
+#include "common/errors.h"
 #include "datasets/corpus.h"
 #include "trainers/lm/trainer.h"
 #include "trainers/lm/word_corpus.h"
@@ -37,15 +37,16 @@ double seconds_since(clock_type::time_point start) {
 std::string weights_path(const fs::path& run, const std::string& explicit_path) {
   if (!explicit_path.empty()) {
     if (!fs::is_regular_file(explicit_path))
-      throw std::runtime_error("--weights " + explicit_path + ": no such file");
+      throw FormatError::described(explicit_path, "--weights",
+                                   "--weights " + explicit_path + ": no such file");
     return explicit_path;
   }
   for (const char* name : {"best_finetune.pt", "best.pt"})
     if (fs::is_regular_file(run / name)) return (run / name).string();
-  throw std::runtime_error(
-      "run directory " + run.string() +
-      " holds neither best_finetune.pt nor best.pt (train_wordlm writes them after "
-      "its first epoch); pass --weights FILE");
+  throw FormatError::described(run.string(), "",
+                               "run directory " + run.string() +
+                                   " holds neither best_finetune.pt nor best.pt (train_wordlm "
+                                   "writes them after its first epoch); pass --weights FILE");
 }
 
 std::string number(double x) { return c10::str(x); }  // shortest form: 5e-05, 0.002
@@ -76,11 +77,12 @@ nlohmann::json losses(double valid, double test) {
 DynevalInputs resolve_dyneval_inputs(const std::string& run_dir, const DynevalConfig& cfg) {
   const fs::path run(run_dir);
   if (!fs::is_directory(run))
-    throw std::runtime_error("run directory " + run_dir + " does not exist");
+    throw FormatError::described(run_dir, "", "run directory " + run_dir + " does not exist");
   const auto config_path = run / "config.toml";
   if (!fs::is_regular_file(config_path))
-    throw std::runtime_error(config_path.string() +
-                             " does not exist: not a run directory of train_wordlm?");
+    throw FormatError::described(
+        config_path.string(), "",
+        config_path.string() + " does not exist: not a run directory of train_wordlm?");
   DynevalInputs in;
   in.run_config = load_config_file(config_path.string());
   if (!cfg.data.empty()) in.run_config.data = cfg.data;
@@ -94,7 +96,8 @@ DynevalSettings dyneval_settings(const DynevalConfig& cfg) {
   auto grid_lr = parse_number_list(cfg.grid_lr, "--grid-lr");
   auto grid_lambda = parse_number_list(cfg.grid_lambda, "--grid-lambda");
   if (cfg.grid && (grid_lr.empty() || grid_lambda.empty()))
-    throw std::runtime_error("--grid needs at least one --grid-lr and one --grid-lambda value");
+    throw OptionError::described("--grid",
+                                 "--grid needs at least one --grid-lr and one --grid-lambda value");
   const auto options = DynamicEvalOptions()
                            .lr(cfg.lr)
                            .lambda(cfg.lambda)
@@ -126,7 +129,8 @@ JsonStdout::~JsonStdout() {
 void JsonStdout::print(const std::string& text) const {
   if (fd_ < 0) return;
   if (::write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-    throw std::runtime_error("cannot write the JSON to stdout");
+    // The line as it was; the file is "<stdout>".
+    throw WriteError::described("<stdout>", "cannot write the JSON to stdout");
 }
 
 namespace {

@@ -20,7 +20,7 @@ struct DynevalInputs {
   std::string out;          ///< the config's out, else <run>/dyneval.json
 };
 
-/// Resolves and checks the inputs of a run directory. Throws std::runtime_error naming the path:
+/// Resolves and checks the inputs of a run directory. Throws sb::FormatError naming the path:
 /// "run directory R does not exist", "R/config.toml does not exist: not a run directory of
 /// train_wordlm?", "--weights W: no such file", "run directory R holds neither best_finetune.pt
 /// nor best.pt ...", and what load_config_file and validate throw.
@@ -33,7 +33,7 @@ struct DynevalSettings {
 };
 
 /// The settings of the config, checked with validate(DynamicEvalOptions), as are the grid's
-/// values (each lr and lambda of it). Throws std::invalid_argument naming the option.
+/// values (each lr and lambda of it). Throws sb::OptionError naming the option.
 DynevalSettings dyneval_settings(const DynevalConfig& cfg);
 
 /// --json: while alive, the process's stdout goes to stderr; print() writes to the original
@@ -45,7 +45,7 @@ class JsonStdout {
   JsonStdout(const JsonStdout&) = delete;
   JsonStdout& operator=(const JsonStdout&) = delete;
 
-  /// Writes `text` to the original stdout when enabled; throws std::runtime_error if it cannot.
+  /// Writes `text` to the original stdout when enabled; throws sb::WriteError if it cannot.
   void print(const std::string& text) const;
 
  private:

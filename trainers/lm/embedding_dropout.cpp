@@ -1,15 +1,16 @@
 #include "trainers/lm/embedding_dropout.h"
 
-#include <stdexcept>
 #include <string>
+
+#include "common/errors.h"
 
 namespace sb::lm {
 
 torch::Tensor embedding_dropout(const torch::Tensor& weight, const torch::Tensor& ids, double p,
                                 bool training) {
   if (!(p >= 0 && p < 1))
-    throw std::invalid_argument("embedding_dropout: p must satisfy 0 <= p < 1, got " +
-                                std::to_string(p));
+    throw OptionError::described(
+        "p", "embedding_dropout: p must satisfy 0 <= p < 1, got " + std::to_string(p));
   if (!training || p == 0) return torch::embedding(weight, ids);
   const auto mask = torch::empty({weight.size(0), 1}, weight.options())
                         .bernoulli_(1 - p)

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "common/errors.h"
 #include "datasets/batchify.h"
 #include "trainers/runkit/device.h"
 #include "trainers/runkit/dump_rows.h"
@@ -23,9 +24,10 @@ double evaluate(AwdLstm& model, const torch::Tensor& ids, int64_t bptt,
 }
 
 heads::MixtureStats mixture_stats(AwdLstm& model, const torch::Tensor& data, int64_t bptt) {
+  // internal: WordLmTrainer batchifies at least 2 B validation tokens into B columns for it.
   if (data.dim() != 2 || data.size(0) < 2)
-    throw std::invalid_argument("mixture_stats: data must be (N >= 2, B), got " +
-                                c10::str(data.sizes()));
+    throw std::logic_error("mixture_stats: data must be (N >= 2, B), got " +
+                           c10::str(data.sizes()));
   torch::NoGradGuard no_grad;
   model->eval();
   const int64_t n = data.size(0), B = data.size(1);
@@ -45,8 +47,8 @@ double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t b
                       const std::string& path, contract::DumpSource source,
                       const runkit::ProgressFn& progress) {
   if (ids.size() < 2)
-    throw std::invalid_argument("dump_log_probs: need at least 2 tokens, got " +
-                                std::to_string(ids.size()));
+    throw OptionError::described(
+        "ids", "dump_log_probs: need at least 2 tokens, got " + std::to_string(ids.size()));
   torch::NoGradGuard no_grad;
   model->eval();
   const auto data = data::batchify(ids, /*batch_size=*/1);  // (N, 1), on the CPU: the targets

@@ -24,7 +24,7 @@ double evaluate(AwdLstm& model, const torch::Tensor& data, int64_t bptt,
 
 /// Mixture heads: the prior's entropies and the experts' disagreement (heads/mixture_stats.h) over
 /// every position of data (N, B), read as evaluate() reads it (segments of `bptt`, state carried,
-/// eval mode, no gradients). Throws std::invalid_argument for a single head.
+/// eval mode, no gradients). Throws std::logic_error for a single head.
 heads::MixtureStats mixture_stats(AwdLstm& model, const torch::Tensor& data, int64_t bptt);
 
 /// Runs the model over `ids` with batch size 1 (segments of `bptt`, state carried) and streams

@@ -1,14 +1,15 @@
 #include "trainers/lm/locked_dropout.h"
 
-#include <stdexcept>
 #include <string>
+
+#include "common/errors.h"
 
 namespace sb::lm {
 
 torch::Tensor locked_dropout(const torch::Tensor& x, double p, bool training) {
   if (!(p >= 0 && p < 1))
-    throw std::invalid_argument("locked_dropout: p must satisfy 0 <= p < 1, got " +
-                                std::to_string(p));
+    throw OptionError::described(
+        "p", "locked_dropout: p must satisfy 0 <= p < 1, got " + std::to_string(p));
   if (!training || p == 0) return x;
   TORCH_CHECK(x.dim() == 3, "locked_dropout: expected (T, B, H), got ", x.sizes());
   const auto mask = torch::empty({1, x.size(1), x.size(2)}, x.options())
@@ -23,8 +24,8 @@ LockedDropoutImpl::LockedDropoutImpl(const LockedDropoutOptions& options_) : opt
 
 void LockedDropoutImpl::reset() {
   if (!(options.p() >= 0 && options.p() < 1))
-    throw std::invalid_argument("LockedDropout: p must satisfy 0 <= p < 1, got " +
-                                std::to_string(options.p()));
+    throw OptionError::described(
+        "p", "LockedDropout: p must satisfy 0 <= p < 1, got " + std::to_string(options.p()));
 }
 
 torch::Tensor LockedDropoutImpl::forward(const torch::Tensor& x) {

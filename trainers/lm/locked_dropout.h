@@ -7,7 +7,7 @@
 namespace sb::lm {
 
 /// x (T, B, H) -> x * m / (1 - p) with m ~ Bernoulli(1 - p) of shape (1, B, H) when training;
-/// x unchanged otherwise or when p == 0. Throws std::invalid_argument unless 0 <= p < 1.
+/// x unchanged otherwise or when p == 0. Throws sb::OptionError unless 0 <= p < 1.
 torch::Tensor locked_dropout(const torch::Tensor& x, double p, bool training);
 
 struct LockedDropoutOptions {

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors.h"
 #include "trainers/lm/embedding_dropout.h"
 #include "trainers/lm/locked_dropout.h"
 
@@ -17,13 +18,19 @@ int64_t AwdLstmImpl::last_size() const {
 void AwdLstmImpl::reset() {
   const auto M = options.vocab_size(), E = options.emsize(), L = options.nlayers();
   if (M < 2 || E < 1 || options.nhid() < 1 || L < 1 || options.nhidlast() < 0)
-    throw std::invalid_argument("AwdLstm: need vocab_size >= 2, emsize, nhid, nlayers >= 1, got " +
-                                std::to_string(M) + ", " + std::to_string(E) + ", " +
-                                std::to_string(options.nhid()) + ", " + std::to_string(L));
+    throw OptionError::described(M < 2                ? "vocab_size"
+                                 : E < 1              ? "emsize"
+                                 : options.nhid() < 1 ? "nhid"
+                                 : L < 1              ? "nlayers"
+                                                      : "nhidlast",
+                                 "AwdLstm: need vocab_size >= 2, emsize, nhid, nlayers >= 1, got " +
+                                     std::to_string(M) + ", " + std::to_string(E) + ", " +
+                                     std::to_string(options.nhid()) + ", " + std::to_string(L));
   if (!is_mixture(options.head()) && last_size() != E)
-    throw std::invalid_argument("AwdLstm: head " + options.head().name() +
-                                " reads the last layer directly, so nhidlast must equal emsize " +
-                                std::to_string(E) + ", got " + std::to_string(last_size()));
+    throw OptionError::described(
+        "head", "AwdLstm: head " + options.head().name() +
+                    " reads the last layer directly, so nhidlast must equal emsize " +
+                    std::to_string(E) + ", got " + std::to_string(last_size()));
   embedding = register_parameter("embedding", torch::empty({M, E}).uniform_(-0.1, 0.1));
   decoder_bias = register_parameter("decoder_bias", torch::zeros({M}));
   rnns.clear();
@@ -48,13 +55,16 @@ std::vector<LstmState> AwdLstmImpl::zero_state(int64_t batch_size) const {
 }
 
 AwdLstmOutput AwdLstmImpl::forward(const torch::Tensor& ids, const std::vector<LstmState>& state) {
+  // internal: the callers pass batchify()'s int64 (T, B) token ids (datasets/batchify.h).
   if (ids.dim() != 2 || ids.scalar_type() != torch::kLong)
-    throw std::invalid_argument("AwdLstm: ids must be int64 (T, B), got " +
-                                std::string(c10::toString(ids.scalar_type())) + " " +
-                                c10::str(ids.sizes()));
+    throw std::logic_error("AwdLstm: ids must be int64 (T, B), got " +
+                           std::string(c10::toString(ids.scalar_type())) + " " +
+                           c10::str(ids.sizes()));
+  // internal: the state is zero_state()'s or a previous forward()'s, one (h, c) per layer (a
+  // resumed checkpoint's carried state is checked by WordLmTrainer::load_extra).
   if (!state.empty() && state.size() != rnns.size())
-    throw std::invalid_argument("AwdLstm: state has " + std::to_string(state.size()) +
-                                " layers, the model " + std::to_string(rnns.size()));
+    throw std::logic_error("AwdLstm: state has " + std::to_string(state.size()) +
+                           " layers, the model " + std::to_string(rnns.size()));
   const bool train = is_training();
   auto x = embedding_dropout(embedding, ids, options.dropoute(), train);  // (T, B, E)
   x = locked_dropout(x, options.dropouti(), train);

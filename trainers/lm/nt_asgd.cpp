@@ -4,12 +4,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors.h"
+
 namespace sb::lm {
 
 NonMonotoneTrigger::NonMonotoneTrigger(int64_t nonmono) : nonmono_(nonmono) {
   if (nonmono < 1)
-    throw std::invalid_argument("NonMonotoneTrigger: nonmono must be >= 1, got " +
-                                std::to_string(nonmono));
+    throw OptionError::described(
+        "nonmono", "NonMonotoneTrigger: nonmono must be >= 1, got " + std::to_string(nonmono));
 }
 
 bool NonMonotoneTrigger::observe(double loss) {
@@ -41,6 +43,8 @@ void ParameterAverager::start(const std::vector<torch::Tensor>& params) {
 }
 
 void ParameterAverager::update(const std::vector<torch::Tensor>& params) {
+  // internal: start() takes the model's parameters, and a resumed checkpoint's averages are
+  // checked against them (WordLmTrainer::load_extra); update() gets the same parameters.
   if (params.size() != averages_.size())
     throw std::logic_error("ParameterAverager::update: " + std::to_string(params.size()) +
                            " parameters, started with " + std::to_string(averages_.size()));
@@ -63,6 +67,8 @@ void ParameterAverager::restore(std::vector<torch::Tensor> averages, int64_t cou
 SwapInGuard::SwapInGuard(const std::vector<torch::Tensor>& params,
                          const std::vector<torch::Tensor>& values)
     : params_(params) {
+  // internal: the values are ParameterAverager's averages of these same parameters (their count
+  // checked on resume by WordLmTrainer::load_extra).
   if (params.size() != values.size())
     throw std::logic_error("SwapInGuard: " + std::to_string(params.size()) + " parameters, " +
                            std::to_string(values.size()) + " values");

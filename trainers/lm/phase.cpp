@@ -1,6 +1,6 @@
 #include "trainers/lm/phase.h"
 
-#include <stdexcept>
+#include "common/errors.h"
 
 namespace sb::lm {
 
@@ -20,7 +20,8 @@ Phase phase_from_name(const std::string& name) {
   if (name == "main") return Phase::main;
   if (name == "finetune") return Phase::finetune;
   if (name == "done") return Phase::done;
-  throw std::invalid_argument("phase: expected main, finetune or done, got '" + name + "'");
+  throw InputError::described("", "phase",
+                              "phase: expected main, finetune or done, got '" + name + "'");
 }
 
 }  // namespace sb::lm

@@ -10,7 +10,7 @@ namespace sb::lm {
 
 enum class Phase { main, finetune, done };
 std::string phase_name(Phase phase);
-/// Throws std::invalid_argument for a name other than main, finetune, done.
+/// Throws sb::InputError (file "", field "phase") for a name other than main, finetune, done.
 Phase phase_from_name(const std::string& name);
 
 }  // namespace sb::lm

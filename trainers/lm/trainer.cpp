@@ -8,10 +8,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/errors.h"
 #include "datasets/batchify.h"
 #include "trainers/heads/unigram_bias.h"
 #include "trainers/lm/evaluate.h"
 #include "trainers/lm/train_step.h"
+#include "trainers/lm/word_corpus.h"
 #include "trainers/runkit/device.h"
 #include "trainers/runkit/dump_rows.h"
 
@@ -58,7 +60,8 @@ AwdLstm make_awd_lstm(const WordLmConfig& c, int64_t vocab_size) {
 std::vector<int64_t> eos_then(const data::Corpus& corpus, const std::vector<int64_t>& split,
                               int64_t limit) {
   const auto eos = corpus.vocab.find(data::kEos);
-  if (eos < 0) throw std::invalid_argument("the vocabulary has no " + std::string(data::kEos));
+  // internal: load_corpus ends every line with <eos> and refuses a train split without a line.
+  if (eos < 0) throw std::logic_error("the vocabulary has no " + std::string(data::kEos));
   const auto n = limit > 0 ? std::min(split.size(), static_cast<size_t>(limit)) : split.size();
   std::vector<int64_t> ids{eos};
   ids.insert(ids.end(), split.begin(), split.begin() + static_cast<std::ptrdiff_t>(n));
@@ -101,14 +104,9 @@ WordLmTrainer::WordLmTrainer(WordLmConfig config, data::Corpus corpus, std::stri
 
 std::vector<torch::Tensor> WordLmTrainer::params() const { return model->parameters(); }
 
-std::string WordLmTrainer::position_text() const {
-  return "phase " + phase_name(phase_) + ", epoch " + std::to_string(state_.epoch) + ", batch " +
-         std::to_string(state_.batch);
-}
-
-void WordLmTrainer::add_position(nlohmann::json& record) const {
-  record["phase"] = phase_name(phase_);
-  EpochTrainer::add_position(record);
+nlohmann::ordered_json WordLmTrainer::position() const {
+  // "phase main, epoch 3, batch 120" in messages.
+  return {{"phase", phase_name(phase_)}, {"epoch", state_.epoch}, {"batch", state_.batch}};
 }
 
 void WordLmTrainer::save_extra(runkit::CheckpointWriter& w) const {
@@ -129,10 +127,19 @@ void WordLmTrainer::load_extra(runkit::CheckpointReader& r) {
   trigger_history_ = r.get_doubles("trigger_history");
   const auto count = r.get_int("avg_count");
   averager_.restore(r.get_tensors("avg"), count);
-  if (state_.carried.size() % 2 != 0)
-    throw std::runtime_error(r.path() +
-                             ": carried LSTM state: " + std::to_string(state_.carried.size()) +
-                             " tensors, expected h and c for each layer");
+  // The averaged weights are swapped in for validation: one tensor per parameter (a checkpoint
+  // that says otherwise would reach ParameterAverager's and SwapInGuard's internal checks).
+  if (asgd_ && averager_.averages().size() != params().size())
+    throw InputError::described(r.path(), "avg",
+                                r.path() + ": avg: " + std::to_string(averager_.averages().size()) +
+                                    " averaged tensors, expected one for each of the model's " +
+                                    std::to_string(params().size()) + " parameters");
+  const size_t carried = state_.carried.size();
+  if (carried % 2 != 0 || (carried != 0 && carried != 2 * model->rnns.size()))
+    throw InputError::described(
+        r.path(), "carried LSTM state",
+        r.path() + ": carried LSTM state: " + std::to_string(state_.carried.size()) +
+            " tensors, expected h and c for each layer");
 }
 
 double WordLmTrainer::epoch_lr() const {
@@ -282,17 +289,18 @@ void WordLmTrainer::report_epoch(double train_loss, double valid_loss, double se
                   {"seconds", seconds}});
 }
 
-std::string WordLmTrainer::best_weights_name() const {
-  return phase_ == Phase::main ? "best.pt" : "best_finetune.pt";
-}
-
-void WordLmTrainer::save_best(const std::string& file) {
-  if (!asgd_) return runkit::save_weights(file, *model);
+std::string WordLmTrainer::save_best() {
+  const auto file = path(phase_ == Phase::main ? "best.pt" : "best_finetune.pt");
+  if (!asgd_) {
+    runkit::save_weights(file, *model);
+    return file;
+  }
   SwapInGuard averaged(params(), averager_.averages());  // the weights validate() scored
   runkit::save_weights(file, *model);
+  return file;
 }
 
-void WordLmTrainer::end_epoch_extra(double valid_loss) {
+void WordLmTrainer::after_epoch(double valid_loss) {
   NonMonotoneTrigger trigger(config_.nonmono);
   trigger.set_history(trigger_history_);
   if (phase_ == Phase::main && !asgd_) {
@@ -341,17 +349,14 @@ runkit::EpochTrainer::Next WordLmTrainer::before_epoch() {
     }
     if (config_.finetune_epochs == 0) {
       phase_ = Phase::done;
-      return Next::go_on;
+    } else {
+      start_finetune();
+      save();
     }
-    start_finetune();
-    save();
   }
   if (phase_ == Phase::finetune && state_.epoch > config_.finetune_epochs) phase_ = Phase::done;
-  return Next::go_on;
-}
-
-runkit::EpochTrainer::Next WordLmTrainer::before_finish() {
-  if (until_ == Phase::done) return Next::go_on;
+  if (phase_ != Phase::done) return Next::go_on;
+  if (until_ == Phase::done) return Next::done;  // the loop saves the checkpoint, then finish()
   std::printf("| training and finetuning done: stopping before the test-set dump as asked\n");
   return Next::stop_here;
 }
@@ -398,6 +403,24 @@ int WordLmTrainer::run(Phase until) {
   if (static_cast<int>(phase_) > static_cast<int>(until)) return runkit::kFinished;
   until_ = until;
   return EpochTrainer::run();
+}
+
+int train(WordLmConfig config, const runkit::TrainerRun& run, const std::string& until) {
+  const auto device = runkit::resolve_device(config.device);  // fails here, before the corpus
+  config.device = device.str();  // what config.toml records: cpu, cuda:0, ...
+  auto [corpus, dir] = load_word_corpus(config);
+  std::printf("%s: %s, %s, vocabulary %lld; head %s; %d threads; device %s; run directory %s\n",
+              config.dataset.c_str(), dir.c_str(), runkit::split_sizes(corpus, "tokens").c_str(),
+              static_cast<long long>(corpus.vocab.size()), config.head.c_str(), run.threads,
+              runkit::describe_device(device).c_str(), run.run_dir.c_str());
+  WordLmTrainer trainer(config, std::move(corpus), run.run_dir);
+  if (run.flags.resume) trainer.resume();
+  trainer.stop_after_batches = run.flags.stop_after_batches;
+  runkit::handle_interrupts();
+  const auto stop_phase = until == "train"      ? Phase::main
+                          : until == "finetune" ? Phase::finetune
+                                                : Phase::done;
+  return trainer.run(stop_phase);
 }
 
 }  // namespace sb::lm

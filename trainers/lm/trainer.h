@@ -20,6 +20,7 @@
 #include "trainers/lm/phase.h"
 #include "trainers/runkit/configured_trainer.h"
 #include "trainers/runkit/interrupt.h"
+#include "trainers/runkit/trainer_cli.h"
 
 namespace sb::lm {
 
@@ -63,16 +64,12 @@ class WordLmTrainer : public runkit::ConfiguredTrainer<WordLmConfig, AwdLstm> {
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
   Next before_epoch() override;
-  bool training_done() const override { return phase_ == Phase::done; }
-  Next before_finish() override;
   void after_validate() override;
-  std::string best_weights_name() const override;
-  void save_best(const std::string& file) override;
-  void end_epoch_extra(double valid_loss) override;
+  std::string save_best() override;
+  void after_epoch(double valid_loss) override;
   void save_extra(runkit::CheckpointWriter& writer) const override;
   void load_extra(runkit::CheckpointReader& reader) override;
-  std::string position_text() const override;
-  void add_position(nlohmann::json& record) const override;
+  nlohmann::ordered_json position() const override;
   void finish() override;
 
   void start_finetune();
@@ -93,5 +90,10 @@ class WordLmTrainer : public runkit::ConfiguredTrainer<WordLmConfig, AwdLstm> {
   ParameterAverager averager_;
   TrainResult result_;
 };
+
+/// What train_wordlm does once its config is valid (runkit::trainer_main's body): resolves the
+/// device (before the corpus: a bad --device fails first), loads the corpus, prints the run's
+/// line, trains (resuming with --resume) until the stage `until` (train, finetune or dump).
+int train(WordLmConfig config, const runkit::TrainerRun& run, const std::string& until);
 
 }  // namespace sb::lm

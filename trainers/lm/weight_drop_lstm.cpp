@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors.h"
+
 namespace sb::lm {
 
 WeightDropLstmImpl::WeightDropLstmImpl(const WeightDropLstmOptions& options_) : options(options_) {
@@ -13,12 +15,14 @@ WeightDropLstmImpl::WeightDropLstmImpl(const WeightDropLstmOptions& options_) : 
 void WeightDropLstmImpl::reset() {
   const auto I = options.input_size(), H = options.hidden_size();
   if (I < 1 || H < 1)
-    throw std::invalid_argument("WeightDropLstm: sizes must be >= 1, got input " +
-                                std::to_string(I) + ", hidden " + std::to_string(H));
+    throw OptionError::described(I < 1 ? "input_size" : "hidden_size",
+                                 "WeightDropLstm: sizes must be >= 1, got input " +
+                                     std::to_string(I) + ", hidden " + std::to_string(H));
   const double p = options.weight_drop();
   if (!(p >= 0 && p < 1))
-    throw std::invalid_argument("WeightDropLstm: weight_drop must satisfy 0 <= p < 1, got " +
-                                std::to_string(p));
+    throw OptionError::described(
+        "weight_drop",
+        "WeightDropLstm: weight_drop must satisfy 0 <= p < 1, got " + std::to_string(p));
   const double bound = 1.0 / std::sqrt(static_cast<double>(H));
   auto init = [&](std::vector<int64_t> shape) {
     return torch::empty(shape).uniform_(-bound, bound);
@@ -41,10 +45,11 @@ LstmState WeightDropLstmImpl::zero_state(int64_t batch_size) const {
 
 std::pair<torch::Tensor, LstmState> WeightDropLstmImpl::forward(const torch::Tensor& input,
                                                                 const LstmState& state) {
+  // internal: AwdLstm feeds each layer the (T, B, size) output of the one below, or the embedding.
   if (input.dim() != 3 || input.size(2) != options.input_size())
-    throw std::invalid_argument("WeightDropLstm: input must be (T, B, " +
-                                std::to_string(options.input_size()) + "), got " +
-                                c10::str(input.sizes()));
+    throw std::logic_error("WeightDropLstm: input must be (T, B, " +
+                           std::to_string(options.input_size()) + "), got " +
+                           c10::str(input.sizes()));
   const auto s = state.first.defined() ? state : zero_state(input.size(1));
   const auto w_hh = effective_weight_hh();
   auto [output, h, c] = at::lstm(input, {s.first, s.second}, {weight_ih, w_hh, bias_ih, bias_hh},

@@ -17,7 +17,8 @@ struct WordCorpus {
   std::string dir;  ///< where it was read from
 };
 
-/// Throws std::runtime_error naming the directories tried, a file and line, or the split.
+/// Throws sb::FormatError (no corpus, a missing split) or sb::InputError (a file's content) naming
+/// the directories tried, a file and line, or the split.
 /// `truncate_eval`: valid and test to config.valid_tokens / test_tokens too (train_wordlm);
 /// dyneval takes its own counts of those.
 WordCorpus load_word_corpus(const WordLmConfig& config, bool truncate_eval = true);

@@ -1,10 +1,11 @@
 #include "trainers/nplm/config.h"
 
-#include <stdexcept>
 #include <utility>
 
+#include "common/errors.h"
 #include "common/head_spec.h"
 #include "trainers/runkit/epoch_keys.h"
+#include "trainers/runkit/trainer_rules.h"
 
 namespace sb::nplm {
 
@@ -53,34 +54,26 @@ const runkit::ConfigTable<NplmConfig>& key_table() {
 
 void validate(const NplmConfig& c) {
   key_table().check_ranges(c);
-  const HeadSpec spec = parse_head_setting(c.head);
-  if (is_mixture(spec) || is_adaptive(spec) || may_output_neg_inf(spec.kind))
-    throw std::invalid_argument("head = \"" + c.head +
-                                "\": train_nplm takes a single head with finite log-outputs "
-                                "(train_nplm --describe lists them; the adaptive heads train in "
-                                "train_wordlm)");
+  const HeadSpec spec = runkit::single_finite_head(
+      c.head, "train_nplm",
+      "train_nplm --describe lists them; the adaptive heads train in train_wordlm");
   if (spec.kind == HeadKind::sigsoftmax && spec.learnable_bias)
-    throw std::invalid_argument("head = \"" + c.head + "\": sigsoftmax:b=1 is not supported here");
-  if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
+    throw InputError::described("", "head",
+                                "head = \"" + c.head + "\": sigsoftmax:b=1 is not supported here");
+  runkit::require_dataset(c.dataset);
 }
 
 std::string run_dir(const NplmConfig& c) {
-  if (!c.out.empty()) return c.out;
-  return "results/nplm_" + c.dataset + "_" + head_file_name(c.head);
+  return runkit::run_dir_or(c.out, "nplm_" + c.dataset, c.head);
 }
 
 namespace {
 
 runkit::TrainerFacts facts() {
-  runkit::TrainerFacts f;
-  f.kind = "nplm";
-  f.summary =
+  return runkit::one_command_facts(
+      "nplm",
       "feed-forward neural LM (Bengio et al. 2003) with any single head, as de Brebisson & "
-      "Vincent 2016 (sec. 4.4.1) train it on PTB";
-  f.stages = {"train"};  // trains, evaluates the best model and dumps the test set in one command
-  f.outputs = {"config.toml", "metrics.jsonl", "checkpoint.pt",
-               "best.pt",     "logprobs.h5",   "final.json"};
-  return f;
+      "Vincent 2016 (sec. 4.4.1) train it on PTB");
 }
 
 }  // namespace

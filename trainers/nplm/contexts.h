@@ -21,7 +21,7 @@ struct Contexts {
   torch::Tensor targets;  ///< (T) int64: ids[t]
 };
 
-/// Throws std::invalid_argument for n < 1, an empty split, or a negative pad id.
+/// Throws sb::OptionError for n < 1, an empty split, or a negative pad id.
 Contexts make_contexts(const std::vector<int64_t>& ids, int64_t n, int64_t pad);
 
 }  // namespace sb::nplm

@@ -9,9 +9,10 @@ namespace sb::nplm {
 
 NplmImpl::NplmImpl(const NplmOptions& o, const torch::Tensor& unigram_p) : options(o) {
   const int64_t M = o.vocab_size();
+  // internal: NplmTrainer passes heads::unigram(train, M), an (M) distribution.
   if (unigram_p.dim() != 1 || unigram_p.size(0) != M)
-    throw std::invalid_argument("Nplm: the unigram distribution must be (" + std::to_string(M) +
-                                "), got " + c10::str(unigram_p.sizes()));
+    throw std::logic_error("Nplm: the unigram distribution must be (" + std::to_string(M) +
+                           "), got " + c10::str(unigram_p.sizes()));
   embedding = register_module("embedding", torch::nn::Embedding(M, o.emsize()));
   int64_t in = o.context() * o.emsize();
   for (int64_t l = 0; l < o.layers(); ++l) {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "common/errors.h"
+#include "datasets/data_location.h"
 #include "trainers/heads/unigram_bias.h"
 #include "trainers/runkit/dump_rows.h"
 
@@ -42,11 +44,13 @@ NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run
     : ConfiguredTrainer(descriptor(), std::move(config), std::move(run_dir)),
       corpus_(std::move(corpus)) {
   const int64_t eos = corpus_.vocab.find(data::kEos);
-  if (eos < 0) throw std::invalid_argument("the vocabulary has no " + std::string(data::kEos));
+  // internal: load_corpus ends every line with <eos> and refuses a train split without a line.
+  if (eos < 0) throw std::logic_error("the vocabulary has no " + std::string(data::kEos));
   if (static_cast<int64_t>(corpus_.train.size()) < config_.batch_size)
-    throw std::invalid_argument("train: " + std::to_string(corpus_.train.size()) +
-                                " training tokens, fewer than batch_size " +
-                                std::to_string(config_.batch_size));
+    throw InputError::described("", "train",
+                                "train: " + std::to_string(corpus_.train.size()) +
+                                    " training tokens, fewer than batch_size " +
+                                    std::to_string(config_.batch_size));
   train_ = make_contexts(corpus_.train, config_.context, eos);
   valid_ = make_contexts(corpus_.valid, config_.context, eos);
   test_ = make_contexts(corpus_.test, config_.context, eos);
@@ -157,6 +161,21 @@ void NplmTrainer::finish() {
                {"test_ppl", std::exp(result_.test_loss)},
                {"d", model->d()},
                {"epochs", state_.epoch - 1}});
+}
+
+int train(const NplmConfig& config, const runkit::TrainerRun& run) {
+  const auto dir = data::find_corpus_dir(config.dataset, config.data);
+  auto corpus = data::load_corpus(dir);
+  runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens, config.test_tokens);
+  std::printf(
+      "%s: %s, %s, vocabulary %lld; nplm, context %lld, %lld x %lld ReLU, head %s; %d threads; "
+      "run directory %s\n",
+      config.dataset.c_str(), dir.c_str(), runkit::split_sizes(corpus, "tokens").c_str(),
+      static_cast<long long>(corpus.vocab.size()), static_cast<long long>(config.context),
+      static_cast<long long>(config.layers), static_cast<long long>(config.hidden),
+      config.head.c_str(), run.threads, run.run_dir.c_str());
+  NplmTrainer trainer(config, std::move(corpus), run.run_dir);
+  return runkit::run_trainer(trainer, run.flags);
 }
 
 }  // namespace sb::nplm

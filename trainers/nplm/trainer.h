@@ -18,6 +18,7 @@
 #include "trainers/nplm/model.h"
 #include "trainers/runkit/configured_trainer.h"
 #include "trainers/runkit/metrics_log.h"
+#include "trainers/runkit/trainer_cli.h"
 
 namespace sb::nplm {
 
@@ -47,6 +48,10 @@ class NplmTrainer : public runkit::ConfiguredTrainer<NplmConfig, Nplm> {
   std::unique_ptr<torch::optim::SGD> optimizer_;
   NplmResult result_;
 };
+
+/// What train_nplm does once its config is valid (runkit::trainer_main's body): loads and slices
+/// the corpus, prints the run's line, trains (resuming with --resume), evaluates and dumps.
+int train(const NplmConfig& config, const runkit::TrainerRun& run);
 
 /// Mean NLL of the model over every row of `data`, in batches, no gradients, eval mode.
 double mean_nll(Nplm& model, const Contexts& data, int64_t batch = 1000,

@@ -6,7 +6,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <stdexcept>
+
+#include "common/errors.h"
 
 namespace sb::runkit {
 
@@ -15,8 +16,8 @@ namespace fs = std::filesystem;
 namespace {
 
 [[noreturn]] void fail(const std::string& shown, const std::string& what, int err) {
-  throw std::runtime_error(shown + ": not written: " + what + " (" + std::strerror(err) +
-                           "); is the disk full?");
+  throw sb::WriteError(
+      shown, shown + ": not written: " + what + " (" + std::strerror(err) + "); is the disk full?");
 }
 
 // fsync through a descriptor of its own: the writer (torch's serializer, an ofstream) has closed
@@ -40,8 +41,8 @@ void write_atomically(const std::string& path,
     std::error_code ec;
     fs::rename(tmp, path, ec);
     if (ec)
-      throw std::runtime_error(path + ": not written: cannot rename " + tmp + " (" + ec.message() +
-                               ")");
+      throw sb::WriteError(
+          path, path + ": not written: cannot rename " + tmp + " (" + ec.message() + ")");
   } catch (...) {
     std::error_code ignored;
     fs::remove(tmp, ignored);

@@ -14,12 +14,12 @@ namespace sb::runkit {
 /// Atomically replaces `path` by what `write(tmp_path)` writes: after `write` returns, the
 /// temporary file is fsync'ed (a delayed-allocation ENOSPC surfaces here), then renamed. On any
 /// exception the temporary file is removed and the exception passed on; a failed fsync throws
-/// std::runtime_error "<path>: not written: fsync failed (<errno text>); is the disk full?".
+/// sb::WriteError "<path>: not written: fsync failed (<errno text>); is the disk full?".
 void write_atomically(const std::string& path,
                       const std::function<void(const std::string&)>& write);
 
 /// Writes the parts, one after the other, to the file `tmp` with write(2), checking every write
-/// and the close; a failure throws std::runtime_error naming `shown` (the final path), not tmp.
+/// and the close; a failure throws sb::WriteError naming `shown` (the final path), not tmp.
 void write_bytes(const std::string& tmp, const std::string& shown,
                  std::initializer_list<std::string_view> parts);
 

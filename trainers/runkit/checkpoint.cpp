@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <stdexcept>
 
+#include "common/errors.h"
 #include "trainers/runkit/atomic_write.h"
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/device.h"
@@ -47,7 +47,7 @@ std::string hex(uint64_t v) {
 
 std::string read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  if (!in) throw FormatError::described(path, "", path + ": cannot open: " + std::strerror(errno));
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return std::move(bytes).str();
@@ -68,23 +68,24 @@ void check_shapes(torch::serialize::InputArchive& archive, const torch::nn::Modu
                   const std::string& prefix, const std::string& path) {
   auto compare = [&](const std::string& key, const torch::Tensor& mine, bool is_buffer) {
     const std::string name = prefix + key;
-    const char* kind = is_buffer ? "buffer" : "parameter";
+    const std::string field = std::string(is_buffer ? "buffer" : "parameter") + " '" + name + "'";
     torch::Tensor stored;
     bool found = false;
     try {
       found = archive.try_read(key, stored, is_buffer);
     } catch (const c10::Error& e) {
-      throw std::runtime_error(path + ": " + kind + " '" + name + "' is unreadable (" +
-                               first_line(e) + ")");
+      throw FormatError::described(path, field,
+                                   path + ": " + field + " is unreadable (" + first_line(e) + ")");
     }
     if (!found)
-      throw std::runtime_error(path + ": " + kind + " '" + name +
-                               "' is missing (weights of another model or head?)");
+      throw InputError::described(
+          path, field, path + ": " + field + " is missing (weights of another model or head?)");
     if (stored.sizes() != mine.sizes())
-      throw std::runtime_error(path + ": " + kind + " '" + name + "' has shape " +
-                               shape_text(stored) + " in the file, " + shape_text(mine) +
-                               " in this model (weights of a model of another size: compare "
-                               "the sizes and the head with the config that wrote them)");
+      throw InputError::described(path, field,
+                                  path + ": " + field + " has shape " + shape_text(stored) +
+                                      " in the file, " + shape_text(mine) +
+                                      " in this model (weights of a model of another size: compare "
+                                      "the sizes and the head with the config that wrote them)");
   };
   for (const auto& p : module.named_parameters(/*recurse=*/false))
     compare(p.key(), p.value(), false);
@@ -97,9 +98,11 @@ void check_shapes(torch::serialize::InputArchive& archive, const torch::nn::Modu
       found = archive.try_read(child.key(), child_archive);
     } catch (const c10::Error&) {
     }
-    if (!found)
-      throw std::runtime_error(path + ": module '" + prefix + child.key() +
-                               "' is missing (weights of another model or head?)");
+    if (!found) {
+      const std::string field = "module '" + prefix + child.key() + "'";
+      throw InputError::described(
+          path, field, path + ": " + field + " is missing (weights of another model or head?)");
+    }
     check_shapes(child_archive, *child.value(), prefix + child.key() + ".", path);
   }
 }
@@ -117,8 +120,9 @@ void set_generator_state(const torch::Device& device, const torch::Tensor& state
   try {
     gen.set_state(state.to(torch::kCPU));  // the archive may have mapped it to the model's device
   } catch (const c10::Error& e) {
-    throw std::runtime_error(path + ": field '" + field + "': not a generator state of this " +
-                             "LibTorch (" + first_line(e) + ")");
+    throw InputError::described(path, std::string("field '") + field + "'",
+                                path + ": field '" + field + "': not a generator state of this " +
+                                    "LibTorch (" + first_line(e) + ")");
   }
 }
 
@@ -128,7 +132,8 @@ void load_into(torch::serialize::InputArchive& archive, torch::nn::Module& model
   try {
     model.load(archive);
   } catch (const c10::Error& e) {
-    throw std::runtime_error(path + ": the weights do not match this model: " + first_line(e));
+    throw InputError::described(path, "",
+                                path + ": the weights do not match this model: " + first_line(e));
   }
 }
 
@@ -197,47 +202,58 @@ void CheckpointWriter::save(const std::string& path, const torch::Device& device
 CheckpointReader::CheckpointReader(std::string path, const std::string& trainer,
                                    const torch::Device& device)
     : path_(std::move(path)) {
-  if (!fs::exists(path_)) throw std::runtime_error(path_ + ": no checkpoint to resume from");
+  if (!fs::exists(path_))
+    throw FormatError::described(path_, "", path_ + ": no checkpoint to resume from");
   const std::string bytes = read_whole_file(path_);
   if (bytes.size() >= 4 && bytes.compare(0, 4, "PK\x03\x04") == 0)
-    throw std::runtime_error(
+    throw FormatError::described(
+        path_, "header",
         path_ + ": not a checkpoint of this version (a zip archive without the SBCKPT02 header: " +
-        "a weights file, a checkpoint of an older version, which does not resume, or another " +
-        "program's file; start a new run with another --out)");
+            "a weights file, a checkpoint of an older version, which does not resume, or another " +
+            "program's file; start a new run with another --out)");
   if (bytes.size() < sizeof kMagic || bytes.compare(0, sizeof kMagic, kMagic, sizeof kMagic) != 0)
-    throw std::runtime_error(path_ + ": not a checkpoint of this project (it does not start with " +
-                             std::string(kMagic, sizeof kMagic) + ")");
+    throw FormatError::described(path_, "header",
+                                 path_ + ": not a checkpoint of this project (it does not start " +
+                                     "with " + std::string(kMagic, sizeof kMagic) + ")");
   if (bytes.size() < kHeaderBytes)
-    throw std::runtime_error(path_ + ": truncated: " + std::to_string(bytes.size()) +
-                             " bytes, shorter than the " + std::to_string(kHeaderBytes) +
-                             "-byte header");
+    throw FormatError::described(path_, "header",
+                                 path_ + ": truncated: " + std::to_string(bytes.size()) +
+                                     " bytes, shorter than the " + std::to_string(kHeaderBytes) +
+                                     "-byte header");
   const uint64_t length = get_u64(bytes.data() + 8), stored = get_u64(bytes.data() + 16);
   const uint64_t held = bytes.size() - kHeaderBytes;
   if (held != length)
-    throw std::runtime_error(path_ + ": " + (held < length ? "truncated" : "trailing bytes") +
-                             ": the header announces " + std::to_string(length) +
-                             " payload bytes, the file holds " + std::to_string(held));
+    throw FormatError::described(path_, "payload",
+                                 path_ + ": " + (held < length ? "truncated" : "trailing bytes") +
+                                     ": the header announces " + std::to_string(length) +
+                                     " payload bytes, the file holds " + std::to_string(held));
   const uint64_t actual = fnv1a64(bytes.data() + kHeaderBytes, held);
   if (actual != stored)
-    throw std::runtime_error(path_ + ": checksum mismatch (FNV-1a 64 of the payload is " +
-                             hex(actual) + ", the header says " + hex(stored) +
-                             "): the file is corrupt; resume from a copy or start again");
+    throw FormatError::described(path_, "payload",
+                                 path_ + ": checksum mismatch (FNV-1a 64 of the payload is " +
+                                     hex(actual) + ", the header says " + hex(stored) +
+                                     "): the file is corrupt; resume from a copy or start again");
   try {
     archive_.load_from(bytes.data() + kHeaderBytes, held, device);  // tensors onto the device
   } catch (const c10::Error& e) {
-    throw std::runtime_error(path_ + ": the payload is not a readable LibTorch archive (" +
-                             first_line(e) + ")");
+    throw FormatError::described(
+        path_, "payload",
+        path_ + ": the payload is not a readable LibTorch archive (" + first_line(e) + ")");
   }
   if (typed_field("format", &c10::IValue::isString, "a string").toStringRef() != kFormat)
-    throw std::runtime_error(path_ + ": not a checkpoint of this project (field 'format' is not '" +
-                             std::string(kFormat) + "')");
+    throw FormatError::described(path_, "checkpoint field 'format'",
+                                 path_ + ": not a checkpoint of this project (field 'format' is " +
+                                     "not '" + std::string(kFormat) + "')");
   const auto version = typed_field("version", &c10::IValue::isInt, "an integer").toInt();
   if (version != kVersion)
-    throw std::runtime_error(path_ + ": checkpoint version " + std::to_string(version) +
-                             ", expected " + std::to_string(kVersion));
+    throw FormatError::described(path_, "checkpoint field 'version'",
+                                 path_ + ": checkpoint version " + std::to_string(version) +
+                                     ", expected " + std::to_string(kVersion));
   const auto written_by = typed_field("trainer", &c10::IValue::isString, "a string").toStringRef();
   if (written_by != trainer)
-    throw std::runtime_error(path_ + ": written by train_" + written_by + ", not train_" + trainer);
+    throw InputError::described(
+        path_, "checkpoint field 'trainer'",
+        path_ + ": written by train_" + written_by + ", not train_" + trainer);
   config_ = typed_field("config", &c10::IValue::isString, "a string").toStringRef();
 }
 
@@ -245,8 +261,7 @@ c10::IValue CheckpointReader::typed_field(const std::string& key, bool (c10::IVa
                                           const char* kind) {
   c10::IValue value = field(key);
   if (!(value.*is)())
-    throw std::runtime_error(path_ + ": checkpoint field '" + key + "': expected " + kind +
-                             ", got " + value.tagKind());
+    throw InputError(path_, "checkpoint field '" + key + "'", kind, value.tagKind());
   return value;
 }
 
@@ -256,10 +271,13 @@ c10::IValue CheckpointReader::field(const std::string& key) {
   try {
     found = archive_.try_read(key, value);
   } catch (const c10::Error& e) {
-    throw std::runtime_error(path_ + ": checkpoint field '" + key + "' is unreadable (" +
-                             first_line(e) + ")");
+    throw FormatError::described(
+        path_, "checkpoint field '" + key + "'",
+        path_ + ": checkpoint field '" + key + "' is unreadable (" + first_line(e) + ")");
   }
-  if (!found) throw std::runtime_error(path_ + ": checkpoint field '" + key + "' is missing");
+  if (!found)
+    throw InputError::described(path_, "checkpoint field '" + key + "'",
+                                path_ + ": checkpoint field '" + key + "' is missing");
   return value;
 }
 
@@ -271,9 +289,10 @@ void CheckpointReader::check_config(
     const std::string& now, const std::function<std::string(const std::string&)>& normalise) const {
   const std::string saved = normalise ? normalise(config_) : config_;
   if (saved != now)
-    throw std::runtime_error(path_ + ": written with a different config (" +
-                             config_difference(saved, now) +
-                             "); resume with the same settings or use a new --out");
+    throw InputError::described(path_, "checkpoint field 'config'",
+                                path_ + ": written with a different config (" +
+                                    config_difference(saved, now) +
+                                    "); resume with the same settings or use a new --out");
 }
 
 void CheckpointReader::load_module(torch::nn::Module& model) {
@@ -283,7 +302,9 @@ void CheckpointReader::load_module(torch::nn::Module& model) {
     found = archive_.try_read("model", model_archive);
   } catch (const c10::Error&) {
   }
-  if (!found) throw std::runtime_error(path_ + ": checkpoint field 'model' is missing");
+  if (!found)
+    throw InputError::described(path_, "checkpoint field 'model'",
+                                path_ + ": checkpoint field 'model' is missing");
   load_into(model_archive, model, path_);
 }
 
@@ -291,11 +312,13 @@ void CheckpointReader::load_optimizer(torch::optim::Optimizer& optimizer) {
   torch::serialize::InputArchive optimizer_archive;
   try {
     if (!archive_.try_read("optimizer", optimizer_archive))
-      throw std::runtime_error(path_ + ": checkpoint field 'optimizer' is missing");
+      throw InputError::described(path_, "checkpoint field 'optimizer'",
+                                  path_ + ": checkpoint field 'optimizer' is missing");
     optimizer.load(optimizer_archive);
   } catch (const c10::Error& e) {
-    throw std::runtime_error(path_ +
-                             ": the optimiser state does not match this model: " + first_line(e));
+    throw InputError::described(
+        path_, "checkpoint field 'optimizer'",
+        path_ + ": the optimiser state does not match this model: " + first_line(e));
   }
 }
 
@@ -354,13 +377,14 @@ void save_weights(const std::string& path, const torch::nn::Module& model) {
 }
 
 void load_weights(const std::string& path, torch::nn::Module& model) {
-  if (!fs::exists(path)) throw std::runtime_error(path + ": no such weights file");
+  if (!fs::exists(path)) throw FormatError::described(path, "", path + ": no such weights file");
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path, device_of(model));
   } catch (const c10::Error&) {  // LibTorch's zip reader says only what it failed to find
-    throw std::runtime_error(path + ": not a weights file of this project (no readable LibTorch " +
-                             "archive: a truncated file, or another format)");
+    throw FormatError::described(path, "",
+                                 path + ": not a weights file of this project (no readable " +
+                                     "LibTorch archive: a truncated file, or another format)");
   }
   load_into(archive, model, path);
 }

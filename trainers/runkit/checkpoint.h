@@ -53,8 +53,9 @@ class CheckpointWriter {
   torch::serialize::OutputArchive archive_;
 };
 
-/// Opens a checkpoint and hands its parts out. Every error is a std::runtime_error of one line
-/// that starts with the path: "<path>: no checkpoint to resume from", "<path>: not a checkpoint
+/// Opens a checkpoint and hands its parts out. Every error is an sb::InputError (an
+/// sb::FormatError when the file is missing or not a readable checkpoint) of one line that starts
+/// with the path: "<path>: no checkpoint to resume from", "<path>: not a checkpoint
 /// of this project ...", "<path>: truncated ...", "<path>: checksum mismatch ...", "<path>:
 /// written by train_nplm, not train_charlm", "<path>: field 'state.epoch' is missing",
 /// "<path>: parameter 'fc.weight' has shape [64, 16] in the file, [96, 24] in this model ...".

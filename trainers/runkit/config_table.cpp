@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <stdexcept>
 #include <string_view>
 
+#include "common/errors.h"
 #include "common/head_spec.h"
 
 namespace sb::runkit {
@@ -125,8 +125,9 @@ class AsciiToml {
 
  private:
   [[noreturn]] void fail(size_t at, const std::string& what) const {
-    throw std::runtime_error(source_ + ":" + std::to_string(line_) + ":" +
-                             std::to_string(at - line_start_ + 1) + ": " + what);
+    throw FormatError::described(source_, "",
+                                 source_ + ":" + std::to_string(line_) + ":" +
+                                     std::to_string(at - line_start_ + 1) + ": " + what);
   }
   bool ascii(size_t at) const { return static_cast<unsigned char>(text_[at]) < 0x80; }
   unsigned char byte(size_t at) const { return static_cast<unsigned char>(text_[at]); }
@@ -287,11 +288,14 @@ std::string ascii_toml(const std::string& text, const std::string& source) {
   return AsciiToml(text, source).run();
 }
 
-/// The node as a value of the key's type (an integer is accepted for a number); throws.
-ConfigValue value_of(const KeyInfo& k, const toml::node& node, const std::string& where) {
+/// The node as a value of the key's type (an integer is accepted for a number); throws
+/// InputError naming the file `source` and the key (`where`: the source with the line and column).
+ConfigValue value_of(const KeyInfo& k, const toml::node& node, const std::string& source,
+                     const std::string& where) {
   const auto mismatch = [&] {
-    return std::runtime_error(where + ": key '" + k.name + "': expected " + with_article(k.type) +
-                              ", got " + describe(node));
+    return InputError::described(source, k.name,
+                                 where + ": key '" + k.name + "': expected " +
+                                     with_article(k.type) + ", got " + describe(node));
   };
   if (k.type == "integer") {
     if (const auto* v = node.as_integer())
@@ -451,8 +455,8 @@ std::vector<std::pair<std::size_t, ConfigValue>> KeyTable::read(const std::strin
   try {
     table = toml::parse(ascii, source);
   } catch (const toml::parse_error& e) {
-    throw std::runtime_error(location(source, e.source()) + ": " +
-                             one_line(std::string(e.description())));
+    throw FormatError::described(
+        source, "", location(source, e.source()) + ": " + one_line(std::string(e.description())));
   }
   std::vector<std::pair<std::size_t, ConfigValue>> out;
   for (const auto& [name, node] : table) {
@@ -461,9 +465,10 @@ std::vector<std::pair<std::size_t, ConfigValue>> KeyTable::read(const std::strin
     for (std::size_t j = 0; j < size() && !i; ++j)
       if (info(j).name == name.str()) i = j;
     if (!i)
-      throw std::runtime_error(where + ": unknown key '" + std::string(name.str()) +
-                               "' (valid keys: " + key_list() + ")");
-    out.emplace_back(*i, value_of(info(*i), node, where));
+      throw InputError::described(source, std::string(name.str()),
+                                  where + ": unknown key '" + std::string(name.str()) +
+                                      "' (valid keys: " + key_list() + ")");
+    out.emplace_back(*i, value_of(info(*i), node, source, where));
   }
   return out;
 }
@@ -471,13 +476,15 @@ std::vector<std::pair<std::size_t, ConfigValue>> KeyTable::read(const std::strin
 std::string KeyTable::read_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw std::runtime_error(path + ": cannot read (no such file)");
-  if (fs::is_directory(path, ec)) throw std::runtime_error(path + ": cannot read (a directory)");
+  if (!fs::exists(path, ec))
+    throw FormatError::described(path, "", path + ": cannot read (no such file)");
+  if (fs::is_directory(path, ec))
+    throw FormatError::described(path, "", path + ": cannot read (a directory)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read");
+  if (!in) throw FormatError::described(path, "", path + ": cannot read");
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(path + ": cannot read");
+  if (in.bad()) throw FormatError::described(path, "", path + ": cannot read");
   return text.str();
 }
 
@@ -485,10 +492,11 @@ std::pair<std::size_t, ConfigValue> KeyTable::parse_override(const std::string& 
                                                              const std::string& value) const {
   const auto i = index_of(name);
   if (!i)
-    throw std::invalid_argument("unknown option '--" + name + "' (valid keys: " + key_list() + ")");
+    throw OptionError::described(
+        "--" + name, "unknown option '--" + name + "' (valid keys: " + key_list() + ")");
   const KeyInfo& k = info(*i);
   const std::string error = override_error(k, value);
-  if (!error.empty()) throw std::invalid_argument(option_name(k) + ": " + error);
+  if (!error.empty()) throw OptionError::described(option_name(k), option_name(k) + ": " + error);
   if (k.type == "integer") return {*i, ConfigValue(std::in_place_type<int64_t>, std::stoll(value))};
   if (k.type == "number") return {*i, ConfigValue(*sb::parse_finite_number(value))};
   if (k.type == "string") return {*i, ConfigValue(value)};
@@ -504,15 +512,15 @@ void KeyTable::check(const std::vector<ConfigValue>& values) const {
     } else if (const auto* d = std::get_if<double>(&values[i])) {
       v = *d;
       if (!std::isfinite(v))
-        throw std::invalid_argument(k.name + " must be a finite number, got " +
-                                    toml_value(values[i]));
+        throw OptionError::described(
+            k.name, k.name + " must be a finite number, got " + toml_value(values[i]));
     } else {
       continue;
     }
     if (!k.range.contains(v)) {
       const bool interval = k.range.text[0] == '[' || k.range.text[0] == '(';
-      throw std::invalid_argument(k.name + " must be " + (interval ? "in " : "") + k.range.text +
-                                  ", got " + toml_value(values[i]));
+      throw OptionError::described(k.name, k.name + " must be " + (interval ? "in " : "") +
+                                               k.range.text + ", got " + toml_value(values[i]));
     }
   }
 }

@@ -211,15 +211,17 @@ class KeyTable {
  protected:
   /// Every key (or the trajectory keys only, without comments) as TOML, from the keys' values.
   std::string render(const std::vector<ConfigValue>& values, bool trajectory_only) const;
-  /// The keys a TOML text sets, each with a value of the key's type; throws std::runtime_error.
+  /// The keys a TOML text sets, each with a value of the key's type; throws sb::FormatError (not
+  /// TOML) or sb::InputError (an unknown key, a value of another type), file = `source`.
   std::vector<std::pair<std::size_t, ConfigValue>> read(const std::string& text,
                                                         const std::string& source) const;
-  /// The whole file; throws std::runtime_error "<path>: cannot read (...)".
+  /// The whole file; throws sb::FormatError "<path>: cannot read (...)".
   static std::string read_file(const std::string& path);
-  /// The key and value of --name VALUE; throws std::invalid_argument.
+  /// The key and value of --name VALUE; throws sb::OptionError.
   std::pair<std::size_t, ConfigValue> parse_override(const std::string& name,
                                                      const std::string& value) const;
-  /// Throws std::invalid_argument for the first numeric value outside its key's range.
+  /// Throws sb::OptionError (option = the key) for the first numeric value outside its key's
+  /// range.
   void check(const std::vector<ConfigValue>& values) const;
 
  private:
@@ -273,7 +275,7 @@ class ConfigTable final : public KeyTable {
   }
 
   /// --name VALUE: the whole text parses as the key's type (numbers finite; booleans
-  /// true/false/1/0). Throws std::invalid_argument; a failed override leaves `c` alone.
+  /// true/false/1/0). Throws sb::OptionError; a failed override leaves `c` alone.
   void apply(C& c, const std::string& name, const std::string& value) const {
     const auto [i, v] = parse_override(name, value);
     keys_[i].set(c, v);

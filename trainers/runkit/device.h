@@ -17,9 +17,9 @@
 namespace sb::runkit {
 
 /// The device a name (common/device_name.h) asks for: "auto" = cuda when
-/// torch::cuda::is_available(), else cpu. Throws std::runtime_error, one line, when "cuda" or
-/// "cuda:N" is asked for and this LibTorch has no CUDA or sees no GPU (N: fewer GPUs), and
-/// std::invalid_argument for a name that is not a device.
+/// torch::cuda::is_available(), else cpu. Throws sb::OptionError, one line, when "cuda" or
+/// "cuda:N" is asked for and this LibTorch has no CUDA or sees no GPU (N: fewer GPUs), and for a
+/// name that is not a device.
 torch::Device resolve_device(const std::string& name);
 
 /// One line for the start-up message: "cpu" or "cuda:0 (1 GPU visible)".

@@ -30,13 +30,28 @@ std::string EpochTrainer::path(const std::string& name) const {
   return (fs::path(run_dir_) / name).string();
 }
 
+nlohmann::ordered_json EpochTrainer::position() const {
+  return {{"epoch", state_.epoch}, {"batch", state_.batch}};
+}
+
 std::string EpochTrainer::position_text() const {
-  return "epoch " + std::to_string(state_.epoch) + " batch " + std::to_string(state_.batch);
+  std::string text;
+  const auto fields = position();  // a local: items() refers into it
+  for (const auto& [key, value] : fields.items())
+    text += (text.empty() ? "" : ", ") + key + " " +
+            (value.is_string() ? value.get<std::string>() : value.dump());
+  return text;
 }
 
 void EpochTrainer::add_position(nlohmann::json& record) const {
-  record["epoch"] = state_.epoch;
-  record["batch"] = state_.batch;
+  const auto fields = position();
+  for (const auto& [key, value] : fields.items()) record[key] = value;
+}
+
+std::string EpochTrainer::save_best() {
+  const auto file = path("best.pt");
+  save_weights(file, module());
+  return file;
 }
 
 void EpochTrainer::save() {
@@ -60,7 +75,6 @@ void EpochTrainer::resume() {
   state_ = std::move(loaded);
   load_extra(reader);
   reader.restore_rng(device_of(module()));
-  after_resume();
   last_checkpoint_ = position_text();
   std::printf("resuming %s: %s\n", run_dir_.c_str(), position_text().c_str());
 }
@@ -115,19 +129,16 @@ void EpochTrainer::end_epoch(double valid_loss, double seconds) {
   const double train_loss =
       state_.epoch_loss / static_cast<double>(std::max<int64_t>(1, state_.epoch_tokens));
   report_epoch(train_loss, valid_loss, seconds);
-  if (improved(valid_loss)) {
+  if (take_as_best(valid_loss, train_loss)) {
     state_.best_valid = valid_loss;
     state_.bad_epochs = 0;
-    on_better_epoch(train_loss);
-    const auto best = path(best_weights_name());
-    save_best(best);
+    const auto best = save_best();
     std::printf("  saved the best model so far to %s\n", best.c_str());
   } else {
     ++state_.bad_epochs;
     on_worse_epoch();
   }
-  if (stop_early()) state_.stopped = true;
-  end_epoch_extra(valid_loss);
+  after_epoch(valid_loss);
   ++state_.epoch;
   state_.batch = 0;
   state_.epoch_loss = 0;
@@ -148,11 +159,12 @@ int EpochTrainer::run() {
   start["params"] = params;
   metrics_.write(start);
   while (true) {
-    if (before_epoch() == Next::stop_here) {
+    const Next next = before_epoch();
+    if (next == Next::stop_here) {
       save();
       return kFinished;
     }
-    if (training_done()) break;
+    if (next == Next::done) break;
     const auto begin = std::chrono::steady_clock::now();
     const auto end = train_epoch();
     if (end == EpochEnd::non_finite) return kNonFinite;
@@ -172,7 +184,6 @@ int EpochTrainer::run() {
     save();
   }
   save();
-  if (before_finish() == Next::stop_here) return kFinished;
   finish();
   return kFinished;
 }

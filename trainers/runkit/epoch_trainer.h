@@ -6,19 +6,20 @@
 //
 // A subclass supplies its model, optimiser, config, one epoch of batches and the validation loss;
 // the counters live in RunState so that the checkpoint holds them. Hooks, each with a default
-// that the plain trainers (nplm, charlm) keep:
-//   improved / on_better_epoch / on_worse_epoch  what "better" means and what follows (the
-//                                                classifier: lower error, lr halving)
-//   stop_early                                   early stopping after an epoch
-//   before_epoch / before_finish                 phases and stage boundaries (the word LM: main
-//                                                -> NT-ASGD -> finetune, --until)
-//   after_validate / save_best / end_epoch_extra what a phase adds around validation (the word
-//                                                LM: mixture statistics, averaged weights, the
-//                                                NT-ASGD trigger)
-//   save_extra / load_extra / after_resume       fields of its own in the one checkpoint
-//   position_text / add_position                 where the run is, in messages and metrics
+// that the plain trainers (nplm, charlm) keep; every hook is one another trainer could want,
+// and none does what another already does:
+//   take_as_best / on_worse_epoch       what "better" means and what follows (the classifier:
+//                                       lower error; lr decay in nplm and the classifier)
+//   before_epoch                        phases, stage boundaries and the end of training (the
+//                                       word LM: main -> NT-ASGD -> finetune, --until)
+//   after_validate / save_best          around validation: probes of the weights validate() used,
+//                                       and which weights are the best model (the word LM's
+//                                       averaged weights, best_finetune.pt)
+//   after_epoch                         the end of an epoch: the NT-ASGD trigger, early stopping
+//   save_extra / load_extra             fields of its own in the one checkpoint
+//   position                            where the run is, in messages and metrics records
 //
-// Run directory: config.toml, metrics.jsonl, checkpoint.pt, best_weights_name() (best.pt), and
+// Run directory: config.toml, metrics.jsonl, checkpoint.pt, what save_best() writes (best.pt), and
 // what finish() writes (final.json through write_final). run() returns a RunStatus
 // (interrupt.h): kFinished, kNonFinite or kInterrupted.
 
@@ -54,9 +55,10 @@ class EpochTrainer {
 
  protected:
   enum class EpochEnd { completed, interrupted, non_finite };
-  /// What before_epoch() / before_finish() decide: go on, or stop the run here with kFinished
-  /// after saving the checkpoint (a stage boundary).
-  enum class Next { go_on, stop_here };
+  /// What before_epoch() decides: train an epoch, end training (save the checkpoint, then
+  /// finish()), or stop the run here with kFinished after saving the checkpoint (a stage
+  /// boundary: the word LM's --until).
+  enum class Next { go_on, done, stop_here };
 
   virtual torch::nn::Module& module() = 0;
   /// The optimiser whose state the checkpoint keeps; nullptr for a hand-written update.
@@ -74,39 +76,40 @@ class EpochTrainer {
   virtual double validate() = 0;
   /// Prints the end-of-epoch line and writes its metrics record (train and valid mean loss).
   virtual void report_epoch(double train_loss, double valid_loss, double seconds) = 0;
-  /// Whether this epoch beats best.pt (default: a lower validation loss).
-  virtual bool improved(double valid_loss) const { return valid_loss < state_.best_valid; }
-  /// After an epoch that improved (state_.best_valid already updated), before best.pt is saved.
-  virtual void on_better_epoch(double /*train_loss*/) {}
+  /// Whether this epoch is the best so far, so that save_best() follows; a trainer may record
+  /// what it keeps about its best epoch here. Default: a lower validation loss.
+  virtual bool take_as_best(double valid_loss, double /*train_loss*/) {
+    return valid_loss < state_.best_valid;
+  }
   /// After an epoch that did not improve (state_.bad_epochs already counted), e.g. a lr decay.
   virtual void on_worse_epoch() {}
-  /// After an epoch: stop training now (early stopping); sets state_.stopped.
-  virtual bool stop_early() { return false; }
-  /// Before every epoch (and once more when the epochs are done): phase changes, or a stop.
-  virtual Next before_epoch() { return Next::go_on; }
-  /// Whether the loop is over: by default after epochs() epochs or an early stop.
-  virtual bool training_done() const { return state_.stopped || state_.epoch > epochs(); }
-  /// After the loop, the checkpoint saved: go on to finish(), or stop at this stage boundary.
-  virtual Next before_finish() { return Next::go_on; }
+  /// Before every epoch, and once more when the epochs are done: phase changes, the end of
+  /// training, or a stop at a stage boundary. Default: done after epochs() epochs or an early stop.
+  virtual Next before_epoch() {
+    return state_.stopped || state_.epoch > epochs() ? Next::done : Next::go_on;
+  }
   /// Right after validate(), with the weights it used (e.g. probes of the model).
   virtual void after_validate() {}
-  /// The weights file of the best model (best.pt) and how it is written.
-  virtual std::string best_weights_name() const { return "best.pt"; }
-  virtual void save_best(const std::string& file) { save_weights(file, module()); }
-  /// At the end of an epoch, after the best / worse bookkeeping, before the counters advance.
-  virtual void end_epoch_extra(double /*valid_loss*/) {}
-  /// The trainer's own checkpoint fields.
+  /// Writes the best model's weights (state_.best_valid already updated); returns the file.
+  virtual std::string save_best();
+  /// At the end of an epoch, after the best / worse bookkeeping, before the counters advance;
+  /// setting state_.stopped ends training (early stopping).
+  virtual void after_epoch(double /*valid_loss*/) {}
+  /// The trainer's own checkpoint fields; load_extra runs after the run state is restored (e.g.
+  /// to set the optimiser's lr from state_.lr).
   virtual void save_extra(CheckpointWriter& /*writer*/) const {}
   virtual void load_extra(CheckpointReader& /*reader*/) {}
-  /// After resume() restored everything (e.g. set the optimiser's lr from state_.lr).
-  virtual void after_resume() {}
-  /// "epoch 3, batch 120" in messages; add_position puts the same into metrics records.
-  virtual std::string position_text() const;
-  virtual void add_position(nlohmann::json& record) const;
+  /// Where the run is, in order: {"epoch": 3, "batch": 120} by default. Metrics records get
+  /// these fields; messages read "epoch 3, batch 120" (position_text).
+  virtual nlohmann::ordered_json position() const;
   /// After the last epoch: best model, evaluation, dump, final.json.
   virtual void finish() = 0;
 
   std::string path(const std::string& name) const;
+  /// position() as text: "epoch 3, batch 120".
+  std::string position_text() const;
+  /// position()'s fields into a metrics record.
+  void add_position(nlohmann::json& record) const;
   /// Counts a finished batch of `tokens` targets and mean loss `loss`; returns true when the run
   /// must stop now (Ctrl-C, SIGTERM or stop_after_batches).
   bool count_batch(double loss, int64_t tokens);

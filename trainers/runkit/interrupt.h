@@ -5,10 +5,16 @@
 
 #include <atomic>
 
+#include "common/errors.h"
+
 namespace sb::runkit {
 
 /// Exit statuses of a run (kBadInput = 2 is trainer_cli.h's, for what is refused before a run).
-enum RunStatus : int { kFinished = 0, kNonFinite = 4, kInterrupted = 130 };
+enum RunStatus : int {
+  kFinished = kExitOk,
+  kNonFinite = kExitNonFinite,
+  kInterrupted = kExitInterrupted
+};
 
 /// Set by SIGINT or SIGTERM (SIGTERM is what kill and Slurm's time limit send) once
 /// install_interrupt_handler() ran, or by a trainer's stop_after_batches.

@@ -4,13 +4,14 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <stdexcept>
+
+#include "common/errors.h"
 
 namespace sb::runkit {
 
 MetricsLog::MetricsLog(const std::string& path, bool append)
     : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {
-  if (!out_) throw std::runtime_error(path + ": cannot open the metrics log for writing");
+  if (!out_) throw WriteError(path, path + ": cannot open the metrics log for writing");
 }
 
 void MetricsLog::write(const nlohmann::json& record) {

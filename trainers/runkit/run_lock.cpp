@@ -8,7 +8,8 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <stdexcept>
+
+#include "common/errors.h"
 
 namespace sb::runkit {
 
@@ -26,8 +27,8 @@ RunDirLock::RunDirLock(const std::string& run_dir, const std::string& program) {
   if (!fs::is_directory(fs::path(path).parent_path())) return;  // nothing there to protect
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0)
-    throw std::runtime_error(path + ": cannot open the run directory's lock (" +
-                             std::strerror(errno) + ")");
+    throw WriteError(
+        path, path + ": cannot open the run directory's lock (" + std::strerror(errno) + ")");
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     char holder[512] = {0};
     const ssize_t n = ::pread(fd_, holder, sizeof holder - 1, 0);
@@ -35,9 +36,9 @@ RunDirLock::RunDirLock(const std::string& run_dir, const std::string& program) {
     while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
     ::close(fd_);
     fd_ = -1;
-    throw std::runtime_error(run_dir + " is in use by " + who +
-                             ": two trainers would mix their files; wait for it to finish or "
-                             "stop it (a killed holder's lock is released with it)");
+    throw WriteError(run_dir, run_dir + " is in use by " + who +
+                                  ": two trainers would mix their files; wait for it to finish "
+                                  "or stop it (a killed holder's lock is released with it)");
   }
   char host[256] = "?";
   ::gethostname(host, sizeof host - 1);

@@ -17,7 +17,7 @@ namespace sb::runkit {
 
 class RunDirLock {
  public:
-  /// Takes the lock of `run_dir` for `program`; throws std::runtime_error "<run_dir> is in use
+  /// Takes the lock of `run_dir` for `program`; throws sb::WriteError "<run_dir> is in use
   /// by pid N on HOST (PROGRAM, since ...): ..." when another process holds it.
   RunDirLock(const std::string& run_dir, const std::string& program);
   ~RunDirLock();

@@ -1,6 +1,6 @@
 #include "trainers/runkit/segment_loss.h"
 
-#include <stdexcept>
+#include "common/errors.h"
 
 namespace sb::runkit {
 
@@ -8,8 +8,8 @@ double mean_segment_loss(torch::nn::Module& model, const torch::Tensor& data, in
                          const SegmentStart& start, const SegmentEval& segment,
                          const ProgressFn& progress) {
   if (data.dim() != 2 || data.size(0) < 2)
-    throw std::invalid_argument("evaluate: data must be (N >= 2, B), got " +
-                                c10::str(data.sizes()));
+    throw InputError::described(
+        "", "data", "evaluate: data must be (N >= 2, B), got " + c10::str(data.sizes()));
   const int64_t n = data.size(0), B = data.size(1);
   torch::NoGradGuard no_grad;
   model.eval();

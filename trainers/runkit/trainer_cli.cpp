@@ -6,10 +6,9 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
-#include <new>
-#include <stdexcept>
 #include <string>
 
+#include "common/errors.h"
 #include "trainers/runkit/interrupt.h"
 
 namespace sb::runkit {
@@ -63,9 +62,9 @@ int parse_or_exit(CLI::App& app, int argc, char** argv) {
 
 void check_fresh_run(const std::string& run_dir, bool resume) {
   if (!resume && std::filesystem::exists(std::filesystem::path(run_dir) / "checkpoint.pt"))
-    throw std::runtime_error(run_dir +
-                             "/checkpoint.pt exists: pass --resume to continue that run, or "
-                             "choose another --out");
+    throw OptionError::described("--resume", run_dir +
+                                                 "/checkpoint.pt exists: pass --resume to continue "
+                                                 "that run, or choose another --out");
 }
 
 void truncate(std::vector<int64_t>& ids, int64_t n) {
@@ -73,21 +72,20 @@ void truncate(std::vector<int64_t>& ids, int64_t n) {
 }
 
 int guarded(const std::function<int()>& body) {
-  std::string message;
+  ErrorReport report;  // kind other, status kExitBadInput
   try {
     return body();
   } catch (const c10::Error& e) {
     // A LibTorch error no reader translated: its first line, without the backtrace.
-    message = e.what_without_backtrace();
-    message = message.substr(0, message.find('\n'));
-  } catch (const std::bad_alloc&) {
-    message = "out of memory (a smaller batch_size, model or corpus slice fits)";
-  } catch (const std::exception& e) {
-    message = e.what();
+    report.line = first_line(e.what_without_backtrace());
+  } catch (...) {
+    // Out of memory names what a trainer's user can make smaller.
+    report =
+        error_report(std::current_exception(), "a smaller batch_size, model or corpus slice fits");
   }
   std::fflush(stdout);
-  std::fprintf(stderr, "error: %s\n", message.c_str());
-  return kBadInput;
+  std::fprintf(stderr, "error: %s\n", report.line.c_str());
+  return report.status;
 }
 
 void handle_interrupts() { runkit::install_interrupt_handler(); }

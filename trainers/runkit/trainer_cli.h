@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/blas_core.h"
+#include "common/errors.h"
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/process_setup.h"
 #include "trainers/runkit/run_lock.h"
@@ -19,7 +21,7 @@
 namespace sb::runkit {
 
 /// Exit status for bad input or a bad setting (every trainer's --help states it).
-inline constexpr int kBadInput = 2;
+inline constexpr int kBadInput = sb::kExitBadInput;
 
 struct RunFlags {
   bool resume = false;             ///< --resume: continue <out>/checkpoint.pt
@@ -46,7 +48,7 @@ int print_description(const TrainerFacts& facts, const KeyTable& table,
 /// kBadInput. Returns -1 when the program should go on.
 int parse_or_exit(CLI::App& app, int argc, char** argv);
 
-/// Throws std::runtime_error "<run_dir>/checkpoint.pt exists: ..." when the run directory holds a
+/// Throws sb::OptionError "<run_dir>/checkpoint.pt exists: ..." when the run directory holds a
 /// checkpoint and `resume` is false (a fresh run must not overwrite one).
 void check_fresh_run(const std::string& run_dir, bool resume);
 
@@ -69,7 +71,8 @@ std::string split_sizes(const Corpus& c, const std::string& unit) {
          " valid / " + std::to_string(c.test.size()) + " test " + unit;
 }
 
-/// Runs body; an exception prints "error: <what>" on stderr and gives kBadInput.
+/// Runs body; an exception prints "error: <line>" on stderr (sb::error_report's line; a
+/// c10::Error's first line without its backtrace) and gives its status, kBadInput.
 int guarded(const std::function<int()>& body);
 
 /// Installs the SIGINT/SIGTERM handler that asks the running trainer to checkpoint and stop
@@ -91,10 +94,15 @@ struct TrainerRun {
 /// written); else the descriptor's validate(config), set_up_process(config.threads), its
 /// run_dir(config), the run directory's lock (RunDirLock, held until body returns: a second
 /// trainer on the same run is refused), check_fresh_run, and body(config, run), whose result is
-/// the exit status. A trainer's own options go into `app` before the call.
+/// the exit status. Before all that, use_best_core(argv) (common/blas_core.h: OpenBLAS's fast
+/// kernels, before any work). `help` is --help's description; a trainer's own options are added
+/// by `own_options(app)`.
 template <class Config, class Body>
-int trainer_main(CLI::App& app, int argc, char** argv, const TrainerDescriptor<Config>& d,
-                 Body body) {
+int trainer_main(int argc, char** argv, const std::string& help, const TrainerDescriptor<Config>& d,
+                 Body body, const std::function<void(CLI::App&)>& own_options = {}) {
+  blas::use_best_core(argv);
+  CLI::App app{help};
+  if (own_options) own_options(app);
   const ConfigTable<Config>& table = d.key_table();
   ConfigArgs args;
   table.add_options(app, args);

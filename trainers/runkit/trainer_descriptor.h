@@ -45,7 +45,7 @@ template <class Config>
 struct TrainerDescriptor {
   TrainerFacts facts;
   const ConfigTable<Config>& (*key_table)();
-  void (*validate)(const Config&);  ///< throws std::invalid_argument naming the key
+  void (*validate)(const Config&);  ///< throws sb::InputError / OptionError naming the key
   std::string (*run_dir)(const Config&);
 
   /// validate(c)'s message, "" when c passes.

@@ -1,9 +1,8 @@
 #include "tests/trainers/bigram/config.h"
 
-#include <stdexcept>
-
 #include "common/head_spec.h"
 #include "trainers/runkit/epoch_keys.h"
+#include "trainers/runkit/trainer_rules.h"
 
 namespace sb::bigram {
 
@@ -32,28 +31,19 @@ const runkit::ConfigTable<BigramConfig>& key_table() {
 
 void validate(const BigramConfig& c) {
   key_table().check_ranges(c);
-  const HeadSpec spec = parse_head_setting(c.head);
-  if (is_mixture(spec) || is_adaptive(spec) || may_output_neg_inf(spec.kind))
-    throw std::invalid_argument("head = \"" + c.head +
-                                "\": train_bigram takes a single head with finite log-outputs");
-  if (c.dataset.empty()) throw std::invalid_argument("dataset must not be empty");
+  runkit::single_finite_head(c.head, "train_bigram");
+  runkit::require_dataset(c.dataset);
 }
 
 std::string run_dir(const BigramConfig& c) {
-  if (!c.out.empty()) return c.out;
-  return "results/bigram_" + c.dataset + "_" + head_file_name(c.head);
+  return runkit::run_dir_or(c.out, "bigram_" + c.dataset, c.head);
 }
 
 namespace {
 
 runkit::TrainerFacts facts() {
-  runkit::TrainerFacts f;
-  f.kind = "bigram";
-  f.summary = "a toy bigram LM over the first PTB tokens (the fifth trainer of the tests)";
-  f.stages = {"train"};
-  f.outputs = {"config.toml", "metrics.jsonl", "checkpoint.pt",
-               "best.pt",     "logprobs.h5",   "final.json"};
-  return f;
+  return runkit::one_command_facts(
+      "bigram", "a toy bigram LM over the first PTB tokens (the fifth trainer of the tests)");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "contract/logprob_file.h"
+#include "datasets/data_location.h"
 #include "trainers/runkit/dump_rows.h"
 
 namespace sb::bigram {
@@ -100,6 +101,16 @@ void BigramTrainer::finish() {
                {"test_loss", test_loss},
                {"test_ppl", std::exp(test_loss)},
                {"d", config_.d}});
+}
+
+int train(const BigramConfig& config, const runkit::TrainerRun& run) {
+  auto corpus = data::load_corpus(data::find_corpus_dir(config.dataset, config.data));
+  runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens, config.test_tokens);
+  std::printf("bigram: %s; head %s; run directory %s\n",
+              runkit::split_sizes(corpus, "tokens").c_str(), config.head.c_str(),
+              run.run_dir.c_str());
+  BigramTrainer trainer(config, std::move(corpus), run.run_dir);
+  return runkit::run_trainer(trainer, run.flags);
 }
 
 }  // namespace sb::bigram

@@ -13,6 +13,7 @@
 #include "tests/trainers/bigram/config.h"
 #include "tests/trainers/bigram/model.h"
 #include "trainers/runkit/configured_trainer.h"
+#include "trainers/runkit/trainer_cli.h"
 
 namespace sb::bigram {
 
@@ -39,5 +40,8 @@ class BigramTrainer : public runkit::ConfiguredTrainer<BigramConfig, Bigram> {
   Bigrams train_, valid_, test_;
   std::unique_ptr<torch::optim::SGD> optimizer_;
 };
+
+/// What train_bigram does once its config is valid (runkit::trainer_main's body).
+int train(const BigramConfig& config, const runkit::TrainerRun& run);
 
 }  // namespace sb::bigram

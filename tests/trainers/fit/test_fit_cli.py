@@ -56,7 +56,8 @@ with tempfile.TemporaryDirectory() as tmp:
     md = open(os.path.join(tmp, "fit.md")).read()
     check("softmax's KL stays above" in md and "| softmax |" in md, "fit.md: the table and findings")
 
-    for args, what in ((["--heads", "sparse:k=2"], "--heads"), (["--d", "0"], "--d")):
+    for args, what in ((["--heads", "sparse:k=2"], "--heads"), (["--d", "0"], "--d"),
+                       (["--d", "abc"], "--d")):
         bad = os.path.join(tmp, "bad.json")
         r = subprocess.run([BIN, "--low-rank", "2", "--C", "5", "--M", "6", "--out", bad, *args],
                            capture_output=True, text=True)

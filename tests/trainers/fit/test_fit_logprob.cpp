@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "common/errors.h"
 #include "trainers/fit/fit_logprob.h"
 
 using namespace sb::fit;
@@ -30,7 +31,9 @@ TEST_CASE("the bigram target is the smoothed count ratio, every row a distributi
   }
   CHECK(t.weight[0].item<double>() == Approx(3.0 / 5.0).epsilon(1e-12));
   CHECK(t.log_p.exp().sum(1).sub(1).abs().max().item<double>() < 1e-12);
-  CHECK_THROWS_AS(bigram_target(tokens, 3, 4, beta), std::invalid_argument);
+  CHECK_THROWS_AS(bigram_target(tokens, 3, 4, beta), sb::OptionError);
+  CHECK_THROWS_AS(bigram_target(tokens, 3, 2, 0.0), sb::OptionError);
+  CHECK_THROWS_AS(bigram_target({0, 3}, 3, 2, beta), sb::InputError);
 }
 
 TEST_CASE("weighted KL is zero at the target and equals the direct float64 sum elsewhere",

@@ -93,8 +93,9 @@ TEST_CASE("output functions: bad arguments give errors naming the problem") {
                     Catch::Contains("[0, 10)"));
   CHECK_THROWS_WITH(heads::log_output(HeadSpec::of(HeadKind::mos), z),
                     Catch::Contains("use OutputHead"));
-  // Undefined targets: the documented std::invalid_argument, not a c10::Error from sizes().
-  CHECK_THROWS_AS(heads::sparse_softmax_loss(z, torch::Tensor(), 3), std::invalid_argument);
+  // Undefined targets: the documented std::logic_error (a caller's programming error), not a
+  // c10::Error from sizes().
+  CHECK_THROWS_AS(heads::sparse_softmax_loss(z, torch::Tensor(), 3), std::logic_error);
   CHECK_THROWS_WITH(heads::sigsoftmax_nll_loss(z, torch::Tensor()),
                     Catch::Contains("targets are undefined"));
 }

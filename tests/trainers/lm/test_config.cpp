@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <catch2/catch.hpp>
 
+#include "common/errors.h"
 #include "common/head_spec.h"
 #include "tests/fixtures/error_of.h"
 #include "tests/fixtures/temp_dir.h"
@@ -285,7 +286,7 @@ TEST_CASE("config: command-line overrides parse each type and reject bad values"
   CHECK_THROWS_WITH(
       sb::lm::apply_override(c, "dump_test", "yes"),
       Catch::Contains("--dump_test: expected a boolean") && Catch::Contains("got 'yes'"));
-  CHECK_THROWS_AS(sb::lm::apply_override(c, "nhidd", "1"), std::invalid_argument);
+  CHECK_THROWS_AS(sb::lm::apply_override(c, "nhidd", "1"), sb::OptionError);
   CHECK_THROWS_WITH(sb::lm::apply_override(c, "nhidd", "1"),
                     Catch::Contains("unknown option '--nhidd'") && Catch::Contains("nhidlast"));
   CHECK(c.nhid == 500);  // failed overrides leave the config alone
@@ -356,7 +357,7 @@ TEST_CASE("config: validate rejects out-of-range values naming the key, range an
                     c.dropouth = 1;
                     return c;
                   }()),
-                  std::invalid_argument);
+                  sb::OptionError);
 }
 
 TEST_CASE("config: validate checks the head and that single heads decode from emsize") {

@@ -15,7 +15,10 @@ pid=
 # A failed check must not leave a background run writing into the removed directory.
 trap '[[ -n $pid ]] && kill -9 "$pid" 2> /dev/null; rm -rf "$tmp"' EXIT
 # The binary itself is started in the background (not a shell function), so $! is its pid.
-args=(--config "$config" --threads 2 --log_interval 1000)
+# Half the smoke config's slices (14 batches an epoch): exactness does not need more, and the test
+# trains five times.
+args=(--config "$config" --threads 2 --log_interval 1000 --train_tokens 10000 --valid_tokens 2000
+      --test_tokens 1000)
 train() { "$bin" "${args[@]}" "$@"; }
 
 start=$SECONDS

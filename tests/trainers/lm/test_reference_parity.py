@@ -60,7 +60,9 @@ import numpy as np
 
 HEADS = ("softmax", "sigsoftmax", "mos", "moss")
 RUNS = (("float64", 0.0), ("float64", 0.2), ("float32", 0.2))  # (dtype, dropout)
-EXPERTS, STEPS, VOCAB, SEED, THREADS = 2, 10, 10000, 1, 1
+# 5 steps (the figures below were measured over 10): step 0 checks forward and backward at equal
+# weights, steps 1-4 the update four times over; the tolerance per step is the same.
+EXPERTS, STEPS, VOCAB, SEED, THREADS = 2, 5, 10000, 1, 1
 TOL64, TOL32_STEP0 = 1e-10, 1e-5
 QUANTITIES = ("raw_loss", "loss", "grad_norm")  # head NLL, NLL + AR + TAR, norm before clipping
 

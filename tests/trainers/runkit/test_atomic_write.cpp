@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors.h"
 #include "trainers/runkit/atomic_write.h"
 
 namespace fs = std::filesystem;
@@ -78,8 +79,9 @@ TEST_CASE("a full disk during an atomic write leaves the previous file and names
     FileSizeLimit limit(4096);  // the 100 kB text fails part-way
     try {
       write_text_atomically(path, std::string(100000, 'y'));
-    } catch (const std::runtime_error& e) {
+    } catch (const sb::WriteError& e) {
       message = e.what();
+      CHECK(e.file() == path);
     }
   }
   INFO(message);
@@ -96,8 +98,9 @@ TEST_CASE("a full disk during an atomic write leaves the previous file and names
       write_atomically(path, [&](const std::string& tmp) {
         sb::runkit::write_bytes(tmp, path, {std::string(3000, 'a'), std::string(3000, 'b')});
       });
-    } catch (const std::runtime_error& e) {
+    } catch (const sb::WriteError& e) {
       message = e.what();
+      CHECK(e.file() == path);
     }
   }
   CHECK(message.rfind(path + ": not written", 0) == 0);

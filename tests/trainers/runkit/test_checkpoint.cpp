@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/errors.h"
 #include "tests/fixtures/error_of.h"
 #include "tests/fixtures/temp_dir.h"
 #include "trainers/runkit/checkpoint.h"
@@ -122,6 +123,8 @@ TEST_CASE("checkpoint: every field written is read back as written") {
   CHECK(torch::equal(r.get_tensors("carried").at(0), torch::ones({2, 3})));
   CHECK(contains(what_of([&] { r.get_int("lr"); }), "field 'state.lr': expected an integer"));
   CHECK(contains(what_of([&] { r.get_int("nothing"); }), "field 'state.nothing' is missing"));
+  CHECK_THROWS_AS(r.get_int("lr"), InputError);
+  CHECK_THROWS_AS(r.get_int("nothing"), InputError);
   fs::remove_all(dir);
 }
 
@@ -157,6 +160,8 @@ TEST_CASE(
     CHECK(one_line(msg));
     CHECK(contains(msg, (dir / c.name).string() + ": "));
     CHECK(contains(msg, c.expected));
+    CHECK_THROWS_AS(runkit::CheckpointReader((dir / c.name).string(), "nplm", torch::kCPU),
+                    FormatError);
   }
   // A bare LibTorch archive (a weights file, or a checkpoint of the older format 1).
   runkit::save_weights((dir / "weights.pt").string(), *model);
@@ -194,6 +199,8 @@ TEST_CASE(
   const auto junk = what_of([&] { runkit::load_weights((dir / "junk.pt").string(), *small); });
   CHECK(one_line(junk));
   CHECK(contains(junk, "junk.pt: not a weights file of this project"));
+  CHECK_THROWS_AS(runkit::load_weights((dir / "junk.pt").string(), *small), FormatError);
+  CHECK_THROWS_AS(runkit::load_weights((dir / "best.pt").string(), *large), InputError);
   fs::remove_all(dir);
 }
 
@@ -213,7 +220,7 @@ TEST_CASE(
   CHECK(one_line(err.substr(0, err.size() - 1)));
   // Saved after epoch 2 (the counters already advanced to epoch 3, batch 0).
   CHECK(contains(err, "The last good checkpoint is " + (dir / "late" / "checkpoint.pt").string() +
-                          " (epoch 3 batch 0"));
+                          " (epoch 3, batch 0"));
   CHECK(contains(err, "Start a new run"));
   runkit::CheckpointReader r((dir / "late" / "checkpoint.pt").string(), "nplm", torch::kCPU);
   CHECK(r.get_int("epoch") == 3);

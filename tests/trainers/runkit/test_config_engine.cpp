@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/errors.h"
 #include "tests/fixtures/error_of.h"
 #include "tests/fixtures/temp_dir.h"
 #include "trainers/runkit/config_table.h"
@@ -232,7 +233,15 @@ TEST_CASE("config engine: unknown keys in the file and on the command line list 
   CHECK(what_of([&] { table().apply(c, "cont", "1"); }) ==
         "unknown option '--cont' (valid keys: name, path, count, offset, rate, scale, shift, "
         "verbose, epochs, out)");
-  CHECK_THROWS_AS(table().apply(c, "cont", "1"), std::invalid_argument);
+  CHECK_THROWS_AS(table().apply(c, "cont", "1"), sb::OptionError);
+  CHECK_THROWS_AS(table().apply(c, "count", "abc"), sb::OptionError);
+  try {  // a file's unknown key names the file and the key
+    table().load_text("count = 1\ncont = 2\n", "f.toml");
+    FAIL("no exception");
+  } catch (const sb::InputError& e) {
+    CHECK(e.file() == "f.toml");
+    CHECK(e.field() == "cont");
+  }
   CHECK_THROWS_AS(parse({"--cont", "1"}), CLI::ExtrasError);
 }
 
@@ -249,7 +258,14 @@ TEST_CASE("config engine: a wrong type in a file names file:line:col, the key an
   CHECK(error("scale = [1]\n") == "f.toml:1:1: key 'scale': expected a number, got an array");
   CHECK(error("  count = 1\n  scale = true\n") ==
         "f.toml:2:3: key 'scale': expected a number, got true");
-  CHECK_THROWS_AS(table().load_text("count = 1.5\n", "f.toml"), std::runtime_error);
+  CHECK_THROWS_AS(table().load_text("count = 1.5\n", "f.toml"), sb::InputError);
+  try {
+    table().load_text("count = 1.5\n", "f.toml");
+    FAIL("no exception");
+  } catch (const sb::InputError& e) {
+    CHECK(e.file() == "f.toml");
+    CHECK(e.field() == "count");
+  }
 }
 
 TEST_CASE("config engine: an integer reads as a number, so files in the older formats still load") {
@@ -352,12 +368,14 @@ TEST_CASE("config engine: a TOML syntax error and an unreadable file are one-lin
       what_of([] { table().load_text("count = 1\nrate = = 3\n", "s.toml"); });
   CHECK(syntax.rfind("s.toml:2:", 0) == 0);
   CHECK(syntax.find('\n') == std::string::npos);
+  CHECK_THROWS_AS(table().load_text("count = 1\nrate = = 3\n", "s.toml"), sb::FormatError);
   CHECK(what_of([] {
           table().load_text("count = 1\ncount = 2\n", "d.toml");
         }).rfind("d.toml:2:", 0) == 0);
   const auto dir = sb::test::temp_dir("config_engine_files");
   const std::string missing = (dir / "missing.toml").string();
   CHECK(what_of([&] { table().load_file(missing); }) == missing + ": cannot read (no such file)");
+  CHECK_THROWS_AS(table().load_file(missing), sb::FormatError);
   CHECK(what_of([&] { table().load_file(dir.string()); }) ==
         dir.string() + ": cannot read (a directory)");
   const auto good = (dir / "g.toml").string();

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/errors.h"
 #include "trainers/runkit/process_setup.h"
 
 namespace {
@@ -34,6 +35,7 @@ TEST_CASE("process setup: set_threads sets the count, 0 means one per core, nega
   CHECK(sb::runkit::set_threads(0) == cores);
   CHECK(torch::get_num_threads() == cores);
   CHECK_THROWS_WITH(sb::runkit::set_threads(-2), Catch::Contains("got -2"));
+  CHECK_THROWS_AS(sb::runkit::set_threads(-2), sb::OptionError);
 }
 
 TEST_CASE("process setup: after keep_freed_memory a freed 64 MiB block stays in the heap") {

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors.h"
 #include "trainers/runkit/run_lock.h"
 
 namespace fs = std::filesystem;
@@ -53,8 +54,9 @@ TEST_CASE("a run directory in use refuses a second trainer, naming the holder, u
   std::string message;
   try {
     const RunDirLock second(run, "second_trainer");
-  } catch (const std::runtime_error& e) {
+  } catch (const sb::WriteError& e) {
     message = e.what();
+    CHECK(e.file() == run);
   }
   INFO(message);
   CHECK(message.rfind(run + " is in use by pid " + std::to_string(pid) + " on ", 0) == 0);

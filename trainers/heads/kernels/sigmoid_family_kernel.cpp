@@ -3,9 +3,9 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 #include <string>
 
+#include "common/errors.h"
 #include "trainers/heads/kernels/vector_math.h"
 
 namespace sb::kernels {
@@ -209,11 +209,11 @@ void set_sigmoid_family_isa(const char* isa) {
     use_avx2().store(0);
   } else if (want == "avx2") {
     if (!cpu_has_avx2())
-      throw std::invalid_argument("set_sigmoid_family_isa: this CPU lacks AVX2/FMA");
+      throw OptionError::described("isa", "set_sigmoid_family_isa: this CPU lacks AVX2/FMA");
     use_avx2().store(1);
   } else {
-    throw std::invalid_argument("set_sigmoid_family_isa: '" + want +
-                                "' is not one of auto, baseline, avx2");
+    throw OptionError::described(
+        "isa", "set_sigmoid_family_isa: '" + want + "' is not one of auto, baseline, avx2");
   }
 }
 

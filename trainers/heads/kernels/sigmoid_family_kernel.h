@@ -58,7 +58,7 @@ void sigmoid_family_nll_backward_rows(const double* z, const int64_t* targets, c
 /// "avx2" or "baseline": the float32 code path in use (by default the best this CPU has).
 const char* sigmoid_family_isa();
 
-/// Forces a path: "auto" (the CPU's best), "baseline", or "avx2" (throws std::invalid_argument
+/// Forces a path: "auto" (the CPU's best), "baseline", or "avx2" (throws sb::OptionError
 /// if the CPU lacks AVX2/FMA or the name is unknown). For tests and benchmarks.
 void set_sigmoid_family_isa(const char* isa);
 

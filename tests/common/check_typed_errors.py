@@ -1,0 +1,70 @@
+#!/usr/bin/python3
+"""Every error the suite throws at a user is typed (common/errors.h).
+
+Usage: check_typed_errors.py [ROOT]
+
+Scans the C++ sources of the libraries and binaries (common/, contract/, datasets/, analysis/,
+trainers/, python/sbrank/) for `throw std::runtime_error(`, `std::invalid_argument(`,
+`std::out_of_range(` and `std::domain_error(`: each must be an sb::InputError, FormatError,
+OptionError or WriteError, so that error_report() can tell the kinds apart and sbrank can raise
+the matching Python class. A `throw std::logic_error(` (a programming error no input reaches)
+must have a `// internal:` comment on one of the three lines above it, saying why. Then it runs
+itself on a planted snippet and fails unless both rules catch it: the checker can fail.
+"""
+import os
+import re
+import sys
+
+from checks import ROOT, check, finish
+
+FOLDERS = ["common", "contract", "datasets", "analysis", "trainers", "python/sbrank"]
+UNTYPED = re.compile(r"throw\s+std::(runtime_error|invalid_argument|out_of_range|domain_error)\s*\(")
+LOGIC = re.compile(r"throw\s+std::logic_error\s*\(")
+
+
+def violations(name, text):
+    """One 'file:line: what' string per untyped throw and per uncommented logic_error."""
+    found = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        code = line.split("//", 1)[0]
+        if UNTYPED.search(code):
+            found.append(f"{name}:{i + 1}: untyped throw: {line.strip()}")
+        elif LOGIC.search(code) and not any("// internal:" in lines[j]
+                                            for j in range(max(0, i - 3), i + 1)):
+            found.append(f"{name}:{i + 1}: logic_error without an '// internal:' reason")
+    return found
+
+
+def scan(root):
+    found, files = [], 0
+    for folder in FOLDERS:
+        for dirpath, _, names in os.walk(os.path.join(root, folder)):
+            for n in sorted(names):
+                if n.endswith((".cpp", ".h", ".cu")):
+                    path = os.path.join(dirpath, n)
+                    files += 1
+                    with open(path, encoding="utf-8") as f:
+                        found += violations(os.path.relpath(path, root), f.read())
+    return found, files
+
+
+def main():
+    root = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else ROOT
+    found, files = scan(root)
+    check(files > 50, f"the scan read the sources ({files} files)")
+    for v in found:
+        print("     " + v)
+    check(not found, f"no untyped throw and no unexplained logic_error ({len(found)} found)")
+    planted = ('void f(int n) {\n  if (n < 0) throw std::invalid_argument("n < 0");\n'
+               '  if (n > 9) throw std::logic_error("no reason");\n  // internal: checked above\n'
+               '  if (n == 5) throw std::logic_error("explained");\n'
+               '  // throw std::runtime_error("a comment is not code");\n}\n')
+    caught = violations("planted.cpp", planted)
+    check(len(caught) == 2 and "untyped" in caught[0] and "internal" in caught[1],
+          f"the checker catches a planted untyped throw and an unexplained logic_error: {caught}")
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

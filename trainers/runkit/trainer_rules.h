@@ -1,0 +1,39 @@
+#pragma once
+// The rules and facts that several trainers' descriptors share (their config.cpp): written once
+// here so that a trainer states only what is its own. LibTorch-free (runkit_config).
+//
+//   void validate(const NplmConfig& c) {
+//     key_table().check_ranges(c);
+//     const HeadSpec spec = runkit::single_finite_head(c.head, "train_nplm");
+//     runkit::require_dataset(c.dataset);
+//   }
+//   std::string run_dir(const NplmConfig& c) { return runkit::run_dir_or(c.out, "nplm_" +
+//   c.dataset, c.head); }
+
+#include <string>
+
+#include "common/head_spec.h"
+#include "trainers/runkit/trainer_descriptor.h"
+
+namespace sb::runkit {
+
+/// The head of a trainer that takes one registry head with finite log-outputs (nplm, charlm):
+/// parses `head` (parse_head_setting) and refuses a mixture, an adaptive head and a head that may
+/// output -inf (sparse) with sb::InputError on the key "head": `head = "H": TRAINER takes a
+/// single head with finite log-outputs (NOTE)`, the parenthesis only with a note.
+HeadSpec single_finite_head(const std::string& head, const std::string& trainer,
+                            const std::string& note = "");
+
+/// A corpus or image set must be named: sb::InputError on the key "dataset" when it is empty.
+void require_dataset(const std::string& dataset);
+
+/// The run directory: `out` when set, else results/<stem>_<the head's file name>
+/// (head_file_name: "mos:K=2" -> "mos_K2").
+std::string run_dir_or(const std::string& out, const std::string& stem, const std::string& head);
+
+/// The facts of a trainer whose one command trains, evaluates the best model and dumps the test
+/// set (stage "train"; outputs config.toml, metrics.jsonl, checkpoint.pt, best.pt, logprobs.h5,
+/// final.json).
+TrainerFacts one_command_facts(std::string kind, std::string summary);
+
+}  // namespace sb::runkit
