@@ -37,7 +37,7 @@ from durations import format_duration  # noqa: E402
 from gpu_projection import projection_lines  # noqa: E402
 from repro_profile import Profile, ProfileError, Run, check_runs, load_profile  # noqa: E402
 from atomic_io import write_json_atomically, write_text_atomically  # noqa: E402
-from stages import STAGES, Stage, StageError, read_json  # noqa: E402
+from stages import DUMP_REMOVED, STAGES, Stage, StageError, read_json, release_dump  # noqa: E402
 import trainer_kinds  # noqa: E402
 
 PREFIX = "[reproduce]"
@@ -111,6 +111,15 @@ class Driver:
                 t[stage + ".partial"] = {"seconds": round(seconds + partial, 1)}
             write_json_atomically(os.path.join(run.dir, "stages.json"), t)
 
+    def record_removed(self, run: Run, record: dict) -> None:
+        """Records in the run's stages.json that its dump was removed (stages.release_dump)."""
+        with open(os.path.join(run.dir, "stages.json.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            t = self.timings(run)
+            t[DUMP_REMOVED] = dict(record, seconds=0.0, commit=self.source.label,
+                                          removed=time.strftime("%FT%TZ", time.gmtime()))
+            write_json_atomically(os.path.join(run.dir, "stages.json"), t)
+
     def forget(self, run: Run, stages: tuple[str, ...]) -> None:
         """Drops these stages' records (finished or partial) from the run's stages.json: the
         run starts from the beginning, so they describe files that are about to be replaced."""
@@ -119,7 +128,8 @@ class Driver:
         with open(os.path.join(run.dir, "stages.json.lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             t = self.timings(run)
-            kept = {k: v for k, v in t.items() if k.removesuffix(".partial") not in stages}
+            kept = {k: v for k, v in t.items()  # "dump.partial", "dump.removed" go with "dump"
+                    if k.removesuffix(".partial").removesuffix(".removed") not in stages}
             if kept != t:
                 write_json_atomically(os.path.join(run.dir, "stages.json"), kept)
 
@@ -266,6 +276,9 @@ class Driver:
                 raise
             seconds = time.monotonic() - t0
             self.record(run, stage.name, seconds)
+            released = release_dump(self, run)
+            if released:
+                print(f"{head}: {released}", flush=True)
             self.measured += seconds
             self.estimated += self.estimate(run, stage)
         else:

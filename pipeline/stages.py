@@ -178,7 +178,14 @@ def _outputs_check(d, run) -> Check:
                        else ())
     dump = ["logprobs.h5"] if final["dump"] else []
     if dump and not os.path.exists(_in(run, "logprobs.h5")):
-        return lacking(run.dir, dump, ("final.json",))
+        removed = dump_removed(run.dir)
+        if not removed or removed.get("rows") != final.get("dump_rows"):
+            return lacking(run.dir, dump, ("final.json",))
+        model = _model_of(kind, final)  # removed after its readers: final.json and the record
+        if not os.path.exists(_in(run, model)):
+            return lacking(run.dir, [model], ("final.json",))
+        return present(run.dir, ["final.json", model],
+                       f" (logprobs.h5 removed (keep_dumps = false) {removed['removed']})")
     if not outputs_complete(run.dir, kind.name):
         return Check(False, f"{run.dir}/logprobs.h5 is unreadable or disagrees with final.json "
                             "(rows or ppl)")
@@ -342,7 +349,44 @@ def _analyse_done(d, run) -> Check:
     r = read_json(_in(run, "rank.json"))
     if r and "rank" in r and not os.path.exists(_in(run, "logprobs.rank.h5")):
         return lacking(run.dir, ["logprobs.rank.h5"], ("rank.json",))
+    if r and "rank" in r and not os.path.exists(_in(run, "logprobs.h5")) and \
+            dump_removed(run.dir):  # removed only once rank.json was done (release_dump)
+        return present(run.dir, ["rank.json"], " (its dump removed after it)")
     return _derived(run.dir, "rank.json", bool(r and "rank" in r), ["logprobs.h5"])
+
+
+# ---- dumps removed once read (`[analysis] keep_dumps = false`)
+
+# stages.json's record of a removed dump: {"rows", "bytes", "removed", "commit", "seconds": 0}.
+# No "finished" key: it is not a stage (provenance counts stages by that key).
+DUMP_REMOVED = "dump.removed"
+
+
+def dump_removed(run_dir: str) -> dict | None:
+    """The run's record of its removed dump, None while the dump is kept (or never written)."""
+    record = (read_json(os.path.join(run_dir, "stages.json")) or {}).get(DUMP_REMOVED)
+    return record if isinstance(record, dict) else None
+
+
+def release_dump(d, run) -> str:
+    """With the profile's `[analysis] keep_dumps = false`: once the run's dump is complete (its
+    trainer stage done, final.json agreeing) and every stage of the run that reads it is done
+    (analyse, for the analysed seeds), removes logprobs.h5 and records it in stages.json
+    (d.record_removed); the dump stage then counts as done on final.json, the model and the
+    record. A full-test dump is T x M float32: 3.3 GB on PTB, 32.7 GB on WikiText-2. Returns
+    the line to print, "" when nothing was removed."""
+    path = _in(run, "logprobs.h5")
+    if d.p.analysis.get("keep_dumps", True) or not os.path.exists(path):
+        return ""
+    readers = [s for s in STAGES if s.per_run and s.name == "analyse" and s.enabled(d.p) and
+               s.applies(d.p, run)]
+    if not _outputs_check(d, run) or not all(s.done(d, run) for s in readers):
+        return ""
+    final = read_final(_in(run, "final.json"), d.p.kind.name) or {}
+    size = os.path.getsize(path)
+    d.record_removed(run, {"rows": final.get("dump_rows"), "bytes": size})
+    os.remove(path)
+    return f"removed {path} ({size / 1e9:.1f} GB; [analysis] keep_dumps = false)"
 
 
 def _epoch_ranks(d, run) -> None:

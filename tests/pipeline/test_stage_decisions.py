@@ -16,6 +16,9 @@ by a function that writes the files each `--until` stage writes. Argument 1: the
 - A run directory made with other settings (config.toml's lr differs) with a checkpoint: the
   driver stops with exit status 2 naming the key instead of resuming or skipping it.
 - train_nplm's one-stage kind on a committed run (final.json, no logprobs.h5): runs.
+- `[analysis] keep_dumps = false`: a dump is removed once the stages that read it are done (the
+  analysed seed's after analyse, the others' at once), stages.json records it, a second pass
+  skips everything on that record (nothing is dumped again), and a run started over forgets it.
 """
 
 import io
@@ -91,6 +94,12 @@ class StandIn:
                 touch(run_dir, "checkpoint.pt", "best_finetune.pt")
             else:
                 write_dump(run_dir)
+        elif "--list-heads" not in cmd and cmd[0].endswith("rank_analysis"):
+            self.ran.append("analyse")  # reads the dump: it must still be there
+            assert os.path.exists(cmd[1]), f"analyse without its dump {cmd[1]}"
+            touch(os.path.dirname(cmd[1]), "logprobs.rank.h5")
+            with open(stdout_path, "w") as f:
+                json.dump({"rank": 4, "verdict": "within_bound"}, f)
         elif "--static-only" in cmd:
             self.ran.append("score")
             with open(cmd[cmd.index("--out") + 1], "w") as f:
@@ -226,8 +235,56 @@ def one_stage_kind(tmp: str) -> None:
           f"nplm complete: skipped ({c.why})")
 
 
+def dumps_removed(tmp: str) -> None:
+    """`[analysis] keep_dumps = false`: each dump is removed once the stages that read it are
+    done (analyse for the analysed first seed; at once for the second), stages.json records it,
+    and a second pass skips every stage on final.json, the model and that record."""
+    path = os.path.join(tmp, "p_removed.toml")
+    with open(path, "w") as f:
+        f.write(f'name = "t"\nscaled_down = "tiny"\nout = "{tmp}/out"\n'
+                f'config = "{ROOT}/trainers/configs/ptb_cpu.toml"\nheads = ["softmax"]\n'
+                'seeds = [141, 142]\nthreads = 1\nscore_after_training = true\n'
+                '[analysis]\nseeds = 1\nkeep_dumps = false\n[epoch_ranks]\nrows = 0\n')
+    names = ["train", "finetune", "dump", "score", "analyse"]
+    d = driver(path)
+    lines = go(d, names)
+    check(d.execute.ran.count("analyse") == 1 and d.execute.ran.count("dump") == 2,
+          f"two dumps, one analysis, the analysis before its dump's removal ({d.execute.ran})")
+    removed = [line for line in lines if "keep_dumps = false" in line]
+    check(len(removed) == 2, f"each removal printed ({removed})")
+    for seed in (141, 142):
+        run_dir = os.path.join(tmp, "out", f"softmax_s{seed}")
+        record = json.load(open(os.path.join(run_dir, "stages.json"))).get(stages.DUMP_REMOVED)
+        check(not os.path.exists(os.path.join(run_dir, "logprobs.h5")) and record and
+              record["rows"] == 5 and record["bytes"] > 0 and "finished" not in record,
+              f"s{seed}: logprobs.h5 removed, stages.json records rows and bytes ({record})")
+    check(os.path.exists(os.path.join(tmp, "out", "softmax_s141", "rank.json")),
+          "the analysed seed kept its rank.json")
+    d2 = driver(path)
+    lines = go(d2, names)
+    check(d2.execute.ran == [] and all("skipped (" in line for line in lines),
+          f"second pass: every stage skipped, nothing re-dumped ({d2.execute.ran})")
+    check("logprobs.h5 removed (keep_dumps = false" in line_of(lines, "dump") and
+          "its dump removed after it" in line_of(lines, "analyse"),
+          f"the skips name the removal ({line_of(lines, 'dump')}; {line_of(lines, 'analyse')})")
+    # Starting a run over forgets the record with the stages it describes.
+    d2.forget(d2.runs[1], ("train", "finetune", "dump"))
+    st = json.load(open(os.path.join(tmp, "out", "softmax_s142", "stages.json")))
+    check(stages.DUMP_REMOVED not in st, f"forget drops the removal record with dump ({st})")
+    # A value that is not a boolean is refused naming the field.
+    bad = open(path).read().replace("keep_dumps = false", 'keep_dumps = "no"')
+    with open(path, "w") as f:
+        f.write(bad)
+    try:
+        load_profile(path)
+        check(False, "keep_dumps = \"no\" refused")
+    except Exception as e:  # ProfileError
+        check("analysis.keep_dumps" in str(e) and "true or false" in str(e),
+              f"keep_dumps = \"no\": refused naming the field ({e})")
+
+
 def main() -> int:
-    for case in (fresh_clone, interrupted, one_stage_kind):
+    for case in (fresh_clone, interrupted, one_stage_kind, dumps_removed):
         with tempfile.TemporaryDirectory() as tmp:
             case(tmp)
     return finish()
