@@ -17,7 +17,7 @@ interrupted one resumed (train_charlm --resume).
 """
 from __future__ import annotations
 
-import argparse
+import probe_cli
 import json
 import math
 import os
@@ -127,28 +127,14 @@ def findings_text(gaps: dict, test: tuple, epochs: int) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap = probe_cli.parser(__doc__, seeds="141,142,143", work="/tmp/char_tie_probe")
     ap.add_argument("--epochs", type=int, default=16)
-    ap.add_argument("--seeds", default="141,142,143")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--work", default="/tmp/char_tie_probe")
-    ap.add_argument("--out", default=None, help="write the markdown here (default: stdout)")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    if not os.access(os.path.join(args.build, "trainers", "train_charlm"), os.X_OK):
-        sys.exit(f"char_tie_probe: {args.build}/trainers/train_charlm not found: build first")
+    probe_cli.binary("char_tie_probe", args.build, "train_charlm")
     runs = {(h, s): run(h, s, args) for s in seeds for h in HEADS}  # seed by seed: pairs first
     res = {h: [runs[(h, s)] for s in seeds] for h in HEADS}
-    build = os.path.relpath(args.build, ROOT) if args.build.startswith(ROOT) else "BUILD"
-    text = report(res, seeds, args.epochs, build)
-    if args.out:
-        sys.path.insert(0, os.path.join(ROOT, "pipeline"))
-        from atomic_io import write_text_atomically
-        write_text_atomically(args.out, text)
-    else:
-        print(text, end="")
+    probe_cli.emit(report(res, seeds, args.epochs, probe_cli.build_label(args.build)), args.out)
 
 
 if __name__ == "__main__":

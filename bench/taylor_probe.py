@@ -31,7 +31,7 @@ seed) and skipped when finished, so an interrupted probe resumes.
 """
 from __future__ import annotations
 
-import argparse
+import probe_cli
 import os
 import subprocess
 import sys
@@ -154,29 +154,13 @@ def findings_text(f: dict) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--work", default="/tmp/taylor_probe")
-    ap.add_argument("--out", default=None, help="write the markdown here (default: stdout)")
-    args = ap.parse_args()
+    args = probe_cli.parser(__doc__, seeds="1,2,3", work="/tmp/taylor_probe").parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    exe = os.path.join(args.build, "trainers", "train_classifier")
-    if not os.access(exe, os.X_OK):
-        sys.exit(f"taylor_probe: {exe} not found: build first (make build)")
+    probe_cli.binary("taylor_probe", args.build, "train_classifier")
     runs = {(v, h, s): run(args.build, v, h, s, args)  # seed by seed: pairs first
             for v in range(len(VARIANTS)) for s in seeds for h in HEADS}
     results = {v: {h: [runs[(v, h, s)] for s in seeds] for h in HEADS} for v in range(len(VARIANTS))}
-    text = report(results, seeds, os.path.relpath(args.build, ROOT) if args.build.startswith(ROOT)
-                  else "BUILD")
-    if args.out:
-        sys.path.insert(0, os.path.join(ROOT, "pipeline"))
-        from atomic_io import write_text_atomically
-        write_text_atomically(args.out, text)
-    else:
-        print(text, end="")
+    probe_cli.emit(report(results, seeds, probe_cli.build_label(args.build)), args.out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,45 @@
+"""What the probes of bench/ share: their command line (--build, --seeds, --threads, --work,
+--out), how a report names the build it came from, and where the report goes."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def parser(doc: str, seeds: str, work: str) -> argparse.ArgumentParser:
+    """The probes' options; a probe adds its own before parse_args()."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--seeds", default=seeds)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--work", default=work)
+    ap.add_argument("--out", default=None, help="write the markdown here (default: stdout)")
+    return ap
+
+
+def binary(probe: str, build: str, name: str) -> str:
+    """build/trainers/NAME, or exit naming it when it is not built."""
+    exe = os.path.join(build, "trainers", name)
+    if not os.access(exe, os.X_OK):
+        sys.exit(f"{probe}: {exe} not found: build first (make build)")
+    return exe
+
+
+def build_label(build: str) -> str:
+    """The build directory as a report's command line shows it: relative to the repository, or
+    BUILD for one outside it."""
+    return os.path.relpath(build, ROOT) if build.startswith(ROOT) else "BUILD"
+
+
+def emit(text: str, out: str | None) -> None:
+    """The report to `out` (written atomically), else to stdout."""
+    if not out:
+        print(text, end="")
+        return
+    sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+    from atomic_io import write_text_atomically
+    write_text_atomically(out, text)
