@@ -1,19 +1,21 @@
 #!/usr/bin/python3
 """Does the character-level tie of the sigsoftmax supplementary (D: softmax and sigsoftmax equal
-when M < d, because softmax is not bottlenecked there) appear with longer training? The char
-profile trains 4 epochs and finds sigsoftmax better by 0.065 bpc (2 seeds); its validation bpc is
-still falling fast at epoch 4 (2.68, 2.38, 2.21, 2.11), so the models are far from the converged
-ones the paper compares. This probe trains train_charlm itself at the char profile's setting
-(trainers/configs/char_ptb_cpu.toml) for 4x the epochs (--epochs, default 16), paired by seed, and
-reports the gap softmax - sigsoftmax in validation bpc after every epoch (mean over seeds, 95% t
-interval) and in test bpc at the end. If the gap shrinks toward 0 with training, the profile's
-contradiction is a property of short training; if it stays, it is not.
+when M < d, because softmax is not bottlenecked there) appear with longer training? Trained for
+the config's 4 epochs (trainers/configs/char_ptb_cpu.toml), the char profile found sigsoftmax
+better by 0.065 bpc (2 seeds) with the validation bpc still falling fast (2.68, 2.38, 2.21, 2.11),
+far from the converged models the paper compares. The profile now trains 4x the epochs (16) over
+three seeds; this probe reads its runs (or trains its own at the same setting: --work elsewhere)
+and reports the gap softmax - sigsoftmax in validation bpc after every epoch (mean over seeds,
+95% t interval) and in test bpc at the end. If the gap shrinks toward 0 with training, the
+4-epoch contradiction is a property of short training; if it stays, it is not.
 
-Runs are kept under --work (one directory per head and seed): a finished one is skipped, an
-interrupted one resumed (train_charlm --resume).
+Runs are read from --work (one directory per head and seed, as make reproduce PROFILE=char
+writes them): a finished one is read, a missing one trained there and an interrupted one resumed
+(train_charlm --resume).
 
-    /usr/bin/python3 bench/char_tie_probe.py [--build build] [--epochs 16] [--seeds 141,142,143]
-        [--threads 2] [--work /tmp/char_tie_probe] [--out results/bench/char_tie_probe.md]
+    make reproduce PROFILE=char
+    /usr/bin/python3 bench/char_tie_probe.py [--work results/char] [--build build] [--epochs 16]
+        [--seeds 141,142,143] [--threads 2] [--out results/bench/char_tie_probe.md]
 """
 from __future__ import annotations
 
@@ -74,13 +76,14 @@ def gap_cells(m: float, lo: float, hi: float, p: float) -> str:
     return f"{m:+.4f} [{lo:+.4f}, {hi:+.4f}] | {p:.2g}"
 
 
-def report(res: dict, seeds: list[int], epochs: int, build: str) -> str:
+def report(res: dict, seeds: list[int], epochs: int, build: str, work: str) -> str:
     mean = lambda xs: sum(xs) / len(xs)
     lines = ["# The character-level tie (sigsoftmax supplementary D) with 4x the training",
-             "", f"Written by `/usr/bin/python3 bench/char_tie_probe.py --build {build} --epochs "
-             f"{epochs} --seeds {','.join(map(str, seeds))}` (train_charlm, the char profile's "
-             "model: PTB characters, M = 50, one LSTM layer of 128 units, Adam lr 0.001; "
-             f"{epochs} epochs instead of the profile's 4). Gap = softmax - sigsoftmax in bits per "
+             "", f"Written by `/usr/bin/python3 bench/char_tie_probe.py --work {work} --build "
+             f"{build} --epochs {epochs} --seeds {','.join(map(str, seeds))}` over the runs of "
+             "`make reproduce PROFILE=char` (train_charlm: PTB characters, M = 50, one LSTM layer "
+             f"of 128 units, Adam lr 0.001; {epochs} epochs, 4x the config's 4, the profile's "
+             "length before this probe). Gap = softmax - sigsoftmax in bits per "
              "character (> 0: sigsoftmax better), paired by seed; CI: 95% t interval; p: paired "
              "t-test.", "",
              "| after | softmax bpc | sigsoftmax bpc | gap [95% CI] | p |", "|---|---|---|---|---|"]
@@ -105,7 +108,7 @@ def report(res: dict, seeds: list[int], epochs: int, build: str) -> str:
 def findings_text(gaps: dict, test: tuple, epochs: int) -> list[str]:
     first = min(4, epochs)
     g4, gend = gaps[first][0], gaps[epochs][0]
-    out = [f"- The validation gap goes from {g4:+.4f} bpc after epoch {first} (the profile's "
+    out = [f"- The validation gap goes from {g4:+.4f} bpc after epoch {first} (the config's "
            f"length) to {gend:+.4f} after epoch {epochs} "
            f"({'smaller' if abs(gend) < abs(g4) else 'not smaller'}: "
            f"{abs(gend) / abs(g4):.2f} of it)." if g4 else "- No gap after epoch 4."]
@@ -127,14 +130,16 @@ def findings_text(gaps: dict, test: tuple, epochs: int) -> list[str]:
 
 
 def main() -> None:
-    ap = probe_cli.parser(__doc__, seeds="141,142,143", work="/tmp/char_tie_probe")
+    ap = probe_cli.parser(__doc__, seeds="141,142,143",
+                          work=os.path.join(ROOT, "results", "char"))
     ap.add_argument("--epochs", type=int, default=16)
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     probe_cli.binary("char_tie_probe", args.build, "train_charlm")
     runs = {(h, s): run(h, s, args) for s in seeds for h in HEADS}  # seed by seed: pairs first
     res = {h: [runs[(h, s)] for s in seeds] for h in HEADS}
-    probe_cli.emit(report(res, seeds, args.epochs, probe_cli.build_label(args.build)), args.out)
+    probe_cli.emit(report(res, seeds, args.epochs, probe_cli.build_label(args.build),
+                          probe_cli.build_label(args.work, "WORK")), args.out)
 
 
 if __name__ == "__main__":

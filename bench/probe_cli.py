@@ -29,10 +29,10 @@ def binary(probe: str, build: str, name: str) -> str:
     return exe
 
 
-def build_label(build: str) -> str:
-    """The build directory as a report's command line shows it: relative to the repository, or
-    BUILD for one outside it."""
-    return os.path.relpath(build, ROOT) if build.startswith(ROOT) else "BUILD"
+def build_label(build: str, outside: str = "BUILD") -> str:
+    """A directory (the build, a work directory) as a report's command line shows it: relative
+    to the repository, or `outside` for one outside it."""
+    return os.path.relpath(build, ROOT) if build.startswith(ROOT) else outside
 
 
 def emit(text: str, out: str | None) -> None:

@@ -210,8 +210,9 @@ def load_profile(path: str) -> Profile:
     a_seeds = analysis.get("seeds", 0)
     if not isinstance(a_seeds, int) or isinstance(a_seeds, bool) or a_seeds < 0:
         raise _fail(path, "analysis.seeds", "an integer >= 0 (0 = every seed)", a_seeds)
-    if not isinstance(analysis.get("keep_dumps", True), bool):
-        raise _fail(path, "analysis.keep_dumps", "true or false", analysis.get("keep_dumps"))
+    if analysis.get("keep_dumps", True) not in (True, False, "analysed"):
+        raise _fail(path, "analysis.keep_dumps", 'true, false or "analysed"',
+                    analysis.get("keep_dumps"))
     epoch_ranks = data.get("epoch_ranks", {})
     for key, value in epoch_ranks.items():
         if key not in ("rows", "method", "keep_dumps"):

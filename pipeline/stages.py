@@ -185,7 +185,7 @@ def _outputs_check(d, run) -> Check:
         if not os.path.exists(_in(run, model)):
             return lacking(run.dir, [model], ("final.json",))
         return present(run.dir, ["final.json", model],
-                       f" (logprobs.h5 removed (keep_dumps = false) {removed['removed']})")
+                       f" (logprobs.h5 removed (keep_dumps) {removed['removed']})")
     if not outputs_complete(run.dir, kind.name):
         return Check(False, f"{run.dir}/logprobs.h5 is unreadable or disagrees with final.json "
                             "(rows or ppl)")
@@ -355,7 +355,7 @@ def _analyse_done(d, run) -> Check:
     return _derived(run.dir, "rank.json", bool(r and "rank" in r), ["logprobs.h5"])
 
 
-# ---- dumps removed once read (`[analysis] keep_dumps = false`)
+# ---- dumps removed once read (`[analysis] keep_dumps = false` or "analysed")
 
 # stages.json's record of a removed dump: {"rows", "bytes", "removed", "commit", "seconds": 0}.
 # No "finished" key: it is not a stage (provenance counts stages by that key).
@@ -373,20 +373,25 @@ def release_dump(d, run) -> str:
     trainer stage done, final.json agreeing) and every stage of the run that reads it is done
     (analyse, for the analysed seeds), removes logprobs.h5 and records it in stages.json
     (d.record_removed); the dump stage then counts as done on final.json, the model and the
-    record. A full-test dump is T x M float32: 3.3 GB on PTB, 32.7 GB on WikiText-2. Returns
-    the line to print, "" when nothing was removed."""
+    record. `keep_dumps = "analysed"` keeps the dumps the analysis reads (the analysed seeds')
+    and removes the others. A full-test dump is T x M float32: 3.3 GB on PTB, 32.7 GB on
+    WikiText-2. Returns the line to print, "" when nothing was removed."""
     path = _in(run, "logprobs.h5")
-    if d.p.analysis.get("keep_dumps", True) or not os.path.exists(path):
+    keep = d.p.analysis.get("keep_dumps", True)
+    if keep is True or not os.path.exists(path):
         return ""
     readers = [s for s in STAGES if s.per_run and s.name == "analyse" and s.enabled(d.p) and
                s.applies(d.p, run)]
+    if keep == "analysed" and readers:
+        return ""
     if not _outputs_check(d, run) or not all(s.done(d, run) for s in readers):
         return ""
     final = read_final(_in(run, "final.json"), d.p.kind.name) or {}
     size = os.path.getsize(path)
     d.record_removed(run, {"rows": final.get("dump_rows"), "bytes": size})
     os.remove(path)
-    return f"removed {path} ({size / 1e9:.1f} GB; [analysis] keep_dumps = false)"
+    setting = "false" if keep is False else '"analysed"'
+    return f"removed {path} ({size / 1e9:.1f} GB; [analysis] keep_dumps = {setting})"
 
 
 def _epoch_ranks(d, run) -> None:

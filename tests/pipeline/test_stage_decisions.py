@@ -264,7 +264,7 @@ def dumps_removed(tmp: str) -> None:
     lines = go(d2, names)
     check(d2.execute.ran == [] and all("skipped (" in line for line in lines),
           f"second pass: every stage skipped, nothing re-dumped ({d2.execute.ran})")
-    check("logprobs.h5 removed (keep_dumps = false" in line_of(lines, "dump") and
+    check("logprobs.h5 removed (keep_dumps)" in line_of(lines, "dump") and
           "its dump removed after it" in line_of(lines, "analyse"),
           f"the skips name the removal ({line_of(lines, 'dump')}; {line_of(lines, 'analyse')})")
     # Starting a run over forgets the record with the stages it describes.
@@ -279,12 +279,38 @@ def dumps_removed(tmp: str) -> None:
         load_profile(path)
         check(False, "keep_dumps = \"no\" refused")
     except Exception as e:  # ProfileError
-        check("analysis.keep_dumps" in str(e) and "true or false" in str(e),
+        check("analysis.keep_dumps" in str(e) and 'true, false or "analysed"' in str(e),
               f"keep_dumps = \"no\": refused naming the field ({e})")
 
 
+def analysed_dumps_kept(tmp: str) -> None:
+    """`[analysis] keep_dumps = "analysed"`: the analysed seed's dump stays (what a user opens
+    with h5py), the other seed's is removed once complete, and a second pass skips every stage."""
+    path = os.path.join(tmp, "p_analysed.toml")
+    with open(path, "w") as f:
+        f.write(f'name = "t"\nscaled_down = "tiny"\nout = "{tmp}/out"\n'
+                f'config = "{ROOT}/trainers/configs/ptb_cpu.toml"\nheads = ["softmax"]\n'
+                'seeds = [141, 142]\nthreads = 1\nscore_after_training = true\n'
+                '[analysis]\nseeds = 1\nkeep_dumps = "analysed"\n[epoch_ranks]\nrows = 0\n')
+    names = ["train", "finetune", "dump", "score", "analyse"]
+    d = driver(path)
+    lines = go(d, names)
+    removed = [line for line in lines if 'keep_dumps = "analysed"' in line]
+    check(len(removed) == 1 and "softmax_s142" in removed[0],
+          f"one removal printed, the second seed's ({removed})")
+    kept = os.path.join(tmp, "out", "softmax_s141")
+    check(os.path.exists(os.path.join(kept, "logprobs.h5")) and stages.DUMP_REMOVED not in
+          json.load(open(os.path.join(kept, "stages.json"))),
+          "the analysed seed keeps logprobs.h5 and records no removal")
+    check(not os.path.exists(os.path.join(tmp, "out", "softmax_s142", "logprobs.h5")),
+          "the second seed's logprobs.h5 removed")
+    d2 = driver(path)
+    go(d2, names)
+    check(d2.execute.ran == [], f"second pass: nothing runs again ({d2.execute.ran})")
+
+
 def main() -> int:
-    for case in (fresh_clone, interrupted, one_stage_kind, dumps_removed):
+    for case in (fresh_clone, interrupted, one_stage_kind, dumps_removed, analysed_dumps_kept):
         with tempfile.TemporaryDirectory() as tmp:
             case(tmp)
     return finish()
