@@ -15,7 +15,7 @@ std::pair<int64_t, int64_t> row_share(int64_t rows, int rank, int size) {
 }
 
 RowShare::RowShare(const MatrixSource& inner, int64_t first, int64_t count)
-    : inner_(inner),
+    : ForwardingSource(inner),
       first_(first),
       count_(count),
       min_(std::numeric_limits<double>::infinity()),
@@ -31,12 +31,12 @@ void RowShare::note(const T* rows, int64_t n) const {
 }
 
 void RowShare::read_rows(int64_t begin, int64_t count, float* out) const {
-  inner_.read_rows(first_ + begin, count, out);
+  inner().read_rows(first_ + begin, count, out);
   note(out, count * cols());
 }
 
 void RowShare::read_rows(int64_t begin, int64_t count, double* out) const {
-  inner_.read_rows(first_ + begin, count, out);
+  inner().read_rows(first_ + begin, count, out);
   note(out, count * cols());
 }
 

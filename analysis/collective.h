@@ -42,17 +42,10 @@ std::pair<int64_t, int64_t> row_share(int64_t rows, int rank, int size);
 
 /// The rows [first, first + count) of another source, as rows 0..count - 1; it also records the
 /// smallest and largest value read (the sign facts of the whole matrix come from them).
-class RowShare final : public MatrixSource {
+class RowShare final : public ForwardingSource {
  public:
   RowShare(const MatrixSource& inner, int64_t first, int64_t count);
-  const std::string& path() const override { return inner_.path(); }
   int64_t rows() const override { return count_; }
-  int64_t cols() const override { return inner_.cols(); }
-  bool float64() const override { return inner_.float64(); }
-  const contract::LogProbHeader* header() const override { return inner_.header(); }
-  std::string data_name() const override { return inner_.data_name(); }
-  std::string plain_kind() const override { return inner_.plain_kind(); }
-  std::string declared_input() const override { return inner_.declared_input(); }
   void read_rows(int64_t begin, int64_t count, float* out) const override;
   void read_rows(int64_t begin, int64_t count, double* out) const override;
   int64_t first() const { return first_; }
@@ -62,7 +55,6 @@ class RowShare final : public MatrixSource {
  private:
   template <class T>
   void note(const T* rows, int64_t n) const;
-  const MatrixSource& inner_;
   int64_t first_, count_;
   mutable double min_, max_;
 };

@@ -42,7 +42,7 @@ std::string declared_by(const MatrixSource& source, const std::string& option) {
 
 NormalisationCheck::NormalisationCheck(const MatrixSource& inner, bool must_normalise,
                                        std::string declared_by)
-    : inner_(inner), must_normalise_(must_normalise), declared_by_(std::move(declared_by)) {}
+    : ForwardingSource(inner), must_normalise_(must_normalise), declared_by_(std::move(declared_by)) {}
 
 namespace {
 
@@ -118,12 +118,12 @@ void NormalisationCheck::merge(int64_t first_bad_row, double first_bad_lse, doub
 }
 
 void NormalisationCheck::read_rows(int64_t begin, int64_t count, float* out) const {
-  inner_.read_rows(begin, count, out);
+  inner().read_rows(begin, count, out);
   check(out, begin, count);
 }
 
 void NormalisationCheck::read_rows(int64_t begin, int64_t count, double* out) const {
-  inner_.read_rows(begin, count, out);
+  inner().read_rows(begin, count, out);
   check(out, begin, count);
 }
 

@@ -48,17 +48,9 @@ std::string declared_by(const MatrixSource& source, const std::string& option);
 /// (the rows are declared log-probabilities), the first row whose |logsumexp| exceeds
 /// kNormalisedTolerance throws sb::InputError "<file>: declared log-probabilities (<by>), but
 /// row R has logsumexp X, not 0 (within 1e-3): ...".
-class NormalisationCheck final : public MatrixSource {
+class NormalisationCheck final : public ForwardingSource {
  public:
   NormalisationCheck(const MatrixSource& inner, bool must_normalise, std::string declared_by);
-  const std::string& path() const override { return inner_.path(); }
-  int64_t rows() const override { return inner_.rows(); }
-  int64_t cols() const override { return inner_.cols(); }
-  bool float64() const override { return inner_.float64(); }
-  const contract::LogProbHeader* header() const override { return inner_.header(); }
-  std::string data_name() const override { return inner_.data_name(); }
-  std::string plain_kind() const override { return inner_.plain_kind(); }
-  std::string declared_input() const override { return inner_.declared_input(); }
   void read_rows(int64_t begin, int64_t count, float* out) const override;
   void read_rows(int64_t begin, int64_t count, double* out) const override;
 
@@ -81,7 +73,6 @@ class NormalisationCheck final : public MatrixSource {
   template <class T>
   void check(const T* rows, int64_t begin, int64_t count) const;
 
-  const MatrixSource& inner_;
   bool must_normalise_;
   bool deferred_ = false;
   std::string declared_by_;

@@ -34,6 +34,28 @@ class MatrixSource {
   virtual void read_rows(int64_t begin, int64_t count, double* out) const = 0;
 };
 
+/// A MatrixSource over another one (a decorator: a row share, a check on the rows read) that
+/// answers every question with the inner source's answer; a subclass overrides what it changes
+/// (rows(), read_rows) and reads the inner source through inner().
+class ForwardingSource : public MatrixSource {
+ public:
+  explicit ForwardingSource(const MatrixSource& inner) : inner_(inner) {}
+  const std::string& path() const override { return inner_.path(); }
+  int64_t rows() const override { return inner_.rows(); }
+  int64_t cols() const override { return inner_.cols(); }
+  bool float64() const override { return inner_.float64(); }
+  const contract::LogProbHeader* header() const override { return inner_.header(); }
+  std::string data_name() const override { return inner_.data_name(); }
+  std::string plain_kind() const override { return inner_.plain_kind(); }
+  std::string declared_input() const override { return inner_.declared_input(); }
+
+ protected:
+  const MatrixSource& inner() const { return inner_; }
+
+ private:
+  const MatrixSource& inner_;
+};
+
 /// Opens `path` by its first bytes: the .npy magic (or, for the magic's own error, a name ending
 /// in .npy) gives a .npy matrix, a zip archive (.npz, torch.save) an error, anything else an
 /// HDF5 file read with Contract::allow_plain.

@@ -10,14 +10,8 @@
 # machine makes the solver's time swing by 10x between runs, which would drown the comparison.
 #   bench/bench_matrix_input.sh [BUILD_DIR] [WORK_DIR]        (~2 minutes on 2 cores)
 set -euo pipefail
-build=${1:-build}
-work=${2:-${TMPDIR:-/tmp}/sb_bench_matrix_input}
-bin="$build/analysis/rank_analysis"
-synth="$build/trainers/synthetic_logprobs"
-py=/usr/bin/python3
-for b in "$bin" "$synth"; do
-  [ -x "$b" ] || { echo "bench_matrix_input.sh: $b not built (run make build)" >&2; exit 1; }
-done
+. "$(dirname "$0")/bench_lib.sh"
+rank_bench_setup sb_bench_matrix_input "$@"  # build, work, bin, synth, py, here
 T=${SB_BENCH_T:-60000} M=${SB_BENCH_M:-2000} D=${SB_BENCH_D:-64}
 mkdir -p "$work"
 h5="$work/softmax_${T}x${M}.h5"

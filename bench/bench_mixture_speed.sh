@@ -13,6 +13,7 @@
 # SB_BENCH_WARMUP (5), SB_BENCH_EXPERTS (2), SB_BENCH_EMSIZE (100), SB_BENCH_NHID (256),
 # SB_BENCH_HEADS ("softmax mos moss mos-composed").
 set -euo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 build=${1:-build}
 bin="$build/bench/bench_wordlm"
 threads=${SB_BENCH_THREADS:-2}
@@ -23,7 +24,7 @@ experts=${SB_BENCH_EXPERTS:-2}
 emsize=${SB_BENCH_EMSIZE:-100}
 nhid=${SB_BENCH_NHID:-256}
 read -r -a heads <<< "${SB_BENCH_HEADS:-softmax mos moss mos-composed}"
-[ -x "$bin" ] || { echo "bench_mixture_speed.sh: $bin not built (cmake --build $build --target bench_wordlm)" >&2; exit 1; }
+need "cmake --build $build --target bench_wordlm" "$bin"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)

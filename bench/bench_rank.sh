@@ -14,15 +14,8 @@
 # larger than RAM (the WikiText-2 test size: SB_BENCH_T=245570 SB_BENCH_M=33278, 32.7 GB of
 # float32; ~2.3 hours on 2 cores); SB_BENCH_RANK_ONLY=1 runs rank-only alone (~45 minutes there).
 set -euo pipefail
-build=${1:-build}
-work=${2:-${TMPDIR:-/tmp}/sb_bench_rank}
-bin="$build/analysis/rank_analysis"
-synth="$build/trainers/synthetic_logprobs"
-py=/usr/bin/python3
-here=$(cd "$(dirname "$0")" && pwd)
-for b in "$bin" "$synth"; do
-  [ -x "$b" ] || { echo "bench_rank.sh: $b not built (run make build)" >&2; exit 1; }
-done
+. "$(dirname "$0")/bench_lib.sh"
+rank_bench_setup sb_bench_rank "$@"  # build, work, bin, synth, py, here
 mkdir -p "$work"
 # SB_BENCH_T/M/D shrink the problem for a quick check of the script itself.
 T=${SB_BENCH_T:-82430}

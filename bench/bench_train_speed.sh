@@ -19,6 +19,7 @@
 # SB_BENCH_GLIBC_HEAP (1: include the cpp-glibc-heap runs; 0: skip),
 # SB_BENCH_DEBIAN_BLAS (1: include the python-debian-blas run; 0: skip).
 set -euo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 build=${1:-build}
 bin="$build/bench/bench_wordlm"
 py=/usr/bin/python3
@@ -32,7 +33,7 @@ experts=${SB_BENCH_EXPERTS:-2}
 glibc_heap=${SB_BENCH_GLIBC_HEAP:-1}
 debian_blas=${SB_BENCH_DEBIAN_BLAS:-1}
 omp_dir=/usr/lib/x86_64-linux-gnu/openblas-openmp
-[ -x "$bin" ] || { echo "bench_train_speed.sh: $bin not built (cmake --build $build --target bench_wordlm, or make bench-train)" >&2; exit 1; }
+need "cmake --build $build --target bench_wordlm, or make bench-train" "$bin"
 [ -e "$omp_dir/libblas.so.3" ] || { echo "bench_train_speed.sh: $omp_dir missing (libopenblas0-openmp)" >&2; exit 1; }
 
 log=$(mktemp)

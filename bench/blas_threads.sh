@@ -4,10 +4,11 @@
 # OpenBLAS (forced with LD_PRELOAD, which wins over the rpath because the sonames then match).
 #   bench/blas_threads.sh [BUILD_DIR]
 set -euo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 build=${1:-build}
 bin="$build/bench/bench_blas_threads"
 pthread_dir=/usr/lib/x86_64-linux-gnu/openblas-pthread
-[ -x "$bin" ] || { echo "blas_threads.sh: $bin not built (run make bench: cmake --build BUILD --target benchmarks)" >&2; exit 1; }
+need "run make bench: cmake --build BUILD --target benchmarks" "$bin"
 [ -e "$pthread_dir/libopenblas.so.0" ] || { echo "blas_threads.sh: $pthread_dir missing (libopenblas0-pthread)" >&2; exit 1; }
 
 rate() {  # prints tokens/s of one benchmark run

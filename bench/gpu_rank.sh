@@ -10,6 +10,7 @@
 # Prints markdown: wall s, the analysis' own split, rank and certificate, and the FLOP model
 # (M^2 T multiply-adds of the Gram at the float64 matrix-product rate measured on the device).
 set -euo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 build=${1:-build}
 work=${2:-${TMPDIR:-/tmp}/sb_gpu_rank}
 shapes=${SB_GPU_RANK_SHAPES:-ptb wt2v}
@@ -19,9 +20,7 @@ cpu_bin="$build/analysis/rank_analysis"
 synth="$build/trainers/synthetic_logprobs"
 root=$(cd "$(dirname "$0")/.." && pwd)
 py=${SB_PYTHON:-python3}
-for b in "$gpu_bin" "$cpu_bin" "$synth"; do
-  [ -x "$b" ] || { echo "gpu_rank.sh: $b not built (a CUDA LibTorch build: README, \"CUDA builds\")" >&2; exit 1; }
-done
+need "a CUDA LibTorch build: README, \"CUDA builds\"" "$gpu_bin" "$cpu_bin" "$synth"
 mkdir -p "$work"
 
 gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || echo "no nvidia-smi")

@@ -12,13 +12,14 @@
 # Prints markdown (the table and the lines to paste into paper.toml's [gpu_throughput]).
 # Needs PTB (make data). DEVICE=cpu runs the same on the CPU (to check the script, not to measure).
 set -euo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 build=${1:-build}
 device=${2:-cuda}
 batches=${SB_GPU_BATCHES:-300}
 warmup=${SB_GPU_WARMUP:-30}
 bin="$build/trainers/train_wordlm"
 root=$(cd "$(dirname "$0")/.." && pwd)
-[ -x "$bin" ] || { echo "gpu_throughput.sh: $bin not built (make build)" >&2; exit 1; }
+need "make build" "$bin"
 [ "$warmup" -lt "$batches" ] || { echo "gpu_throughput.sh: SB_GPU_WARMUP ($warmup) must be < SB_GPU_BATCHES ($batches)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

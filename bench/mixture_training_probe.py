@@ -14,7 +14,6 @@ b_h of its contexts tanh(W_h h + b_h); MoS at lr 10 with it; MoS at lr 30 withou
 seed and data order for all. Prints markdown.
 """
 
-import argparse
 import os
 import statistics
 import sys
@@ -39,17 +38,12 @@ def run(data, vocab_size, head, lr, latent_bias, batches, every=50):
     opt = torch.optim.SGD(params, lr=lr, weight_decay=ref.WDECAY)
     state = model.zero_state(ref.BATCH)
     losses, norms, windows, top, prior = [], [], [], {}, []
-    row = 0
     model.train()
-    for b in range(batches):
-        x, y = data[row:row + ref.BPTT], data[row + 1:row + 1 + ref.BPTT]
-        row += ref.BPTT
-        state = [(h.detach(), c.detach()) for h, c in state]
+    for b, x, y in ref.bptt_windows(data, batches):
         opt.zero_grad()
-        output, raw, state = model(x, state)
+        output, raw, state = model(x, ref.detached(state))
         loss = model.loss(output, y.reshape(-1))
-        (loss + ref.ALPHA * output.pow(2).mean() +
-         ref.BETA * (raw[1:] - raw[:-1]).pow(2).mean()).backward()
+        ref.regularised(loss, output, raw).backward()
         for name, p in model.named_parameters():
             if p.grad is not None:
                 top[name] = max(top.get(name, 0.0), p.grad.norm().item())
@@ -66,11 +60,7 @@ def run(data, vocab_size, head, lr, latent_bias, batches, every=50):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batches", type=int, default=300)
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args()
-    ids, vocab = ref.cpu_profile_train_ids(args.threads)
+    args, ids, vocab = ref.training_probe(__doc__, batches=300, threads=1)
     data = ref.batchify(ids, ref.BATCH)
     every = 50
     print(f"PyTorch reference model at the cpu profile's size (d = 100, 256 units, 2 layers), "

@@ -21,7 +21,6 @@ sigmoid(b) about 1 / M: a uniform start with the normaliser near 1); g:sigmoid 6
 seed and data order for all. Prints markdown.
 """
 
-import argparse
 import math
 import os
 import statistics
@@ -61,19 +60,15 @@ def run(data, unigram, head, lr, bias, batches, every):
     opt = torch.optim.SGD(params, lr=lr, weight_decay=ref.WDECAY)
     state = model.zero_state(ref.BATCH)
     losses, norms, bias_norms, windows = [], [], [], []
-    row, model_out = 0, None
+    model_out = None
     model.train()
-    for b in range(batches):
-        x, y = data[row:row + ref.BPTT], data[row + 1:row + 1 + ref.BPTT]
-        row += ref.BPTT
-        state = [(h.detach(), c.detach()) for h, c in state]
+    for b, x, y in ref.bptt_windows(data, batches):
         opt.zero_grad()
-        output, raw, state = model(x, state)
+        output, raw, state = model(x, ref.detached(state))
         h = output.reshape(-1, output.size(-1))
         logits = F.linear(h, model.embedding, model.decoder_bias)  # (N, M)
         loss = F.nll_loss(log_g(head, logits), y.reshape(-1))
-        (loss + ref.ALPHA * output.pow(2).mean() +
-         ref.BETA * (raw[1:] - raw[:-1]).pow(2).mean()).backward()
+        ref.regularised(loss, output, raw).backward()
         bias_norms.append(model.decoder_bias.grad.norm().item())
         norms.append(torch.nn.utils.clip_grad_norm_(params, ref.CLIP).item())
         opt.step()
@@ -91,11 +86,7 @@ def run(data, unigram, head, lr, bias, batches, every):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batches", type=int, default=600)
-    ap.add_argument("--threads", type=int, default=2)
-    args = ap.parse_args()
-    ids, vocab = ref.cpu_profile_train_ids(args.threads)
+    args, ids, vocab = ref.training_probe(__doc__, batches=600, threads=2)
     unigram = torch.bincount(torch.tensor(ids), minlength=len(vocab)).double() + 1  # add-one, as train_nplm
     unigram = (unigram / unigram.sum()).float()
     data = ref.batchify(ids, ref.BATCH)

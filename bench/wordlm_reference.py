@@ -67,6 +67,18 @@ def cpu_profile_train_ids(threads):
     return ids, vocab
 
 
+def training_probe(doc, batches, threads):
+    """A training probe's command line (--batches, --threads with these defaults; its
+    description the first paragraph of `doc`) and cpu_profile_train_ids: (args, ids, vocab)."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--batches", type=int, default=batches)
+    ap.add_argument("--threads", type=int, default=threads)
+    args = ap.parse_args()
+    ids, vocab = cpu_profile_train_ids(args.threads)
+    return args, ids, vocab
+
+
 def tokenize(path, vocab, grow):
     """Whitespace tokens plus <eos> per line; the vocabulary in first-seen order."""
     ids = []
@@ -177,14 +189,22 @@ def make_optimizer(model):
     return torch.optim.SGD(model.parameters(), lr=LR, weight_decay=WDECAY)
 
 
+def detached(state):
+    """The LSTM state carried into the next window without its graph (truncated BPTT)."""
+    return [(h.detach(), c.detach()) for h, c in state]
+
+
+def regularised(raw_loss, output, raw):
+    """AWD-LSTM's training objective: the head loss + AR (ALPHA, on the dropped last-layer
+    output) + TAR (BETA, on the undropped one), as trainers/lm/train_step.h."""
+    return raw_loss + ALPHA * output.pow(2).mean() + BETA * (raw[1:] - raw[:-1]).pow(2).mean()
+
+
 def segment_loss(model, x, y, state):
-    """x, y (T, B), state carried (detached here) -> head loss, head loss + AR + TAR, new state.
-    AR reads the dropped last-layer output, TAR the undropped one (trainers/lm/train_step.h)."""
-    state = [(h.detach(), c.detach()) for h, c in state]
-    output, raw, state = model(x, state)
+    """x, y (T, B), state carried (detached here) -> head loss, head loss + AR + TAR, new state."""
+    output, raw, state = model(x, detached(state))
     raw_loss = model.loss(output, y.reshape(-1))
-    loss = raw_loss + ALPHA * output.pow(2).mean() + BETA * (raw[1:] - raw[:-1]).pow(2).mean()
-    return raw_loss, loss, state
+    return raw_loss, regularised(raw_loss, output, raw), state
 
 
 def clipped_sgd_step(model, opt):
@@ -195,15 +215,20 @@ def clipped_sgd_step(model, opt):
     return float(norm)
 
 
-def segments(data, args):
-    """(b, x, y) for the warmup + batches BPTT windows (T, B) from row 0, back to row 0 when the
-    data runs out (as the C++ bench does)."""
+def bptt_windows(data, count):
+    """(b, x, y) for `count` BPTT windows (T, B) of data from row 0, y = x one token on, back to
+    row 0 when the data runs out (as the C++ bench does)."""
     row = 0
-    for b in range(args.warmup + args.batches):
+    for b in range(count):
         if row + BPTT + 1 > data.size(0):
             row = 0
         yield b, data[row : row + BPTT], data[row + 1 : row + 1 + BPTT]
         row += BPTT
+
+
+def segments(data, args):
+    """bptt_windows over the warmup + timed batches."""
+    return bptt_windows(data, args.warmup + args.batches)
 
 
 def train(model, data, args, split):

@@ -62,42 +62,47 @@ def _rank_cells(rank: dict) -> list[str]:
             "yes" if rank.get("theorem2_bounded") else "no", gap_text]
 
 
-def _metric_rows(w, heads, by_head, final, metrics, fmt, paper, paper_keys) -> None:
-    """One row per head: its seed count, fmt(the seeds' values) per metric of final.json, then
-    the paper's figure per key ("-" where the paper has none)."""
-    for h in heads:
-        rs = by_head[h]
-        ours = [fmt([final[id(r)][m] for r in rs if final[id(r)]]) for m in metrics]
-        theirs = ["-" if p is None else f"{p}" for p in (paper.get((rs[0].name, k))
-                                                         for k in paper_keys)]
-        w("| " + " | ".join([h, str(len(rs)), *ours, *theirs]) + " |")
+class _MetricTable:
+    """A trainer's result table: a title, the text under it, one row per head with its seed
+    count, fmt(the seeds' values) per metric of final.json, then the paper's figure per key of
+    results/paper/other_seed_results.csv ("-" where the paper has none)."""
+
+    def __init__(self, paper: tuple[str, str], title: str, text: str, columns: tuple[str, ...],
+                 metrics: tuple[str, ...], fmt, paper_keys: tuple[str, ...]):
+        self.paper, self.title, self.text, self.columns = paper, title, text, columns
+        self.metrics, self.fmt, self.paper_keys = metrics, fmt, paper_keys
+
+    def __call__(self, w, heads, by_head, final) -> None:
+        paper = _paper(*self.paper)
+        w(f"## {self.title}\n")
+        w(self.text + "\n")
+        w("| " + " | ".join(("head", "seeds") + self.columns) + " |")
+        w("|" + "---|" * (2 + len(self.columns)))
+        for h in heads:
+            rs = by_head[h]
+            ours = [self.fmt([final[id(r)][m] for r in rs if final[id(r)]]) for m in self.metrics]
+            theirs = ["-" if p is None else f"{p}" for p in (paper.get((rs[0].name, k))
+                                                             for k in self.paper_keys)]
+            w("| " + " | ".join([h, str(len(rs)), *ours, *theirs]) + " |")
 
 
-def _nplm_table(w, heads, by_head, final) -> None:
-    paper = _paper("spherical", "ptb_nplm")
-    w("## Test perplexity (de Brebisson & Vincent 2016, Table 5 analog)\n")
-    w("Ours: the best model by validation loss, every valid / test token predicted from its "
-      "context (mean ± sample std over seeds where there are several). Paper: PTB at full "
-      "scale, layer sizes tuned per head (softmax 2 x 809, spherical 3 x 1264, Taylor "
-      "3 x 1427), `results/paper/other_seed_results.csv`.\n")
-    w("| head | seeds | valid ppl | test ppl | paper test ppl |")
-    w("|---|---|---|---|---|")
-    _metric_rows(w, heads, by_head, final, ("valid_ppl", "test_ppl"), mean_std, paper, ("ppl",))
+_nplm_table = _MetricTable(
+    ("spherical", "ptb_nplm"), "Test perplexity (de Brebisson & Vincent 2016, Table 5 analog)",
+    "Ours: the best model by validation loss, every valid / test token predicted from its "
+    "context (mean ± sample std over seeds where there are several). Paper: PTB at full "
+    "scale, layer sizes tuned per head (softmax 2 x 809, spherical 3 x 1264, Taylor "
+    "3 x 1427), `results/paper/other_seed_results.csv`.",
+    ("valid ppl", "test ppl", "paper test ppl"), ("valid_ppl", "test_ppl"), mean_std, ("ppl",))
 
-
-def _charlm_table(w, heads, by_head, final) -> None:
-    paper = _paper("sigsoftmax", "text8")
-    w("## Bits per character (Kanai et al. 2018, supplementary Table 3 analog)\n")
-    w("Ours: PTB spelled as characters (M symbols), the best model by validation loss; valid "
-      "with the evaluation batch size, test with batch size 1 over every test symbol (the "
-      "dump). Paper: text8 (M = 27), one 1024-unit LSTM, `results/paper/"
-      "other_seed_results.csv`: a different corpus, so compare the softmax-sigsoftmax "
-      "difference, not the values.\n")
-    w("| head | seeds | valid bpc | test bpc | paper valid bpc (text8) | "
-      "paper test bpc (text8) |")
-    w("|---|---|---|---|---|---|")
-    _metric_rows(w, heads, by_head, final, ("valid_bpc", "test_bpc"), _bpc, paper,
-                 ("valid_bpc", "test_bpc"))
+_charlm_table = _MetricTable(
+    ("sigsoftmax", "text8"), "Bits per character (Kanai et al. 2018, supplementary Table 3 analog)",
+    "Ours: PTB spelled as characters (M symbols), the best model by validation loss; valid "
+    "with the evaluation batch size, test with batch size 1 over every test symbol (the "
+    "dump). Paper: text8 (M = 27), one 1024-unit LSTM, `results/paper/"
+    "other_seed_results.csv`: a different corpus, so compare the softmax-sigsoftmax "
+    "difference, not the values.",
+    ("valid bpc", "test bpc", "paper valid bpc (text8)", "paper test bpc (text8)"),
+    ("valid_bpc", "test_bpc"), _bpc, ("valid_bpc", "test_bpc"))
 
 
 def _generic_setting(c: dict, threads: int) -> str:

@@ -19,6 +19,8 @@ import tempfile
 
 import numpy as np
 
+from checks import check, finish  # tests/fixtures/checks.py (PYTHONPATH)
+
 build = os.path.abspath(sys.argv[1])
 here = os.path.dirname(os.path.abspath(__file__))
 cli = os.path.join(build, "analysis", "rank_analysis")
@@ -28,13 +30,6 @@ if not mpirun:
     sys.exit(0)
 launch = [mpirun, "-q", "-n", "2", "--oversubscribe"] + (
     ["--allow-run-as-root"] if os.geteuid() == 0 else [])
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 def run(args, mpi):
@@ -96,5 +91,4 @@ with tempfile.TemporaryDirectory() as tmp:
               and o2 == "" and (not expected_same or (s1 == 2 and e1 == e2)),
               f"{what}: exit {s2}, one line: {lines[0] if lines else '(none)'}")
 
-print(f"{len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

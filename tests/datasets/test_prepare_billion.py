@@ -11,16 +11,11 @@ import sys
 import tarfile
 import tempfile
 
+from checks import check, finish  # tests/fixtures/checks.py (PYTHONPATH)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "datasets", "prepare_billion.py")
 TOP = "1-billion-word-language-modeling-benchmark-r13output"
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 def archive(path, files):
@@ -77,4 +72,4 @@ present = os.path.exists(os.path.join(ROOT, "datasets", "billion", "PREPARED_FRO
 check(present or (r.returncode == 1 and "make data CORPUS=billion" in r.stderr),
       f"fetch.sh --check billion without the corpus names make data CORPUS=billion "
       f"({r.returncode}: {r.stderr.strip()})")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

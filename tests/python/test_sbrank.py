@@ -14,19 +14,14 @@ import tempfile
 import threading
 import tracemalloc
 
+from checks import check, finish  # tests/fixtures/checks.py (PYTHONPATH)
+
 build = os.path.abspath(sys.argv[1])
 sys.path.insert(0, os.path.join(build, "python"))
 import numpy as np  # noqa: E402
 import sbrank  # noqa: E402
 
 cli = os.path.join(build, "analysis", "rank_analysis")
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 def softmax_logprobs(rng, t, m, d, dtype=np.float32):
@@ -178,5 +173,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r["rank"] == 13 and r["verdict"] == "within_bound",
           f"torch.log_softmax(logits, -1).numpy(): rank {r['rank']} = d + 1, within the bound")
 
-print(f"{len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+sys.exit(finish())

@@ -124,6 +124,17 @@ runkit::TrainerFacts facts() {
   f.summary =
       "the MNIST conv net of de Brebisson & Vincent 2016 (sec. 4.1) over any head or mse, on "
       "(Fashion-)MNIST";
+  f.help =
+      "Train the MNIST conv net of de Brebisson & Vincent (2016, sec. 4.1) with any output head "
+      "(or mse) on Fashion-MNIST (Debian package dataset-fashion-mnist) or MNIST (--data DIR): "
+      "Nesterov momentum, lr halved after `patience` epochs without validation improvement, "
+      "early stopping; then the best model on the test split.\n"
+      "Settings: the defaults (the paper's), then --config FILE (TOML, the keys below), then "
+      "--<key> VALUE. Outputs in --out: config.toml, metrics.jsonl, checkpoint.pt, best.pt, "
+      "final.json (test error %, test NLL, test loss), logprobs.h5 (the test set's log-outputs, "
+      "T x 10, for rank_analysis; not for mse).\n"
+      "Exit status: 0 done, 2 bad input or config, 4 non-finite loss, 130 interrupted "
+      "(checkpoint saved; --resume continues).";
   f.stages = {"classify"};  // trains, tests the best model and dumps in one command
   f.own_heads = {"mse"};
   f.outputs = {"config.toml", "metrics.jsonl", "checkpoint.pt",
@@ -134,9 +145,7 @@ runkit::TrainerFacts facts() {
 }  // namespace
 
 const runkit::TrainerDescriptor<ClassifierConfig>& descriptor() {
-  static const runkit::TrainerDescriptor<ClassifierConfig> d{facts(), &key_table, &validate,
-                                                             &run_dir};
-  return d;
+  return runkit::describe_once<ClassifierConfig>(&facts, &key_table, &validate, &run_dir);
 }
 
 void add_config_options(CLI::App& app, ConfigArgs& args) { key_table().add_options(app, args); }

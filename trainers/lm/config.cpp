@@ -179,6 +179,12 @@ runkit::TrainerFacts facts() {
   f.summary =
       "AWD-LSTM word-level LM with any output head (Kanai et al. 2018, Tables 1-3): train "
       "(SGD -> NT-ASGD), finetune, dump";
+  f.help =
+      "Train an AWD-LSTM language model (Merity et al. 2018) with any output head, finetune it, "
+      "and write the test set's log-output matrix to <out>/logprobs.h5.\n"
+      "Settings come from the defaults (the paper's PTB values), then --config FILE (TOML, the "
+      "keys below), then --<key> VALUE on the command line. Outputs: <out>/config.toml, "
+      "metrics.jsonl, checkpoint.pt, best.pt, best_finetune.pt, logprobs.h5, final.json.";
   f.stages = {"train", "finetune", "dump"};
   f.until = true;
   f.epoch_dumps = true;
@@ -196,8 +202,7 @@ runkit::TrainerFacts facts() {
 }  // namespace
 
 const runkit::TrainerDescriptor<WordLmConfig>& descriptor() {
-  static const runkit::TrainerDescriptor<WordLmConfig> d{facts(), &key_table, &validate, &run_dir};
-  return d;
+  return runkit::describe_once<WordLmConfig>(&facts, &key_table, &validate, &run_dir);
 }
 
 }  // namespace sb::lm

@@ -11,13 +11,7 @@
 int main(int argc, char** argv) {
   std::string until = "dump";
   return sb::runkit::trainer_main(
-      argc, argv,
-      "Train an AWD-LSTM language model (Merity et al. 2018) with any output head, finetune it, "
-      "and write the test set's log-output matrix to <out>/logprobs.h5.\n"
-      "Settings come from the defaults (the paper's PTB values), then --config FILE (TOML, the "
-      "keys below), then --<key> VALUE on the command line. Outputs: <out>/config.toml, "
-      "metrics.jsonl, checkpoint.pt, best.pt, best_finetune.pt, logprobs.h5, final.json.",
-      sb::lm::descriptor(),
+      argc, argv, sb::lm::descriptor(),
       [&](sb::lm::WordLmConfig config, const sb::runkit::TrainerRun& run) {
         return sb::lm::train(std::move(config), run, until);
       },

@@ -95,13 +95,13 @@ struct TrainerRun {
 /// run_dir(config), the run directory's lock (RunDirLock, held until body returns: a second
 /// trainer on the same run is refused), check_fresh_run, and body(config, run), whose result is
 /// the exit status. Before all that, use_best_core(argv) (common/blas_core.h: OpenBLAS's fast
-/// kernels, before any work). `help` is --help's description; a trainer's own options are added
-/// by `own_options(app)`.
+/// kernels, before any work). --help's description is the descriptor's facts.help; a trainer's
+/// own options are added by `own_options(app)`.
 template <class Config, class Body>
-int trainer_main(int argc, char** argv, const std::string& help, const TrainerDescriptor<Config>& d,
-                 Body body, const std::function<void(CLI::App&)>& own_options = {}) {
+int trainer_main(int argc, char** argv, const TrainerDescriptor<Config>& d, Body body,
+                 const std::function<void(CLI::App&)>& own_options = {}) {
   blas::use_best_core(argv);
-  CLI::App app{help};
+  CLI::App app{d.facts.help};
   if (own_options) own_options(app);
   const ConfigTable<Config>& table = d.key_table();
   ConfigArgs args;

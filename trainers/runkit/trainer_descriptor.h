@@ -25,6 +25,9 @@ namespace sb::runkit {
 struct TrainerFacts {
   std::string kind;     ///< the binary is train_<kind>; final.json's "trainer"; a profile's trainer
   std::string summary;  ///< one line: the model and the paper it reproduces
+  /// --help's description: what the binary does, where its settings come from, its outputs and
+  /// exit statuses (CLI11 prints it above the options).
+  std::string help;
   /// Its stages in order, named as the pipeline's stage table names them (train, finetune, dump,
   /// classify); the last one writes final.json and, for a trainer that dumps, logprobs.h5.
   std::vector<std::string> stages{"train"};
@@ -58,6 +61,17 @@ struct TrainerDescriptor {
     }
   }
 };
+
+/// The trainer's descriptor, made on the first call (every trainer's `descriptor()` returns it):
+/// `facts` is called once.
+template <class Config>
+const TrainerDescriptor<Config>& describe_once(TrainerFacts (*facts)(),
+                                               const ConfigTable<Config>& (*key_table)(),
+                                               void (*validate)(const Config&),
+                                               std::string (*run_dir)(const Config&)) {
+  static const TrainerDescriptor<Config> d{facts(), key_table, validate, run_dir};
+  return d;
+}
 
 /// What --describe found for one config: its own refusal ("" = valid) and, per head spelling,
 /// the refusal of the config with that head.

@@ -26,10 +26,11 @@ std::string run_dir_or(const std::string& out, const std::string& stem, const st
   return "results/" + stem + "_" + head_file_name(head);
 }
 
-TrainerFacts one_command_facts(std::string kind, std::string summary) {
+TrainerFacts one_command_facts(std::string kind, std::string summary, std::string help) {
   TrainerFacts f;
   f.kind = std::move(kind);
   f.summary = std::move(summary);
+  f.help = std::move(help);
   f.stages = {"train"};  // trains, evaluates the best model and dumps the test set in one command
   f.outputs = {"config.toml", "metrics.jsonl", "checkpoint.pt",
                "best.pt",     "logprobs.h5",   "final.json"};

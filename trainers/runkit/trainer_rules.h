@@ -34,6 +34,6 @@ std::string run_dir_or(const std::string& out, const std::string& stem, const st
 /// The facts of a trainer whose one command trains, evaluates the best model and dumps the test
 /// set (stage "train"; outputs config.toml, metrics.jsonl, checkpoint.pt, best.pt, logprobs.h5,
 /// final.json).
-TrainerFacts one_command_facts(std::string kind, std::string summary);
+TrainerFacts one_command_facts(std::string kind, std::string summary, std::string help);
 
 }  // namespace sb::runkit

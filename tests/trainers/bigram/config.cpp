@@ -43,14 +43,15 @@ namespace {
 
 runkit::TrainerFacts facts() {
   return runkit::one_command_facts(
-      "bigram", "a toy bigram LM over the first PTB tokens (the fifth trainer of the tests)");
+      "bigram", "a toy bigram LM over the first PTB tokens (the fifth trainer of the tests)",
+      "Train a toy bigram language model with any single output head and write the test "
+      "set's log-output matrix to <out>/logprobs.h5 (the tests' fifth trainer).");
 }
 
 }  // namespace
 
 const runkit::TrainerDescriptor<BigramConfig>& descriptor() {
-  static const runkit::TrainerDescriptor<BigramConfig> d{facts(), &key_table, &validate, &run_dir};
-  return d;
+  return runkit::describe_once<BigramConfig>(&facts, &key_table, &validate, &run_dir);
 }
 
 }  // namespace sb::bigram

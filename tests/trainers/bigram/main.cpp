@@ -5,9 +5,5 @@
 #include "trainers/runkit/trainer_cli.h"
 
 int main(int argc, char** argv) {
-  return sb::runkit::trainer_main(
-      argc, argv,
-      "Train a toy bigram language model with any single output head and write the test "
-      "set's log-output matrix to <out>/logprobs.h5 (the tests' fifth trainer).",
-      sb::bigram::descriptor(), sb::bigram::train);
+  return sb::runkit::trainer_main(argc, argv, sb::bigram::descriptor(), sb::bigram::train);
 }
