@@ -69,6 +69,11 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
     throw OptionError::described("header.vocab", path_ + ": vocab has " +
                                                      std::to_string(h.vocab.size()) +
                                                      " words, expected M = " + std::to_string(h.M));
+  // log_probs (T x M float32) and targets (T int64): HDF5's own structures add a few KB.
+  h5::require_free_space(path_, 4.0 * static_cast<double>(h.T) * static_cast<double>(h.M) +
+                                    8.0 * static_cast<double>(h.T),
+                         "T = " + std::to_string(h.T) + " x M = " + std::to_string(h.M) +
+                             " float32 log-outputs and T targets");
   chunk_rows_ = chunk_rows_for(h.M, h.T);
   buffer_.reserve(static_cast<size_t>(chunk_rows_ * h.M));
   target_buffer_.reserve(static_cast<size_t>(chunk_rows_));

@@ -3,7 +3,10 @@
 2 with one line naming the file, no crash, no file under the final name, no temporary left, and a
 previous file of that name intact. The disk is a tmpfs of a few sizes mounted here (root; the test
 says SKIPPED otherwise), so the failure comes at different moments of the write: the datasets,
-the attributes, the flush at close."""
+the attributes, the flush at close. A log-output file (LogProbWriter) first checks that the
+filesystem can hold T x M float32: on a disk too small it is refused before anything is created,
+naming what it needs and what is free; SB_SKIP_SPACE_CHECK=1 skips that check, so that the
+failure inside the write is tested too."""
 import os
 import subprocess
 import sys
@@ -42,6 +45,7 @@ with tempfile.TemporaryDirectory() as tmp:
     cases += [("synthetic_logprobs --out", "lp.h5", size,
                [synth, "--head", "softmax", "--T", "2000", "--M", "3000", "--d", "20", "--seed",
                 "0", "--out", None]) for size in ("16k", "1m", "12m")]
+    skip_check = dict(os.environ, SB_SKIP_SPACE_CHECK="1")
     for what, name, size, cmd in cases:
         check(mount(disk, size), f"tmpfs of {size}")
         target = os.path.join(disk, name)
@@ -49,7 +53,7 @@ with tempfile.TemporaryDirectory() as tmp:
         with open(target, "wb") as f:
             f.write(previous)
         cmd = [target if c is None else c for c in cmd]
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = subprocess.run(cmd, capture_output=True, text=True, env=skip_check)
         lines = [line for line in r.stderr.splitlines() if not line.startswith(
             ("rank_analysis: analysing", f"rank_analysis: {src}:"))]
         check(r.returncode == 2, f"{what} on a {size} disk: exit 2 (got {r.returncode})")
@@ -60,4 +64,26 @@ with tempfile.TemporaryDirectory() as tmp:
         left = sorted(set(os.listdir(disk)) - {name})
         check(not left, f"{what} on a {size} disk: no temporary left ({left})")
         umount(disk)
+
+    # Without SB_SKIP_SPACE_CHECK: refused before the write, naming the size needed (2000 x 3000
+    # float32 + 2000 int64 targets = 24.0 MB) and the space free, nothing created; a disk with
+    # room passes the check.
+    check(mount(disk, "12m"), "tmpfs of 12m")
+    target = os.path.join(disk, "lp.h5")
+    cmd = [synth, "--head", "softmax", "--T", "2000", "--M", "3000", "--d", "20", "--seed", "0",
+           "--out", target]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    lines = r.stderr.splitlines()
+    check(r.returncode == 2 and len(lines) == 1 and f"{target}: not written: it needs 24.0 MB "
+          "(T = 2000 x M = 3000 float32 log-outputs and T targets), the filesystem has "
+          in lines[0] and lines[0].endswith(" MB free"),
+          f"a dump larger than the free space is refused before it starts ({r.returncode}: "
+          f"{lines})")
+    check(os.listdir(disk) == [], f"nothing created on the small disk ({os.listdir(disk)})")
+    umount(disk)
+    check(mount(disk, "32m"), "tmpfs of 32m")
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    check(r.returncode == 0 and os.listdir(disk) == ["lp.h5"],
+          f"the same dump on a 32 MB disk is written ({r.returncode}: {r.stderr.strip()[-200:]})")
+    umount(disk)
 raise SystemExit(finish())
