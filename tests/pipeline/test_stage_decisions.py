@@ -235,16 +235,22 @@ def one_stage_kind(tmp: str) -> None:
           f"nplm complete: skipped ({c.why})")
 
 
-def dumps_removed(tmp: str) -> None:
-    """`[analysis] keep_dumps = false`: each dump is removed once the stages that read it are
-    done (analyse for the analysed first seed; at once for the second), stages.json records it,
-    and a second pass skips every stage on final.json, the model and that record."""
-    path = os.path.join(tmp, "p_removed.toml")
+def two_seed_profile(tmp: str, keep_dumps: str) -> str:
+    """A softmax profile of seeds 141 and 142, the first analysed, with this keep_dumps."""
+    path = os.path.join(tmp, "p_keep.toml")
     with open(path, "w") as f:
         f.write(f'name = "t"\nscaled_down = "tiny"\nout = "{tmp}/out"\n'
                 f'config = "{ROOT}/trainers/configs/ptb_cpu.toml"\nheads = ["softmax"]\n'
                 'seeds = [141, 142]\nthreads = 1\nscore_after_training = true\n'
-                '[analysis]\nseeds = 1\nkeep_dumps = false\n[epoch_ranks]\nrows = 0\n')
+                f'[analysis]\nseeds = 1\nkeep_dumps = {keep_dumps}\n[epoch_ranks]\nrows = 0\n')
+    return path
+
+
+def dumps_removed(tmp: str) -> None:
+    """`[analysis] keep_dumps = false`: each dump is removed once the stages that read it are
+    done (analyse for the analysed first seed; at once for the second), stages.json records it,
+    and a second pass skips every stage on final.json, the model and that record."""
+    path = two_seed_profile(tmp, "false")
     names = ["train", "finetune", "dump", "score", "analyse"]
     d = driver(path)
     lines = go(d, names)
@@ -286,12 +292,7 @@ def dumps_removed(tmp: str) -> None:
 def analysed_dumps_kept(tmp: str) -> None:
     """`[analysis] keep_dumps = "analysed"`: the analysed seed's dump stays (what a user opens
     with h5py), the other seed's is removed once complete, and a second pass skips every stage."""
-    path = os.path.join(tmp, "p_analysed.toml")
-    with open(path, "w") as f:
-        f.write(f'name = "t"\nscaled_down = "tiny"\nout = "{tmp}/out"\n'
-                f'config = "{ROOT}/trainers/configs/ptb_cpu.toml"\nheads = ["softmax"]\n'
-                'seeds = [141, 142]\nthreads = 1\nscore_after_training = true\n'
-                '[analysis]\nseeds = 1\nkeep_dumps = "analysed"\n[epoch_ranks]\nrows = 0\n')
+    path = two_seed_profile(tmp, '"analysed"')
     names = ["train", "finetune", "dump", "score", "analyse"]
     d = driver(path)
     lines = go(d, names)
