@@ -2,9 +2,9 @@
 """pipeline/final_json.py reads every final.json in schema 2, and the other files the pipeline
 now asks instead of knowing (argument 1: the build directory):
 
-- read_final() on one committed file of each old layout (tests/fixtures/old_layouts:
-  train_wordlm's, no trainer or head; results/nplm and results/char: flat with a trainer key;
-  results/classify: flat, no trainer key): the shared keys at the top, the trainer's keys in its
+- read_final() on one file of each old layout, frozen in tests/fixtures/old_layouts (re-made
+  results are schema 2): train_wordlm's, no trainer or head; nplm's and charlm's: flat with a
+  trainer key; the classifier's: flat, no trainer key): the shared keys at the top, the trainer's keys in its
   section, each value equal to the file's own (read here with json), the dump's ppl where the
   old layout implied it; the committed files are left byte for byte as they were;
 - a schema-2 file is read as written; an old layout with no trainer anywhere is refused;
@@ -33,12 +33,12 @@ import trainer_kinds  # noqa: E402
 from final_json import SHARED, FinalJsonError, read_final, section  # noqa: E402
 from run_outputs import outputs_complete  # noqa: E402
 
-OLD = {  # one committed file per old layout: (path, the trainer the profile names)
-    # the cpu profile's final.json before schema 2 (results/cpu is schema 2 since its re-make)
+OLD = {  # one file per old layout, as its trainer wrote it: (path, the trainer the profile names)
+    # copied from results/<profile>/ before the profile was re-made in schema 2
     "wordlm": ("tests/fixtures/old_layouts/wordlm_final.json", "wordlm"),
-    "nplm": ("results/nplm/softmax_s141/final.json", "nplm"),
-    "charlm": ("results/char/softmax_s141/final.json", "charlm"),
-    "classifier": ("results/classify/sparse_k_2_s1/final.json", "classifier"),
+    "nplm": ("tests/fixtures/old_layouts/nplm_final.json", "nplm"),
+    "charlm": ("tests/fixtures/old_layouts/charlm_final.json", "charlm"),
+    "classifier": ("tests/fixtures/old_layouts/classifier_final.json", "classifier"),
 }
 
 
@@ -79,10 +79,10 @@ def test_old_layouts():
           cls["dump_ppl"] is None and cls["dump_rows"] == 10000 and
           cls["classifier"]["test_outside_support"] == 415,
           "classifier: head and dataset at the top, dump_rows = test_images, dump_ppl null")
-    mse = read_final(os.path.join(ROOT, "results/classify/mse_s1/final.json"), "classifier")
+    mse = read_final(os.path.join(ROOT, "tests/fixtures/old_layouts/classifier_mse_final.json"), "classifier")
     check(mse["dump"] == "" and mse["dump_rows"] is None, "classifier mse: no dump")
     after = {k: digest(os.path.join(ROOT, p)) for k, (p, _) in OLD.items()}
-    check(before == after, "the committed final.json files are unchanged")
+    check(before == after, "the old-layout files are unchanged")
 
 
 def schema2(tmp, **over):
