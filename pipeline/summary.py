@@ -5,6 +5,7 @@ dyneval.json, rank.json, stages.json, config.toml) and the paper's figures in re
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 
@@ -38,11 +39,15 @@ def run_results(run, trainer: str) -> dict:
             "stages": read_json_or_empty(os.path.join(d, "stages.json"))}
 
 
-def paired_t_test(a: list[float], b: list[float]) -> tuple[float, float]:
-    """Two-sided paired t-test (scipy.stats.ttest_rel): (t, p)."""
+def paired_t_test(a: list[float], b: list[float]) -> tuple[float, float, tuple[float, float]]:
+    """Two-sided paired t-test (scipy.stats.ttest_rel): (t, p, the 95% t interval of the mean
+    difference a - b)."""
     from scipy import stats
     res = stats.ttest_rel(a, b)
-    return float(res.statistic), float(res.pvalue)
+    d = [x - y for x, y in zip(a, b)]
+    half = stats.t.ppf(0.975, len(d) - 1) * statistics.stdev(d) / math.sqrt(len(d))
+    mean = statistics.mean(d)
+    return float(res.statistic), float(res.pvalue), (mean - half, mean + half)
 
 
 def _setting(profile, runs) -> str:
@@ -271,16 +276,16 @@ def write_summary(profile, runs, global_timings: dict) -> str:
             if len(seeds) >= 2:
                 a = [ppl_a[s][key] for s in seeds]
                 b = [ppl_b[s][key] for s in seeds]
-                t, p = paired_t_test(a, b)
+                t, p, (lo, hi) = paired_t_test(a, b)
                 diff = statistics.mean(x - y for x, y in zip(a, b))
-                lines.append(f"| {key[0]} {key[1]} | {len(seeds)} | {diff:+.2f} | {t:.3f} | "
-                             f"{p:.3g} |")
+                lines.append(f"| {key[0]} {key[1]} | {len(seeds)} | {diff:+.2f} | "
+                             f"[{lo:+.2f}, {hi:+.2f}] | {t:.3f} | {p:.3g} |")
         if lines:
             w(f"Paired t-test, {a_label} vs {b_label} over the same seeds (the paper's test; "
               f"`scipy.stats.ttest_rel`, two-sided; difference = {a_label} - {b_label} "
-              "perplexity):\n")
-            w("| stage | seeds | mean difference | t | p |")
-            w("|---|---|---|---|---|")
+              "perplexity, with its 95% t interval):\n")
+            w("| stage | seeds | mean difference | 95% CI | t | p |")
+            w("|---|---|---|---|---|---|")
             out.extend(lines)
         else:
             w(f"Paired t-test {a_label} vs {b_label}: not computed (needs >= 2 seeds of both).")

@@ -5,7 +5,8 @@ shown as '-', a profile with one seed per head printing no t-test, the MoS vs Mo
 findings (the paper's claims, each yes or NO) computed from fabricated ranks and perplexities.
 
 The closed form: d_i = softmax_i - sigsoftmax_i, t = mean(d) / (stdev(d) / sqrt(n)) (sample
-stdev); compared to the table's t to the 3 decimals it prints. p is checked against the
+stdev); compared to the table's t to the 3 decimals it prints; the 95% interval mean -+ q sd /
+sqrt(n) with q the 0.975 quantile found by bisection on that survival function. p is checked against the
 Student-t survival function computed here by numerical integration of the density (Simpson,
 20000 intervals; agreement to 1e-4 absolute is far above its error).
 """
@@ -32,6 +33,15 @@ def t_sf(t, df):
     h = (b - a) / n
     s = f(a) + f(b) + sum((4 if i % 2 else 2) * f(a + i * h) for i in range(1, n))
     return s * h / 3
+
+
+def t_quantile(tail, df):
+    """The t with P(T > t) = tail, by bisection on t_sf."""
+    lo, hi = 0.0, 50.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_sf(mid, df) > tail else (lo, mid)
+    return (lo + hi) / 2
 
 
 def fabricate(out, head, seed, test_ppl, valid_ppl, train_test=None):
@@ -78,9 +88,17 @@ def main():
         if rows:
             cells = [c.strip() for c in rows[0].strip("|").split("|")]
             check(cells[2] == f"{statistics.mean(diffs):+.2f}", f"mean difference {cells[2]}")
-            check(abs(float(cells[3]) - t) < 6e-4, f"t {cells[3]} = closed form {t:.4f}")
-            check(abs(float(cells[4]) - p_two) < 1e-4,
-                  f"p {cells[4]} = Student-t two-sided p {p_two:.5f}")
+            check(abs(float(cells[4]) - t) < 6e-4, f"t {cells[4]} = closed form {t:.4f}")
+            check(abs(float(cells[5]) - p_two) < 1e-4,
+                  f"p {cells[5]} = Student-t two-sided p {p_two:.5f}")
+            # the 95% interval: mean +- q sd / sqrt(n), q the 0.975 quantile found here by
+            # bisection on t_sf; printed to 2 decimals, so agreement to 0.006
+            q = t_quantile(0.025, len(diffs) - 1)
+            half = q * statistics.stdev(diffs) / math.sqrt(len(diffs))
+            lo, hi = (float(x) for x in cells[3].strip("[]").split(","))
+            m_d = statistics.mean(diffs)
+            check(abs(lo - (m_d - half)) < 6e-3 and abs(hi - (m_d + half)) < 6e-3,
+                  f"95% CI {cells[3]} = mean -+ t quantile {q:.4f} x sd / sqrt(n)")
         check(not any(line.startswith("| train ") for line in text.splitlines()),
               "no t-test row where sigsoftmax has no values")
         check("**All stages: 9m54s**" in text, "wall time sums the recorded stages (9 x 66 s)")
@@ -105,7 +123,7 @@ def main():
         block = text2.split("Paired t-test, mos:K=2 vs moss:K=2", 1)
         rows = [line for line in block[-1].splitlines() if line.startswith("| finetune test | 3 |")]
         check(len(block) == 2 and len(rows) == 1 and
-              abs(float(rows[0].strip("|").split("|")[3]) - t2) < 6e-4,
+              abs(float(rows[0].strip("|").split("|")[4]) - t2) < 6e-4,
               f"MoS vs MoSS: a t-test row over 3 seeds, t = closed form {t2:.4f}")
         check("Paired t-test softmax vs sigsoftmax: not computed" not in text2,
               "no softmax/sigsoftmax line in a profile without them")
