@@ -83,12 +83,21 @@ def paired(worse: list[float], better: list[float]) -> tuple[float, tuple[float,
 
 
 def commit_of(directory: str) -> str:
-    """The commit a results directory's summary.md records ('?' when none)."""
+    """The commit(s) a results directory's summary.md says its runs were made at ('Runs made
+    at'), else the commit its tables were written at (older summaries); '?' when none. The
+    runs' commit, not the tables': re-writing the tables at a later commit changes no number."""
     try:
         with open(os.path.join(directory, "summary.md")) as f:
-            m = re.search(r"commit ([0-9a-f]{7,40}( \(with uncommitted changes\))?)", f.read())
+            text = f.read()
     except OSError:
         return "?"
+    runs = re.search(r"\*\*Runs made at:\*\* (.*)", text)
+    if runs:
+        commits = re.findall(r"\b[0-9a-f]{7,40}\b", runs.group(1))
+        if commits:
+            dirty = " (with uncommitted changes)" if "uncommitted" in runs.group(1) else ""
+            return ", ".join(commits) + dirty
+    m = re.search(r"commit ([0-9a-f]{7,40}( \(with uncommitted changes\))?)", text)
     return m.group(1) if m else "?"
 
 

@@ -77,13 +77,26 @@ with tempfile.TemporaryDirectory() as tmp:
     check(row.verdict.startswith("not attempted (relu did not train"),
           f"a head above the uniform model in every seed is not a result ({row.verdict})")
 
-    # Provenance: a directory with a summary is linked with the commit the summary records, and a
-    # summary made from a changed tree is marked; before its tables, the runs' commits are named.
+    # Provenance: a directory with a summary is linked with the commit the summary records (its
+    # runs', where it says), and a summary made from a changed tree is marked; before its tables,
+    # the runs' commits are named.
     with open(os.path.join(tmp, "cpu", "summary.md"), "w") as f:
         f.write("**Machine:** x, commit abc1234 (with uncommitted changes), tables written\n")
     src = claims.shown(os.path.join(tmp, "cpu"))
     check(src == "[results/cpu](cpu/summary.md) (abc1234 (with uncommitted changes)) **not from a "
           "clean commit**", f"a summary from a changed tree is linked and marked ({src})")
+    # Tables re-written at a later commit: the row names the commit the runs were made at.
+    with open(os.path.join(tmp, "cpu", "summary.md"), "w") as f:
+        f.write("**Runs made at:** 1111111 (4 runs), 2222222 (2 runs).\n\n"
+                "**Machine:** x, commit 3333333, tables written\n")
+    src = claims.shown(os.path.join(tmp, "cpu"))
+    check(src == "[results/cpu](cpu/summary.md) (1111111, 2222222)",
+          f"a summary names the runs' commits, not the tables' ({src})")
+    with open(os.path.join(tmp, "cpu", "summary.md"), "w") as f:
+        f.write("**Runs made at:** 1111111 (with uncommitted changes) (4 runs).\n")
+    src = claims.shown(os.path.join(tmp, "cpu"))
+    check(src.endswith("(1111111 (with uncommitted changes)) **not from a clean commit**"),
+          f"runs from a changed tree are marked ({src})")
     with open(os.path.join(tmp, "claims", "softmax_s1", "stages.json"), "w") as f:
         json.dump({"train": {"seconds": 1, "finished": "2026-01-01T00:00:00Z",
                              "commit": "def5678"}}, f)
