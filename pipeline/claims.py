@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_io import write_text_atomically  # noqa: E402
 import provenance  # noqa: E402
 from final_json import read_final, section  # noqa: E402
+from report_tables import mean_and_interval  # noqa: E402
 
 ALPHA = 0.05
 
@@ -71,15 +72,13 @@ def paired(worse: list[float], better: list[float]) -> tuple[float, tuple[float,
                                                                float]:
     """Mean of worse - better, its 95% t interval, the paired t-test's p, the sign test's p."""
     diffs = [a - b for a, b in zip(worse, better)]
-    n = len(diffs)
-    mean = sum(diffs) / n
-    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
-    half = stats.t.ppf(1 - ALPHA / 2, n - 1) * sd / math.sqrt(n)
-    p = float(stats.ttest_rel(worse, better).pvalue) if sd > 0 else (0.0 if mean else 1.0)
+    mean, ci = mean_and_interval(diffs, ALPHA)
+    varies = max(diffs) > min(diffs)  # the t-test needs a spread
+    p = float(stats.ttest_rel(worse, better).pvalue) if varies else (0.0 if mean else 1.0)
     positive = sum(d > 0 for d in diffs)
     nonzero = sum(d != 0 for d in diffs)
     p_sign = float(stats.binomtest(positive, nonzero, 0.5).pvalue) if nonzero else 1.0
-    return mean, (mean - half, mean + half), p, p_sign
+    return mean, ci, p, p_sign
 
 
 def commit_of(directory: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import platform
 import statistics
@@ -33,6 +34,16 @@ def paper_csv(name: str) -> list[dict]:
     path = os.path.join(PAPER_DIR, name)
     with open(path) as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def mean_and_interval(diffs: list[float], alpha: float = 0.05) -> tuple[float, tuple[float, float]]:
+    """The mean of paired differences and its 1 - alpha Student-t interval (n >= 2): the one
+    interval the summaries and the claims table print."""
+    from scipy import stats
+    n = len(diffs)
+    mean = statistics.mean(diffs)
+    half = stats.t.ppf(1 - alpha / 2, n - 1) * statistics.stdev(diffs) / math.sqrt(n)
+    return mean, (mean - half, mean + half)
 
 
 def fmt(x: float) -> str:

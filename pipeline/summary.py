@@ -5,14 +5,13 @@ dyneval.json, rank.json, stages.json, config.toml) and the paper's figures in re
 
 from __future__ import annotations
 
-import math
 import os
 import statistics
 
 import head_facts
 from final_json import read_final, section
-from report_tables import (fmt, machine_line, mean_std, paper_csv, plus_minus, profile_header,
-                           read_json_or_empty, wall_time_rows, write_markdown)
+from report_tables import (fmt, machine_line, mean_and_interval, mean_std, paper_csv, plus_minus,
+                           profile_header, read_json_or_empty, wall_time_rows, write_markdown)
 from run_config import run_config
 
 STAGES = [("train", "valid"), ("train", "test"), ("finetune", "valid"), ("finetune", "test"),
@@ -39,15 +38,14 @@ def run_results(run, trainer: str) -> dict:
             "stages": read_json_or_empty(os.path.join(d, "stages.json"))}
 
 
-def paired_t_test(a: list[float], b: list[float]) -> tuple[float, float, tuple[float, float]]:
-    """Two-sided paired t-test (scipy.stats.ttest_rel): (t, p, the 95% t interval of the mean
-    difference a - b)."""
+def paired_t_test(a: list[float], b: list[float]) -> tuple[float, tuple[float, float], float,
+                                                             float]:
+    """Two-sided paired t-test (scipy.stats.ttest_rel) of a - b: (mean difference, its 95% t
+    interval, t, p)."""
     from scipy import stats
     res = stats.ttest_rel(a, b)
-    d = [x - y for x, y in zip(a, b)]
-    half = stats.t.ppf(0.975, len(d) - 1) * statistics.stdev(d) / math.sqrt(len(d))
-    mean = statistics.mean(d)
-    return float(res.statistic), float(res.pvalue), (mean - half, mean + half)
+    mean, ci = mean_and_interval([x - y for x, y in zip(a, b)])
+    return mean, ci, float(res.statistic), float(res.pvalue)
 
 
 def _setting(profile, runs) -> str:
@@ -276,8 +274,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
             if len(seeds) >= 2:
                 a = [ppl_a[s][key] for s in seeds]
                 b = [ppl_b[s][key] for s in seeds]
-                t, p, (lo, hi) = paired_t_test(a, b)
-                diff = statistics.mean(x - y for x, y in zip(a, b))
+                diff, (lo, hi), t, p = paired_t_test(a, b)
                 lines.append(f"| {key[0]} {key[1]} | {len(seeds)} | {diff:+.2f} | "
                              f"[{lo:+.2f}, {hi:+.2f}] | {t:.3f} | {p:.3g} |")
         if lines:
