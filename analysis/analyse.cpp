@@ -20,6 +20,7 @@
 #include "analysis/row_gram.h"
 #include "analysis/sketch.h"
 #include "common/blas_core.h"
+#include "common/byte_size.h"
 #include "common/duration.h"
 #include "common/errors.h"
 #include "common/head_spec.h"
@@ -208,21 +209,6 @@ double number_file(const std::string& file) {
   return std::strtod(word.c_str(), nullptr);
 }
 
-// "298 GiB", "2.98 GiB", "12.5 MiB", "3 KiB".
-std::string gib(double bytes) {
-  const double g = bytes / double(1ull << 30), m = bytes / double(1ull << 20);
-  char text[48];
-  if (g >= 100)
-    std::snprintf(text, sizeof text, "%.0f GiB", g);
-  else if (g >= 1)
-    std::snprintf(text, sizeof text, "%.3g GiB", g);
-  else if (m >= 1)
-    std::snprintf(text, sizeof text, "%.3g MiB", m);
-  else
-    std::snprintf(text, sizeof text, "%.0f KiB", std::ceil(bytes / 1024));
-  return text;
-}
-
 }  // namespace
 
 MemoryLimit available_memory() {
@@ -310,33 +296,33 @@ void plan_sketch(AnalysisPlan& plan, const AnalyseOptions& o, int64_t rows, int6
     throw InputError::described(
         path, "",
         path + ": --method sketch: k = " + std::to_string(plan.sketch_k) +
-            " (the bound + oversampling, at most min(T, M)) needs " + gib(plan.bytes) +
-            " (8 M (2k + probes) bytes plus two row blocks), more than the " + gib(limit.bytes) +
-            " " + limit.what);
+            " (the bound + oversampling, at most min(T, M)) needs " + format_bytes(plan.bytes) +
+            " (8 M (2k + probes) bytes plus two row blocks), more than the " +
+            format_bytes(limit.bytes) + " " + limit.what);
   const SvdMethod other = plan.method == SvdMethod::gram ? SvdMethod::exact : SvdMethod::gram;
   const double other_bytes = method_bytes(other, rows, cols, o);
   const bool rows_gram = uses_row_gram(rows, cols, o);
   auto needs = [&](SvdMethod m, double bytes) {
     const std::string mn = std::to_string(rows) + " x " + std::to_string(cols);
     if (m == SvdMethod::exact)
-      return "the T x M = " + mn + " matrix in " + o.precision + " needs " + gib(bytes) +
+      return "the T x M = " + mn + " matrix in " + o.precision + " needs " + format_bytes(bytes) +
              " (with ?gesdd's workspace)";
     return rows_gram ? "the row Gram matrix A A^T of T = " + std::to_string(rows) + " needs " +
-                           gib(bytes) + " (8 T^2 bytes plus a column panel and workspace)"
-                     : "the Gram matrix of M = " + std::to_string(cols) + " needs " + gib(bytes) +
-                           " (8 M^2 bytes plus workspace)";
+                           format_bytes(bytes) + " (8 T^2 bytes plus a column panel and workspace)"
+                     : "the Gram matrix of M = " + std::to_string(cols) + " needs " +
+                           format_bytes(bytes) + " (8 M^2 bytes plus workspace)";
   };
-  const std::string over = ", more than the " + gib(limit.bytes) + " " + limit.what;
+  const std::string over = ", more than the " + format_bytes(limit.bytes) + " " + limit.what;
   std::string why;
   if (options.method == "auto")
     why = "no method fits in memory: " +
           needs(SvdMethod::gram, method_bytes(SvdMethod::gram, rows, cols, o)) + ", " +
           needs(SvdMethod::exact, method_bytes(SvdMethod::exact, rows, cols, o)) +
           " and the sketch at k = " + std::to_string(plan.sketch_k) + " needs " +
-          gib(method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_k)) + over;
+          format_bytes(method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_k)) + over;
   else
     why = "--method " + method_name(plan.method) + ": " + needs(plan.method, plan.bytes) + over +
-          "; --method " + method_name(other) + " needs " + gib(other_bytes) +
+          "; --method " + method_name(other) + " needs " + format_bytes(other_bytes) +
           (other_bytes <= limit.bytes ? "" : ", which does not fit either");
   throw InputError::described(path, "", path + ": " + why);
 }

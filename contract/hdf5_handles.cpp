@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/byte_size.h"
 #include "common/errors.h"
 
 namespace sb::contract::h5 {
@@ -358,19 +359,6 @@ void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>
   write_typed(file, name, dims, H5T_STD_I64LE, H5T_NATIVE_INT64, values);
 }
 
-namespace {
-
-std::string bytes_text(double bytes) {
-  char text[32];
-  if (bytes >= 1e9)
-    std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
-  else
-    std::snprintf(text, sizeof text, "%.1f MB", bytes / 1e6);
-  return text;
-}
-
-}  // namespace
-
 void require_free_space(const std::string& path, double bytes, const std::string& what) {
   const char* skip = std::getenv("SB_SKIP_SPACE_CHECK");
   if (skip != nullptr && std::string(skip) == "1") return;
@@ -381,9 +369,9 @@ void require_free_space(const std::string& path, double bytes, const std::string
   if (ec) return;
   const auto available = static_cast<double>(info.available);
   if (available < bytes)
-    throw WriteError::described(path, path + ": not written: it needs " + bytes_text(bytes) +
+    throw WriteError::described(path, path + ": not written: it needs " + format_bytes(bytes) +
                                           " (" + what + "), the filesystem has " +
-                                          bytes_text(available) + " free");
+                                          format_bytes(available) + " free");
 }
 
 std::string temporary_path(const std::string& path) {

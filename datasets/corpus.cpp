@@ -1,6 +1,7 @@
 #include "datasets/corpus.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -97,6 +98,36 @@ Corpus load_corpus(const std::string& dir) {
           path, "", path + ": no tokens; expected a non-empty " + std::string(split) + " split");
   }
   return c;
+}
+
+Corpus load_proxy_corpus(const std::string& dir) {
+  Corpus c;
+  const auto valid = split_file(dir, "valid");
+  std::vector<int64_t> ids = tokenize_file(valid, c.vocab, /*grow=*/true);
+  c.test = tokenize_file(split_file(dir, "test"), c.vocab, /*grow=*/true);
+  const auto n = static_cast<int64_t>(ids.size());
+  const auto held = static_cast<int64_t>(std::llround(kProxyHoldout * static_cast<double>(n)));
+  if (held < 2 || n - held < 2)
+    throw InputError::described(
+        valid, "",
+        valid + ": " + std::to_string(n) +
+            " tokens; the proxy trains on the first nine tenths and validates on the last "
+            "tenth, which needs at least 20 tokens");
+  c.train.assign(ids.begin(), ids.end() - held);
+  c.valid.assign(ids.end() - held, ids.end());
+  return c;
+}
+
+void pad_vocabulary(Corpus& corpus, int64_t size, const std::string& option) {
+  if (size == 0) return;
+  const int64_t have = corpus.vocab.size();
+  if (size < have)
+    throw OptionError::described(option, option + " = " + std::to_string(size) +
+                                             " is below the corpus' " + std::to_string(have) +
+                                             " words; expected 0 (the corpus' own) or >= " +
+                                             std::to_string(have));
+  for (int64_t i = 0; corpus.vocab.size() < size; ++i)
+    corpus.vocab.add("<unseen_" + std::to_string(i) + ">");
 }
 
 }  // namespace sb::data

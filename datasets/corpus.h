@@ -45,6 +45,20 @@ std::string split_file(const std::string& dir, const std::string& split);
 /// Loads train (building the vocabulary), then valid and test, from `dir`.
 Corpus load_corpus(const std::string& dir);
 
+/// The proxy of a corpus whose training split is absent (WikiText-2 where only its valid and test
+/// splits are at hand): the validation split is the training data except its last tenth
+/// (kProxyHoldout, rounded to a token), which is the validation data; the vocabulary is built
+/// from valid, then test, in first-seen order, so every test word has an id. The training split,
+/// if present, is not read. Throws sb::InputError for a validation split too short to cut.
+inline constexpr double kProxyHoldout = 0.1;
+Corpus load_proxy_corpus(const std::string& dir);
+
+/// Appends placeholder words "<unseen_0>", "<unseen_1>", ... until the vocabulary has `size`
+/// words, so a model's log-output matrix has a larger corpus' M (the proxy above at WikiText-2's
+/// 33278). No split holds them: their outputs are trained only through the normaliser. `size` 0
+/// leaves the vocabulary as it is; a size below its count throws sb::OptionError naming `option`.
+void pad_vocabulary(Corpus& corpus, int64_t size, const std::string& option);
+
 /// Renumbers the vocabulary by descending count in the training split (ties keep first-seen
 /// order, so the ids stay deterministic) and rewrites every split's ids: the order the adaptive
 /// heads' clusters are cut from (Grave et al. 2017: the head cluster holds the most frequent

@@ -170,6 +170,7 @@ def corpora(d: str) -> None:
     write_corpus(f"{d}/corpus/empty_train", [], valid, test)
     write_corpus(f"{d}/corpus/eos_only", [[]] * 5, valid, test)
     write_corpus(f"{d}/corpus/no_test", train, valid, None)
+    write_corpus(f"{d}/corpus/no_train", None, valid, test)
     write_corpus(f"{d}/corpus/oov_valid", train, [["zzz"]] + valid, test)
 
 

@@ -66,7 +66,7 @@ with tempfile.TemporaryDirectory() as tmp:
         umount(disk)
 
     # Without SB_SKIP_SPACE_CHECK: refused before the write, naming the size needed (2000 x 3000
-    # float32 + 2000 int64 targets = 24.0 MB) and the space free, nothing created; a disk with
+    # float32 + 2000 int64 targets = 22.9 MiB) and the space free, nothing created; a disk with
     # room passes the check.
     check(mount(disk, "12m"), "tmpfs of 12m")
     target = os.path.join(disk, "lp.h5")
@@ -74,9 +74,9 @@ with tempfile.TemporaryDirectory() as tmp:
            "--out", target]
     r = subprocess.run(cmd, capture_output=True, text=True)
     lines = r.stderr.splitlines()
-    check(r.returncode == 2 and len(lines) == 1 and f"{target}: not written: it needs 24.0 MB "
+    check(r.returncode == 2 and len(lines) == 1 and f"{target}: not written: it needs 22.9 MiB "
           "(T = 2000 x M = 3000 float32 log-outputs and T targets), the filesystem has "
-          in lines[0] and lines[0].endswith(" MB free"),
+          in lines[0] and lines[0].endswith(" MiB free"),
           f"a dump larger than the free space is refused before it starts ({r.returncode}: "
           f"{lines})")
     check(os.listdir(disk) == [], f"nothing created on the small disk ({os.listdir(disk)})")

@@ -95,6 +95,62 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
+TEST_CASE(
+    "corpus proxy: valid's first nine tenths train, its last tenth validates, test adds its "
+    "words, and a training split is not read") {
+  const auto dir = sb::test::temp_dir("corpus_proxy");
+  // 10 lines of "a b c d" + <eos>: 50 tokens, the last tenth (5) is the last line
+  std::ofstream valid(dir / "valid.txt");
+  for (int i = 0; i < 9; ++i) valid << "a b c d\n";
+  valid << "d c b a\n";
+  valid.close();
+  std::ofstream(dir / "test.txt") << "a z\n";
+  std::ofstream(dir / "train.txt") << "never read\n";  // would add "never" and "read" first
+  const auto c = load_proxy_corpus(dir.string());
+  // ids in first-seen order over valid, then test: a 0, b 1, c 2, d 3, <eos> 4, z 5
+  CHECK(c.vocab.words() == std::vector<std::string>{"a", "b", "c", "d", "<eos>", "z"});
+  CHECK(c.train.size() == 45);
+  CHECK(c.valid == std::vector<int64_t>{3, 2, 1, 0, 4});
+  CHECK(c.test == std::vector<int64_t>{0, 5, 4});
+  // too short to cut: 2 lines of one word = 4 tokens, a tenth rounds to 0
+  std::ofstream(dir / "valid.txt") << "a\nb\n";
+  CHECK_THROWS_WITH(load_proxy_corpus(dir.string()),
+                    Catch::Contains("valid.txt: 4 tokens; the proxy trains on the first nine "
+                                    "tenths"));
+  CHECK_THROWS_AS(load_proxy_corpus(dir.string()), sb::InputError);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("corpus proxy: pad_vocabulary appends never-seen words up to the size and no further") {
+  Corpus c;
+  for (const char* w : {"a", "b", "<eos>"}) c.vocab.add(w);
+  c.train = {0, 1, 2};
+  pad_vocabulary(c, 0, "vocab_size");  // 0: the corpus' own
+  CHECK(c.vocab.size() == 3);
+  pad_vocabulary(c, 6, "vocab_size");
+  CHECK(c.vocab.words() ==
+        std::vector<std::string>{"a", "b", "<eos>", "<unseen_0>", "<unseen_1>", "<unseen_2>"});
+  CHECK(c.train == std::vector<int64_t>{0, 1, 2});  // the splits keep their ids
+  CHECK_THROWS_WITH(pad_vocabulary(c, 4, "vocab_size"),
+                    "vocab_size = 4 is below the corpus' 6 words; expected 0 (the corpus' own) "
+                    "or >= 6");
+  CHECK_THROWS_AS(pad_vocabulary(c, 4, "vocab_size"), sb::OptionError);
+}
+
+TEST_CASE("corpus proxy: WikiText-2 without its training split gives 195881 / 21765 / 245569 "
+          "tokens, and 33278 words padded") {
+  SB_CORPUS_OR_SKIP(wt2, "wikitext-2");
+  auto c = load_proxy_corpus(wt2);
+  // docs/protocol.md, "The WikiText-2 proxy": 217646 valid tokens, round(21764.6) held out
+  CHECK(c.train.size() == 195881);
+  CHECK(c.valid.size() == 21765);
+  CHECK(c.test.size() == 245569);
+  CHECK(c.vocab.size() == 18328);
+  pad_vocabulary(c, 33278, "vocab_size");
+  CHECK(c.vocab.size() == 33278);
+  CHECK(c.vocab.word(33277) == "<unseen_14949>");
+}
+
 TEST_CASE("batchify: B contiguous streams as columns, tail dropped, get_batch shifts by one") {
   std::vector<int64_t> ids(11);
   for (int64_t i = 0; i < 11; ++i) ids[size_t(i)] = i;

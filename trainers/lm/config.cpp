@@ -18,14 +18,32 @@ const WordLmConfig& paper_defaults() {
   return defaults;
 }
 
+namespace {
+
+// The corpus keys every trainer has, and the word LM's own two: the proxy split and the padding.
+std::vector<runkit::ConfigKey<WordLmConfig>> data_keys() {
+  using C = WordLmConfig;
+  auto keys = runkit::corpus_keys<C>(
+      "corpus name: ptb | wikitext-2 (finds the data; names the outputs)");
+  keys.push_back(key("train_split", &C::train_split,
+                     "\"train\"; \"valid\" = the proxy for an absent training split: train on "
+                     "valid's first nine tenths, validate on its last tenth"));
+  keys.push_back(key("vocab_size", &C::vocab_size,
+                     "pad the vocabulary with never-seen placeholder words to this size (0 = "
+                     "the corpus' own)",
+                     at_least(0)));
+  return keys;
+}
+
+}  // namespace
+
 const runkit::ConfigTable<WordLmConfig>& key_table() {
   using C = WordLmConfig;
   const auto probability = runkit::interval(0, /*lo_open=*/false, 1, /*hi_open=*/true);
   static const runkit::ConfigTable<C> table(
       "Word-level LM configuration (trainers/lm/config.h)",
       {
-          {"data", runkit::corpus_keys<C>(
-                       "corpus name: ptb | wikitext-2 (finds the data; names the outputs)")},
+          {"data", data_keys()},
           {"model",
            {
                key("head", &C::head,
@@ -130,6 +148,10 @@ void validate(const WordLmConfig& cfg) {
   if (cfg.dataset.empty())
     throw InputError::described("", "dataset",
                                 "dataset must not be empty (e.g. \"ptb\" or \"wikitext-2\")");
+  if (cfg.train_split != "train" && cfg.train_split != "valid")
+    throw InputError::described(
+        "", "train_split",
+        "train_split must be train or valid, got \"" + cfg.train_split + "\"");
   if (!is_device_name(cfg.device))
     throw InputError::described(
         "", "device", "device must be auto, cpu, cuda or cuda:N, got \"" + cfg.device + "\"");

@@ -31,6 +31,13 @@ struct WordLmConfig {
   int64_t train_tokens = 0;     // use only the first N training tokens (0 = all)
   int64_t valid_tokens = 0;     // same for validation (0 = all)
   int64_t test_tokens = 0;      // same for the test split (0 = all)
+  // "train": the corpus' splits as they are. "valid": the proxy for a corpus whose training split
+  // is absent (WikiText-2 with only valid and test): trains on the validation split's first nine
+  // tenths, validates on its last tenth, tests on test (datasets/corpus.h, load_proxy_corpus).
+  std::string train_split = "train";
+  // > 0: pads the vocabulary with never-seen placeholder words up to this size, so the test dump
+  // has a larger corpus' M (the WikiText-2 proxy at the paper's 33278); 0 = the corpus' own.
+  int64_t vocab_size = 0;
   // model (AWD-LSTM, Merity et al. 2018)
   std::string head = "softmax";  // output head, registry spelling ("mos:K=15", "sparse:k=20")
   int64_t emsize = 400;          // embedding size = d (tied decoder input size)

@@ -57,6 +57,8 @@ WordLmConfig all_changed() {
   c.train_tokens = 12345;
   c.valid_tokens = 678;
   c.test_tokens = 9;
+  c.train_split = "valid";
+  c.vocab_size = 33278;
   c.head = "mos:K=15";
   c.emsize = 280;
   c.nhid = 960;
@@ -135,7 +137,7 @@ TEST_CASE("config: the defaults are the paper's PTB settings") {
 
 TEST_CASE("config: the key table covers every field once, in struct order, typed") {
   const auto& keys = sb::lm::config_keys();
-  REQUIRE(keys.size() == 40);
+  REQUIRE(keys.size() == 42);
   CHECK(keys.front().name == "dataset");
   CHECK(keys.back().name == "mixture_stats");
   std::vector<std::string> names;
@@ -342,6 +344,10 @@ TEST_CASE("config: validate rejects out-of-range values naming the key, range an
   CHECK(msg([](WordLmConfig& c) { c.train_tokens = -1; }) == "train_tokens must be >= 0, got -1");
   CHECK(msg([](WordLmConfig& c) { c.lr = std::nan(""); }) == "lr must be a finite number, got nan");
   CHECK(contains(msg([](WordLmConfig& c) { c.dataset = ""; }), "dataset must not be empty"));
+  CHECK(msg([](WordLmConfig& c) { c.train_split = "test"; }) ==
+        "train_split must be train or valid, got \"test\"");
+  CHECK(msg([](WordLmConfig& c) { c.train_split = "valid"; }) == "(no exception)");
+  CHECK(msg([](WordLmConfig& c) { c.vocab_size = -1; }) == "vocab_size must be >= 0, got -1");
   CHECK(msg([](WordLmConfig& c) { c.device = "gpu"; }) ==
         "device must be auto, cpu, cuda or cuda:N, got \"gpu\"");
   CHECK(msg([](WordLmConfig& c) { c.device = "cuda:"; }) ==
