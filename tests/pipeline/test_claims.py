@@ -104,6 +104,28 @@ with tempfile.TemporaryDirectory() as tmp:
     check(src == "results/claims (runs at def5678: 1)",
           f"before its tables, the runs' commits from stages.json ({src})")
 
+    # The WikiText-2 proxy's rows: not attempted before the profile runs; then each rank against
+    # softmax's bound, beside Table 3's WT2 figure read from results/paper/paper_ranks.csv.
+    os.makedirs(os.path.join(tmp, "w"))
+    os.symlink(os.path.join(ROOT, "results", "paper"), os.path.join(tmp, "w", "paper"))
+    wt2 = os.path.join(tmp, "w", "wt2-proxy")
+    rows_wt2 = claims.wt2_rows(wt2)
+    check(len(rows_wt2) == 6 and all(r.verdict.startswith("not attempted") for r in rows_wt2) and
+          "PROFILE=wt2-proxy" in rows_wt2[0].verdict, "wt2-proxy not run: six rows not attempted")
+    for label, rank in (("softmax", 102), ("sigsoftmax", 90)):
+        os.makedirs(os.path.join(wt2, f"{label}_s141"))
+        with open(os.path.join(wt2, f"{label}_s141", "rank.json"), "w") as f:
+            json.dump({"rank": rank, "bound": 102, "d": 100}, f)
+    rows_wt2 = claims.wt2_rows(wt2)
+    check([r.verdict for r in rows_wt2[:2]] == ["reproduced", "contradicted"] and
+          rows_wt2[0].paper == "rank 402 = d + 2 (Table 3, WT2)" and
+          rows_wt2[1].paper == "rank 5465 (Table 3, WT2)" and
+          rows_wt2[2].verdict.startswith("not attempted (no sigmoid_s141/rank.json"),
+          f"wt2-proxy ranks against the bound ({[r.verdict for r in rows_wt2]})")
+    check(rows_wt2[5].verdict.startswith("not attempted (WT2's training split") and
+          rows_wt2[5].paper == "softmax 64.7 vs sigsoftmax 64.2",
+          "Table 2's ppl: the paper's figures, not testable from the proxy")
+
     # The d-sweep's row: the effect is minus the slope of the gap against log2(d).
     sweep = os.path.join(tmp, "dsweep")
     check(claims.sweep_row(sweep).verdict.startswith("not attempted (the dsweep profile has not "
