@@ -122,10 +122,10 @@ void pad_vocabulary(Corpus& corpus, int64_t size, const std::string& option) {
   if (size == 0) return;
   const int64_t have = corpus.vocab.size();
   if (size < have)
-    throw OptionError::described(option, option + " = " + std::to_string(size) +
-                                             " is below the corpus' " + std::to_string(have) +
-                                             " words; expected 0 (the corpus' own) or >= " +
-                                             std::to_string(have));
+    throw OptionError::described(
+        option, option + " = " + std::to_string(size) + " is below the corpus' " +
+                    std::to_string(have) +
+                    " words; expected 0 (the corpus' own) or >= " + std::to_string(have));
   for (int64_t i = 0; corpus.vocab.size() < size; ++i)
     corpus.vocab.add("<unseen_" + std::to_string(i) + ">");
 }

@@ -137,8 +137,9 @@ TEST_CASE("corpus proxy: pad_vocabulary appends never-seen words up to the size 
   CHECK_THROWS_AS(pad_vocabulary(c, 4, "vocab_size"), sb::OptionError);
 }
 
-TEST_CASE("corpus proxy: WikiText-2 without its training split gives 195881 / 21765 / 245569 "
-          "tokens, and 33278 words padded") {
+TEST_CASE(
+    "corpus proxy: WikiText-2 without its training split gives 195881 / 21765 / 245569 "
+    "tokens, and 33278 words padded") {
   SB_CORPUS_OR_SKIP(wt2, "wikitext-2");
   auto c = load_proxy_corpus(wt2);
   // docs/protocol.md, "The WikiText-2 proxy": 217646 valid tokens, round(21764.6) held out

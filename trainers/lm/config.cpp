@@ -23,8 +23,8 @@ namespace {
 // The corpus keys every trainer has, and the word LM's own two: the proxy split and the padding.
 std::vector<runkit::ConfigKey<WordLmConfig>> data_keys() {
   using C = WordLmConfig;
-  auto keys = runkit::corpus_keys<C>(
-      "corpus name: ptb | wikitext-2 (finds the data; names the outputs)");
+  auto keys =
+      runkit::corpus_keys<C>("corpus name: ptb | wikitext-2 (finds the data; names the outputs)");
   keys.push_back(key("train_split", &C::train_split,
                      "\"train\"; \"valid\" = the proxy for an absent training split: train on "
                      "valid's first nine tenths, validate on its last tenth"));
@@ -150,8 +150,7 @@ void validate(const WordLmConfig& cfg) {
                                 "dataset must not be empty (e.g. \"ptb\" or \"wikitext-2\")");
   if (cfg.train_split != "train" && cfg.train_split != "valid")
     throw InputError::described(
-        "", "train_split",
-        "train_split must be train or valid, got \"" + cfg.train_split + "\"");
+        "", "train_split", "train_split must be train or valid, got \"" + cfg.train_split + "\"");
   if (!is_device_name(cfg.device))
     throw InputError::described(
         "", "device", "device must be auto, cpu, cuda or cuda:N, got \"" + cfg.device + "\"");

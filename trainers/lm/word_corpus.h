@@ -3,8 +3,9 @@
 // and dyneval (which must see the words as the weights were trained on them): the corpus
 // directory (config.data, else searched: datasets/data_location.h), the splits (or, with
 // train_split = "valid", the proxy cut from the validation split), the vocabulary padded to
-// config.vocab_size, sorted by frequency for the adaptive heads (their clusters are cut from it), the training split
-// truncated to config.train_tokens, and, when asked, the evaluation splits to theirs.
+// config.vocab_size, sorted by frequency for the adaptive heads (their clusters are cut from
+// it), the training split truncated to config.train_tokens, and, when asked, the evaluation
+// splits to theirs.
 
 #include <string>
 

@@ -50,8 +50,9 @@ TEST_CASE("word corpus: without a training split, the default names the split an
   fs::remove_all(dir);
 }
 
-TEST_CASE("word corpus: train_split = valid trains on valid's head, validates on its tail, "
-          "and vocab_size pads the test dump's M") {
+TEST_CASE(
+    "word corpus: train_split = valid trains on valid's head, validates on its tail, "
+    "and vocab_size pads the test dump's M") {
   const auto dir = proxy_corpus("word_corpus_proxy");
   WordLmConfig c = proxy_config(dir);
   auto w = sb::lm::load_word_corpus(c);
@@ -77,8 +78,7 @@ TEST_CASE("word corpus: an adaptive head sorts the padded vocabulary with the pl
   const auto w = sb::lm::load_word_corpus(c);
   // training counts over the first 49 tokens: a b c d 10 each (ties in first-seen order),
   // <eos> 9; e (every one held out), z (test only) and the placeholders 0, in id order
-  CHECK(w.corpus.vocab.words() ==
-        std::vector<std::string>{"a", "b", "c", "d", "<eos>", "e", "z", "<unseen_0>",
-                                 "<unseen_1>"});
+  CHECK(w.corpus.vocab.words() == std::vector<std::string>{"a", "b", "c", "d", "<eos>", "e", "z",
+                                                           "<unseen_0>", "<unseen_1>"});
   fs::remove_all(dir);
 }
