@@ -27,8 +27,9 @@ std::string find_corpus_dir(const std::string& name, const std::string& explicit
   std::vector<fs::path> tried;
   if (!explicit_dir.empty()) {
     if (fs::is_directory(explicit_dir)) {
-      // A directory the user named: say which split file it lacks.
-      for (const char* split : {"train", "valid", "test"}) split_file(explicit_dir, split);
+      // A directory the user named: say which split file it lacks (the training split is the
+      // loader's to ask for: a proxy run trains without it, datasets/corpus.h).
+      for (const char* split : {"valid", "test"}) split_file(explicit_dir, split);
       return fs::weakly_canonical(explicit_dir).string();
     }
     tried.emplace_back(explicit_dir);
