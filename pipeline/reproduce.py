@@ -46,6 +46,16 @@ PREFIX = "[reproduce]"
 Step = tuple[Run | None, Stage]  # a per-run stage with its run, or a profile stage with None
 
 
+@contextlib.contextmanager
+def stages_locked(run_dir: str):
+    """Holds the run's stages.json for one read-modify-write: two Slurm jobs of one run (score
+    beside finetune) may finish at the same time. The lock file is hidden, as every lock beside
+    a run is (.gitignore), so committed results carry none."""
+    with open(os.path.join(run_dir, ".stages.json.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def failure_line(binary: str, code: int, last: str, log_path: str) -> str:
     """One line for a stage whose binary failed: its exit status or the signal that ended it
     (by name), its own last line (its error message), and where the whole output is."""
@@ -97,10 +107,8 @@ class Driver:
 
     def record(self, run: Run, stage: str, seconds: float, finished: bool = True) -> None:
         """Adds `seconds` to the stage's time; an interrupted stage's time is kept as partial
-        and counted when the stage finishes. Locked: two Slurm jobs of one run (score beside
-        finetune) may finish at the same time."""
-        with open(os.path.join(run.dir, "stages.json.lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        and counted when the stage finishes."""
+        with stages_locked(run.dir):
             t = self.timings(run)
             partial = t.pop(stage + ".partial", {}).get("seconds", 0.0)
             if finished:
@@ -113,8 +121,7 @@ class Driver:
 
     def record_removed(self, run: Run, record: dict) -> None:
         """Records in the run's stages.json that its dump was removed (stages.release_dump)."""
-        with open(os.path.join(run.dir, "stages.json.lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with stages_locked(run.dir):
             t = self.timings(run)
             t[DUMP_REMOVED] = dict(record, seconds=0.0, commit=self.source.label,
                                           removed=time.strftime("%FT%TZ", time.gmtime()))
@@ -125,8 +132,7 @@ class Driver:
         run starts from the beginning, so they describe files that are about to be replaced."""
         if not os.path.exists(os.path.join(run.dir, "stages.json")):
             return
-        with open(os.path.join(run.dir, "stages.json.lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with stages_locked(run.dir):
             t = self.timings(run)
             kept = {k: v for k, v in t.items()  # "dump.partial", "dump.removed" go with "dump"
                     if k.removesuffix(".partial").removesuffix(".removed") not in stages}

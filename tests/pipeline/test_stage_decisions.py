@@ -165,6 +165,9 @@ def fresh_clone(tmp: str) -> None:
     committed = json.load(open(os.path.join(COMMITTED, "stages.json")))
     check(all(timings[s] != committed[s] for s in ("train", "finetune", "dump")),
           "stages.json: train, finetune and dump records are this checkout's")
+    visible = [f for f in os.listdir(run_dir) if f.endswith(".lock") and not f.startswith(".")]
+    check(not visible, f"the stage records' lock is a hidden file, which .gitignore keeps out of "
+                       f"committed results (visible locks: {visible})")
 
     d2 = driver(profile(tmp))
     lines = go(d2, ["train", "finetune", "dump", "score"])
