@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 
 # Every Debian package the project needs, and nothing else.
-DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config \
+DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config lld \
   libtorch-dev libopenblas-dev libopenblas0-openmp liblapacke-dev \
   libhdf5-dev hdf5-tools \
   catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev \
@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive plots reproduce readme claims fit format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive plots reproduce readme claims fit format clean help
 
 all: build
 
@@ -52,7 +52,8 @@ help:
 	@echo "make data       find (datasets/, ../shared/datasets) or download PTB and WikiText-2, md5-verified"
 	@echo "make data CORPUS=billion  download One Billion Word (1.8 GB, SHA-256-verified) and prepare it"
 	@echo "make build      configure ($(BUILD_TYPE), ninja) and build into $(BUILD_DIR)/"
-	@echo "make test       deps + data (skipped tests without it) + build + ctest"
+	@echo "make test       deps + data (skipped tests without it) + build + ctest (all but the long ones)"
+	@echo "make test-long  the tests that take minutes each (the smoke profile end to end, ...)"
 	@echo "make test-slurm install Slurm + munge, then the Slurm backend's test on a one-node cluster (root)"
 	@echo "make fuzz       libFuzzer harnesses of the file readers, FUZZ_SECONDS=$(FUZZ_SECONDS) s each (clang; $(FUZZ_DIR)/)"
 	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
@@ -129,7 +130,15 @@ build: configure
 test: deps
 	@$(MAKE) --no-print-directory data || echo "make test: PTB / WikiText-2 not found and not downloadable: the tests that need them will be skipped (get the corpora with 'make data')"
 	@$(MAKE) --no-print-directory build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE slurm
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE "slurm|long"
+
+# The tests that take minutes each and have no smaller version testing the same (ctest label
+# "long": the smoke profile end to end, the PyTorch parity, ...; tests/CMakeLists.txt). .ci/run
+# runs them after `make test`.
+test-long: deps
+	@$(MAKE) --no-print-directory data || echo "make test-long: PTB / WikiText-2 not found and not downloadable: the tests that need them will be skipped (get the corpora with 'make data')"
+	@$(MAKE) --no-print-directory build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L long
 
 # The Slurm backend on a real one-node cluster (ctest label "slurm"; not in `make test`, which
 # installs no daemons). Needs root: the test starts munged, slurmctld and slurmd on 127.0.0.1.

@@ -38,10 +38,6 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 /// The command line's settings.
 struct FitCli {
   std::string corpus = "ptb", data,
@@ -166,7 +162,7 @@ struct FitCount {
   std::chrono::steady_clock::time_point start;
 
   std::string eta() const {
-    return sb::format_duration(seconds_since(start) / static_cast<double>(index) *
+    return sb::format_duration(sb::seconds_since(start) / static_cast<double>(index) *
                                static_cast<double>(total - index));
   }
 };
@@ -201,7 +197,7 @@ nlohmann::json fit_row(const sb::fit::Target& target, const sb::HeadSpec& spec, 
                         {"parameters", r.parameters},
                         {"rank", rank.rank},
                         {"bound", sb::theorem2_bounded(spec.kind) ? d + 2 : -1},
-                        {"seconds", seconds_since(t0)}};
+                        {"seconds", sb::seconds_since(t0)}};
   if (runs.size() > 1) {
     const double a = runs[0].kl, b = runs[1].kl;
     row["restart"] = {{"seed", cli.fo.seed + 1},
@@ -215,7 +211,7 @@ nlohmann::json fit_row(const sb::fit::Target& target, const sb::HeadSpec& spec, 
       count.index, count.total, spec.to_string().c_str(), static_cast<long long>(d), r.kl,
       runs.size() > 1 ? (" (restart " + std::to_string(runs[1].kl) + ")").c_str() : "",
       static_cast<long long>(rank.rank), r.converged ? "converged, " : "NOT converged, ",
-      static_cast<long long>(r.steps), sb::format_duration(seconds_since(t0)).c_str(),
+      static_cast<long long>(r.steps), sb::format_duration(sb::seconds_since(t0)).c_str(),
       count.eta().c_str());
   std::fflush(stdout);
   return row;
@@ -260,10 +256,10 @@ int main(int argc, char** argv) {
     for (const auto& spec : specs)
       for (const int64_t d : ds)
         report["fits"].push_back(fit_row(target, spec, d, cli, entropy, {++done, total, start}));
-    report["seconds"] = seconds_since(start);
+    report["seconds"] = sb::seconds_since(start);
     sb::runkit::write_text_atomically(cli.out, report.dump(2) + "\n");
     std::printf("wrote %s (%s)\n", cli.out.c_str(),
-                sb::format_duration(seconds_since(start)).c_str());
+                sb::format_duration(sb::seconds_since(start)).c_str());
   } catch (...) {
     return sb::report_error("fit_logprob_matrix", std::current_exception());
   }

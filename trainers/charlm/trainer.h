@@ -36,7 +36,6 @@ class CharTrainer : public runkit::ConfiguredTrainer<CharConfig, CharLstm> {
   const CharResult& result() const { return result_; }
 
  private:
-  torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
   EpochEnd train_epoch() override;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
@@ -44,7 +43,6 @@ class CharTrainer : public runkit::ConfiguredTrainer<CharConfig, CharLstm> {
 
   CharCorpus corpus_;
   torch::Tensor train_data_, valid_data_;  // (N, batch_size), (N, eval_batch_size)
-  std::unique_ptr<torch::optim::Adam> optimizer_;
   CharResult result_;
 };
 

@@ -15,15 +15,10 @@
 namespace sb::classifier {
 
 namespace fs = std::filesystem;
-using clock_type = std::chrono::steady_clock;
 
 namespace {
 
 constexpr uint64_t kShuffleSalt = 0x5a1f0000;  // + the epoch: one generator per epoch
-
-double seconds_since(clock_type::time_point t) {
-  return std::chrono::duration<double>(clock_type::now() - t).count();
-}
 
 nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
@@ -83,7 +78,7 @@ ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
       n, seeded_generator(config_.seed, kShuffleSalt + static_cast<uint64_t>(state_.epoch)),
       torch::kLong);
   model->train();
-  const auto start = clock_type::now();
+  const auto start = std::chrono::steady_clock::now();
   auto interval_start = start;
   const int64_t first = state_.batch;
   double interval_loss = 0;
@@ -132,7 +127,7 @@ ClassifierTrainer::EpochEnd ClassifierTrainer::train_epoch() {
                       {"eta_run_max_s", eta_run}});
       interval_loss = 0;
       interval_batches = interval_images = 0;
-      interval_start = clock_type::now();
+      interval_start = std::chrono::steady_clock::now();
     }
     if (stop) return EpochEnd::interrupted;
   }

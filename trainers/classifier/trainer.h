@@ -38,7 +38,6 @@ class ClassifierTrainer : public runkit::ConfiguredTrainer<ClassifierConfig, Con
 
  private:
   // runkit::EpochTrainer's hooks.
-  torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
   EpochEnd train_epoch() override;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
@@ -54,7 +53,6 @@ class ClassifierTrainer : public runkit::ConfiguredTrainer<ClassifierConfig, Con
   Splits splits_;
   std::vector<std::string> classes_;
   std::string dataset_;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
   Evaluation last_valid_;  ///< of the epoch just validated
   // The classifier's own checkpoint fields (runkit's RunState holds the rest; its best_valid is
   // the validation loss of the best epoch).

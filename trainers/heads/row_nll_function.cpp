@@ -20,8 +20,7 @@ bool kernel_takes(const torch::Tensor& logits) {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-// Rows per parallel task: enough elements (~64k) to amortise the scheduling.
-int64_t grain_rows(int64_t cols) { return std::max<int64_t>(1, (int64_t{1} << 16) / cols); }
+using kernels::grain_rows;
 
 template <class T>
 void forward_rows(const T* z, const int64_t* t, double* loss, double* stats, int64_t rows,

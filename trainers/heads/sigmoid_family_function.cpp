@@ -10,8 +10,7 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-// Rows per parallel task: enough elements (~64k) to amortise the scheduling.
-int64_t grain_rows(int64_t cols) { return std::max<int64_t>(1, (int64_t{1} << 16) / cols); }
+using kernels::grain_rows;
 
 class SigmoidFamilyFn : public torch::autograd::Function<SigmoidFamilyFn> {
  public:

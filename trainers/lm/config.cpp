@@ -35,95 +35,96 @@ std::vector<runkit::ConfigKey<WordLmConfig>> data_keys() {
   return keys;
 }
 
+// The network: the head, the sizes, the dropouts (AWD-LSTM, Merity et al. 2018).
+std::vector<runkit::ConfigKey<WordLmConfig>> model_keys() {
+  using C = WordLmConfig;
+  const auto probability = runkit::interval(0, /*lo_open=*/false, 1, /*hi_open=*/true);
+  return {key("head", &C::head,
+              "output head, registry spelling (e.g. \"sigsoftmax\", \"mos:K=15\", "
+              "\"sparse:k=20\")"),
+          key("emsize", &C::emsize, "embedding size = d (tied decoder input size)", at_least(1)),
+          key("nhid", &C::nhid, "hidden units of the inner LSTM layers", at_least(1)),
+          key("nhidlast", &C::nhidlast,
+              "units of the last LSTM layer; 0 = emsize (single heads need emsize)", at_least(0)),
+          key("nlayers", &C::nlayers, "number of LSTM layers", at_least(1)),
+          key("dropout", &C::dropout, "locked dropout on the last layer's output", probability),
+          key("dropouth", &C::dropouth, "locked dropout between LSTM layers", probability),
+          key("dropouti", &C::dropouti, "locked dropout on the word vectors", probability),
+          key("dropoute", &C::dropoute, "embedding dropout (whole words)", probability),
+          key("wdrop", &C::wdrop, "DropConnect on the hidden-to-hidden weights", probability),
+          key("dropoutl", &C::dropoutl, "MoS/MoSS latent (context vector) dropout", probability),
+          key("latent_bias", &C::latent_bias,
+              "MoS/MoSS: contexts tanh(W_h h + b_h) as Yang et al.'s code; false: "
+              "tanh(W_h h)")};
+}
+
+// The optimisation: batches, BPTT, lr and its schedule, regularisers, epochs, seed, threads.
+std::vector<runkit::ConfigKey<WordLmConfig>> training_keys() {
+  using C = WordLmConfig;
+  return {key("batch_size", &C::batch_size, "training batch size", at_least(1)),
+          key("eval_batch_size", &C::eval_batch_size, "validation batch size", at_least(1)),
+          key("bptt", &C::bptt, "base sequence length of truncated BPTT", at_least(1)),
+          key("lr", &C::lr, "SGD / ASGD learning rate", runkit::above(0)),
+          key("lr_decay", &C::lr_decay,
+              "divide the main phase's lr by this once per epoch after epoch "
+              "lr_decay_after (1 = constant lr)",
+              at_least(1)),
+          key("lr_decay_after", &C::lr_decay_after,
+              "the last main-phase epoch at the full lr when lr_decay > 1", at_least(0)),
+          key("clip", &C::clip, "gradient norm clipping (0 = no clipping)", at_least(0)),
+          key("wdecay", &C::wdecay, "weight decay", at_least(0)),
+          key("alpha", &C::alpha, "activation regularisation (AR)", at_least(0)),
+          key("beta", &C::beta, "temporal activation regularisation (TAR)", at_least(0)),
+          key("nonmono", &C::nonmono, "NT-ASGD non-monotone interval", at_least(1)),
+          key("epochs", &C::epochs, "max epochs of the main phase", at_least(1)).not_trajectory(),
+          key("finetune_epochs", &C::finetune_epochs,
+              "max epochs of finetuning (0 = skip finetuning)", at_least(0))
+              .not_trajectory(),
+          key("max_batches", &C::max_batches,
+              "stop an epoch after N batches (0 = whole epoch); scaled-down runs", at_least(0)),
+          key("seed", &C::seed, "random seed", at_least(0)),
+          key("threads", &C::threads, "threads (0 = number of cores)", at_least(0)),
+          key("bias_init", &C::bias_init,
+              "the decoder bias at the start: zero (the paper's code), unigram (head(b) = "
+              "the training unigram; single finite heads) or uniform (b = -log M)"),
+          key("device", &C::device,
+              "auto | cpu | cuda | cuda:N (auto = cuda when LibTorch has it and a GPU is "
+              "visible)")
+              .not_trajectory(),
+          key("log_interval", &C::log_interval, "progress line every N batches", at_least(1))
+              .not_trajectory()};
+}
+
+// What a run writes besides its model: the run directory, the dumps, the mixture statistics.
+std::vector<runkit::ConfigKey<WordLmConfig>> output_keys() {
+  using C = WordLmConfig;
+  return {runkit::out_key<C>("results/<dataset>_<head>"),
+          key("dump_test", &C::dump_test, "write the test-set log-output HDF5 file after training")
+              .not_trajectory(),
+          key("epoch_dump_rows", &C::epoch_dump_rows,
+              "after every epoch (main and finetuning), write the first N test rows (batch "
+              "size 1, the weights just validated) to <out>/epochs/<phase>_<epoch>.h5 (0 = "
+              "off)",
+              at_least(0))
+              .not_trajectory(),
+          key("mixture_stats", &C::mixture_stats,
+              "MoS/MoSS: after every epoch, the prior's entropies and the experts' "
+              "disagreement on N positions at the start of the validation split, to "
+              "metrics.jsonl (0 = off)",
+              at_least(0))
+              .not_trajectory()};
+}
+
 }  // namespace
 
 const runkit::ConfigTable<WordLmConfig>& key_table() {
-  using C = WordLmConfig;
-  const auto probability = runkit::interval(0, /*lo_open=*/false, 1, /*hi_open=*/true);
-  static const runkit::ConfigTable<C> table(
+  static const runkit::ConfigTable<WordLmConfig> table(
       "Word-level LM configuration (trainers/lm/config.h)",
       {
           {"data", data_keys()},
-          {"model",
-           {
-               key("head", &C::head,
-                   "output head, registry spelling (e.g. \"sigsoftmax\", \"mos:K=15\", "
-                   "\"sparse:k=20\")"),
-               key("emsize", &C::emsize, "embedding size = d (tied decoder input size)",
-                   at_least(1)),
-               key("nhid", &C::nhid, "hidden units of the inner LSTM layers", at_least(1)),
-               key("nhidlast", &C::nhidlast,
-                   "units of the last LSTM layer; 0 = emsize (single heads need emsize)",
-                   at_least(0)),
-               key("nlayers", &C::nlayers, "number of LSTM layers", at_least(1)),
-               key("dropout", &C::dropout, "locked dropout on the last layer's output",
-                   probability),
-               key("dropouth", &C::dropouth, "locked dropout between LSTM layers", probability),
-               key("dropouti", &C::dropouti, "locked dropout on the word vectors", probability),
-               key("dropoute", &C::dropoute, "embedding dropout (whole words)", probability),
-               key("wdrop", &C::wdrop, "DropConnect on the hidden-to-hidden weights", probability),
-               key("dropoutl", &C::dropoutl, "MoS/MoSS latent (context vector) dropout",
-                   probability),
-               key("latent_bias", &C::latent_bias,
-                   "MoS/MoSS: contexts tanh(W_h h + b_h) as Yang et al.'s code; false: "
-                   "tanh(W_h h)"),
-           }},
-          {"training",
-           {
-               key("batch_size", &C::batch_size, "training batch size", at_least(1)),
-               key("eval_batch_size", &C::eval_batch_size, "validation batch size", at_least(1)),
-               key("bptt", &C::bptt, "base sequence length of truncated BPTT", at_least(1)),
-               key("lr", &C::lr, "SGD / ASGD learning rate", runkit::above(0)),
-               key("lr_decay", &C::lr_decay,
-                   "divide the main phase's lr by this once per epoch after epoch "
-                   "lr_decay_after (1 = constant lr)",
-                   at_least(1)),
-               key("lr_decay_after", &C::lr_decay_after,
-                   "the last main-phase epoch at the full lr when lr_decay > 1", at_least(0)),
-               key("clip", &C::clip, "gradient norm clipping (0 = no clipping)", at_least(0)),
-               key("wdecay", &C::wdecay, "weight decay", at_least(0)),
-               key("alpha", &C::alpha, "activation regularisation (AR)", at_least(0)),
-               key("beta", &C::beta, "temporal activation regularisation (TAR)", at_least(0)),
-               key("nonmono", &C::nonmono, "NT-ASGD non-monotone interval", at_least(1)),
-               key("epochs", &C::epochs, "max epochs of the main phase", at_least(1))
-                   .not_trajectory(),
-               key("finetune_epochs", &C::finetune_epochs,
-                   "max epochs of finetuning (0 = skip finetuning)", at_least(0))
-                   .not_trajectory(),
-               key("max_batches", &C::max_batches,
-                   "stop an epoch after N batches (0 = whole epoch); scaled-down runs",
-                   at_least(0)),
-               key("seed", &C::seed, "random seed", at_least(0)),
-               key("threads", &C::threads, "threads (0 = number of cores)", at_least(0)),
-               key("bias_init", &C::bias_init,
-                   "the decoder bias at the start: zero (the paper's code), unigram (head(b) = "
-                   "the training unigram; single finite heads) or uniform (b = -log M)"),
-               key("device", &C::device,
-                   "auto | cpu | cuda | cuda:N (auto = cuda when LibTorch has it and a GPU is "
-                   "visible)")
-                   .not_trajectory(),
-               key("log_interval", &C::log_interval, "progress line every N batches", at_least(1))
-                   .not_trajectory(),
-           }},
-          {"outputs",
-           {
-               runkit::out_key<C>("results/<dataset>_<head>"),
-               key("dump_test", &C::dump_test,
-                   "write the test-set log-output HDF5 file after training")
-                   .not_trajectory(),
-               key("epoch_dump_rows", &C::epoch_dump_rows,
-                   "after every epoch (main and finetuning), write the first N test rows (batch "
-                   "size 1, the weights just validated) to <out>/epochs/<phase>_<epoch>.h5 (0 = "
-                   "off)",
-                   at_least(0))
-                   .not_trajectory(),
-               key("mixture_stats", &C::mixture_stats,
-                   "MoS/MoSS: after every epoch, the prior's entropies and the experts' "
-                   "disagreement on N positions at the start of the validation split, to "
-                   "metrics.jsonl (0 = off)",
-                   at_least(0))
-                   .not_trajectory(),
-           }},
+          {"model", model_keys()},
+          {"training", training_keys()},
+          {"outputs", output_keys()},
       },
       runkit::TableOptions{"trainers/configs/ptb_smoke.toml"});
   return table;

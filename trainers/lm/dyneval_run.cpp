@@ -28,12 +28,6 @@ namespace sb::lm {
 namespace {
 
 namespace fs = std::filesystem;
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
-
 std::string weights_path(const fs::path& run, const std::string& explicit_path) {
   if (!explicit_path.empty()) {
     if (!fs::is_regular_file(explicit_path))
@@ -170,7 +164,7 @@ Evaluation set_up(const std::string& run_dir, const DynevalInputs& in, const Dyn
 /// The static evaluation (batch 1, no adaptation): {valid_loss, valid_ppl, test_loss, test_ppl,
 /// bptt}.
 nlohmann::json static_losses(Evaluation& e, const DynamicEvalOptions& options) {
-  const auto t = clock_type::now();
+  const auto t = std::chrono::steady_clock::now();
   const double valid =
       static_evaluate(e.model, e.valid, options.bptt(), runkit::timed_progress("static valid"));
   const double test =
@@ -185,7 +179,7 @@ nlohmann::json static_losses(Evaluation& e, const DynamicEvalOptions& options) {
 }
 
 GradientStats statistics(Evaluation& e, const DynamicEvalOptions& options, double* seconds) {
-  const auto t = clock_type::now();
+  const auto t = std::chrono::steady_clock::now();
   const auto stats =
       gradient_statistics(e.model, e.corpus.train, options, runkit::timed_progress("statistics"));
   *seconds = seconds_since(t);
@@ -203,7 +197,7 @@ GradientStats statistics(Evaluation& e, const DynamicEvalOptions& options, doubl
 /// appends every point to `grid_json`, returns the best point's validation loss.
 double search_grid(Evaluation& e, const GradientStats& stats, DynevalSettings& settings,
                    nlohmann::json& grid_json) {
-  auto t = clock_type::now();  // each point's time: from here or the previous point
+  auto t = std::chrono::steady_clock::now();  // each point's time: from here or the previous point
   const auto search = grid_search(
       e.model, e.valid, stats, settings.options, settings.grid_lr, settings.grid_lambda,
       [&](const GridPoint& p) {
@@ -215,7 +209,7 @@ double search_grid(Evaluation& e, const GradientStats& stats, DynevalSettings& s
                     number(p.lambda).c_str(), std::exp(p.loss),
                     format_duration(seconds_since(t)).c_str());
         std::fflush(stdout);
-        t = clock_type::now();
+        t = std::chrono::steady_clock::now();
       },
       [](double x, double l) {
         return runkit::timed_progress("lr " + number(x) + " lambda " + number(l));
@@ -252,7 +246,7 @@ nlohmann::json options_json(const DynamicEvalOptions& o) {
 
 void run_dyneval(const std::string& run_dir, const DynevalConfig& cfg) {
   const JsonStdout json_stdout(cfg.json);
-  const auto start = clock_type::now();
+  const auto start = std::chrono::steady_clock::now();
   const auto in = resolve_dyneval_inputs(run_dir, cfg);
   auto settings = dyneval_settings(cfg);
   check_ranges(cfg);  // the keys validate(options) does not cover (threads, *_tokens)

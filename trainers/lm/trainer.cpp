@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/duration.h"
 #include "common/errors.h"
 #include "datasets/batchify.h"
 #include "trainers/heads/unigram_bias.h"
@@ -20,14 +21,6 @@
 namespace sb::lm {
 
 namespace fs = std::filesystem;
-using clock_type = std::chrono::steady_clock;
-
-namespace {
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
-
-}  // namespace
 
 int64_t draw_seq_len(int64_t base) {
   // Merity et al. 2018 sec. 4.1: bptt with p = 0.95 else bptt / 2, then N(., 5), at least 5.
@@ -161,8 +154,8 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
   state_.carried.clear();
   double interval_loss = 0;
   int64_t interval_batches = 0, interval_tokens = 0;
-  auto interval_start = clock_type::now();
-  auto epoch_start = clock_type::now();
+  auto interval_start = std::chrono::steady_clock::now();
+  auto epoch_start = std::chrono::steady_clock::now();
   const int64_t first_batch = state_.batch;
   model->train();
   while (position_ < n - 2 && (config_.max_batches == 0 || state_.batch < batches)) {
@@ -201,7 +194,7 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
       metrics_.write(runkit::to_json(p));
       interval_loss = 0;
       interval_batches = interval_tokens = 0;
-      interval_start = clock_type::now();
+      interval_start = std::chrono::steady_clock::now();
     }
     if (stop) {
       for (const auto& [h, c] : detach_state(hidden))

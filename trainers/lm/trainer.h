@@ -57,7 +57,6 @@ class WordLmTrainer : public runkit::ConfiguredTrainer<WordLmConfig, AwdLstm> {
 
  private:
   // runkit::EpochTrainer's hooks.
-  torch::optim::Optimizer* optimizer() override { return nullptr; }  // clipped_sgd_step
   EpochEnd train_epoch() override;
   /// The main phase's lr in this epoch (lr_decay after lr_decay_after); finetuning: lr.
   double epoch_lr() const;

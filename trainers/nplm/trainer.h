@@ -35,7 +35,6 @@ class NplmTrainer : public runkit::ConfiguredTrainer<NplmConfig, Nplm> {
   const NplmResult& result() const { return result_; }
 
  private:
-  torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
   EpochEnd train_epoch() override;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
@@ -45,7 +44,6 @@ class NplmTrainer : public runkit::ConfiguredTrainer<NplmConfig, Nplm> {
 
   data::Corpus corpus_;
   Contexts train_, valid_, test_;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
   NplmResult result_;
 };
 

@@ -23,12 +23,6 @@ constexpr int64_t kVersion = 2;
 constexpr char kMagic[8] = {'S', 'B', 'C', 'K', 'P', 'T', '0', '2'};
 constexpr size_t kHeaderBytes = 24;  // magic, payload length, checksum
 
-/// The first line of a LibTorch error, without its backtrace.
-std::string first_line(const c10::Error& e) {
-  const std::string what = e.what_without_backtrace();
-  return what.substr(0, what.find('\n'));
-}
-
 void put_u64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
@@ -74,8 +68,9 @@ void check_shapes(torch::serialize::InputArchive& archive, const torch::nn::Modu
     try {
       found = archive.try_read(key, stored, is_buffer);
     } catch (const c10::Error& e) {
-      throw FormatError::described(path, field,
-                                   path + ": " + field + " is unreadable (" + first_line(e) + ")");
+      throw FormatError::described(
+          path, field,
+          path + ": " + field + " is unreadable (" + first_line(e.what_without_backtrace()) + ")");
     }
     if (!found)
       throw InputError::described(
@@ -122,7 +117,7 @@ void set_generator_state(const torch::Device& device, const torch::Tensor& state
   } catch (const c10::Error& e) {
     throw InputError::described(path, std::string("field '") + field + "'",
                                 path + ": field '" + field + "': not a generator state of this " +
-                                    "LibTorch (" + first_line(e) + ")");
+                                    "LibTorch (" + first_line(e.what_without_backtrace()) + ")");
   }
 }
 
@@ -132,8 +127,9 @@ void load_into(torch::serialize::InputArchive& archive, torch::nn::Module& model
   try {
     model.load(archive);
   } catch (const c10::Error& e) {
-    throw InputError::described(path, "",
-                                path + ": the weights do not match this model: " + first_line(e));
+    throw InputError::described(
+        path, "",
+        path + ": the weights do not match this model: " + first_line(e.what_without_backtrace()));
   }
 }
 
@@ -236,9 +232,9 @@ CheckpointReader::CheckpointReader(std::string path, const std::string& trainer,
   try {
     archive_.load_from(bytes.data() + kHeaderBytes, held, device);  // tensors onto the device
   } catch (const c10::Error& e) {
-    throw FormatError::described(
-        path_, "payload",
-        path_ + ": the payload is not a readable LibTorch archive (" + first_line(e) + ")");
+    throw FormatError::described(path_, "payload",
+                                 path_ + ": the payload is not a readable LibTorch archive (" +
+                                     first_line(e.what_without_backtrace()) + ")");
   }
   if (typed_field("format", &c10::IValue::isString, "a string").toStringRef() != kFormat)
     throw FormatError::described(path_, "checkpoint field 'format'",
@@ -271,9 +267,9 @@ c10::IValue CheckpointReader::field(const std::string& key) {
   try {
     found = archive_.try_read(key, value);
   } catch (const c10::Error& e) {
-    throw FormatError::described(
-        path_, "checkpoint field '" + key + "'",
-        path_ + ": checkpoint field '" + key + "' is unreadable (" + first_line(e) + ")");
+    throw FormatError::described(path_, "checkpoint field '" + key + "'",
+                                 path_ + ": checkpoint field '" + key + "' is unreadable (" +
+                                     first_line(e.what_without_backtrace()) + ")");
   }
   if (!found)
     throw InputError::described(path_, "checkpoint field '" + key + "'",
@@ -316,9 +312,9 @@ void CheckpointReader::load_optimizer(torch::optim::Optimizer& optimizer) {
                                   path_ + ": checkpoint field 'optimizer' is missing");
     optimizer.load(optimizer_archive);
   } catch (const c10::Error& e) {
-    throw InputError::described(
-        path_, "checkpoint field 'optimizer'",
-        path_ + ": the optimiser state does not match this model: " + first_line(e));
+    throw InputError::described(path_, "checkpoint field 'optimizer'",
+                                path_ + ": the optimiser state does not match this model: " +
+                                    first_line(e.what_without_backtrace()));
   }
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // The layer between EpochTrainer and a trainer: what every trainer does the same way with its
 // config and its model, written once. A trainer derives from ConfiguredTrainer<Config, Model>
-// and supplies the rest of EpochTrainer's hooks (optimiser, train_epoch, validate,
-// report_epoch, finish and the optional ones).
+// and supplies the rest of EpochTrainer's hooks (train_epoch, validate, report_epoch, finish and
+// the optional ones); its constructor sets `model` and, unless it steps the weights itself,
+// `optimizer_`.
 //
 // Config must have `seed`, `lr` and `epochs`; the trainer's descriptor (trainer_descriptor.h)
 // gives its name and key table, from which config.toml (the whole config), the trajectory keys a
@@ -12,6 +13,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -38,6 +40,7 @@ class ConfiguredTrainer : public EpochTrainer {
   }
 
   torch::nn::Module& module() override { return *model; }
+  torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
   int64_t epochs() const override { return config_.epochs; }
   std::string config_toml() const override { return table_.to_toml(config_); }
   /// Compared as configs, not as text: a key added since the checkpoint was written reads as its
@@ -48,6 +51,9 @@ class ConfiguredTrainer : public EpochTrainer {
 
   const ConfigTable<Config>& table_;
   Config config_;
+  /// The trainer's optimiser, made in its constructor; checkpoints save and restore its state.
+  /// Null where the trainer steps its parameters itself (the word LM's clipped SGD / ASGD).
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };
 
 }  // namespace sb::runkit

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "common/blas_core.h"
+#include "common/duration.h"
 #include "trainers/runkit/atomic_write.h"
 #include "trainers/runkit/device.h"
 #include "trainers/runkit/interrupt.h"
@@ -13,10 +14,6 @@ namespace sb::runkit {
 namespace fs = std::filesystem;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 /// The version of final.json's layout (docs/design.md, "Run directory").
 constexpr int64_t kFinalSchema = 2;

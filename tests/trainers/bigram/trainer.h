@@ -29,7 +29,6 @@ class BigramTrainer : public runkit::ConfiguredTrainer<BigramConfig, Bigram> {
   BigramTrainer(BigramConfig config, data::Corpus corpus, std::string run_dir);
 
  private:
-  torch::optim::Optimizer* optimizer() override { return optimizer_.get(); }
   EpochEnd train_epoch() override;
   double validate() override;
   void report_epoch(double train_loss, double valid_loss, double seconds) override;
@@ -38,7 +37,6 @@ class BigramTrainer : public runkit::ConfiguredTrainer<BigramConfig, Bigram> {
 
   data::Corpus corpus_;
   Bigrams train_, valid_, test_;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
 };
 
 /// What train_bigram does once its config is valid (runkit::trainer_main's body).

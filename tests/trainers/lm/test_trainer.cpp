@@ -63,7 +63,7 @@ TEST_CASE(
   CHECK(min_len >= 5);
 }
 
-TEST_CASE("trainer: a tiny model on 100k PTB tokens beats the unigram model by 25%") {
+TEST_CASE("trainer: a tiny model on 100k PTB tokens beats the unigram model by 25%", "[long]") {
   const auto dir = temp_dir("trainer_learns");
   auto config = tiny_config(dir);
   config.epochs = 3;  // 3 x 142 = 426 steps
@@ -258,7 +258,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "trainer: a mixture run logs its prior entropies and expert disagreement after every epoch") {
+    "trainer: a mixture run logs its prior entropies and expert disagreement after every epoch",
+    "[long]") {
   const auto dir = temp_dir("trainer_mixture_stats");
   const auto corpus_found = ptb_slice(12000, 3000, 100);
   if (!corpus_found) return;

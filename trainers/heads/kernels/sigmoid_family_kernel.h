@@ -16,6 +16,12 @@
 
 namespace sb::kernels {
 
+/// Rows per at::parallel_for task over rows of `cols` entries: enough elements (~64k) to
+/// amortise the scheduling (the fused heads' autograd functions).
+inline int64_t grain_rows(int64_t cols) {
+  return cols >= (int64_t{1} << 16) ? 1 : (int64_t{1} << 16) / cols;
+}
+
 /// rows x cols, row-major, contiguous. `sigsoftmax` selects A = 1 (else g:sigmoid, A = 0).
 /// A row holding a NaN comes out all-NaN.
 void sigmoid_family_forward(const float* z, float* out, int64_t rows, int64_t cols,
