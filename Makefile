@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive plots reproduce readme claims fit format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive plots reproduce readme claims fit format clean help
 
 all: build
 
@@ -127,18 +127,20 @@ build: configure
 
 # The corpora first (found or downloaded, md5-checked); without them (no ../shared, no internet)
 # the tests that need them are reported as skipped, each with one line saying `make data`.
-test: deps
-	@$(MAKE) --no-print-directory data || echo "make test: PTB / WikiText-2 not found and not downloadable: the tests that need them will be skipped (get the corpora with 'make data')"
-	@$(MAKE) --no-print-directory build
+test: test-ready
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE "slurm|long"
 
 # The tests that take minutes each and have no smaller version testing the same (ctest label
 # "long": the smoke profile end to end, the PyTorch parity, ...; tests/CMakeLists.txt). .ci/run
 # runs them after `make test`.
-test-long: deps
-	@$(MAKE) --no-print-directory data || echo "make test-long: PTB / WikiText-2 not found and not downloadable: the tests that need them will be skipped (get the corpora with 'make data')"
-	@$(MAKE) --no-print-directory build
+test-long: test-ready
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L long
+
+# What both need first: the packages, the corpora (or one line saying the tests that need them
+# will be skipped) and the build.
+test-ready: deps
+	@$(MAKE) --no-print-directory data || echo "make $(MAKECMDGOALS): PTB / WikiText-2 not found and not downloadable: the tests that need them will be skipped (get the corpora with 'make data')"
+	@$(MAKE) --no-print-directory build
 
 # The Slurm backend on a real one-node cluster (ctest label "slurm"; not in `make test`, which
 # installs no daemons). Needs root: the test starts munged, slurmctld and slurmd on 127.0.0.1.
