@@ -6,7 +6,8 @@
 # Shapes (synthetic softmax log-outputs, synthetic_logprobs --head softmax, float32, with bias):
 #   ptb:  T = 82430, M = 10000, d = 400   (PTB's test set, 3.3 GB)
 #   wt2v: T = 40000, M = 33278, d = 400   (WikiText-2's vocabulary, 5.3 GB; G is 8.9 GB of float64)
-# SB_GPU_RANK_SHAPES picks some ("ptb wt2v" by default); SB_GPU_RANK_CPU=0 skips the host runs.
+# SB_GPU_RANK_SHAPES picks some ("ptb wt2v" by default); SB_GPU_RANK_CPU says which shapes also run
+# on the host: 1 (all, the default), 0 (none) or a list ("ptb": the wt2v host run takes over 5 min).
 # Prints markdown: wall s, the analysis' own split, rank and certificate, and the FLOP model
 # (M^2 T multiply-adds of the Gram at the float64 matrix-product rate measured on the device).
 set -euo pipefail
@@ -51,7 +52,7 @@ for shape in $shapes; do
   [ -f "$file" ] || "$synth" --head softmax --T "$T" --M "$M" --d 400 --seed 0 --out "$file" >&2
   runs=("gpu gram|$gpu_bin --device cuda --method gram --spectrum"
         "gpu rank-only|$gpu_bin --device cuda --method gram --rank-only")
-  if [ "$run_cpu" = 1 ]; then runs+=("host gram ($(nproc) threads)|$cpu_bin --method gram --spectrum"); fi
+  if [ "$run_cpu" = 1 ] || [[ " $run_cpu " == *" $shape "* ]]; then runs+=("host gram ($(nproc) threads)|$cpu_bin --method gram --spectrum"); fi
   for r in "${runs[@]}"; do
     label=${r%%|*}; cmd=${r#*|}
     echo "gpu_rank: $shape $label ..." >&2
