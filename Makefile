@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive plots reproduce readme claims fit format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive bench-step plots reproduce readme claims fit format clean help
 
 all: build
 
@@ -60,6 +60,7 @@ help:
 	@echo "make bench-rank rank-analysis benchmarks: a PTB-size matrix (~17 min), then the sketch at GPT-2's shape (~15 min)"
 	@echo "make bench-rank-large the sketch at WikiText-2's test size and Llama 3's vocabulary (~1 h, 90 GB disk)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
+	@echo "make bench-step     where a training step goes, per operator: results/bench/step_profile.md (~2 min)"
 	@echo "make bench-train-adaptive  the adaptive heads vs the full ones at M = 33278: results/bench/adaptive_speed.md (~5 min; bench-train runs it too)"
 	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~90 min, smoke, paper = plan only,"
@@ -243,6 +244,17 @@ bench-train: deps-bench bench-wordlm-binary
 	@mv results/bench/train_speed.md.tmp results/bench/train_speed.md
 	@cat results/bench/train_speed.md
 	@$(MAKE) --no-print-directory bench-train-adaptive
+
+# Where one training step goes, per operator, on the cpu profile's model shapes (~2 min):
+# results/bench/step_profile.md.
+bench-step: bench-wordlm-binary
+	@{ echo "# Where a training step goes (bench_wordlm --profile)"; \
+	  echo; \
+	  echo "Measured $(MEASURED_AT) on $$(nproc) cores with:"; \
+	  echo; echo '```'; echo "/usr/bin/python3 bench/step_profile.py $(BUILD_DIR)"; echo '```'; echo; \
+	  /usr/bin/python3 bench/step_profile.py $(BUILD_DIR); } > results/bench/step_profile.md.tmp
+	@mv results/bench/step_profile.md.tmp results/bench/step_profile.md
+	@cat results/bench/step_profile.md
 
 # The adaptive heads' training speed against the full softmax / sigsoftmax at WikiText-2's
 # vocabulary (M = 33278, a synthetic Zipf corpus; ~5 min): results/bench/adaptive_speed.md.

@@ -5,6 +5,7 @@
 //                            [--mode train|eval|both] [--batches 60] [--warmup 10]
 //                            [--threads 2] [--experts 2] [--emsize 200] [--nhid 200]
 //                            [--zipf-vocab M] [--cutoffs 2000,10000] [--glibc-default-heap]
+//                            [--profile FILE [--profile-batches 10]]
 // (--emsize / --nhid other than 200: our side only, e.g. the cpu profile's model for
 // bench/bench_mixture_speed.sh; the reference is fixed at 200.)
 // Start-up as train_wordlm: keep_freed_memory() (trainers/runkit/process_setup.h), then the
@@ -14,6 +15,7 @@
 // the state carried across batches. That wordlm_reference.py computes the same losses from the same
 // weights is tested by tests/trainers/lm/test_reference_parity.py (ctest -R "PyTorch reference").
 // Evaluation: eval mode, no grad, forward + head loss on the validation split (batch 20).
+// --profile: the per-operator step profile (bench/step_profile.h; bench/step_profile.py).
 // Prints one JSON line per mode: {"impl":"cpp","head":...,"mode":...,"tokens_per_s":...,...}.
 
 #include <torch/torch.h>
@@ -23,11 +25,14 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "bench/step_profile.h"
 #include "bench/wordlm_bench_model.h"
 #include "datasets/batchify.h"
 #include "datasets/corpus.h"
@@ -65,6 +70,8 @@ struct Settings {
   int64_t vocab = 0;  // M, once the corpus is loaded
   bool glibc_default_heap = false;
   bool composed_mixture_nll = false;
+  std::string profile;  // non-empty: profile this many more training steps into this file
+  int64_t profile_batches = 10;
 };
 
 // A corpus for timing at a vocabulary PTB does not have: word ids drawn from Zipf's law,
@@ -111,18 +118,41 @@ double train(sb::lm::AwdLstm& model, const torch::Tensor& data, const Settings& 
   auto state = model->zero_state(data.size(1));
   Segments segments(data, s.bptt);
   double total = 0;
+  // The "phase::" scopes name the step's parts in a profile (--profile); without a profiler
+  // they cost a thread-local check each.
   for (int64_t b = 0; b < s.warmup + s.batches; ++b) {
-    auto [x, y] = segments.next();
+    torch::Tensor x, y;
+    {
+      RECORD_USER_SCOPE("phase::data");
+      std::tie(x, y) = segments.next();
+    }
     const bool timed = b >= s.warmup;
     const auto start = clock_type::now();
-    model->zero_grad();
-    auto step = sb::lm::segment_loss(model, x, y, state, kAlpha, kBeta);
-    const double value = step.raw_loss.item<double>();  // the trainer reads it every batch too
+    {
+      RECORD_USER_SCOPE("phase::zero_grad");
+      model->zero_grad();
+    }
+    std::optional<sb::lm::SegmentLoss> step;
+    {
+      RECORD_USER_SCOPE("phase::forward");
+      step = sb::lm::segment_loss(model, x, y, state, kAlpha, kBeta);
+    }
+    double value = 0;
+    {
+      RECORD_USER_SCOPE("phase::loss_item");
+      value = step->raw_loss.item<double>();  // the trainer reads it every batch too
+    }
     const auto after_forward = clock_type::now();
-    step.loss.backward();
+    {
+      RECORD_USER_SCOPE("phase::backward");
+      step->loss.backward();
+    }
     const auto after_backward = clock_type::now();
-    sb::lm::clipped_sgd_step(params, kClip, kLr, kWdecay);
-    state = std::move(step.state);
+    {
+      RECORD_USER_SCOPE("phase::optimizer");
+      sb::lm::clipped_sgd_step(params, kClip, kLr, kWdecay);
+    }
+    state = std::move(step->state);
     if (timed) {
       const auto end = clock_type::now();
       split.forward += std::chrono::duration<double>(after_forward - start).count();
@@ -156,6 +186,19 @@ double evaluate(sb::lm::AwdLstm& model, const torch::Tensor& data, const Setting
   }
   split.forward = total;
   return total;
+}
+
+// profile_batches more training steps (from row 0, a fresh state) under the profiler, then
+// every GEMM shape they ran timed alone: bench/step_profile.h, read by bench/step_profile.py.
+void profile_training(sb::lm::AwdLstm& model, const torch::Tensor& data, const Settings& s) {
+  Settings steps = s;
+  steps.warmup = 0;
+  steps.batches = s.profile_batches;
+  const auto gemms = sb::bench::profile_to_file(s.profile, [&] {
+    Split split;
+    train(model, data, steps, split);
+  });
+  sb::bench::time_gemm_shapes(s.profile, gemms);
 }
 
 void report(const Settings& s, const std::string& mode, double seconds, const Split& split) {
@@ -213,6 +256,12 @@ int main(int argc, char** argv) {
                  "instead of PTB: a synthetic corpus of this many words with Zipf frequencies "
                  "(e.g. 33278, WikiText-2's vocabulary; our side only)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--profile", s.profile,
+                 "train mode: after the timed batches, profile --profile-batches more training "
+                 "steps per operator into this file (JSON lines; bench/step_profile.py reads it)");
+  app.add_option("--profile-batches", s.profile_batches, "steps to profile")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--cutoffs", s.cutoffs, "the adaptive heads' cutoffs")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
@@ -233,6 +282,7 @@ int main(int argc, char** argv) {
       Split split;
       const double seconds = train(model, data, s, split);
       report(s, "train", seconds, split);
+      if (!s.profile.empty()) profile_training(model, data, s);
     }
     if (s.mode != "train") {
       const auto data = sb::data::batchify(corpus.valid, s.batch_size);  // (rows, B)
