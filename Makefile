@@ -252,7 +252,10 @@ bench-step: bench-wordlm-binary
 	  echo; \
 	  echo "Measured $(MEASURED_AT) on $$(nproc) cores with:"; \
 	  echo; echo '```'; echo "/usr/bin/python3 bench/step_profile.py $(BUILD_DIR)"; echo '```'; echo; \
-	  /usr/bin/python3 bench/step_profile.py $(BUILD_DIR); } > results/bench/step_profile.md.tmp
+	  /usr/bin/python3 bench/step_profile.py $(BUILD_DIR); \
+	  echo "## With fused_lstm = true (trainers/lm/fused_lstm.h)"; echo; \
+	  echo '```'; echo "/usr/bin/python3 bench/step_profile.py $(BUILD_DIR) --heads softmax,mos --fused-lstm"; echo '```'; echo; \
+	  /usr/bin/python3 bench/step_profile.py $(BUILD_DIR) --heads softmax,mos --fused-lstm; } > results/bench/step_profile.md.tmp
 	@mv results/bench/step_profile.md.tmp results/bench/step_profile.md
 	@cat results/bench/step_profile.md
 

@@ -70,6 +70,7 @@ struct Settings {
   int64_t vocab = 0;  // M, once the corpus is loaded
   bool glibc_default_heap = false;
   bool composed_mixture_nll = false;
+  bool fused_lstm = false;
   std::string profile;  // non-empty: profile this many more training steps into this file
   int64_t profile_batches = 10;
 };
@@ -216,6 +217,7 @@ void report(const Settings& s, const std::string& mode, double seconds, const Sp
                                {"threads", torch::get_num_threads()},
                                {"experts", is_mixture(s.head) ? s.experts : 0},
                                {"mixture_nll", s.composed_mixture_nll ? "composed" : "fused"},
+                               {"lstm", s.fused_lstm ? "fused" : "aten"},
                                {"emsize", s.emsize},
                                {"nhid", s.nhid},
                                {"vocab", s.vocab},
@@ -248,6 +250,9 @@ int main(int argc, char** argv) {
   app.add_flag("--composed-mixture-nll", s.composed_mixture_nll,
                "mos / moss: the composed training NLL (log_output + gather) instead of the fused "
                "per-expert kernel (row_nll_function.h), to measure what the fusion gains");
+  app.add_flag("--fused-lstm", s.fused_lstm,
+               "each LSTM layer's window as one autograd node (trainers/lm/fused_lstm.h; the "
+               "trainers' fused_lstm = true) instead of at::lstm");
   app.add_flag("--glibc-default-heap", s.glibc_default_heap,
                "skip keep_freed_memory() (what train_wordlm does at start-up): glibc's default "
                "mmap/trim behaviour, for comparison");
@@ -276,7 +281,7 @@ int main(int argc, char** argv) {
       sb::data::sort_by_frequency(corpus);  // as train_wordlm does for the adaptive heads
     s.vocab = corpus.vocab.size();
     auto model = make_bench_model(s.head, s.experts, corpus.vocab.size(), kDropout, s.emsize,
-                                  s.nhid, s.cutoffs);
+                                  s.nhid, s.cutoffs, s.fused_lstm);
     if (s.mode != "eval") {
       const auto data = sb::data::batchify(corpus.train, s.batch_size);  // (rows, B)
       Split split;

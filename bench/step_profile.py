@@ -12,7 +12,7 @@ the benchmark's dropout and no weight drop, bench/wordlm_bench_model.h) and prin
   the step's share of the sgemm rate measured on its own shapes (the issue's target: >= 70%).
 
     /usr/bin/python3 bench/step_profile.py [BUILD_DIR] [--heads softmax,sigsoftmax,mos]
-        [--batches 40] [--profile-batches 10] [--threads 2]
+        [--batches 40] [--profile-batches 10] [--threads 2] [--fused-lstm]
 
 Self time = a range's time minus its children's (ranges nest per thread). The profiler adds a few
 microseconds per operator; the profiled step beside the unprofiled one says how much.
@@ -135,7 +135,7 @@ def run_head(build, head, args, tmp):
     cmd = [os.path.join(build, "bench", "bench_wordlm"), "--head", head, "--mode", "train",
            "--emsize", "100", "--nhid", "256", "--batches", str(args.batches), "--warmup", "10",
            "--threads", str(args.threads), "--profile", path,
-           "--profile-batches", str(args.profile_batches)]
+           "--profile-batches", str(args.profile_batches)] + (["--fused-lstm"] if args.fused_lstm else [])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     report = json.loads(out.strip().splitlines()[-1])
     return report, analyse(path, args.profile_batches), " ".join(cmd[1:]).replace(path, "FILE")
@@ -197,6 +197,8 @@ def main() -> int:
     p.add_argument("--batches", type=int, default=40)
     p.add_argument("--profile-batches", type=int, default=10)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--fused-lstm", action="store_true",
+                   help="the trainers' fused_lstm = true (trainers/lm/fused_lstm.h)")
     args = p.parse_args()
     binary = os.path.join(args.build, "bench", "bench_wordlm")
     if not os.path.exists(binary):

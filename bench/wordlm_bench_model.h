@@ -46,7 +46,8 @@ inline HeadSpec bench_head_spec(const std::string& head, int64_t experts,
 inline lm::AwdLstm make_bench_model(const std::string& head, int64_t experts, int64_t vocab_size,
                                     double dropout = kDropout, int64_t emsize = kEmsize,
                                     int64_t nhid = kNhid,
-                                    const std::string& cutoffs = kAdaptiveCutoffs) {
+                                    const std::string& cutoffs = kAdaptiveCutoffs,
+                                    bool fused_lstm = false) {
   return lm::AwdLstm(lm::AwdLstmOptions(vocab_size, bench_head_spec(head, experts, cutoffs))
                          .emsize(emsize)
                          .nhid(nhid)
@@ -57,7 +58,8 @@ inline lm::AwdLstm make_bench_model(const std::string& head, int64_t experts, in
                          .dropouti(dropout)
                          .dropoute(0)
                          .wdrop(0)
-                         .dropoutl(dropout));
+                         .dropoutl(dropout)
+                         .fused_lstm(fused_lstm));
 }
 
 }  // namespace sb::bench

@@ -55,7 +55,11 @@ std::vector<runkit::ConfigKey<WordLmConfig>> model_keys() {
           key("dropoutl", &C::dropoutl, "MoS/MoSS latent (context vector) dropout", probability),
           key("latent_bias", &C::latent_bias,
               "MoS/MoSS: contexts tanh(W_h h + b_h) as Yang et al.'s code; false: "
-              "tanh(W_h h)")};
+              "tanh(W_h h)"),
+          key("fused_lstm", &C::fused_lstm,
+              "CPU: each LSTM layer's window as one autograd node (trainers/lm/fused_lstm.h), "
+              "the same function as at::lstm to float rounding; false: at::lstm (the committed "
+              "results)")};
 }
 
 // The optimisation: batches, BPTT, lr and its schedule, regularisers, epochs, seed, threads.

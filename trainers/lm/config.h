@@ -50,7 +50,8 @@ struct WordLmConfig {
   double dropoute = 0.1;    // embedding dropout (whole words)
   double wdrop = 0.5;       // DropConnect on hidden-to-hidden weights
   double dropoutl = 0.29;   // MoS/MoSS latent (context vector) dropout
-  bool latent_bias = true;  // MoS/MoSS: bias of the latent projection (Yang et al.'s code)
+  bool latent_bias = true;
+  bool fused_lstm = false;  // CPU: each LSTM layer's window as one autograd node (fused_lstm.h)  // MoS/MoSS: bias of the latent projection (Yang et al.'s code)
   // The decoder bias at the start: "zero" (AWD-LSTM's code, the paper), "unigram" (the bias b
   // with head(b) = the training unigram, heads/unigram_bias.h; single finite heads only) or
   // "uniform" (b = -log M: g:sigmoid then starts with every sigmoid(b) ~ 1/M, a uniform

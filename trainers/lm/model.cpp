@@ -39,7 +39,9 @@ void AwdLstmImpl::reset() {
     const int64_t out = l == L - 1 ? last_size() : options.nhid();
     rnns.push_back(register_module(
         "rnn" + std::to_string(l),
-        WeightDropLstm(WeightDropLstmOptions(in, out).weight_drop(options.wdrop()))));
+        WeightDropLstm(WeightDropLstmOptions(in, out)
+                           .weight_drop(options.wdrop())
+                           .fused(options.fused_lstm()))));
   }
   head = register_module("head",
                          heads::OutputHead(heads::OutputHeadOptions(options.head(), last_size(),

@@ -48,6 +48,8 @@ struct AwdLstmOptions {
   TORCH_ARG(double, dropoutl) = paper_defaults().dropoutl;
   /// MoS/MoSS: the latent projection's bias b_h; unused by single heads.
   TORCH_ARG(bool, latent_bias) = paper_defaults().latent_bias;
+  /// CPU: each LSTM layer's window as one autograd node (fused_lstm.h) instead of at::lstm.
+  TORCH_ARG(bool, fused_lstm) = false;
 };
 
 struct AwdLstmOutput {

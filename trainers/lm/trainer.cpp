@@ -47,7 +47,8 @@ AwdLstm make_awd_lstm(const WordLmConfig& c, int64_t vocab_size) {
                      .dropoute(c.dropoute)
                      .wdrop(c.wdrop)
                      .dropoutl(c.dropoutl)
-                     .latent_bias(c.latent_bias));
+                     .latent_bias(c.latent_bias)
+                     .fused_lstm(c.fused_lstm));
 }
 
 std::vector<int64_t> eos_then(const data::Corpus& corpus, const std::vector<int64_t>& split,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "trainers/lm/fused_lstm.h"
 
 namespace sb::lm {
 
@@ -52,6 +53,10 @@ std::pair<torch::Tensor, LstmState> WeightDropLstmImpl::forward(const torch::Ten
                            c10::str(input.sizes()));
   const auto s = state.first.defined() ? state : zero_state(input.size(1));
   const auto w_hh = effective_weight_hh();
+  if (options.fused() && input.device().is_cpu()) {
+    auto [output, h, c] = fused_lstm(input, s.first, s.second, weight_ih, w_hh, bias_ih, bias_hh);
+    return {output, {h, c}};  // (T, B, H)
+  }
   auto [output, h, c] = at::lstm(input, {s.first, s.second}, {weight_ih, w_hh, bias_ih, bias_hh},
                                  /*has_biases=*/true, /*num_layers=*/1, /*dropout=*/0.0,
                                  /*train=*/is_training(), /*bidirectional=*/false,

@@ -20,6 +20,10 @@ struct WeightDropLstmOptions {
   TORCH_ARG(int64_t, hidden_size);
   /// Drop probability of the hidden-to-hidden weights in training (AWD-LSTM PTB: 0.5).
   TORCH_ARG(double, weight_drop) = 0.5;
+  /// CPU: the window as one autograd node (fused_lstm.h) instead of at::lstm; the same function
+  /// to float rounding, faster to train (results/bench/step_profile.md). Off by default: the
+  /// committed results were trained with at::lstm.
+  TORCH_ARG(bool, fused) = false;
 };
 
 class WeightDropLstmImpl : public torch::nn::Cloneable<WeightDropLstmImpl> {

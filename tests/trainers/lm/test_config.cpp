@@ -71,6 +71,7 @@ WordLmConfig all_changed() {
   c.wdrop = 0.55;
   c.dropoutl = 0.3;
   c.latent_bias = false;
+  c.fused_lstm = true;
   c.bias_init = "uniform";
   c.batch_size = 12;
   c.eval_batch_size = 7;
@@ -137,7 +138,7 @@ TEST_CASE("config: the defaults are the paper's PTB settings") {
 
 TEST_CASE("config: the key table covers every field once, in struct order, typed") {
   const auto& keys = sb::lm::config_keys();
-  REQUIRE(keys.size() == 42);
+  REQUIRE(keys.size() == 43);
   CHECK(keys.front().name == "dataset");
   CHECK(keys.back().name == "mixture_stats");
   std::vector<std::string> names;
