@@ -60,7 +60,7 @@ help:
 	@echo "make bench-rank rank-analysis benchmarks: a PTB-size matrix (~17 min), then the sketch at GPT-2's shape (~15 min)"
 	@echo "make bench-rank-large the sketch at WikiText-2's test size and Llama 3's vocabulary (~1 h, 90 GB disk)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
-	@echo "make bench-step     where a training step goes, per operator: results/bench/step_profile.md (~2 min)"
+	@echo "make bench-step     where a training step goes, per operator: results/bench/step_profile.md (~5 min)"
 	@echo "make bench-train-adaptive  the adaptive heads vs the full ones at M = 33278: results/bench/adaptive_speed.md (~5 min; bench-train runs it too)"
 	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~90 min, smoke, paper = plan only,"
@@ -245,7 +245,8 @@ bench-train: deps-bench bench-wordlm-binary
 	@cat results/bench/train_speed.md
 	@$(MAKE) --no-print-directory bench-train-adaptive
 
-# Where one training step goes, per operator, on the cpu profile's model shapes (~2 min):
+# Where one training step goes, per operator, on the cpu profile's model shapes, and fused_lstm
+# against at::lstm (~5 min):
 # results/bench/step_profile.md.
 bench-step: bench-wordlm-binary
 	@{ echo "# Where a training step goes (bench_wordlm --profile)"; \
@@ -255,7 +256,9 @@ bench-step: bench-wordlm-binary
 	  /usr/bin/python3 bench/step_profile.py $(BUILD_DIR); \
 	  echo "## With fused_lstm = true (trainers/lm/fused_lstm.h)"; echo; \
 	  echo '```'; echo "/usr/bin/python3 bench/step_profile.py $(BUILD_DIR) --heads softmax,mos --fused-lstm"; echo '```'; echo; \
-	  /usr/bin/python3 bench/step_profile.py $(BUILD_DIR) --heads softmax,mos --fused-lstm; } > results/bench/step_profile.md.tmp
+	  /usr/bin/python3 bench/step_profile.py $(BUILD_DIR) --heads softmax,mos --fused-lstm; \
+	  echo '```'; echo "/usr/bin/python3 bench/step_profile.py $(BUILD_DIR) --compare-fused"; echo '```'; echo; \
+	  /usr/bin/python3 bench/step_profile.py $(BUILD_DIR) --compare-fused; } > results/bench/step_profile.md.tmp
 	@mv results/bench/step_profile.md.tmp results/bench/step_profile.md
 	@cat results/bench/step_profile.md
 

@@ -13,6 +13,7 @@ the benchmark's dropout and no weight drop, bench/wordlm_bench_model.h) and prin
 
     /usr/bin/python3 bench/step_profile.py [BUILD_DIR] [--heads softmax,sigsoftmax,mos]
         [--batches 40] [--profile-batches 10] [--threads 2] [--fused-lstm]
+    /usr/bin/python3 bench/step_profile.py [BUILD_DIR] --compare-fused [--rounds 3] [--heads ...]
 
 Self time = a range's time minus its children's (ranges nest per thread). The profiler adds a few
 microseconds per operator; the profiled step beside the unprofiled one says how much.
@@ -22,6 +23,7 @@ import argparse
 import collections
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -190,6 +192,35 @@ def print_head(head, report, a, command):
     print()
 
 
+def compare_fused(args) -> None:
+    """Training tokens/s with fused_lstm against at::lstm, alternating, no profiler."""
+    print(f"## fused_lstm against at::lstm, alternating\n\nbench_wordlm --mode train "
+          f"--emsize 100 --nhid 256 --batches {args.batches} --warmup 10, {args.rounds} rounds, "
+          f"the order reversed every other round; ratio = fused tokens/s / at::lstm tokens/s "
+          f"within each round (same process settings, same seed and batches).\n")
+    print("| head | median ratio | rounds | at::lstm ms / step (median) | fused ms / step (median) |")
+    print("|---|---|---|---|---|")
+    binary = os.path.join(args.build, "bench", "bench_wordlm")
+    for head in args.heads.split(","):
+        ratios, ms = [], {"aten": [], "fused": []}
+        for rnd in range(args.rounds):
+            rate = {}
+            for kind in (["aten", "fused"] if rnd % 2 == 0 else ["fused", "aten"]):
+                print(f"step_profile: compare {head} {kind} round {rnd + 1} ...", file=sys.stderr)
+                cmd = [binary, "--head", head, "--mode", "train", "--emsize", "100", "--nhid",
+                       "256", "--batches", str(args.batches), "--warmup", "10", "--threads",
+                       str(args.threads)] + (["--fused-lstm"] if kind == "fused" else [])
+                r = json.loads(subprocess.run(cmd, check=True, capture_output=True,
+                                              text=True).stdout.strip().splitlines()[-1])
+                rate[kind] = r["tokens_per_s"]
+                ms[kind].append(r["forward_ms"] + r["backward_ms"] + r["optimizer_ms"])
+            ratios.append(rate["fused"] / rate["aten"])
+        med = statistics.median
+        print(f"| {head} | **{med(ratios):.2f}x** | {', '.join(f'{x:.2f}x' for x in ratios)} | "
+              f"{med(ms['aten']):.1f} | {med(ms['fused']):.1f} |")
+    print()
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("build", nargs="?", default="build")
@@ -197,6 +228,9 @@ def main() -> int:
     p.add_argument("--batches", type=int, default=40)
     p.add_argument("--profile-batches", type=int, default=10)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--compare-fused", action="store_true",
+                   help="instead of profiles: fused_lstm vs at::lstm training tokens/s, alternating")
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--fused-lstm", action="store_true",
                    help="the trainers' fused_lstm = true (trainers/lm/fused_lstm.h)")
     args = p.parse_args()
@@ -204,6 +238,9 @@ def main() -> int:
     if not os.path.exists(binary):
         print(f"step_profile.py: {binary} is missing (make bench-wordlm-binary)", file=sys.stderr)
         return 2
+    if args.compare_fused:
+        compare_fused(args)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         for head in args.heads.split(","):
             print(f"step_profile: {head} ...", file=sys.stderr)
