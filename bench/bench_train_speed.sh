@@ -2,7 +2,8 @@
 # Training / evaluation speed of our AWD-LSTM LM against a PyTorch reference of the same model
 # (bench/wordlm_reference.py, Debian's torch), as ratios measured in one run. Each round times
 #   python softmax, cpp softmax, cpp sigsoftmax, python sigsoftmax, [cpp-glibc-heap sigsoftmax,
-#   cpp-glibc-heap softmax,] python mos, cpp mos, [cpp-glibc-heap mos,] [python-debian-blas softmax]
+#   cpp-glibc-heap softmax,] [cpp-fused softmax, cpp-fused sigsoftmax,] python mos, cpp mos,
+#   [cpp-glibc-heap mos,] [cpp-fused mos,] [python-debian-blas softmax]
 # (each process: warm-up, then timed training batches, then timed evaluation batches), the order
 # reversed every other round so that both sides of every ratio see the same load drift. Prints
 # markdown: the ratios (median over rounds, and each round's), the phase split, the raw tokens/s,
@@ -12,11 +13,13 @@
 # cpp = bench_wordlm as train_wordlm starts: glibc told to keep freed memory (keep_freed_memory());
 # cpp-glibc-heap = the same binary with --glibc-default-heap: glibc returns every large freed
 # buffer to the kernel and page-faults it back in on the next step (what the trainer did before);
+# cpp-fused = the same binary with --fused-lstm (the trainers' fused_lstm = true);
 # python-debian-blas = the reference on the system's default BLAS (training only).
 # Environment: SB_BENCH_THREADS (2), SB_BENCH_ROUNDS (3), SB_BENCH_BATCHES (60 timed per mode),
 # SB_BENCH_WARMUP (10), SB_BENCH_EXPERTS (MoS K, 2: trainers/configs/ptb_cpu.toml trains mos:K=2
 # and moss:K=2; bench/wordlm_bench_model.h's kExperts),
 # SB_BENCH_GLIBC_HEAP (1: include the cpp-glibc-heap runs; 0: skip),
+# SB_BENCH_FUSED (1: include the cpp-fused runs; 0: skip),
 # SB_BENCH_DEBIAN_BLAS (1: include the python-debian-blas run; 0: skip).
 set -euo pipefail
 . "$(dirname "$0")/bench_lib.sh"
@@ -31,6 +34,7 @@ batches=${SB_BENCH_BATCHES:-60}
 warmup=${SB_BENCH_WARMUP:-10}
 experts=${SB_BENCH_EXPERTS:-2}
 glibc_heap=${SB_BENCH_GLIBC_HEAP:-1}
+fused=${SB_BENCH_FUSED:-1}
 debian_blas=${SB_BENCH_DEBIAN_BLAS:-1}
 omp_dir=/usr/lib/x86_64-linux-gnu/openblas-openmp
 need "cmake --build $build --target bench_wordlm, or make bench-train" "$bin"
@@ -49,6 +53,7 @@ run() {
   case $label in
     cpp) cmd=("$bin") ;;
     cpp-glibc-heap) cmd=("$bin" --glibc-default-heap) ;;
+    cpp-fused) cmd=("$bin" --fused-lstm) ;;
     python) cmd=(env LD_LIBRARY_PATH="$omp_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$py" "$ref") ;;
     python-debian-blas) cmd=("$py" "$ref") ;;
   esac
@@ -61,8 +66,10 @@ run() {
 # "label head mode": neighbours in this list are the pairs that the ratios compare.
 order=("python softmax both" "cpp softmax both" "cpp sigsoftmax both" "python sigsoftmax both")
 [ "$glibc_heap" = 1 ] && order+=("cpp-glibc-heap sigsoftmax both" "cpp-glibc-heap softmax both")
+[ "$fused" = 1 ] && order+=("cpp-fused softmax both" "cpp-fused sigsoftmax both")
 order+=("python mos both" "cpp mos both")
 [ "$glibc_heap" = 1 ] && order+=("cpp-glibc-heap mos both")
+[ "$fused" = 1 ] && order+=("cpp-fused mos both")
 [ "$debian_blas" = 1 ] && order+=("python-debian-blas softmax train")
 for ((r = 1; r <= rounds; ++r)); do
   runs=("${order[@]}")
@@ -147,8 +154,25 @@ print("| ratio of tokens/s | target | median | met | " +
 print("|---|---|---|---|" + "---|" * rounds)
 for h in heads:
     ratio_row(f"train, cpp / python: {name(h)}", 1.0, ("cpp", h, "train"), ("python", h, "train"))
-ratio_row("train, cpp sigsoftmax / cpp softmax", 0.9, ("cpp", "sigsoftmax", "train"),
+ratio_row("train, cpp sigsoftmax / cpp softmax", 0.95, ("cpp", "sigsoftmax", "train"),
           ("cpp", "softmax", "train"))
+ratio_row(f"train, cpp {name('mos')} / cpp softmax", 0.7, ("cpp", "mos", "train"),
+          ("cpp", "softmax", "train"))
+# fused_lstm (issue 5/5's targets: >= 1.5x PyTorch on the same BLAS; sigsoftmax within 5% of
+# softmax; MoS >= 0.7x softmax).
+for h in heads:
+    ratio_row(f"train, cpp-fused / python: {name(h)}", 1.5, ("cpp-fused", h, "train"),
+              ("python", h, "train"))
+for h in heads:
+    ratio_row(f"train, cpp-fused / cpp: {name(h)}", None, ("cpp-fused", h, "train"),
+              ("cpp", h, "train"))
+ratio_row("train, cpp-fused sigsoftmax / cpp-fused softmax", 0.95,
+          ("cpp-fused", "sigsoftmax", "train"), ("cpp-fused", "softmax", "train"))
+ratio_row(f"train, cpp-fused {name('mos')} / cpp-fused softmax", 0.7,
+          ("cpp-fused", "mos", "train"), ("cpp-fused", "softmax", "train"))
+for h in heads:
+    ratio_row(f"cpp-fused eval / cpp-fused train: {name(h)}", None, ("cpp-fused", h, "eval"),
+              ("cpp-fused", h, "train"))
 for h in heads:
     ratio_row(f"cpp eval / cpp train: {name(h)}", 3.0, ("cpp", h, "eval"), ("cpp", h, "train"))
 for h in heads:
@@ -175,10 +199,10 @@ print("Where the training time goes: median over rounds of ms per batch (forward
       "zero_grad + forward + loss + AR/TAR + loss.item(); optimizer = clip + SGD), and the median "
       "of the per-round cpp / python ratio of each phase.")
 print()
-impls = [l for l in ("cpp", "cpp-glibc-heap", "python") if l in labels]
+impls = [l for l in ("cpp", "cpp-fused", "cpp-glibc-heap", "python") if l in labels]
 print("| head | phase | " + " | ".join(f"{l} ms" for l in impls) +
-      " | cpp / python | cpp-glibc-heap / python |")
-print("|---|---|" + "---|" * (len(impls) + 2))
+      " | cpp / python | cpp-fused / python | cpp-glibc-heap / python |")
+print("|---|---|" + "---|" * (len(impls) + 3))
 for h in heads:
     for phase in ("forward", "backward", "optimizer"):
         key = phase + "_ms"
@@ -188,7 +212,7 @@ for h in heads:
         cells = []
         for l in impls:
             cells.append(f"{median([x for r in range(1, rounds + 1) if (x := ms(l, r))]):.1f}")
-        for l in ("cpp", "cpp-glibc-heap"):
+        for l in ("cpp", "cpp-fused", "cpp-glibc-heap"):
             q = [ms(l, r) / ms("python", r) for r in range(1, rounds + 1)
                  if ms(l, r) and ms("python", r)]
             cells.append(f"{median(q):.2f}x" if q else "-")

@@ -113,6 +113,7 @@ class FusedLstmFn : public torch::autograd::Function<FusedLstmFn> {
   }
 
   static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
+    // internal: the trainers take first derivatives only (no create_graph anywhere in them).
     if (torch::GradMode::is_enabled())
       throw std::logic_error("fused_lstm: no double backward (create_graph); use at::lstm");
     const auto saved = ctx->get_saved_variables();
@@ -166,6 +167,8 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> fused_lstm(
   if (input.dim() != 3 || input.size(0) < 1 || !input.device().is_cpu() ||
       w_hh.size(0) != 4 * hidden || w_ih.size(0) != 4 * hidden || w_ih.size(1) != input.size(2) ||
       h0.numel() != input.size(1) * hidden || c0.numel() != h0.numel())
+    // internal: WeightDropLstm passes its own parameters and AwdLstm's (T, B, size) activations
+    // on the CPU (it calls fused_lstm only there); sizes are validated with the config.
     throw std::logic_error(
         "fused_lstm: shapes or device do not match at::lstm's one layer: input " +
         c10::str(input.sizes()) + ", w_ih " + c10::str(w_ih.sizes()) + ", w_hh " +
