@@ -123,7 +123,7 @@ def ratio_row(text, target, num, den):
     med = median([x for x in per if x is not None])
     met = "" if target is None else ("yes" if med >= target else "**no**")
     cells = " | ".join("-" if x is None else f"{x:.2f}x" for x in per)
-    tgt = "-" if target is None else f">= {target:.1f}x"
+    tgt = "-" if target is None else f">= {target:g}x"
     print(f"| {text} | {tgt} | **{med:.2f}x** | {met} | {cells} |")
 
 print(f"2-layer 200-unit tied AWD-LSTM LM on PTB (M = 10000), batch 20, BPTT 35, locked dropout "
