@@ -34,6 +34,7 @@
 
 #include "bench/step_profile.h"
 #include "bench/wordlm_bench_model.h"
+#include "common/duration.h"
 #include "datasets/batchify.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
@@ -46,10 +47,6 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 using namespace sb::bench;  // the settings shared with wordlm_reference.py
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
 // The OpenBLAS this process loaded (through our rpath, or LD_PRELOAD / LD_LIBRARY_PATH).
 std::string loaded_blas() {
@@ -181,7 +178,7 @@ double evaluate(sb::lm::AwdLstm& model, const torch::Tensor& data, const Setting
     const double value = model->loss(out.output, y.reshape({-1})).item<double>();
     state = std::move(out.state);
     if (b >= s.warmup) {
-      total += seconds_since(start);
+      total += sb::seconds_since(start);
       split.loss += value;
     }
   }

@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 #include <nlohmann/json.hpp>
 
+#include "common/duration.h"
+
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -175,7 +177,7 @@ std::vector<std::string> profile_to_file(const std::string& path,
     g_recorder = nullptr;
     throw;
   }
-  const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  const double seconds = sb::seconds_since(start);
   const long faults = minor_faults() - faults_before;
   at::removeCallback(handle);
   g_recorder = nullptr;
@@ -222,7 +224,7 @@ void time_gemm_shapes(const std::string& path, const std::vector<std::string>& s
     while (seconds < min_seconds) {
       run();
       ++reps;
-      seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+      seconds = sb::seconds_since(start);
     }
     const double flops = 2.0 * static_cast<double>(batch * m * n * k);  // multiply + add
     out << nlohmann::json{{"k", "gemm"},

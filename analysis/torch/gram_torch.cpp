@@ -7,16 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "common/duration.h"
 #include "common/errors.h"
 
 namespace sb::analysis {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
 torch::Device parse_device(const std::string& name) {
   std::unique_ptr<torch::Device> device;
