@@ -106,9 +106,10 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
   p.pass_done = [&o](const SketchPass& s) {
     char line[240];
     std::snprintf(line, sizeof line,
-                  "sketch: pass %d (k = %lld) in %s: rank %lld, window [%lld, %lld], residual "
-                  "bound %.3g (tol %.3g)%s",
-                  s.pass, static_cast<long long>(s.k), sb::format_duration(s.seconds).c_str(),
+                  "sketch: pass %d (k = %lld%s) in %s: rank %lld, window [%lld, %lld], "
+                  "residual bound %.3g (tol %.3g)%s",
+                  s.pass, static_cast<long long>(s.k), s.check ? ", check" : "",
+                  sb::format_duration(s.seconds).c_str(),
                   static_cast<long long>(s.rank), static_cast<long long>(s.rank_min),
                   static_cast<long long>(s.rank_max), s.residual, s.tol,
                   s.rank_min == s.rank_max ? ": certified" : "");
@@ -297,7 +298,7 @@ void plan_sketch(AnalysisPlan& plan, const AnalyseOptions& o, int64_t rows, int6
         path, "",
         path + ": --method sketch: k = " + std::to_string(plan.sketch_k) +
             " (the bound + oversampling, at most min(T, M)) needs " + format_bytes(plan.bytes) +
-            " (8 M (2k + probes) bytes plus two row blocks), more than the " +
+            " (8 M (3k + probes) bytes plus two row blocks and R's buffer), more than the " +
             format_bytes(limit.bytes) + " " + limit.what);
   const SvdMethod other = plan.method == SvdMethod::gram ? SvdMethod::exact : SvdMethod::gram;
   const double other_bytes = method_bytes(other, rows, cols, o);
@@ -405,6 +406,7 @@ SketchOptions sketch_options(const AnalysisPlan& plan, const AnalyseOptions& opt
   so.block_rows = options.block_rows;
   so.verdict_only = options.verdict_only;
   so.overlap = options.overlap_read;
+  so.check_passes = options.sketch_check_passes;
   so.collective = options.collective;
   so.total_rows = rows;
   so.row_offset = row_offset;

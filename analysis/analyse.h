@@ -70,6 +70,8 @@ struct AnalyseOptions {
   int64_t sketch_max_k = 0;
   int sketch_probes = 40;
   int sketch_max_passes = 10;
+  /// a pass predicted to certify forms no next basis (sketch.h, "Checks"); false: every pass does
+  bool sketch_check_passes = true;
   uint64_t seed = 0;
   /// Only the verdict (within / exceeds the bound) is asked: the sketch stops once it is certain,
   /// and auto takes the sketch.

@@ -5,11 +5,13 @@
 // the one-process code with a few meeting points.
 //
 // What is added where: the gram method's partial G_r = A_r^T A_r (reduced onto process 0, which
-// alone solves and reports), the sketch's partial Y, H and probe norms every pass (every process
+// alone solves and reports), the sketch's partial Y and probe norms every pass (every process
 // needs the next basis: the same sums and the same seed give every process the same Q), the
 // non-finite counts and the signs. A sum over processes is one more summation order of the same
 // dot products, so the Gram path's rounding bound (gamma_T ||A^T A||, any order: Higham 2002,
 // section 3.1) and the sketch's (sketch.h) already cover it: the certificate needs no new margin.
+// The sketch's R factors are not summed but stacked (each process's in its own rows of a zero
+// matrix, added) and factored once more, a step whose backward error streamed_qr.h adds.
 // Two runs with different process counts agree to that rounding, not bit for bit.
 //
 // Errors found while streaming (a NaN in one process's rows, rows declared log-probabilities that

@@ -80,7 +80,7 @@ void MethodOptions::add_to(CLI::App& app, AnalyseOptions& opt, const DeviceChoic
                  "exceeds the memory available (or --budget-gb) is refused before anything "
                  "is allocated, naming what each method needs. sketch: randomized subspace "
                  "iteration on A^T A without forming it (k starts at the bound + "
-                 "--sketch-oversampling and grows; memory 8 M (2k + probes) bytes; cost about "
+                 "--sketch-oversampling and grows; memory 8 M (3k + probes) bytes; cost about "
                  "4 T M k flops a pass), the rank certified with a stated failure probability, "
                  "or 'rank >= n' at the cap on k. The verdict alone needs only k = bound + "
                  "oversampling (--verdict-only); auto takes the sketch when neither Gram fits "
@@ -134,6 +134,9 @@ void MethodOptions::add_to(CLI::App& app, AnalyseOptions& opt, const DeviceChoic
   sketch_.push_back(app.add_option("--sketch-max-passes", opt.sketch_max_passes,
                                    "sketch: at most this many passes over the matrix, >= 2")
                         ->capture_default_str());
+  sketch_.push_back(app.add_flag(
+      "--sketch-no-check", no_check,
+      "sketch: every pass also forms the next basis, even one predicted to certify (for timing)"));
   app.add_option("--seed", opt.seed, "sketch: seed of its Gaussian draws (same seed, same result)")
       ->capture_default_str();
   sketch_.push_back(app.add_flag(
@@ -232,6 +235,7 @@ void MethodOptions::apply(AnalyseOptions& opt, const DeviceChoice& devices,
   }
   opt.spectrum = spectrum || needs_spectrum;
   opt.overlap_read = !no_overlap;
+  opt.sketch_check_passes = !no_check;
 }
 
 // ---- report

@@ -14,6 +14,7 @@
 #include "analysis/block_stream.h"
 #include "analysis/collective.h"
 #include "analysis/inertia.h"
+#include "analysis/streamed_qr.h"
 #include "common/errors.h"
 
 namespace sb::analysis {
@@ -47,15 +48,16 @@ void gaussian_columns(std::vector<double>& x, int64_t m, int64_t from, int64_t t
 }
 
 // The first k columns of the column-major m x k matrix y replaced by an orthonormal basis of
-// their span (Householder QR: dgeqrf, then dorgqr).
-void orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
+// their span (Householder QR: dgeqrf, then dorgqr; 4 m k^2 flops).
+void householder_orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
   std::vector<double> tau(static_cast<size_t>(k));
   const auto lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
   check_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf", k);
   check_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y.data(), lm, tau.data()), "dorgqr", k);
 }
 
-// ||Q^T Q - I||_F for the column-major m x k matrix q.
+// ||fl(Q^T Q) - I||_F for the column-major m x k matrix q, as computed (the bound on the true
+// defect adds dsyrk's rounding: certified_defect).
 double orthogonality_defect(const std::vector<double>& q, int64_t m, int64_t k) {
   std::vector<double> g(static_cast<size_t>(k * k), 0.0);
   cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(k), blas_int(m), 1.0, q.data(),
@@ -69,32 +71,83 @@ double orthogonality_defect(const std::vector<double>& q, int64_t m, int64_t k) 
   return std::sqrt(sum);
 }
 
-// Descending eigenvalues of the symmetric k x k matrix h (upper triangle, column-major).
-std::vector<double> eigenvalues_descending(std::vector<double> h, int64_t k) {
-  std::vector<double> w(static_cast<size_t>(k));
-  const auto lk = static_cast<lapack_int>(k);
-  check_lapack(LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', lk, h.data(), lk, w.data()), "dsyevd", k);
-  std::reverse(w.begin(), w.end());
-  return w;
+// A bound on the true ||Q^T Q - I||_F from the computed one: dsyrk's entries are m-term dot
+// products, ||fl(G) - G||_F <= gamma_m ||Q||_F^2, and ||Q||_F^2 = trace(G) <= k + sqrt(k) eta.
+double certified_defect(double computed, int64_t m, int64_t k) {
+  const double kk = static_cast<double>(k);
+  return computed + gamma_float64(static_cast<double>(m)) * (kk + std::sqrt(kk) * computed) * 1.001;
 }
 
-// One pass's accumulations (sketch.h): Y = A^T A Q, H = (AQ)^T (AQ), n_i = ||A w_i||^2, and on
-// the first pass the finite scan, the signs and sum a_ij^2.
+// One Cholesky QR step on the first k columns of y (m x k): G = Y^T Y + shift I, G = R^T R,
+// Y <- Y R^-1 (dsyrk, dpotrf, dtrsm: 2 m k^2 flops at GEMM-like rates). False when G is not
+// numerically positive definite.
+bool cholesky_qr_step(std::vector<double>& y, int64_t m, int64_t k, double shift) {
+  std::vector<double> g(static_cast<size_t>(k * k), 0.0);
+  cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(k), blas_int(m), 1.0, y.data(),
+              blas_int(m), 0.0, g.data(), blas_int(k));
+  for (int64_t i = 0; i < k; ++i) g[static_cast<size_t>(i + i * k)] += shift;
+  if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(k), g.data(),
+                     static_cast<lapack_int>(k)) != 0)
+    return false;
+  cblas_dtrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, blas_int(m),
+              blas_int(k), 1.0, g.data(), blas_int(k), y.data(), blas_int(m));
+  return true;
+}
+
+// The first k columns of y replaced by an orthonormal basis of their span. Shifted CholeskyQR3
+// (Fukaya, Kannan, Nakatsukasa, Yamamoto & Yanagisawa, "Shifted Cholesky QR for computing the QR
+// factorization of ill-conditioned matrices", SIAM J. Sci. Comput. 42(1), 2020): one step with
+// their shift s = 11 (m k + k (k + 1)) u ||Y||_F^2 (which keeps G positive definite up to
+// cond(Y) ~ 1/u), then two plain steps; 6 m k^2 flops at GEMM-like rates, against Householder's
+// 4 m k^2 at panel rates. Where a step fails or the result's orthogonality defect exceeds 1e-10,
+// Householder instead. Either way the certificate uses the measured ||Q^T Q - I||_F (eta,
+// sketch.h), which this returns.
+double orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
+  const std::vector<double> keep(y.begin(), y.begin() + m * k);
+  double frob_sq = 0;
+  for (int64_t i = 0; i < m * k; ++i) frob_sq += y[static_cast<size_t>(i)] * y[static_cast<size_t>(i)];
+  const double mk = static_cast<double>(m) * static_cast<double>(k);
+  const double shift = 11 * (mk + static_cast<double>(k) * static_cast<double>(k + 1)) * kUnit * frob_sq;
+  if (frob_sq > 0 && std::isfinite(frob_sq) && cholesky_qr_step(y, m, k, shift) &&
+      cholesky_qr_step(y, m, k, 0.0) && cholesky_qr_step(y, m, k, 0.0)) {
+    const double eta = orthogonality_defect(y, m, k);
+    if (eta <= 1e-10) return certified_defect(eta, m, k);
+  }
+  std::copy(keep.begin(), keep.end(), y.begin());
+  householder_orthonormalise(y, m, k);
+  return certified_defect(orthogonality_defect(y, m, k), m, k);
+}
+
+// One pass's accumulations (sketch.h): Y = A^T A Q, R (A Q = Q' R, streamed_qr.h), n_i =
+// ||A w_i||^2, and on the first pass the finite scan, the signs and sum a_ij^2.
 struct PassSums {
-  std::vector<double> y, h, probe_sq;
+  int64_t k = 0;
+  std::vector<double> y, r, probe_sq;
+  double z_frobenius_sq = 0;  // ||fl(A Q)||_F^2
+  double qr_factor = 0;       // the streamed QR's backward error factor f
   double frobenius_sq = 0;
   bool positive = false, negative = false;
 };
 
-// Streams A once: basis is M x (k + p), Q's k columns then the p probes w_i.
+// Rows gathered per factorisation of the streamed QR: 2k, at least 2048 (streamed_qr.h; its cost
+// 2 T k^2 flops a pass against the products' 4 T M k).
+int64_t qr_chunk_rows(int64_t k) { return std::max<int64_t>(2 * k, 2048); }
+
+/// What one pass computes: a full pass the certificate's sums and the next basis Y; a check the
+/// sums alone (2 T M (k + p) flops instead of 2 T M (2k + p); sketch.h, "Checks").
+enum class PassKind { check, full };
+
+// Streams A once: basis is M x (k + p), Q's k columns then the p probes w_i; with_y: also
+// accumulate the next basis Y.
 template <class In>
 bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows, int64_t cols,
               int64_t k, int64_t p, int64_t block_rows, const std::vector<double>& basis,
-              bool first, bool overlap, FiniteScan* scan, SpectrumTiming* timing, PassSums& sums,
-              const std::function<void(int64_t)>& on_rows) {
+              bool with_y, bool first, bool overlap, FiniteScan* scan, SpectrumTiming* timing,
+              PassSums& sums, const std::function<void(int64_t)>& on_rows) {
   const int64_t m = cols, kp = k + p;
-  sums.y.assign(static_cast<size_t>(m * k), 0.0);
-  sums.h.assign(static_cast<size_t>(k * k), 0.0);
+  sums.k = k;
+  sums.y.assign(with_y ? static_cast<size_t>(m * k) : 0, 0.0);
+  StreamedQr qr(k, qr_chunk_rows(k));
   sums.probe_sq.assign(static_cast<size_t>(p), 0.0);
   const int64_t stage_rows =
       std::min(block_rows,
@@ -126,7 +179,7 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
     }
     return true;
   };
-  return stream_blocks(
+  const bool clean = stream_blocks(
       rows, m, block_rows, overlap, timing, load,
       [&](const double* x, int64_t n) {
         // The row-major n x M block is the column-major M x n matrix X = A_b^T.
@@ -134,12 +187,12 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
         cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(kp), blas_int(m),
                     1.0, x, blas_int(m), basis.data(), blas_int(m), 0.0, z.data(), blas_int(n));
         // Y += A_b^T Z_Q = X Z_Q: (M, k).
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(k),
-                    blas_int(n), 1.0, x, blas_int(m), z.data(), blas_int(n), 1.0, sums.y.data(),
-                    blas_int(m));
-        // H += Z_Q^T Z_Q: (k, k), upper triangle.
-        cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(k), blas_int(n), 1.0, z.data(),
-                    blas_int(n), 1.0, sums.h.data(), blas_int(k));
+        if (with_y)
+          cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(k),
+                      blas_int(n), 1.0, x, blas_int(m), z.data(), blas_int(n), 1.0, sums.y.data(),
+                      blas_int(m));
+        // R: Z_Q's rows into the streamed QR.
+        qr.add(z.data(), n, n);
         for (int64_t i = 0; i < p; ++i) {
           const double* col = z.data() + (k + i) * n;
           sums.probe_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
@@ -148,15 +201,22 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
       [&](int64_t done) {
         if (on_rows) on_rows(done);
       });
+  if (!clean) return false;
+  sums.r = qr.finish();
+  sums.qr_factor = qr.backward_error();
+  sums.z_frobenius_sq = qr.frobenius_sq();
+  return true;
 }
 
 // The bounds of sketch.h from one pass's sums.
 struct Window {
-  std::vector<double> sigma, lower, upper;  // nominal sqrt(theta_i) and its certified bracket
+  std::vector<double> sigma, lower, upper;  // the Ritz values sigma_i(R), their certified bracket
   double residual = 0;                      // e
+  double value_error = 0;                   // e_R + e_Z: how far a Ritz value may be off
+  double residual_floor = 0;                // the part of e that is rounding: no pass lowers it
   double tol = 0, tol_lo = 0, tol_hi = 0;
   int64_t rank = 0, rank_min = 0, rank_max = 0;
-  double rounding = 0;  // e_Z + the theta error's effect at sigma_1, for the report
+  double rounding = 0;  // the bracket of sigma_1 less e, for the report
 };
 
 // HMT lemma 4.1 with alpha = 10^(12 / p): ||B|| <= alpha sqrt(2 / pi) max_i ||B omega_i|| except
@@ -171,33 +231,38 @@ Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
                int64_t cols, int64_t k, double eta, double frobenius, double eps) {
   Window w;
   const double c = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * eps;
-  const std::vector<double> theta = eigenvalues_descending(s.h, k);
-  double trace = 0;
-  for (int64_t i = 0; i < k; ++i) trace += s.h[static_cast<size_t>(i + i * k)];
-  trace = std::max(trace, 0.0) * (1 + gamma_float64(static_cast<double>(k)));
-  const double e_theta = gamma_float64(static_cast<double>(rows)) * trace +
-                         4 * gamma_float64(static_cast<double>(k + 1)) * trace;
+  // The Ritz values: sigma_i(R) = sigma_i(fl(A Q) + dZ) (streamed_qr.h), each moved by at most
+  // e_R = f (1 + f) ||fl(AQ)||_F from fl(AQ)'s and by dgesvd's estimated error; fl(AQ) is within
+  // e_Z of A Q.
+  const std::vector<double> ritz = singular_values_descending(s.r, k);
+  const double z_frobenius = std::sqrt(std::max(s.z_frobenius_sq, 0.0) *
+                                       (1 + gamma_float64(static_cast<double>(rows * k))));
+  const double e_r = s.qr_factor * (1 + s.qr_factor) * z_frobenius +
+                     svd_error_estimate(k, z_frobenius * (1 + s.qr_factor));
   const double e_z =
       gamma_float64(static_cast<double>(cols)) * frobenius * std::sqrt(double(k) * (1 + eta));
+  w.value_error = e_r + e_z;
   const double q_norm = std::sqrt(1 + eta);
   // e: HMT lemma 4.1 on the probes, each observed norm widened by its rounding.
-  double max_probe = 0;
+  double max_probe = 0, max_rounding = 0;
   for (size_t i = 0; i < probe_norm.size(); ++i) {
     const double observed =
         std::sqrt(std::max(s.probe_sq[i], 0.0) * (1 + gamma_float64(static_cast<double>(rows))));
-    max_probe = std::max(
-        max_probe, observed + gamma_float64(static_cast<double>(cols)) * frobenius * w_norm[i] +
-                       frobenius * w_err[i]);
+    const double rounding =
+        gamma_float64(static_cast<double>(cols)) * frobenius * w_norm[i] + frobenius * w_err[i];
+    max_probe = std::max(max_probe, observed + rounding);
+    max_rounding = std::max(max_rounding, rounding);
   }
-  w.residual = probe_factor(static_cast<int>(probe_norm.size())) * max_probe;
+  const double factor = probe_factor(static_cast<int>(probe_norm.size()));
+  w.residual = factor * max_probe;
+  w.residual_floor = factor * max_rounding;
   w.sigma.resize(static_cast<size_t>(k));
   w.lower.resize(w.sigma.size());
   w.upper.resize(w.sigma.size());
   for (size_t i = 0; i < w.sigma.size(); ++i) {
-    const double t = std::max(theta[i], 0.0);
-    w.sigma[i] = std::sqrt(t);
-    w.lower[i] = std::max(std::sqrt(std::max(t - e_theta, 0.0)) - e_z, 0.0) / q_norm;
-    w.upper[i] = (std::sqrt(t + e_theta) + e_z) * q_norm + w.residual;
+    w.sigma[i] = ritz[i];
+    w.lower[i] = std::max(w.sigma[i] - w.value_error, 0.0) / q_norm;
+    w.upper[i] = (w.sigma[i] + w.value_error) * q_norm + w.residual;
   }
   w.rounding = w.upper[0] - w.residual - w.lower[0];
   w.tol = c * w.sigma[0];
@@ -221,7 +286,7 @@ struct Probes {
   std::vector<double> omega_norm, w_norm, w_err;
 };
 
-Probes draw_probes(std::vector<double>& basis, int64_t m, int64_t k, int64_t p,
+Probes draw_probes(std::vector<double>& basis, int64_t m, int64_t k, int64_t p, double eta,
                    std::mt19937_64& rng) {
   basis.resize(static_cast<size_t>(m * (k + p)));
   gaussian_columns(basis, m, k, k + p, rng);
@@ -229,7 +294,7 @@ Probes draw_probes(std::vector<double>& basis, int64_t m, int64_t k, int64_t p,
   pr.omega_norm.resize(static_cast<size_t>(p));
   pr.w_norm.resize(pr.omega_norm.size());
   pr.w_err.resize(pr.omega_norm.size());
-  pr.eta = orthogonality_defect(basis, m, k);
+  pr.eta = eta;
   for (int64_t i = 0; i < p; ++i)
     pr.omega_norm[static_cast<size_t>(i)] = cblas_dnrm2(blas_int(m), basis.data() + (k + i) * m, 1);
   {
@@ -260,7 +325,23 @@ bool meet(PassSums& sums, FiniteScan* scan, const Collective& coll, int64_t row_
   if (!scan->clean()) return false;
   const auto reduce_start = std::chrono::steady_clock::now();
   coll.allreduce_sum(sums.y.data(), static_cast<int64_t>(sums.y.size()));
-  coll.allreduce_sum(sums.h.data(), static_cast<int64_t>(sums.h.size()));
+  // R of the whole matrix: every process's R stacked (each in its own rows of a zero matrix,
+  // added), then one more QR step (streamed_qr.h); the backward error factor is the largest
+  // process's plus that step's.
+  const int64_t k = sums.k;
+  const int64_t stacked_rows = k * coll.size;
+  std::vector<double> stacked(static_cast<size_t>(stacked_rows * k), 0.0);
+  for (int64_t j = 0; j < k; ++j)
+    for (int64_t i = 0; i <= j; ++i)
+      stacked[static_cast<size_t>(coll.rank * k + i + j * stacked_rows)] =
+          sums.r[static_cast<size_t>(i + j * k)];
+  coll.allreduce_sum(stacked.data(), static_cast<int64_t>(stacked.size()));
+  coll.allreduce_sum(&sums.z_frobenius_sq, 1);
+  coll.allreduce_max(&sums.qr_factor, 1);
+  StreamedQr combined(k, 1);
+  combined.set_backward_error(sums.qr_factor);
+  sums.r = combined.combine(std::move(stacked), coll.size);
+  sums.qr_factor = combined.backward_error();
   coll.allreduce_sum(sums.probe_sq.data(), p);
   if (first) {
     double f = sums.frobenius_sq, signs[2] = {sums.positive ? 1.0 : 0.0, sums.negative ? 1.0 : 0.0};
@@ -289,8 +370,11 @@ struct Steering {
     // The residual bound is what stands between rank_min and rank_max, and iterating at this k
     // no longer halves it: the tail past k is too heavy (the probes see its Frobenius norm), so
     // the basis must widen.
-    const bool residual_stuck =
-        passes_at_k > 1 && w.residual >= w.tol_lo && w.residual > 0.5 * last_residual;
+    // Unless the rounding alone keeps e at or above tol (the float64 eps, sketch.h): then no
+    // basis can close the window, and the Ritz values need only converge.
+    const bool floor_blocks = w.residual_floor >= w.tol_lo;
+    const bool residual_stuck = !floor_blocks && passes_at_k > 1 && w.residual >= w.tol_lo &&
+                                w.residual > 0.5 * last_residual;
     // A window that stops narrowing while the residual is below tol: a singular value sits
     // within the rounding of tol, and no pass can settle it.
     const int64_t width = w.rank_max - w.rank_min;
@@ -299,7 +383,8 @@ struct Steering {
     last_residual = w.residual;
     const bool grow = (reaches || residual_stuck) && k < cap;
     if (certified || (o.verdict_only && verdict_settled) || pass >= o.max_passes ||
-        (!grow && stalled >= 2) || (k == cap && (reaches || residual_stuck) && passes_at_k >= 2))
+        (!grow && stalled >= 2) || (k == cap && (reaches || residual_stuck) && passes_at_k >= 2) ||
+        (floor_blocks && !grow && passes_at_k >= 2))
       return true;
     *next_k = grow ? std::min(cap, std::max(2 * k, w.rank + o.oversampling)) : k;
     if (*next_k != k) {
@@ -311,14 +396,31 @@ struct Steering {
   }
 };
 
+/// After a full pass whose window is still open: whether one more iteration is expected to
+/// close it, so that the next pass can be a check. Subspace iteration shrinks the
+/// residual by about rho = (s_(c+1) / s_c)^2 per pass (c the nominal count; Halko, Martinsson &
+/// Tropp 2011, section 4.5), so the prediction is e rho < tol / 2, with the count clear of k.
+/// Only a prediction: a check that does not certify costs a pass without Y, and the passes after
+/// it are full.
+bool closes_next(const Window& w, const SketchOptions& o, int64_t k) {
+  const int64_t c = w.rank;
+  if (c < 1 || c >= k - std::max<int64_t>(o.oversampling / 2, 1)) return false;
+  const double above = w.sigma[static_cast<size_t>(c - 1)], below = w.sigma[static_cast<size_t>(c)];
+  if (!(above > 0)) return false;
+  const double rho = (below / above) * (below / above);
+  return w.residual * rho < 0.5 * w.tol;
+}
+
 /// The report from the last window: the Numerical Recipes rank of the Ritz values with what
 /// they cannot resolve marked, the certified window, the largest certified gap, the bound.
 void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t rows, int64_t cols,
                  int64_t k, int pass, int checks) {
   RankReport& r = out.report;
-  const double resolution = std::max(w.residual, std::sqrt(kFloat64Eps) * w.sigma[0]);
+  // What the Ritz values can resolve: the residual bound, or the rounding of their own values
+  // (the one-sided finish: of order u ||A||, no longer sqrt(u) ||A||).
+  const double resolution = std::max(w.residual, w.value_error);
   r = numerical_rank(w.sigma, rows, cols, o.eps, o.bound, o.theorem2_bounded,
-                     w.sigma[0] > 0 ? resolution / w.sigma[0] : std::sqrt(kFloat64Eps));
+                     w.sigma[0] > 0 ? resolution / w.sigma[0] : kFloat64Eps);
   // What a sigma list of k Ritz values cannot say: counts at thresholds below e.
   r.resolution = resolution;
   r.resolvable = w.tol_lo > w.residual;
@@ -382,16 +484,20 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
 
   std::vector<double> basis(static_cast<size_t>(m * (k + p)));
   gaussian_columns(basis, m, 0, k, rng);
-  orthonormalise(basis, m, k);
+  double eta = orthonormalise(basis, m, k);  // Q's orthogonality defect, measured
   PassSums sums;
   double frobenius = 0;
   Window w;
   SketchResult out;
   Steering steer;
-  int checks = 0, pass = 0;
+  // A full pass, then a check when the next is predicted to certify (closes_next); a check that
+  // does not settle turns the rest into full passes (sketch.h, "Checks").
+  PassKind kind = PassKind::full;
+  bool checks_allowed = o.check_passes;
+  int checks = 0, pass = 0, check_passes = 0;
   while (pass < o.max_passes) {
     const auto pass_start = std::chrono::steady_clock::now();
-    const Probes pr = draw_probes(basis, m, k, p, rng);
+    const Probes pr = draw_probes(basis, m, k, p, eta, rng);
     const bool first = pass == 0;
     const int current_pass = pass + 1;
     std::function<void(int64_t)> on_rows;
@@ -399,8 +505,9 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       on_rows = [&, current_pass, k](int64_t done) {
         progress.rows(current_pass, k, done, local_rows);
       };
-    const bool clean = run_pass(read, local_rows, cols, k, p, block_rows, basis, first, o.overlap,
-                                scan, timing, sums, on_rows);
+    const bool clean = run_pass(read, local_rows, cols, k, p, block_rows, basis,
+                                kind == PassKind::full, first, o.overlap, scan, timing, sums,
+                                on_rows);
     if (coll ? !meet(sums, scan, *coll, o.row_offset, p, first, timing) : !clean) return out;
     ++pass;
     ++steer.passes_at_k;
@@ -413,22 +520,34 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     w = bracket(sums, pr.omega_norm, pr.w_norm, pr.w_err, rows, cols, k, pr.eta, frobenius, o.eps);
     ++checks;
     if (progress.pass_done)
-      progress.pass_done(
-          {pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol, since(pass_start)});
+      progress.pass_done({pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol,
+                          since(pass_start), kind == PassKind::check});
+    if (kind == PassKind::check) {
+      ++check_passes;
+      const bool settled = w.rank_min == w.rank_max ||
+                           (o.verdict_only && (w.rank_min > o.bound || w.rank_max <= o.bound));
+      timing->solve += since(solve_start);
+      if (settled || pass >= o.max_passes) break;
+      kind = PassKind::full;  // the same Q again, now with the next basis
+      checks_allowed = false;
+      continue;
+    }
     int64_t next_k = k;
     if (steer.stop(w, o, k, cap, pass, &next_k)) {
       timing->solve += since(solve_start);
       break;
     }
+    if (checks_allowed && next_k == k && closes_next(w, o, k)) kind = PassKind::check;
     // The next basis: Y = A^T A Q, widened with Gaussian columns when the rank may reach past k.
     sums.y.resize(static_cast<size_t>(m * next_k));
     gaussian_columns(sums.y, m, k, next_k, rng);
-    orthonormalise(sums.y, m, next_k);
+    eta = orthonormalise(sums.y, m, next_k);
     k = next_k;
     basis.assign(sums.y.begin(), sums.y.begin() + m * k);
     timing->solve += since(solve_start);
   }
   fill_report(out, w, o, rows, cols, k, pass, checks);
+  out.report.sketch_check_passes = check_passes;
   return out;
 }
 
@@ -452,7 +571,7 @@ void apply_bound(RankReport& r, const SketchResult& s, int64_t bound, int64_t ro
 }
 
 int64_t sketch_block_rows(int64_t cols, int64_t block_rows) {
-  const int64_t fit = (int64_t{64} << 20) / (8 * std::max<int64_t>(cols, 1));
+  const int64_t fit = (int64_t{256} << 20) / (8 * std::max<int64_t>(cols, 1));
   return std::clamp<int64_t>(fit, 1, block_rows > 0 ? block_rows : 4096);
 }
 
@@ -460,8 +579,11 @@ double sketch_bytes(int64_t rows, int64_t cols, int64_t k, int probes, int64_t b
   const double m = static_cast<double>(cols), kk = static_cast<double>(k);
   const double b = static_cast<double>(std::min(rows, sketch_block_rows(cols, block_rows)));
   const double kp = kk + probes;
-  // basis (Q | W), Y, two float64 blocks, Z, H and its eigensolver copy, QR's tau and workspace.
-  return 8 * (m * kp + m * kk + 2 * b * m + b * kp + 3 * kk * kk + 64 * kk) + kStageBytes;
+  // basis (Q | W), Y and the orthonormalisation's copy of it, two float64 blocks, Z, the
+  // streamed QR's buffer, R and its SVD's copy, QR's tau and workspace.
+  const double qr_buffer = (kk + static_cast<double>(qr_chunk_rows(k))) * kk;
+  return 8 * (m * kp + 2 * m * kk + 2 * b * m + b * kp + qr_buffer + 3 * kk * kk + 64 * kk) +
+         kStageBytes;
 }
 
 SketchResult sketch_rank(const RowReader& read, int64_t rows, int64_t cols,

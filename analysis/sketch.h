@@ -4,20 +4,27 @@
 // "Finding structure with randomness", SIAM Review 53(2), 2011: algorithm 4.3 with the
 // a posteriori error estimate of section 4.3), certified.
 //
-// One pass. Q (M x k) has orthonormal columns (Householder QR in float64). The pass reads A once
+// One pass. Q (M x k) has orthonormal columns (shifted CholeskyQR3 in float64, Householder QR
+// where that fails; sketch.cpp). The pass reads A once
 // in row blocks A_b and accumulates, in float64,
 //   Y = A^T (A Q)           (M x k: the next basis, one step of subspace iteration),
-//   H = (A Q)^T (A Q)       (k x k: the Rayleigh quotient Q^T A^T A Q),
+//   R with A Q = Q' R       (k x k: a streamed QR of the rows of A Q, streamed_qr.h),
 //   n_i = ||A w_i||^2       (the probes, i = 1..p),
 // with w_i = (I - Q Q^T) omega_i for fresh standard Gaussian omega_i. Memory: Q, Y and the probes,
-// 8 M (2k + p) bytes, plus two row blocks and their products; A itself is never held.
-// Flops: about 4 T M k per pass (A_b [Q W], then A_b^T Z).
+// 8 M (3k + p) bytes (a copy of Y for the orthonormalisation's fallback), the QR's buffer 8 (k + c) k (c = max(2k, 2048) rows), plus two row blocks
+// and their products; A itself is never held. Flops: about 4 T M k per pass (A_b [Q W], then
+// A_b^T Z) and 2 T k^2 for R.
 //
-// Bounds, in exact arithmetic first. theta_1 >= ... >= theta_k are H's eigenvalues.
-//   Lower: sigma_i(A Q) <= sigma_i(A) ||Q||_2, so sigma_i(A) >= sqrt(theta_i) (interlacing;
+// The Ritz values are the singular values of R: the one-sided finish. They equal the square
+// roots of the eigenvalues of H = (AQ)^T (AQ), but are computed to an error of order u ||A||
+// instead of u ||A||^2 / sigma_i, so they resolve singular values down to about u ||A||, where
+// the eigenvalues of H stop at sqrt(u) ||A|| (about 1e-8 sigma_1).
+//
+// Bounds, in exact arithmetic first. s_1 >= ... >= s_k are R's singular values (= A Q's).
+//   Lower: sigma_i(A Q) <= sigma_i(A) ||Q||_2, so sigma_i(A) >= s_i (interlacing;
 //          Q orthonormal gives ||Q|| = 1).
 //   Upper: A = A Q Q^T + A (I - Q Q^T) gives (Weyl, for singular values)
-//          sigma_i(A) <= sigma_i(A Q Q^T) + ||A (I - Q Q^T)||_2 <= sqrt(theta_i) + e  (i <= k),
+//          sigma_i(A) <= sigma_i(A Q Q^T) + ||A (I - Q Q^T)||_2 <= s_i + e  (i <= k),
 //          sigma_(k+1)(A) <= e, since A Q Q^T has rank <= k (Eckart-Young),
 //          where e >= ||A (I - Q Q^T)||_2.
 //   e:     HMT lemma 4.1 (after Dixon 1983): for a fixed matrix B, alpha > 1 and p independent
@@ -31,7 +38,7 @@
 //          Every pass that is checked draws fresh probes; a verdict read after c checks fails with
 //          probability at most c 1e-12 (union bound): failure_probability.
 // The NR tolerance tol = c_NR sigma_1 (c_NR = 0.5 sqrt(M + T + 1) eps) is bracketed by
-// sigma_1 in [sqrt(theta_1), sqrt(theta_1) + e], and the rank window follows as the Gram path's
+// sigma_1 in [s_1, s_1 + e], and the rank window follows as the Gram path's
 // (rank_certificate.h):
 //   rank_min = #{i : lower_i > tol_hi},     tol_hi = c_NR upper_1,
 //   rank_max = #{i <= k : upper_i > tol_lo} + (min(T, M) - k if e >= tol_lo, else 0),
@@ -39,23 +46,43 @@
 // certified when they agree. rank_max reaching past k reads "rank >= rank_min".
 //
 // Rounding (u = 2^-53, gamma_n = n u / (1 - n u), F >= ||A||_F measured in the first pass and
-// inflated by gamma_(T M); Higham 2002, sections 3.1 and 3.5):
-//   Q:  eta = ||Q^T Q - I||_F (computed) gives ||Q||_2^2 <= 1 + eta, so lower_i divides by
+// inflated by gamma_(T M); Higham 2002, sections 3.1, 3.5 and 19.3):
+//   Q:  eta >= ||Q^T Q - I||_F (computed, plus its dsyrk's rounding gamma_M ||Q||_F^2) gives
+//       ||Q||_2^2 <= 1 + eta, so lower_i divides by
 //       sqrt(1 + eta) and upper_i multiplies by it.
 //   Z = fl(A_b Q): each entry an M-term dot product, ||fl(AQ) - AQ||_2 <= gamma_M || |A| |Q| ||_F
 //       <= gamma_M F sqrt(k (1 + eta)) =: e_Z, which moves each sigma_i(AQ) by at most e_Z.
-//   H = fl(Z^T Z): entries T-term dot products, ||E_H||_2 <= gamma_T ||Z||_F^2 = gamma_T trace(H);
-//       dsyevd's backward error is taken as 2 gamma_(k+1) (||H||_F + trace H) <= 4 gamma_(k+1)
-//       trace(H) (the Gram path's first-order estimate, rank_certificate.h). Together e_theta.
+//   R: the streamed QR is exact for fl(AQ) + dZ, ||dZ||_F <= f (1 + f) ||fl(AQ)||_F, f about
+//       2 T k u (1 + k / c) (streamed_qr.h), and dgesvd's error is estimated as 2k gamma_2k ||R||_F. Their
+//       sum e_R moves each s_i by at most e_R (Weyl).
 //   The probes: fl(w_i) = w_i + f_i with ||f_i|| <= (2 gamma_M sqrt(k) (1 + eta)^(3/2) + 3u)
 //       ||omega_i|| (Q^T omega, then Q (Q^T omega), then the difference), so ||A w_i|| <=
 //       ||fl(A fl(w_i))|| + gamma_M F ||fl(w_i)|| + F ||f_i||, the observed norm itself inflated
 //       by gamma_T.
-// So lower_i = (sqrt(max(theta_i - e_theta, 0)) - e_Z) / sqrt(1 + eta) and
-// upper_i = (sqrt(theta_i + e_theta) + e_Z) sqrt(1 + eta) + e. With float32 data and the
-// float32 eps these terms are below 1e-7 of tol (tol is about 1e-5 sigma_1 at M = 50257): what
-// separates rank_min from rank_max is e, which subspace iteration drives down to the order of
-// sigma_(k+1).
+// So lower_i = (s_i - e_R - e_Z) / sqrt(1 + eta) and upper_i = (s_i + e_R + e_Z) sqrt(1 + eta)
+// + e. With float32 data and the float32 eps, e_R + e_Z is about 2e-3 of tol at WikiText-2's
+// size (T = 245570, k = 412, ||A||_F = 2 sigma_1; the eigenvalues of H, gamma_T ||AQ||_F^2,
+// moved a singular value at tol by 6% of tol): what separates rank_min
+// from rank_max is e, which subspace iteration drives down to the order of sigma_(k+1).
+// With the float64 eps no a priori bound can certify: tol = c_NR sigma_1 is then about
+// sqrt(M + T) u sigma_1, below the rounding of a single product with A (gamma_M F), so rank_max
+// stays at min(T, M) while the Ritz values (and the nominal rank) are still accurate to u ||A||.
+//
+// Checks. A pass's Y is only needed if another pass follows. After a full pass whose window is
+// still open, the next pass is a check (Q' = orth(Y), the probes and R, no Y: 2 T M (k + p) flops
+// instead of 2 T M (2k + p)) when one more iteration is predicted to close the window: e rho <
+// tol / 2 with rho = (s_(c+1) / s_c)^2 (subspace iteration's rate, c the count, clear of k). A
+// check certifies exactly as a full pass would; one that does not settle costs its pass, and the
+// passes after it are full. check_passes = false: every pass forms Y (the earlier behaviour).
+//
+// Precision, measured. Products in float32 cannot carry the certificate: gamma_M in float32
+// (M u_32 = 2e-3 at M = 33278; about 8e-5 even under Higham & Mary's probabilistic sqrt(M) u_32,
+// 2019) exceeds the float32 NR tol (c_NR = 3e-5 at WikiText-2's size). Nor do they build a basis
+// that a float64 check can certify: Y = A^T A Q squares, so directions with sigma_i below about
+// sqrt(u_32) sigma_1 = 3e-4 sigma_1 drown in its rounding, while tol is 1.4e-5 sigma_1. Tried at
+// GPT-2's shape (T = 4000, M = 50257, d = 768): a float32 first pass left a residual bound of
+// 72.7 against tol 2.55, and two more float64 passes were needed (61.9 s against 39.2 s for two
+// float64 passes). So every pass is float64.
 //
 // The report's gaps are certified lower bounds: the gap at the bound lower_b / upper_(b+1) and the
 // largest lower_i / upper_(i+1) over the i with lower_i > e (upper_(k+1) = e), so --estimate-d
@@ -68,8 +95,10 @@
 // window open and a pass at this k no longer halves it (a heavy tail past k: the probes see its
 // Frobenius norm, ~sqrt(#tail) times its spectral norm). Otherwise one more iteration. It stops at
 // max_passes; when the window has not narrowed for two passes with e already below tol (a
-// singular value within the rounding of tol: uncertain); or with k at the cap and growth still
-// wanted after two passes there ("rank >= rank_min"). verdict_only stops as soon as the verdict is
+// singular value within the rounding of tol: uncertain); with k at the cap and growth still
+// wanted after two passes there ("rank >= rank_min"); or after two passes at k when the rounding
+// part of e alone (gamma_M F ||w_i||, the float64 eps) is at or above tol_lo: no basis can close
+// the window then, so k grows only for the nominal count. verdict_only stops as soon as the verdict is
 // settled: rank_min > bound (exceeds) or rank_max <= bound (within), which needs only
 // k = bound + oversampling.
 
@@ -95,11 +124,13 @@ struct SketchOptions {
   int probes = 40;  ///< p, 12 to 256: the residual bound's factor 10^(12/p) sqrt(2/pi)
   int max_passes = 10;
   uint64_t seed = 0;          ///< Omega and the probes (std::mt19937_64)
-  int64_t block_rows = 0;     ///< at most this many rows per block (<= 0: 4096), and 64 MiB
+  int64_t block_rows = 0;     ///< at most this many rows per block (<= 0: 4096), and 256 MiB
   bool verdict_only = false;  ///< stop once within / exceeds is certain
   bool overlap = true;        ///< read block b + 1 while block b is multiplied
+  /// a pass without the next basis where the one before predicts it certifies ("Checks")
+  bool check_passes = true;
   /// Several processes (collective.h): this one streams rows [row_offset, row_offset + the
-  /// reader's rows) of a matrix of total_rows; Y, H, the probe norms, the Frobenius norm, the
+  /// reader's rows) of a matrix of total_rows; Y, R (stacked, one more QR step), the probe norms, the Frobenius norm, the
   /// signs and the non-finite counts are added over the processes after every pass.
   const Collective* collective = nullptr;
   int64_t total_rows = 0, row_offset = 0;
@@ -110,6 +141,7 @@ struct SketchPass {
   int pass = 0;  ///< 1-based
   int64_t k = 0, rank = 0, rank_min = 0, rank_max = 0;
   double residual = 0, tol = 0, seconds = 0;
+  bool check = false;  ///< a check: no next basis formed
 };
 
 /// Progress within a pass (rows read of this pass) and after each pass.
@@ -120,7 +152,7 @@ struct SketchProgress {
 
 struct SketchResult {
   RankReport report;                 ///< rank, window, verdict; the sketch fields filled
-  std::vector<double> sigma;         ///< sqrt(theta_i), descending: the Ritz values, k of them
+  std::vector<double> sigma;         ///< the Ritz values sigma_i(R), descending, k of them
   std::vector<double> lower, upper;  ///< the certified bracket of sigma_1..sigma_k
   bool same_sign = true;             ///< every entry of A <= 0, or every one >= 0
 };
@@ -133,9 +165,11 @@ void apply_bound(RankReport& report, const SketchResult& sketch, int64_t bound, 
                  int64_t cols);
 
 /// Peak bytes of the sketch with k columns on a rows x cols matrix (Q, Y, the probes, two float64
-/// row blocks, their products, the staging buffer, H).
+/// row blocks, their products, the staging buffer, the streamed QR, R).
 double sketch_bytes(int64_t rows, int64_t cols, int64_t k, int probes, int64_t block_rows = 0);
-/// Rows per block on a matrix of `cols` columns: 64 MiB of float64 rows, at least 1, at most
+/// Rows per block on a matrix of `cols` columns: 256 MiB of float64 rows (the product A_b^T Z
+/// ran at 47 GFLOP/s with 252 rows, 53 with 1024, in float64 at M = 33278, k = 412 on 2 cores),
+/// at least 1, at most
 /// `block_rows` (<= 0: 4096).
 int64_t sketch_block_rows(int64_t cols, int64_t block_rows);
 

@@ -60,6 +60,7 @@ struct RankReport {
   /// NaN, 0 for the other methods.
   int64_t sketch_k = 0;
   int sketch_passes = 0;
+  int sketch_check_passes = 0;  ///< of sketch_passes: checks, which form no next basis
   double residual_bound = std::numeric_limits<double>::quiet_NaN();
   double failure_probability = 0;
   /// "certified", "uncertain +-3", or "-" without a certificate.

@@ -76,6 +76,7 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     // The sketch (0, 0, NaN, 0 for the other methods).
     h5::write_attribute(root, "sketch_k", r.sketch_k);
     h5::write_attribute(root, "sketch_passes", int64_t{r.sketch_passes});
+    h5::write_attribute(root, "sketch_check_passes", int64_t{r.sketch_check_passes});
     h5::write_attribute(root, "residual_bound", r.residual_bound);
     h5::write_attribute(root, "failure_probability", r.failure_probability);
     h5::finish_file(file, tmp, path);
@@ -158,6 +159,7 @@ std::string rank_result_json(const RankResult& res) {
   if (r.sketch_k > 0) {
     j["sketch_k"] = r.sketch_k;
     j["sketch_passes"] = r.sketch_passes;
+    j["sketch_check_passes"] = r.sketch_check_passes;
     j["residual_bound"] = num(r.residual_bound);
     j["failure_probability"] = r.failure_probability;
   }

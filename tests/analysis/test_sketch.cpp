@@ -2,6 +2,8 @@
 // prescribed singular values (the truth known to float64 rounding, ~1e-15 sigma_1), and a
 // softmax log-probability matrix stored in float32 against the Gram path and LAPACK's SVD.
 
+#include <lapacke.h>
+
 #include <cmath>
 #include <random>
 #include <vector>
@@ -98,10 +100,45 @@ TEST_CASE(
     CHECK(r.report.rank_min <= 4);
     CHECK(4 <= r.report.rank_max);
     if (r.report.certified) CHECK(r.report.rank == 4);
-    // 10% off tol is far outside the rounding (the Gram-squared resolution sqrt(gamma_T trace H),
-    // about 1% of tol here): it must certify.
+    // 10% off tol is far outside the rounding (the Ritz values' error e_R + e_Z, about 1e-7 of
+    // tol here): it must certify.
     if (delta >= 1e-1) CHECK(r.report.certified);
   }
+}
+
+TEST_CASE(
+    "sketch: at the float64 eps the Ritz values match LAPACK's singular values to about u sigma_1 "
+    "down to 1e-6 sigma_1 and the nominal rank is the exact count, while no a priori bound "
+    "reaches tol (window open)") {
+  // 40 values from 1 down to 1e-6, then exact zeros: tol = 2.9e-15 lies between 1e-6 and the
+  // zeros' rounding (~1e-16). The eigenvalues of (AQ)^T (AQ) would put the zeros' Ritz values
+  // near sqrt(u) ||AQ||_F = 1e-8, above tol, and count them. (Values far below sqrt(u) sigma_1
+  // are another matter: the basis, built from A^T A, does not hold their directions; sketch.h.)
+  const int64_t t = 400, m = 300;
+  const auto s = log_spaced(40, 1e-6, m - 40);
+  const auto a = prescribed_matrix(t, m, s, /*seed=*/31);
+  // The independent truth: dgesdd on the whole matrix (row-major t x m = column-major m x t).
+  std::vector<double> copy = a, exact(static_cast<size_t>(m));
+  REQUIRE(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, t, copy.data(), m, exact.data(), nullptr, 1,
+                         nullptr, 1) == 0);
+  auto o = with_bound(45);
+  o.eps = kFloat64Eps;
+  FiniteScan scan;
+  const auto r = sketch_rank(reader(a, m), t, m, o, &scan);
+  const double tol = nr_tol(t, m, exact[0], kFloat64Eps);
+  int64_t exact_rank = 0;
+  for (double v : exact) exact_rank += v > tol;
+  REQUIRE(exact_rank == 40);
+  CHECK(r.report.rank == exact_rank);
+  for (size_t i = 0; i < 40; ++i) {
+    INFO("sigma_" << i + 1 << " = " << exact[i]);
+    // 200 u sigma_1: LAPACK's and the sketch's rounding together (both of order u ||A||).
+    CHECK(std::abs(r.sigma[i] - exact[i]) < 200 * kFloat64Eps / 2 * exact[0]);
+  }
+  CHECK(r.report.resolution < 1e-9 * exact[0]);  // was sqrt(u) sigma_1 = 1.5e-8
+  CHECK(r.report.rank_min == 40);
+  CHECK(r.report.rank_max == m);  // sketch.h: gamma_M ||A||_F exceeds tol at the float64 eps
+  CHECK_FALSE(r.report.certified);
 }
 
 TEST_CASE("sketch: a rank past the cap on k reads 'rank >= n', uncertified") {
@@ -213,4 +250,46 @@ TEST_CASE(
   // float32's relative precision times a modest factor.
   for (size_t i = 0; i < static_cast<size_t>(bound); ++i)
     CHECK(r.sigma[i] == Approx(sigma[i]).epsilon(1e-4));
+}
+
+TEST_CASE(
+    "sketch: a check pass (no next basis) certifies what full passes certify, in fewer flops, "
+    "and a check that does not settle hands over to full passes") {
+  const int64_t t = 400, m = 300;
+  const auto s = log_spaced(30, 1e-3, m - 30);
+  const auto a64 = prescribed_matrix(t, m, s, /*seed=*/41);
+  const std::vector<float> a(a64.begin(), a64.end());  // float32 data, as the tool's files
+  const RowReader read = [&a, m](int64_t begin, int64_t count, float* out) {
+    std::copy(a.begin() + begin * m, a.begin() + (begin + count) * m, out);
+  };
+  // k0 = 50, the count 30 clear of it: after the first pass the next is predicted to certify.
+  // k0 = 15 < 30: k grows first (no prediction while the count reaches k), then may check.
+  for (const int64_t bound : {40, 5}) {
+    INFO("bound " << bound);
+    auto o = with_bound(bound);
+    FiniteScan scan;
+    const auto checked = sketch_rank(read, t, m, o, &scan);
+    o.check_passes = false;
+    const auto full = sketch_rank(read, t, m, o, &scan);
+    CHECK(full.report.sketch_check_passes == 0);
+    if (bound == 40) CHECK(checked.report.sketch_check_passes == 1);
+    CHECK(checked.report.sketch_check_passes <= 1);
+    for (const auto* r : {&checked, &full}) {
+      CHECK(r->report.certified);
+      CHECK(r->report.rank == 30);
+    }
+    // The same bases up to the check: the same number of passes, the last without Y.
+    CHECK(checked.report.sketch_passes == full.report.sketch_passes);
+    for (size_t i = 0; i < 30; ++i)
+      CHECK(std::abs(checked.sigma[i] - full.sigma[i]) < 1e-3 * checked.report.tol);
+  }
+  SECTION("a check that cannot settle: the window stays open at the float64 eps") {
+    auto o = with_bound(25);
+    o.eps = kFloat64Eps;  // tol below the rounding floor: no pass certifies (sketch.h)
+    FiniteScan scan;
+    const auto r = sketch_rank(sb::test::reader(a64, m), t, m, o, &scan);
+    CHECK_FALSE(r.report.certified);
+    CHECK(r.report.sketch_check_passes <= 1);
+    CHECK(r.report.rank == 30);
+  }
 }
