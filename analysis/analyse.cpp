@@ -298,7 +298,7 @@ void plan_sketch(AnalysisPlan& plan, const AnalyseOptions& o, int64_t rows, int6
         path, "",
         path + ": --method sketch: k = " + std::to_string(plan.sketch_k) +
             " (the bound + oversampling, at most min(T, M)) needs " + format_bytes(plan.bytes) +
-            " (8 M (3k + probes) bytes plus two row blocks and R's buffer), more than the " +
+            " (8 M (2k + probes) bytes plus two row blocks and R's buffer), more than the " +
             format_bytes(limit.bytes) + " " + limit.what);
   const SvdMethod other = plan.method == SvdMethod::gram ? SvdMethod::exact : SvdMethod::gram;
   const double other_bytes = method_bytes(other, rows, cols, o);

@@ -80,7 +80,7 @@ void MethodOptions::add_to(CLI::App& app, AnalyseOptions& opt, const DeviceChoic
                  "exceeds the memory available (or --budget-gb) is refused before anything "
                  "is allocated, naming what each method needs. sketch: randomized subspace "
                  "iteration on A^T A without forming it (k starts at the bound + "
-                 "--sketch-oversampling and grows; memory 8 M (3k + probes) bytes; cost about "
+                 "--sketch-oversampling and grows; memory 8 M (2k + probes) bytes; cost about "
                  "4 T M k flops a pass), the rank certified with a stated failure probability, "
                  "or 'rank >= n' at the cap on k. The verdict alone needs only k = bound + "
                  "oversampling (--verdict-only); auto takes the sketch when neither Gram fits "

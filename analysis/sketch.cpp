@@ -78,42 +78,11 @@ double certified_defect(double computed, int64_t m, int64_t k) {
   return computed + gamma_float64(static_cast<double>(m)) * (kk + std::sqrt(kk) * computed) * 1.001;
 }
 
-// One Cholesky QR step on the first k columns of y (m x k): G = Y^T Y + shift I, G = R^T R,
-// Y <- Y R^-1 (dsyrk, dpotrf, dtrsm: 2 m k^2 flops at GEMM-like rates). False when G is not
-// numerically positive definite.
-bool cholesky_qr_step(std::vector<double>& y, int64_t m, int64_t k, double shift) {
-  std::vector<double> g(static_cast<size_t>(k * k), 0.0);
-  cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(k), blas_int(m), 1.0, y.data(),
-              blas_int(m), 0.0, g.data(), blas_int(k));
-  for (int64_t i = 0; i < k; ++i) g[static_cast<size_t>(i + i * k)] += shift;
-  if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', static_cast<lapack_int>(k), g.data(),
-                     static_cast<lapack_int>(k)) != 0)
-    return false;
-  cblas_dtrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, blas_int(m),
-              blas_int(k), 1.0, g.data(), blas_int(k), y.data(), blas_int(m));
-  return true;
-}
-
-// The first k columns of y replaced by an orthonormal basis of their span. Shifted CholeskyQR3
-// (Fukaya, Kannan, Nakatsukasa, Yamamoto & Yanagisawa, "Shifted Cholesky QR for computing the QR
-// factorization of ill-conditioned matrices", SIAM J. Sci. Comput. 42(1), 2020): one step with
-// their shift s = 11 (m k + k (k + 1)) u ||Y||_F^2 (which keeps G positive definite up to
-// cond(Y) ~ 1/u), then two plain steps; 6 m k^2 flops at GEMM-like rates, against Householder's
-// 4 m k^2 at panel rates. Where a step fails or the result's orthogonality defect exceeds 1e-10,
-// Householder instead. Either way the certificate uses the measured ||Q^T Q - I||_F (eta,
-// sketch.h), which this returns.
+// The first k columns of y replaced by an orthonormal basis of their span (Householder), and
+// the certified orthogonality defect eta of the result (sketch.h). Cholesky QR (shifted
+// CholeskyQR3, Fukaya et al. 2020) was tried: at GPT-2's shape (M = 50257, k = 780) its dsyrk /
+// dtrsm steps took longer than dgeqrf + dorgqr (solve 6.8 s against 4.8 s per run).
 double orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
-  const std::vector<double> keep(y.begin(), y.begin() + m * k);
-  double frob_sq = 0;
-  for (int64_t i = 0; i < m * k; ++i) frob_sq += y[static_cast<size_t>(i)] * y[static_cast<size_t>(i)];
-  const double mk = static_cast<double>(m) * static_cast<double>(k);
-  const double shift = 11 * (mk + static_cast<double>(k) * static_cast<double>(k + 1)) * kUnit * frob_sq;
-  if (frob_sq > 0 && std::isfinite(frob_sq) && cholesky_qr_step(y, m, k, shift) &&
-      cholesky_qr_step(y, m, k, 0.0) && cholesky_qr_step(y, m, k, 0.0)) {
-    const double eta = orthogonality_defect(y, m, k);
-    if (eta <= 1e-10) return certified_defect(eta, m, k);
-  }
-  std::copy(keep.begin(), keep.end(), y.begin());
   householder_orthonormalise(y, m, k);
   return certified_defect(orthogonality_defect(y, m, k), m, k);
 }
@@ -579,10 +548,10 @@ double sketch_bytes(int64_t rows, int64_t cols, int64_t k, int probes, int64_t b
   const double m = static_cast<double>(cols), kk = static_cast<double>(k);
   const double b = static_cast<double>(std::min(rows, sketch_block_rows(cols, block_rows)));
   const double kp = kk + probes;
-  // basis (Q | W), Y and the orthonormalisation's copy of it, two float64 blocks, Z, the
-  // streamed QR's buffer, R and its SVD's copy, QR's tau and workspace.
+  // basis (Q | W), Y, two float64 blocks, Z, the streamed QR's buffer, R and its SVD's copy,
+  // QR's tau and workspace.
   const double qr_buffer = (kk + static_cast<double>(qr_chunk_rows(k))) * kk;
-  return 8 * (m * kp + 2 * m * kk + 2 * b * m + b * kp + qr_buffer + 3 * kk * kk + 64 * kk) +
+  return 8 * (m * kp + m * kk + 2 * b * m + b * kp + qr_buffer + 3 * kk * kk + 64 * kk) +
          kStageBytes;
 }
 

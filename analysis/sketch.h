@@ -4,14 +4,13 @@
 // "Finding structure with randomness", SIAM Review 53(2), 2011: algorithm 4.3 with the
 // a posteriori error estimate of section 4.3), certified.
 //
-// One pass. Q (M x k) has orthonormal columns (shifted CholeskyQR3 in float64, Householder QR
-// where that fails; sketch.cpp). The pass reads A once
+// One pass. Q (M x k) has orthonormal columns (Householder QR in float64). The pass reads A once
 // in row blocks A_b and accumulates, in float64,
 //   Y = A^T (A Q)           (M x k: the next basis, one step of subspace iteration),
 //   R with A Q = Q' R       (k x k: a streamed QR of the rows of A Q, streamed_qr.h),
 //   n_i = ||A w_i||^2       (the probes, i = 1..p),
 // with w_i = (I - Q Q^T) omega_i for fresh standard Gaussian omega_i. Memory: Q, Y and the probes,
-// 8 M (3k + p) bytes (a copy of Y for the orthonormalisation's fallback), the QR's buffer 8 (k + c) k (c = max(2k, 2048) rows), plus two row blocks
+// 8 M (2k + p) bytes, the QR's buffer 8 (k + c) k (c = max(2k, 2048) rows), plus two row blocks
 // and their products; A itself is never held. Flops: about 4 T M k per pass (A_b [Q W], then
 // A_b^T Z) and 2 T k^2 for R.
 //
