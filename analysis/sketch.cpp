@@ -30,14 +30,8 @@ double since(std::chrono::steady_clock::time_point start) {
 
 int blas_int(int64_t n) { return static_cast<int>(n); }
 
-// A LAPACK failure on the sketch's matrices: what the data put there (an overflow to inf, a
-// NaN LAPACKE's check finds, no convergence) or LAPACKE's workspace not allocated (-1010).
 void check_lapack(lapack_int info, const char* routine, int64_t n) {
-  if (info != 0)
-    throw InputError::described("", "",
-                                std::string("sketch: LAPACKE_") + routine + " returned " +
-                                    std::to_string(info) + " on a matrix with " +
-                                    std::to_string(n) + " columns");
+  check_sketch_lapack(info, routine, n);
 }
 
 // Fills columns [from, to) of the column-major m-row matrix x with standard Gaussians.

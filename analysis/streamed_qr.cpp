@@ -9,14 +9,18 @@
 #include "common/errors.h"
 
 namespace sb::analysis {
-namespace {
-
-void check_lapack(lapack_int info, const char* routine, int64_t n) {
+void check_sketch_lapack(int64_t info, const char* routine, int64_t n) {
   if (info != 0)
     throw InputError::described("", "",
                                 std::string("sketch: LAPACKE_") + routine + " returned " +
                                     std::to_string(info) + " on a matrix with " +
                                     std::to_string(n) + " columns");
+}
+
+namespace {
+
+void check_lapack(lapack_int info, const char* routine, int64_t n) {
+  check_sketch_lapack(info, routine, n);
 }
 
 // k gamma_(2m): the backward error factor of one Householder QR of m rows and k columns.

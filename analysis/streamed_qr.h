@@ -69,6 +69,11 @@ class StreamedQr {
   double factor_ = 0, frobenius_sq_ = 0;
 };
 
+/// A LAPACK failure on the sketch's matrices (what the data put there: an overflow to inf, a NaN
+/// LAPACKE's check finds, no convergence; or LAPACKE's workspace not allocated, -1010) as
+/// sb::InputError naming the routine; info 0 passes.
+void check_sketch_lapack(int64_t info, const char* routine, int64_t n);
+
 /// Descending singular values of the k x k matrix r (column-major), by LAPACK's dgesvd (no
 /// vectors). Throws sb::InputError when LAPACK fails on it (a non-finite entry).
 std::vector<double> singular_values_descending(std::vector<double> r, int64_t k);
