@@ -109,10 +109,9 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
                   "sketch: pass %d (k = %lld%s) in %s: rank %lld, window [%lld, %lld], "
                   "residual bound %.3g (tol %.3g)%s",
                   s.pass, static_cast<long long>(s.k), s.check ? ", check" : "",
-                  sb::format_duration(s.seconds).c_str(),
-                  static_cast<long long>(s.rank), static_cast<long long>(s.rank_min),
-                  static_cast<long long>(s.rank_max), s.residual, s.tol,
-                  s.rank_min == s.rank_max ? ": certified" : "");
+                  sb::format_duration(s.seconds).c_str(), static_cast<long long>(s.rank),
+                  static_cast<long long>(s.rank_min), static_cast<long long>(s.rank_max),
+                  s.residual, s.tol, s.rank_min == s.rank_max ? ": certified" : "");
     o.on_progress(line);
   };
   return p;

@@ -30,10 +30,6 @@ double since(std::chrono::steady_clock::time_point start) {
 
 int blas_int(int64_t n) { return static_cast<int>(n); }
 
-void check_lapack(lapack_int info, const char* routine, int64_t n) {
-  check_sketch_lapack(info, routine, n);
-}
-
 // Fills columns [from, to) of the column-major m-row matrix x with standard Gaussians.
 void gaussian_columns(std::vector<double>& x, int64_t m, int64_t from, int64_t to,
                       std::mt19937_64& rng) {
@@ -46,8 +42,10 @@ void gaussian_columns(std::vector<double>& x, int64_t m, int64_t from, int64_t t
 void householder_orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
   std::vector<double> tau(static_cast<size_t>(k));
   const auto lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
-  check_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf", k);
-  check_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y.data(), lm, tau.data()), "dorgqr", k);
+  check_sketch_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf",
+                      k);
+  check_sketch_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y.data(), lm, tau.data()),
+                      "dorgqr", k);
 }
 
 // ||fl(Q^T Q) - I||_F for the column-major m x k matrix q, as computed (the bound on the true
@@ -318,6 +316,12 @@ bool meet(PassSums& sums, FiniteScan* scan, const Collective& coll, int64_t row_
   return true;
 }
 
+/// A window that answers what was asked: certified, or (verdict_only) on one side of the bound.
+bool settled(const Window& w, const SketchOptions& o) {
+  return w.rank_min == w.rank_max ||
+         (o.verdict_only && (w.rank_min > o.bound || w.rank_max <= o.bound));
+}
+
 /// When to stop iterating and when to widen the basis, from each pass's window.
 struct Steering {
   int passes_at_k = 0, stalled = 0;
@@ -327,8 +331,6 @@ struct Steering {
   /// After a pass at k: whether to stop, and (if not) the next k.
   bool stop(const Window& w, const SketchOptions& o, int64_t k, int64_t cap, int pass,
             int64_t* next_k) {
-    const bool certified = w.rank_min == w.rank_max;
-    const bool verdict_settled = w.rank_min > o.bound || w.rank_max <= o.bound;
     const bool reaches = w.rank >= k - std::max<int64_t>(o.oversampling / 2, 1);
     // The residual bound is what stands between rank_min and rank_max, and iterating at this k
     // no longer halves it: the tail past k is too heavy (the probes see its Frobenius norm), so
@@ -345,8 +347,8 @@ struct Steering {
     last_width = width;
     last_residual = w.residual;
     const bool grow = (reaches || residual_stuck) && k < cap;
-    if (certified || (o.verdict_only && verdict_settled) || pass >= o.max_passes ||
-        (!grow && stalled >= 2) || (k == cap && (reaches || residual_stuck) && passes_at_k >= 2) ||
+    if (settled(w, o) || pass >= o.max_passes || (!grow && stalled >= 2) ||
+        (k == cap && (reaches || residual_stuck) && passes_at_k >= 2) ||
         (floor_blocks && !grow && passes_at_k >= 2))
       return true;
     *next_k = grow ? std::min(cap, std::max(2 * k, w.rank + o.oversampling)) : k;
@@ -468,9 +470,9 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       on_rows = [&, current_pass, k](int64_t done) {
         progress.rows(current_pass, k, done, local_rows);
       };
-    const bool clean = run_pass(read, local_rows, cols, k, p, block_rows, basis,
-                                kind == PassKind::full, first, o.overlap, scan, timing, sums,
-                                on_rows);
+    const bool clean =
+        run_pass(read, local_rows, cols, k, p, block_rows, basis, kind == PassKind::full, first,
+                 o.overlap, scan, timing, sums, on_rows);
     if (coll ? !meet(sums, scan, *coll, o.row_offset, p, first, timing) : !clean) return out;
     ++pass;
     ++steer.passes_at_k;
@@ -487,10 +489,8 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
                           since(pass_start), kind == PassKind::check});
     if (kind == PassKind::check) {
       ++check_passes;
-      const bool settled = w.rank_min == w.rank_max ||
-                           (o.verdict_only && (w.rank_min > o.bound || w.rank_max <= o.bound));
       timing->solve += since(solve_start);
-      if (settled || pass >= o.max_passes) break;
+      if (settled(w, o) || pass >= o.max_passes) break;
       kind = PassKind::full;  // the same Q again, now with the next basis
       checks_allowed = false;
       continue;

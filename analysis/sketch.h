@@ -52,8 +52,8 @@
 //   Z = fl(A_b Q): each entry an M-term dot product, ||fl(AQ) - AQ||_2 <= gamma_M || |A| |Q| ||_F
 //       <= gamma_M F sqrt(k (1 + eta)) =: e_Z, which moves each sigma_i(AQ) by at most e_Z.
 //   R: the streamed QR is exact for fl(AQ) + dZ, ||dZ||_F <= f (1 + f) ||fl(AQ)||_F, f about
-//       2 T k u (1 + k / c) (streamed_qr.h), and dgesvd's error is estimated as 2k gamma_2k ||R||_F. Their
-//       sum e_R moves each s_i by at most e_R (Weyl).
+//       2 T k u (1 + k / c) (streamed_qr.h), and dgesvd's error is estimated as 2k gamma_2k
+//       ||R||_F. Their sum e_R moves each s_i by at most e_R (Weyl).
 //   The probes: fl(w_i) = w_i + f_i with ||f_i|| <= (2 gamma_M sqrt(k) (1 + eta)^(3/2) + 3u)
 //       ||omega_i|| (Q^T omega, then Q (Q^T omega), then the difference), so ||A w_i|| <=
 //       ||fl(A fl(w_i))|| + gamma_M F ||fl(w_i)|| + F ||f_i||, the observed norm itself inflated
@@ -97,9 +97,9 @@
 // singular value within the rounding of tol: uncertain); with k at the cap and growth still
 // wanted after two passes there ("rank >= rank_min"); or after two passes at k when the rounding
 // part of e alone (gamma_M F ||w_i||, the float64 eps) is at or above tol_lo: no basis can close
-// the window then, so k grows only for the nominal count. verdict_only stops as soon as the verdict is
-// settled: rank_min > bound (exceeds) or rank_max <= bound (within), which needs only
-// k = bound + oversampling.
+// the window then, so k grows only for the nominal count. verdict_only stops as soon as the verdict
+// is settled: rank_min > bound (exceeds) or rank_max <= bound (within), which needs only k = bound
+// + oversampling.
 
 #include <cstdint>
 #include <functional>
@@ -129,8 +129,9 @@ struct SketchOptions {
   /// a pass without the next basis where the one before predicts it certifies ("Checks")
   bool check_passes = true;
   /// Several processes (collective.h): this one streams rows [row_offset, row_offset + the
-  /// reader's rows) of a matrix of total_rows; Y, R (stacked, one more QR step), the probe norms, the Frobenius norm, the
-  /// signs and the non-finite counts are added over the processes after every pass.
+  /// reader's rows) of a matrix of total_rows; Y, R (stacked, one more QR step), the probe norms,
+  /// the Frobenius norm, the signs and the non-finite counts are added over the processes after
+  /// every pass.
   const Collective* collective = nullptr;
   int64_t total_rows = 0, row_offset = 0;
 };

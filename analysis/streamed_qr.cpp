@@ -19,10 +19,6 @@ void check_sketch_lapack(int64_t info, const char* routine, int64_t n) {
 
 namespace {
 
-void check_lapack(lapack_int info, const char* routine, int64_t n) {
-  check_sketch_lapack(info, routine, n);
-}
-
 // k gamma_(2m): the backward error factor of one Householder QR of m rows and k columns.
 double qr_step_factor(int64_t m, int64_t k) {
   return static_cast<double>(k) * gamma_float64(2.0 * static_cast<double>(m));
@@ -64,10 +60,10 @@ void StreamedQr::factor() {
   double* s = buf_.data() + top;
   const int64_t kk = std::min(m, k_);
   std::vector<double> tau(static_cast<size_t>(kk));
-  check_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, static_cast<lapack_int>(m),
-                              static_cast<lapack_int>(k_), s, static_cast<lapack_int>(ldb),
-                              tau.data()),
-               "dgeqrf", k_);
+  check_sketch_lapack(
+      LAPACKE_dgeqrf(LAPACK_COL_MAJOR, static_cast<lapack_int>(m), static_cast<lapack_int>(k_), s,
+                     static_cast<lapack_int>(ldb), tau.data()),
+      "dgeqrf", k_);
   factor_ += qr_step_factor(m, k_);
   // R: the upper triangle of the top rows (fewer than k rows so far: R's lower rows are zero).
   for (int64_t j = 0; j < k_; ++j)
@@ -93,10 +89,10 @@ const std::vector<double>& StreamedQr::finish() {
 const std::vector<double>& StreamedQr::combine(std::vector<double> stacked, int64_t processes) {
   const int64_t m = processes * k_;
   std::vector<double> tau(static_cast<size_t>(k_));
-  check_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, static_cast<lapack_int>(m),
-                              static_cast<lapack_int>(k_), stacked.data(),
-                              static_cast<lapack_int>(m), tau.data()),
-               "dgeqrf", k_);
+  check_sketch_lapack(
+      LAPACKE_dgeqrf(LAPACK_COL_MAJOR, static_cast<lapack_int>(m), static_cast<lapack_int>(k_),
+                     stacked.data(), static_cast<lapack_int>(m), tau.data()),
+      "dgeqrf", k_);
   factor_ += qr_step_factor(m, k_);
   r_.assign(static_cast<size_t>(k_ * k_), 0.0);
   for (int64_t j = 0; j < k_; ++j)
@@ -106,11 +102,12 @@ const std::vector<double>& StreamedQr::combine(std::vector<double> stacked, int6
 }
 
 std::vector<double> singular_values_descending(std::vector<double> r, int64_t k) {
-  std::vector<double> s(static_cast<size_t>(k)), superb(static_cast<size_t>(std::max<int64_t>(k, 2)));
+  std::vector<double> s(static_cast<size_t>(k)),
+      superb(static_cast<size_t>(std::max<int64_t>(k, 2)));
   const auto lk = static_cast<lapack_int>(k);
-  check_lapack(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', lk, lk, r.data(), lk, s.data(), nullptr,
-                              1, nullptr, 1, superb.data()),
-               "dgesvd", k);
+  check_sketch_lapack(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', lk, lk, r.data(), lk, s.data(),
+                                     nullptr, 1, nullptr, 1, superb.data()),
+                      "dgesvd", k);
   return s;  // dgesvd returns them in descending order
 }
 

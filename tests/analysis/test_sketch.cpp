@@ -229,9 +229,7 @@ TEST_CASE(
     const double lse = mx + std::log(sum);
     for (int64_t j = 0; j < m; ++j) a[size_t(i * m + j)] = static_cast<float>(z[size_t(j)] - lse);
   }
-  const RowReader read = [&a, m](int64_t begin, int64_t count, float* out) {
-    std::copy(a.begin() + begin * m, a.begin() + (begin + count) * m, out);
-  };
+  const RowReader read = reader(a, m);
   const int64_t bound = d + 2;
   FiniteScan scan;
   const auto r = sketch_rank(read, t, m, with_bound(bound), &scan);
@@ -259,9 +257,7 @@ TEST_CASE(
   const auto s = log_spaced(30, 1e-3, m - 30);
   const auto a64 = prescribed_matrix(t, m, s, /*seed=*/41);
   const std::vector<float> a(a64.begin(), a64.end());  // float32 data, as the tool's files
-  const RowReader read = [&a, m](int64_t begin, int64_t count, float* out) {
-    std::copy(a.begin() + begin * m, a.begin() + (begin + count) * m, out);
-  };
+  const RowReader read = reader(a, m);
   // k0 = 50, the count 30 clear of it: after the first pass the next is predicted to certify.
   // k0 = 15 < 30: k grows first (no prediction while the count reaches k), then may check.
   for (const int64_t bound : {40, 5}) {

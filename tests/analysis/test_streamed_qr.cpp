@@ -118,7 +118,8 @@ TEST_CASE(
     combined.set_backward_error(f_max);
     const auto s = singular_values_descending(combined.combine(stacked, 3), k);
     CHECK(combined.backward_error() > f_max);
-    for (int64_t i = 0; i < k; ++i) CHECK(std::abs(s[size_t(i)] - truth[size_t(i)]) < 1e3 * kU * zf);
+    for (int64_t i = 0; i < k; ++i)
+      CHECK(std::abs(s[size_t(i)] - truth[size_t(i)]) < 1e3 * kU * zf);
   }
 }
 
