@@ -422,6 +422,17 @@ void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t r
   apply_bound(r, out, o.bound, rows, cols);
 }
 
+/// The options a caller may get wrong: an OptionError naming the flag.
+void check_options(const SketchOptions& o) {
+  if (o.probes < 12 || o.probes > 256)
+    throw OptionError::described("--sketch-probes", "--sketch-probes " + std::to_string(o.probes) +
+                                                        ": expected 12 to 256 probes");
+  if (o.oversampling < 0)
+    throw OptionError::described(
+        "--sketch-oversampling",
+        "--sketch-oversampling " + std::to_string(o.oversampling) + ": expected >= 0");
+}
+
 template <class In>
 SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                          int64_t cols, const SketchOptions& o, FiniteScan* scan,
@@ -434,13 +445,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   const int64_t rows = coll ? o.total_rows : local_rows;
   const int64_t m = cols, full = std::min(rows, cols);
   const int64_t p = o.probes;
-  if (o.probes < 12 || o.probes > 256)
-    throw OptionError::described("--sketch-probes", "--sketch-probes " + std::to_string(o.probes) +
-                                                        ": expected 12 to 256 probes");
-  if (o.oversampling < 0)
-    throw OptionError::described(
-        "--sketch-oversampling",
-        "--sketch-oversampling " + std::to_string(o.oversampling) + ": expected >= 0");
+  check_options(o);
   const int64_t cap = o.max_k > 0 ? std::min(o.max_k, full) : full;
   int64_t k = std::clamp<int64_t>(o.initial_k > 0 ? o.initial_k : o.bound + o.oversampling, 1, cap);
   const int64_t block_rows =

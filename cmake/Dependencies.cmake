@@ -82,15 +82,20 @@ endfunction()
 
 # sb_trainer(KIND FOLDER): a row of the trainer registry. FOLDER (relative to the calling
 # CMakeLists.txt) holds one trainer (docs/design.md, "Adding a trainer"): its CMakeLists.txt
-# defines a library named after the folder, and its main.cpp runs runkit::trainer_main over the
-# trainer's descriptor. The row builds <build>/trainers/train_<KIND>, where the pipeline finds
-# every trainer and reads what it needs from `train_<KIND> --describe --json`.
+# defines a library named after the folder, whose cli_main runs runkit::trainer_main over the
+# trainer's descriptor, and its main.cpp calls cli_main (declared there, not included: a
+# LibTorch translation unit costs ~25 s to compile, a plain one ~1 s). The row builds
+# <build>/trainers/train_<KIND>, where the pipeline finds every trainer and reads what it needs
+# from `train_<KIND> --describe --json`.
 function(sb_trainer kind folder)
   add_subdirectory(${folder})
   get_filename_component(library ${folder} NAME)
-  sb_executable(train_${kind} ${CMAKE_CURRENT_SOURCE_DIR}/${folder}/main.cpp)
+  set(main ${CMAKE_CURRENT_SOURCE_DIR}/${folder}/main.cpp)
+  sb_executable(train_${kind} ${main})
   target_link_libraries(train_${kind} PRIVATE ${library})
   sb_use_torch_pch(train_${kind})
+  sb_torch_free(${main})
+  sb_cold(train_${kind})
   set_target_properties(train_${kind} PROPERTIES
                         RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/trainers)
 endfunction()

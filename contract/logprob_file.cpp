@@ -50,6 +50,17 @@ int64_t chunk_rows_for(int64_t M, int64_t T) {
 
 // ---------------------------------------------------------------- writer
 
+void write_model_attributes(hid_t root, const LogProbHeader& h) {
+  h5::write_attribute(root, "head", h.head);
+  h5::write_attribute(root, "d", h.d);
+  h5::write_attribute(root, "bias", int64_t{h.bias ? 1 : 0});
+  h5::write_attribute(root, "M", h.M);
+  h5::write_attribute(root, "T", h.T);
+  h5::write_attribute(root, "dataset", h.dataset);
+  h5::write_attribute(root, "split", h.split);
+  h5::write_attribute(root, "compute_dtype", h.compute_dtype);
+}
+
 LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
     : path_(std::move(path)), tmp_(h5::temporary_path(path_)), header_(std::move(header)) {
   const auto& h = header_;
@@ -70,10 +81,11 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
                                                      std::to_string(h.vocab.size()) +
                                                      " words, expected M = " + std::to_string(h.M));
   // log_probs (T x M float32) and targets (T int64): HDF5's own structures add a few KB.
-  h5::require_free_space(path_, 4.0 * static_cast<double>(h.T) * static_cast<double>(h.M) +
-                                    8.0 * static_cast<double>(h.T),
-                         "T = " + std::to_string(h.T) + " x M = " + std::to_string(h.M) +
-                             " float32 log-outputs and T targets");
+  h5::require_free_space(
+      path_,
+      4.0 * static_cast<double>(h.T) * static_cast<double>(h.M) + 8.0 * static_cast<double>(h.T),
+      "T = " + std::to_string(h.T) + " x M = " + std::to_string(h.M) +
+          " float32 log-outputs and T targets");
   chunk_rows_ = chunk_rows_for(h.M, h.T);
   buffer_.reserve(static_cast<size_t>(chunk_rows_ * h.M));
   target_buffer_.reserve(static_cast<size_t>(chunk_rows_));
@@ -97,16 +109,9 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
 
   const hid_t root = file_.get();
   h5::write_attribute(root, "format_version", kLogProbFormatVersion);
-  h5::write_attribute(root, "head", h.head);
+  write_model_attributes(root, h);
   if (!h.head_spec.empty()) h5::write_attribute(root, "head_spec", h.head_spec);
-  h5::write_attribute(root, "d", h.d);
-  h5::write_attribute(root, "bias", int64_t{h.bias ? 1 : 0});
-  h5::write_attribute(root, "M", h.M);
-  h5::write_attribute(root, "T", h.T);
-  h5::write_attribute(root, "dataset", h.dataset);
-  h5::write_attribute(root, "split", h.split);
   h5::write_attribute(root, "seed", h.seed);
-  h5::write_attribute(root, "compute_dtype", h.compute_dtype);
   if (!h.config.empty()) h5::write_attribute(root, "config", h.config);
   if (!h.input.empty()) h5::write_attribute(root, "input", h.input);
   if (!h.vocab.empty()) h5::write_strings(root, "vocab", h.vocab);

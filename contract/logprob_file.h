@@ -62,6 +62,10 @@ struct DumpSource {
 LogProbHeader make_header(const std::string& head, int64_t d, bool bias, int64_t M, int64_t T,
                           DumpSource source, const std::string& compute_dtype = "float32");
 
+/// The model's facts as root attributes, the same in a dump and in a rank result: head (the
+/// registry name), d, bias (0/1), M, T, dataset, split, compute_dtype.
+void write_model_attributes(hid_t root, const LogProbHeader& h);
+
 /// Streams rows into a new file. Written to "<path>.tmp.<pid>" and renamed into place by
 /// finish(); destroyed unfinished, it removes the temporary file (no partial output).
 class LogProbWriter {

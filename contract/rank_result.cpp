@@ -30,15 +30,8 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     // The rank at tol x 10^j, j = -2..2 (-1s when not computed).
     h5::write_array(root, "rank_sweep", {r.rank_sweep.size()}, r.rank_sweep.data());
     h5::write_attribute(root, "source", res.source);
-    h5::write_attribute(root, "head", h.head);
-    h5::write_attribute(root, "dataset", h.dataset);
-    h5::write_attribute(root, "split", h.split);
-    h5::write_attribute(root, "M", h.M);
-    h5::write_attribute(root, "T", h.T);
-    h5::write_attribute(root, "d", h.d);
-    h5::write_attribute(root, "bias", int64_t{h.bias ? 1 : 0});
+    write_model_attributes(root, h);
     h5::write_attribute(root, "ppl", h.ppl);
-    h5::write_attribute(root, "compute_dtype", h.compute_dtype);
     h5::write_attribute(root, "method", res.method);
     h5::write_attribute(root, "gram", res.gram);
     h5::write_attribute(root, "input", res.input);

@@ -30,4 +30,8 @@ struct SyntheticOptions {
 /// log-probabilities file was computed from.
 double write_synthetic_logprobs(const std::string& path, const SyntheticOptions& options);
 
+/// The synthetic_logprobs binary's whole program (synthetic_logprobs_cli.cpp: the options, then
+/// write_synthetic_logprobs); trainers/synthetic_logprobs_main.cpp calls it.
+int synthetic_logprobs_main(int argc, char** argv);
+
 }  // namespace sb

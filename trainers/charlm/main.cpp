@@ -3,9 +3,10 @@
 // best model's valid / test bits per character -> the test set's log-output matrix in
 // <out>/logprobs.h5. With M ~ 50 symbols < d + 2, softmax is not bottlenecked here.
 
-#include "trainers/charlm/trainer.h"
-#include "trainers/runkit/trainer_cli.h"
+// The program is cli_main (trainer.{h,cpp}), declared here rather than included: this file
+// needs no LibTorch header.
+namespace sb::charlm {
+int cli_main(int argc, char** argv);
+}  // namespace sb::charlm
 
-int main(int argc, char** argv) {
-  return sb::runkit::trainer_main(argc, argv, sb::charlm::descriptor(), sb::charlm::train);
-}
+int main(int argc, char** argv) { return sb::charlm::cli_main(argc, argv); }

@@ -51,4 +51,8 @@ class CharTrainer : public runkit::ConfiguredTrainer<CharConfig, CharLstm> {
 /// evaluates and dumps.
 int train(const CharConfig& config, const runkit::TrainerRun& run);
 
+/// train_charlm's whole main: runkit::trainer_main over descriptor() and train. main.cpp declares
+/// it itself instead of including this header, so that it compiles without LibTorch.
+int cli_main(int argc, char** argv);
+
 }  // namespace sb::charlm

@@ -4,9 +4,10 @@
 // dataset-fashion-mnist) or a user's MNIST (--data DIR). Writes test error, NLL and loss to
 // final.json and the test set's (T, 10) log-outputs to logprobs.h5 for rank_analysis.
 
-#include "trainers/classifier/trainer.h"
-#include "trainers/runkit/trainer_cli.h"
+// The program is cli_main (trainer.{h,cpp}), declared here rather than included: this file
+// needs no LibTorch header.
+namespace sb::classifier {
+int cli_main(int argc, char** argv);
+}  // namespace sb::classifier
 
-int main(int argc, char** argv) {
-  return sb::runkit::trainer_main(argc, argv, sb::classifier::descriptor(), sb::classifier::train);
-}
+int main(int argc, char** argv) { return sb::classifier::cli_main(argc, argv); }

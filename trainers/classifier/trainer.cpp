@@ -268,4 +268,8 @@ int train(const ClassifierConfig& config, const runkit::TrainerRun& run) {
   return runkit::run_trainer(trainer, run.flags);
 }
 
+int cli_main(int argc, char** argv) {
+  return runkit::trainer_main(argc, argv, descriptor(), train);
+}
+
 }  // namespace sb::classifier

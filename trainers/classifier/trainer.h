@@ -67,4 +67,8 @@ class ClassifierTrainer : public runkit::ConfiguredTrainer<ClassifierConfig, Con
 /// --resume), evaluates and dumps.
 int train(const ClassifierConfig& config, const runkit::TrainerRun& run);
 
+/// train_classifier's whole main: runkit::trainer_main over descriptor() and train. main.cpp
+/// declares it itself instead of including this header, so that it compiles without LibTorch.
+int cli_main(int argc, char** argv);
+
 }  // namespace sb::classifier

@@ -88,4 +88,8 @@ struct Rank {
 };
 Rank numerical_rank(const torch::Tensor& matrix);
 
+/// The fit_logprob_matrix binary's whole program (fit_cli.cpp: the options, the target, one fit
+/// per head and d, the JSON report); trainers/fit_logprob_matrix.cpp calls it.
+int fit_logprob_matrix_main(int argc, char** argv);
+
 }  // namespace sb::fit

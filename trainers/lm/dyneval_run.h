@@ -61,4 +61,8 @@ class JsonStdout {
 /// lambda, valid_loss, valid_ppl}]. Throws on bad input (the main exits 2).
 void run_dyneval(const std::string& run_dir, const DynevalConfig& cfg);
 
+/// The dyneval binary's whole program (dyneval_cli.cpp: --run, the key table's options, then
+/// run_dyneval under runkit::guarded); trainers/dyneval.cpp calls it.
+int dyneval_main(int argc, char** argv);
+
 }  // namespace sb::lm

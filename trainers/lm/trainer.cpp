@@ -1,5 +1,7 @@
 #include "trainers/lm/trainer.h"
 
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -415,6 +417,23 @@ int train(WordLmConfig config, const runkit::TrainerRun& run, const std::string&
                           : until == "finetune" ? Phase::finetune
                                                 : Phase::done;
   return trainer.run(stop_phase);
+}
+
+int cli_main(int argc, char** argv) {
+  std::string until = "dump";
+  return runkit::trainer_main(
+      argc, argv, descriptor(),
+      [&](WordLmConfig config, const runkit::TrainerRun& run) {
+        return train(std::move(config), run, until);
+      },
+      [&](CLI::App& app) {
+        app.add_option("--until", until,
+                       "stop after this stage, checkpoint saved: train (the main SGD/NT-ASGD "
+                       "phase), finetune, or dump (everything: the test-set dump and final.json); "
+                       "a later --resume continues from there")
+            ->check(CLI::IsMember({"train", "finetune", "dump"}))
+            ->capture_default_str();
+      });
 }
 
 }  // namespace sb::lm

@@ -95,4 +95,8 @@ class WordLmTrainer : public runkit::ConfiguredTrainer<WordLmConfig, AwdLstm> {
 /// line, trains (resuming with --resume) until the stage `until` (train, finetune or dump).
 int train(WordLmConfig config, const runkit::TrainerRun& run, const std::string& until);
 
+/// train_wordlm's whole main: runkit::trainer_main over descriptor() and train. main.cpp declares
+/// it itself instead of including this header, so that it compiles without LibTorch.
+int cli_main(int argc, char** argv);
+
 }  // namespace sb::lm

@@ -51,6 +51,10 @@ class NplmTrainer : public runkit::ConfiguredTrainer<NplmConfig, Nplm> {
 /// the corpus, prints the run's line, trains (resuming with --resume), evaluates and dumps.
 int train(const NplmConfig& config, const runkit::TrainerRun& run);
 
+/// train_nplm's whole main: runkit::trainer_main over descriptor() and train. main.cpp declares it
+/// itself instead of including this header, so that it compiles without LibTorch.
+int cli_main(int argc, char** argv);
+
 /// Mean NLL of the model over every row of `data`, in batches, no gradients, eval mode.
 double mean_nll(Nplm& model, const Contexts& data, int64_t batch = 1000,
                 const runkit::ProgressFn& progress = {});

@@ -1,9 +1,10 @@
 // train_bigram: the toy fifth trainer (tests/trainers/bigram/config.h): a thin main over its
 // descriptor, like every trainer's.
 
-#include "tests/trainers/bigram/trainer.h"
-#include "trainers/runkit/trainer_cli.h"
+// The program is cli_main (trainer.{h,cpp}), declared here rather than included: this file
+// needs no LibTorch header.
+namespace sb::bigram {
+int cli_main(int argc, char** argv);
+}  // namespace sb::bigram
 
-int main(int argc, char** argv) {
-  return sb::runkit::trainer_main(argc, argv, sb::bigram::descriptor(), sb::bigram::train);
-}
+int main(int argc, char** argv) { return sb::bigram::cli_main(argc, argv); }

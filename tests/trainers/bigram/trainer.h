@@ -42,4 +42,8 @@ class BigramTrainer : public runkit::ConfiguredTrainer<BigramConfig, Bigram> {
 /// What train_bigram does once its config is valid (runkit::trainer_main's body).
 int train(const BigramConfig& config, const runkit::TrainerRun& run);
 
+/// train_bigram's whole main: runkit::trainer_main over descriptor() and train. main.cpp declares
+/// it itself instead of including this header, so that it compiles without LibTorch.
+int cli_main(int argc, char** argv);
+
 }  // namespace sb::bigram
