@@ -84,7 +84,7 @@ endfunction()
 # CMakeLists.txt) holds one trainer (docs/design.md, "Adding a trainer"): its CMakeLists.txt
 # defines a library named after the folder, whose cli_main runs runkit::trainer_main over the
 # trainer's descriptor, and its main.cpp calls cli_main (declared there, not included: a
-# LibTorch translation unit costs ~25 s to compile, a plain one ~1 s). The row builds
+# LibTorch translation unit costs ~25 s to compile, this one well under a second). The row builds
 # <build>/trainers/train_<KIND>, where the pipeline finds every trainer and reads what it needs
 # from `train_<KIND> --describe --json`.
 function(sb_trainer kind folder)
@@ -95,7 +95,6 @@ function(sb_trainer kind folder)
   target_link_libraries(train_${kind} PRIVATE ${library})
   sb_use_torch_pch(train_${kind})
   sb_torch_free(${main})
-  sb_cold(train_${kind})
   set_target_properties(train_${kind} PROPERTIES
                         RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/trainers)
 endfunction()
