@@ -43,7 +43,7 @@ struct FitCli {
   std::string corpus = "ptb", data,
               heads_text = "softmax,sigsoftmax,sigmoid,mos:K=2,mos:K=4,moss:K=2",
               d_text = "10,20,40,80", out;
-  int64_t contexts = 200, low_rank = 0, C = 60, M = 80;
+  int64_t contexts = 200, words = 1000, low_rank = 0, C = 60, M = 80;
   double beta = 1.0, scale = 2.0;
   int restarts = 1;
   sb::fit::FitOptions fo;
@@ -59,6 +59,10 @@ void FitCli::add_to(CLI::App& app) {
                  "the corpus directory (default: datasets/<corpus> or "
                  "../shared/datasets/<corpus>)");
   app.add_option("--contexts", contexts, "the most frequent previous words kept as contexts")
+      ->capture_default_str();
+  app.add_option("--words", words,
+                 "the most frequent next words kept, the rest merged into one outcome (0 = all; "
+                 "fit_logprob.h: why not all)")
       ->capture_default_str();
   app.add_option("--beta", beta, "smoothing: P* = (n(c,w) + beta u(w)) / (n(c) + beta)")
       ->capture_default_str();
@@ -77,7 +81,9 @@ void FitCli::add_to(CLI::App& app) {
   app.add_option("--lr", fo.lr, "Adam's starting learning rate")->capture_default_str();
   app.add_option("--max-steps", fo.max_steps, "steps at most per fit")->capture_default_str();
   app.add_option("--rel-tol", fo.rel_tol,
-                 "a plateau: relative loss decrease per 100 steps below this")
+                 "a plateau: the KL fell by less than rel-tol x KL + abs-tol in 100 steps")
+      ->capture_default_str();
+  app.add_option("--abs-tol", fo.abs_tol, "(nats) the plateau test's absolute floor")
       ->capture_default_str();
   app.add_option("--threads", threads, "LibTorch threads (default: cores)")->capture_default_str();
   app.add_option("--out", out, "the JSON report to write (atomically)")->required();
@@ -124,7 +130,8 @@ sb::fit::Target make_target(const FitCli& cli) {
     return sb::fit::low_rank_target(cli.C, cli.M, cli.low_rank, cli.scale, cli.fo.seed + 1000);
   const auto dir = sb::data::find_corpus_dir(cli.corpus, cli.data);
   const auto words = sb::data::load_corpus(dir);
-  auto target = sb::fit::bigram_target(words.train, words.vocab.size(), cli.contexts, cli.beta);
+  auto target =
+      sb::fit::bigram_target(words.train, words.vocab.size(), cli.contexts, cli.beta, cli.words);
   target.what +=
       " (" + cli.corpus + " training split, " + std::to_string(words.train.size()) + " tokens)";
   return target;
@@ -147,6 +154,8 @@ nlohmann::json report_head(const sb::fit::Target& target, double entropy, const 
   report["settings"] = {{"lr", fo.lr},
                         {"max_steps", fo.max_steps},
                         {"rel_tol", fo.rel_tol},
+                        {"abs_tol", fo.abs_tol},
+                        {"words", cli.low_rank > 0 ? 0 : cli.words},
                         {"check_every", fo.check_every},
                         {"lr_halvings", fo.lr_halvings},
                         {"seed", fo.seed},
@@ -169,7 +178,7 @@ struct FitCount {
 
 /// One head at one d: the fit (and its restart), as a report row; prints its line with the ETA.
 nlohmann::json fit_row(const sb::fit::Target& target, const sb::HeadSpec& spec, int64_t d,
-                       const FitCli& cli, double entropy, const FitCount& count) {
+                       const FitCli& cli, const FitCount& count) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<sb::fit::FitResult> runs;
   for (int k = 0; k <= cli.restarts; ++k) {
@@ -177,11 +186,11 @@ nlohmann::json fit_row(const sb::fit::Target& target, const sb::HeadSpec& spec, 
     o.spec = spec;
     o.d = d;
     o.seed = cli.fo.seed + static_cast<uint64_t>(k);
-    o.progress = [&](int64_t step, double loss) {
+    o.progress = [&](int64_t step, double kl) {
       if (step % 1000 != 0) return;
       std::printf("  %s d = %lld seed %llu: step %lld, KL %.5f\n", spec.to_string().c_str(),
                   static_cast<long long>(d), static_cast<unsigned long long>(o.seed),
-                  static_cast<long long>(step), loss - entropy);
+                  static_cast<long long>(step), kl);
       std::fflush(stdout);
     };
     runs.push_back(sb::fit::fit(target, o));
@@ -248,6 +257,10 @@ int fit_logprob_matrix_main(int argc, char** argv) {
     const auto ds = parse_dims(cli.d_text);
     if (specs.empty() || ds.empty())
       throw sb::OptionError::described("--heads", "--heads and --d: expected at least one of each");
+    if (cli.words < 0)
+      throw sb::OptionError::described(
+          "--words",
+          "--words: expected an integer >= 0 (0 = all), got " + std::to_string(cli.words));
     const auto target = make_target(cli);
     const double entropy =
         -(target.weight * (target.log_p.exp() * target.log_p).sum(/*dim=*/1)).sum().item<double>();
@@ -257,7 +270,7 @@ int fit_logprob_matrix_main(int argc, char** argv) {
     size_t done = 0;
     for (const auto& spec : specs)
       for (const int64_t d : ds)
-        report["fits"].push_back(fit_row(target, spec, d, cli, entropy, {++done, total, start}));
+        report["fits"].push_back(fit_row(target, spec, d, cli, {++done, total, start}));
     report["seconds"] = sb::seconds_since(start);
     sb::runkit::write_text_atomically(cli.out, report.dump(2) + "\n");
     std::printf("wrote %s (%s)\n", cli.out.c_str(),

@@ -4,14 +4,41 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <sstream>
 
 #include "common/errors.h"
 #include "trainers/heads/output_head.h"
 
 namespace sb::fit {
 
+namespace {
+
+/// The `words` most frequent ids of a count vector, ties by smaller id.
+std::vector<int64_t> most_frequent(const std::vector<double>& count, int64_t words) {
+  std::vector<int64_t> order(count.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return count[static_cast<size_t>(a)] > count[static_cast<size_t>(b)];
+  });
+  order.resize(static_cast<size_t>(words));
+  return order;
+}
+
+/// p (C, vocab) -> (C, words + 1): the kept columns in `kept`'s order, then the rest's sum.
+torch::Tensor merge_rare(const torch::Tensor& p, const std::vector<int64_t>& kept) {
+  auto index = torch::tensor(kept, torch::kInt64);
+  auto top = p.index_select(/*dim=*/1, index);  // (C, words)
+  // The rest summed over its columns (not 1 - sum(top)): its relative precision when it is small.
+  auto mask = torch::ones({p.size(1)}, torch::kBool);
+  mask.index_fill_(/*dim=*/0, index, false);
+  auto rest = p.index({torch::indexing::Slice(), mask}).sum(/*dim=*/1);  // (C)
+  return torch::cat({top, rest.unsqueeze(1)}, /*dim=*/1);
+}
+
+}  // namespace
+
 Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t contexts,
-                     double beta) {
+                     double beta, int64_t words) {
   if (tokens.size() < 2)
     throw InputError::described("", "tokens", "bigram_target: fewer than 2 tokens");
   if (contexts < 1 || contexts > vocab)
@@ -19,6 +46,8 @@ Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t 
                                                  std::to_string(vocab) + "], got " +
                                                  std::to_string(contexts));
   if (!(beta > 0)) throw OptionError::described("beta", "bigram_target: beta must be > 0");
+  if (words < 0)
+    throw OptionError::described("words", "bigram_target: words must be >= 0 (0 = all)");
   std::vector<int64_t> as_context(static_cast<size_t>(vocab), 0);
   std::vector<double> unigram(static_cast<size_t>(vocab), 1.0);  // add-one
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -29,11 +58,8 @@ Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t 
     if (i + 1 < tokens.size()) ++as_context[static_cast<size_t>(w)];
   }
   // The most frequent previous words, ties by smaller id (deterministic).
-  std::vector<int64_t> order(static_cast<size_t>(vocab));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return as_context[static_cast<size_t>(a)] > as_context[static_cast<size_t>(b)];
-  });
+  const auto order =
+      most_frequent(std::vector<double>(as_context.begin(), as_context.end()), contexts);
   std::vector<int64_t> row_of(static_cast<size_t>(vocab), -1);
   for (int64_t r = 0; r < contexts; ++r)
     row_of[static_cast<size_t>(order[static_cast<size_t>(r)])] = r;
@@ -45,14 +71,19 @@ Target bigram_target(const std::vector<int64_t>& tokens, int64_t vocab, int64_t 
     if (r >= 0) c[r][tokens[i + 1]] += 1.0;
   }
   auto u = torch::tensor(unigram, torch::kFloat64);
-  u = u / u.sum();                                     // (M)
-  auto n_c = counts.sum(/*dim=*/1, /*keepdim=*/true);  // (C, 1)
-  auto p = (counts + beta * u.unsqueeze(0)) / (n_c + beta);
+  u = u / u.sum();                                           // (M)
+  auto n_c = counts.sum(/*dim=*/1, /*keepdim=*/true);        // (C, 1)
+  auto p = (counts + beta * u.unsqueeze(0)) / (n_c + beta);  // (C, vocab)
+  const bool merged = words > 0 && words < vocab;
+  if (merged) p = merge_rare(p, most_frequent(unigram, words));  // (C, words + 1)
   Target t;
   t.log_p = p.log();
   t.weight = n_c.squeeze(1) / n_c.sum();
-  t.what = "smoothed bigram P*(w | previous word) of the " + std::to_string(contexts) +
-           " most frequent contexts, beta = " + std::to_string(beta);
+  std::ostringstream what;
+  what << "smoothed bigram P*(w | previous word) of the " << contexts
+       << " most frequent contexts, beta = " << beta;
+  if (merged) what << ", the " << words << " most frequent words and the rest as one outcome";
+  t.what = what.str();
   return t;
 }
 
@@ -122,6 +153,9 @@ FitResult fit(const Target& target, const FitOptions& o) {
   const auto p = target.log_p.exp().to(torch::kFloat32);  // (C, M)
   const auto w = target.weight.to(torch::kFloat32);       // (C)
   torch::optim::Adam opt(model.parameters(), torch::optim::AdamOptions(o.lr));
+  // The target's weighted entropy: loss - entropy is the KL the plateau test watches.
+  const double entropy =
+      -(target.weight * (target.log_p.exp() * target.log_p).sum(/*dim=*/1)).sum().item<double>();
   double lr = o.lr, window_start = std::numeric_limits<double>::infinity();
   int halvings = 0;
   FitResult r;
@@ -133,11 +167,12 @@ FitResult fit(const Target& target, const FitOptions& o) {
     loss.backward();
     opt.step();
     if (r.steps % o.check_every != 0) continue;
-    const double now = loss.item<double>();
-    r.last_rel_change = (window_start - now) / std::max(std::abs(now), 1e-12);
-    window_start = now;
-    if (o.progress) o.progress(r.steps, now);
-    if (r.last_rel_change < o.rel_tol) {
+    const double kl = loss.item<double>() - entropy;
+    const double decrease = window_start - kl;
+    r.last_rel_change = decrease / std::max(std::abs(kl), 1e-12);
+    window_start = kl;
+    if (o.progress) o.progress(r.steps, kl);
+    if (decrease < o.rel_tol * std::abs(kl) + o.abs_tol) {
       if (halvings == o.lr_halvings) {
         r.converged = true;
         break;

@@ -57,7 +57,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check("softmax's KL stays above" in md and "| softmax |" in md, "fit.md: the table and findings")
 
     for args, what in ((["--heads", "sparse:k=2"], "--heads"), (["--d", "0"], "--d"),
-                       (["--d", "abc"], "--d")):
+                       (["--d", "abc"], "--d"), (["--words", "-1"], "--words")):
         bad = os.path.join(tmp, "bad.json")
         r = subprocess.run([BIN, "--low-rank", "2", "--C", "5", "--M", "6", "--out", bad, *args],
                            capture_output=True, text=True)
