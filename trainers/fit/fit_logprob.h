@@ -27,16 +27,16 @@
 // (`words` of bigram_target; measured with fit_logprob_matrix's schedule re-implemented over
 // Debian's PyTorch, softmax): over the full vocabulary (M = 10000) no optimiser converged in the
 // budget: the KL has a tail of 10^4+ steps, and it goes with the rare words (merging them
-// removes it, below), not with the optimiser: C = 200, d = 10: Adam 0.3124 at 4000 steps, 0.30944 at 13000 and still falling
-// 6e-5 per 1000; L-BFGS in float64 after 500 Adam steps the same tail, slower per second (0.3241 at
-// 46 s, Adam 0.3133 at 56 s); a damped Gauss-Newton (Levenberg-Marquardt, conjugate gradients
-// preconditioned by the Gauss-Newton diagonal, float64) 0.3148 after 40 steps (442 s), still
-// falling 3e-4 a step; the decoder bias started at the target's log-marginal 0.31095 at 4000
-// (0.31240 from 0); an SVD start KL 2.45 (worse than random); C = 100 instead of 200: 0.2033
-// at 20000 steps, not converged. With the 1000 most frequent words and the rest as one outcome
-// (M = 1001; they hold 79% of PTB's training tokens), the plateau test above passes: C = 200,
-// d = 10, `fit_logprob_matrix --d 10 --heads softmax` converged in 10600 steps, KL 0.16737, its
-// restart 0.16782 (0.3% apart), 31 s for both on one core.
+// removes it, below), not with the optimiser: C = 200, d = 10: Adam 0.3124 at 4000 steps, 0.30944
+// at 13000 and still falling 6e-5 per 1000; L-BFGS in float64 after 500 Adam steps the same tail,
+// slower per second (0.3241 at 46 s, Adam 0.3133 at 56 s); a damped Gauss-Newton
+// (Levenberg-Marquardt, conjugate gradients preconditioned by the Gauss-Newton diagonal, float64)
+// 0.3148 after 40 steps (442 s), still falling 3e-4 a step; the decoder bias started at the
+// target's log-marginal 0.31095 at 4000 (0.31240 from 0); an SVD start KL 2.45 (worse than random);
+// C = 100 instead of 200: 0.2033 at 20000 steps, not converged. With the 1000 most frequent words
+// and the rest as one outcome (M = 1001; they hold 79% of PTB's training tokens), the plateau test
+// above passes: C = 200, d = 10, `fit_logprob_matrix --d 10 --heads softmax` converged in 10600
+// steps, KL 0.16737, its restart 0.16782 (0.3% apart), 31 s for both on one core.
 
 #include <torch/torch.h>
 
