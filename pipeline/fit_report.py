@@ -11,7 +11,8 @@ h fits closer than softmax at d when KL_softmax - KL_h exceeds the sum of both f
 worse when KL_h - KL_softmax exceeds it; otherwise they tie at that d. A head "fits closer than
 softmax at every d" when it does at each d of the sweep. Softmax "stays above KL 0" at d when its
 KL exceeds 1e-3 nats and its rank bound d + 2 is below the target's rank (Theorem 2); a fit that
-did not converge is named and counts as a tie.
+did not converge is named and counts as a tie. Beside each verdict, the size of the difference:
+the gain 1 - KL_h / KL_softmax (first fits), so a "closer" by a hair reads apart from a large one.
 """
 from __future__ import annotations
 
@@ -63,7 +64,9 @@ def findings(report: dict) -> dict:
                 continue
             per_d = {d: compare(by[("softmax", d)], by[(h, d)]) for d in ds
                      if ("softmax", d) in by and (h, d) in by}
-            out["versus_softmax"][h] = {"per_d": per_d,
+            gain = {d: 1 - by[(h, d)]["kl"] / by[("softmax", d)]["kl"] for d in per_d
+                    if by[("softmax", d)]["kl"] > 0}
+            out["versus_softmax"][h] = {"per_d": per_d, "gain": gain,
                                         "closer_at_every_d": all(v == "closer"
                                                                  for v in per_d.values()),
                                         "worse_at_every_d": all(v == "worse"
@@ -132,11 +135,12 @@ def markdown(report: dict, f: dict, json_name: str) -> str:
                      f"below the target's rank {t['rank']} ({', '.join(map(str, s['ds']))}): "
                      f"**{'yes' if s['all'] else 'no'}**.")
     for h, v in f["versus_softmax"].items():
-        per = ", ".join(f"d = {d}: {c}" for d, c in v["per_d"].items())
+        per = ", ".join(f"d = {d}: {c}" + (f" ({100 * v['gain'][d]:+.1f}%)" if d in v["gain"]
+                                              else "") for d, c in v["per_d"].items())
         verdict = ("closer than softmax at every d" if v["closer_at_every_d"] else
                    "worse than softmax at every d" if v["worse_at_every_d"] else "mixed")
         lines.append(f"- {h}: **{verdict}** ({per}; a difference counts when it exceeds the two "
-                     "fits' restart disagreements).")
+                     "fits' restart disagreements; in brackets the gain 1 - KL / KL_softmax).")
     if f["not_converged"]:
         lines.append(f"- Not converged within the step budget: {', '.join(f['not_converged'])}.")
     return "\n".join(lines) + "\n"

@@ -48,6 +48,9 @@ with tempfile.TemporaryDirectory() as tmp:
         a, b = by[("softmax", int(d))], by[("sigsoftmax", int(d))]
         check(verdict == fit_report.compare(a, b),
               f"sigsoftmax at d = {d}: '{verdict}' follows from the KLs and restart spreads")
+        gain = found["versus_softmax"]["sigsoftmax"]["gain"][d]
+        check(abs(gain - (a["kl"] - b["kl"]) / a["kl"]) < 1e-12,
+              f"sigsoftmax at d = {d}: the gain {gain:.4f} is (KL_softmax - KL) / KL_softmax")
     check(fit_report.compare({"kl": 1.0, "converged": True, "restart": {"kl": 1.01}},
                              {"kl": 0.5, "converged": True, "restart": {"kl": 0.52}}) == "closer"
           and fit_report.compare({"kl": 1.0, "converged": True, "restart": {"kl": 1.3}},
