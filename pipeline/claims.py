@@ -227,11 +227,14 @@ def fit_rows(directory: str) -> list[Row]:
                 Row(FIT_CLAIM.format("each other head"), "Theorem 4", verdict=why)]
     src = "[results/fit](fit/fit.md)"
     s = found["softmax_above_zero"] or {}
-    out = [Row(floor, "Theorem 2", f"d = {', '.join(map(str, s.get('ds', [])))}: "
-               f"{'above' if s.get('all') else 'not above'} 1e-3 nats",
+    kls = ", ".join(f"d {d}: {kl:.2g}" for d, kl in s.get("kl", {}).items())
+    out = [Row(floor, "Theorem 2", f"KL {kls} nats: {'all' if s.get('all') else 'not all'} "
+               "above 1e-3",
                verdict="reproduced" if s.get("all") else "contradicted", source=src)]
     for head, v in found["versus_softmax"].items():
-        per = ", ".join(f"d {d}: {c}" for d, c in v["per_d"].items())
+        gain = v.get("gain", {})
+        per = ", ".join(f"d {d}: {c}" + (f" ({100 * gain[d]:+.0f}%)" if d in gain else "")
+                        for d, c in v["per_d"].items())
         out.append(Row(FIT_CLAIM.format(head), "Theorem 4", per, verdict=fit_verdict(v),
                        source=src))
     return out

@@ -57,7 +57,7 @@ def findings(report: dict) -> dict:
     if "softmax" in heads:
         capped = [d for d in ds if d + 2 < rank]
         out["softmax_above_zero"] = {
-            "ds": capped,
+            "ds": capped, "kl": {d: by[("softmax", d)]["kl"] for d in capped},
             "all": all(by[("softmax", d)]["kl"] > FLOOR for d in capped) if capped else None}
         for h in heads:
             if h == "softmax":

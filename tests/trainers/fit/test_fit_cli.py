@@ -2,7 +2,8 @@
 """fit_logprob_matrix and pipeline/fit_report.py end to end on a target of known rank (seconds):
 softmax reaches KL ~ 0 with room (d = 12 >= r = 4) and not below it (d = 1), its fitted log-matrix
 within rank d + 2; the report's findings follow from the table by its rule; a head without dense
-finite log-outputs, or a bad --d, exits 2 in one line and writes nothing."""
+finite log-outputs, or a bad --d, exits 2 in one line and writes nothing. The committed
+results/fit/findings.json is what fit_report computes from the committed fit.json."""
 
 import json
 import os
@@ -68,5 +69,15 @@ with tempfile.TemporaryDirectory() as tmp:
         check(r.returncode == 2 and len(lines) == 1 and what in lines[0] and
               not os.path.exists(bad), f"{' '.join(args)}: exit 2, one line naming {what}, "
               f"nothing written ({r.returncode}: {r.stderr.strip()[-200:]})")
+
+# The committed findings follow from the committed fits (make fit's output).
+committed = os.path.join(ROOT, "results", "fit")
+if os.path.exists(os.path.join(committed, "fit.json")):
+    report = json.load(open(os.path.join(committed, "fit.json")))
+    again = json.loads(json.dumps(fit_report.findings(report)))  # int keys as JSON writes them
+    kept = json.load(open(os.path.join(committed, "findings.json")))
+    check(again == kept, "results/fit/findings.json is fit_report's reading of results/fit/fit.json")
+    check(all(f["converged"] and f.get("restart", {}).get("converged") for f in report["fits"]),
+          "every committed fit and its restart converged")
 
 sys.exit(finish())
