@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_io import save_figure_pair, write_json_atomically, write_text_atomically  # noqa
@@ -98,8 +99,8 @@ def plot(report: dict, path: str) -> None:
     ax1.set_ylabel("converged KL(P* || P_theta), nats")
     ax2.set_yscale("log")
     ax2.set_ylabel("rank of the fitted log-matrix")
-    fig.suptitle(f"{report['target']['what']}: C = {report['target']['C']}, "
-                 f"M = {report['target']['M']}", fontsize=9)
+    title = f"{report['target']['what']}: C = {report['target']['C']}, M = {report['target']['M']}"
+    fig.suptitle(textwrap.fill(title, 130), fontsize=9)  # the target's line is long: two lines
     fig.tight_layout()
     save_figure_pair(fig, path)
 
