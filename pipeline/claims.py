@@ -173,9 +173,19 @@ def rank_row(claim: str, paper: str, directory: str, label: str, above: bool) ->
     except (OSError, ValueError):
         return Row(claim, paper, verdict=f"not attempted (no {label}_s141/rank.json in "
                    f"{shown(directory)})")
-    ok = r["rank"] > r["bound"] if above else r["rank"] <= r["bound"]
-    return Row(claim, paper, f"rank {r['rank']}, bound d + 1 + bias = {r['bound']} (d = {r['d']})",
-               effect=float(r["rank"] - r["bound"]),
+    # rank_analysis's own verdict where it gave one (it judges the certified window, not the
+    # count); a sketch stopped at the verdict (--verdict-only) certifies only a lower bound.
+    lower_only = r.get("certified") is False and r.get("rank_min") is not None and \
+        r.get("rank_max", 0) >= min(r.get("T", 0), r.get("M", 0)) > 0
+    rank = r["rank_min"] if lower_only else r["rank"]
+    if "verdict" in r:
+        ok = r["verdict"] == "exceeds_bound" if above else \
+            r["verdict"] in ("within_bound", "bound_not_binding")
+    else:
+        ok = rank > r["bound"] if above else rank <= r["bound"]
+    return Row(claim, paper, f"rank {'>= ' if lower_only else ''}{rank}, bound d + 1 + bias = "
+               f"{r['bound']} (d = {r['d']})",
+               effect=float(rank - r["bound"]),
                verdict="reproduced" if ok else "contradicted",
                source=shown(directory))
 

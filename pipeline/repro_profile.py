@@ -210,6 +210,12 @@ def load_profile(path: str) -> Profile:
     a_seeds = analysis.get("seeds", 0)
     if not isinstance(a_seeds, int) or isinstance(a_seeds, bool) or a_seeds < 0:
         raise _fail(path, "analysis.seeds", "an integer >= 0 (0 = every seed)", a_seeds)
+    if not isinstance(analysis.get("verdict_only", False), bool):
+        raise _fail(path, "analysis.verdict_only", "true or false", analysis.get("verdict_only"))
+    if analysis.get("verdict_only", False) and analysis.get("method", "auto") not in ("auto",
+                                                                                      "sketch"):
+        raise _fail(path, "analysis.method", "sketch or auto with analysis.verdict_only (only the "
+                    "sketch stops at the verdict)", analysis.get("method"))
     if analysis.get("keep_dumps", True) not in (True, False, "analysed"):
         raise _fail(path, "analysis.keep_dumps", 'true, false or "analysed"',
                     analysis.get("keep_dumps"))

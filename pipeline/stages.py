@@ -332,6 +332,8 @@ def analyse_command(d, run) -> list[str]:
     cmd = [d.bins["rank_analysis"], _in(run, "logprobs.h5"), "--method",
            str(a.get("method", "auto")), "--json", "--threads", str(threads),
            "--out", _in(run, "logprobs.rank.h5")]
+    if a.get("verdict_only", False):  # the sketch stops once within / exceeds is certain
+        cmd.append("--verdict-only")
     if tasks > 1:
         cmd = mpi_launcher(tasks, nodes) + cmd + ["--mpi"]
     return cmd

@@ -122,6 +122,19 @@ with tempfile.TemporaryDirectory() as tmp:
           rows_wt2[1].paper == "rank 5465 (Table 3, WT2)" and
           rows_wt2[2].verdict.startswith("not attempted (no sigmoid_s141/rank.json"),
           f"wt2-proxy ranks against the bound ({[r.verdict for r in rows_wt2]})")
+    # A sketch stopped at the verdict (--verdict-only): a certified lower bound, shown as such,
+    # judged by rank_analysis's verdict and not by the count.
+    with open(os.path.join(wt2, "sigsoftmax_s141", "rank.json"), "w") as f:
+        json.dump({"rank": 112, "rank_min": 112, "rank_max": 33278, "certified": False,
+                   "T": 245569, "M": 33278, "bound": 102, "d": 100,
+                   "verdict": "exceeds_bound"}, f)
+    row = claims.wt2_rows(wt2)[1]
+    check(row.verdict == "reproduced" and row.ours.startswith("rank >= 112,") and
+          row.effect == 10, f"a verdict-only sketch: 'rank >= 112', reproduced ({row})")
+    with open(os.path.join(wt2, "sigsoftmax_s141", "rank.json"), "w") as f:
+        json.dump({"rank": 103, "bound": 102, "d": 100, "verdict": "within_bound"}, f)
+    check(claims.wt2_rows(wt2)[1].verdict == "contradicted",
+          "rank_analysis's verdict decides, not the count beside it")
     check(rows_wt2[5].verdict.startswith("not attempted (WT2's training split") and
           rows_wt2[5].paper == "softmax 64.7 vs sigsoftmax 64.2",
           "Table 2's ppl: the paper's figures, not testable from the proxy")

@@ -290,6 +290,23 @@ def dumps_removed(tmp: str) -> None:
     except Exception as e:  # ProfileError
         check("analysis.keep_dumps" in str(e) and 'true, false or "analysed"' in str(e),
               f"keep_dumps = \"no\": refused naming the field ({e})")
+    # verdict_only: a boolean, only with the sketch (or auto), passed on as --verdict-only.
+    for extra, field in (("verdict_only = 1", "analysis.verdict_only"),
+                         ('verdict_only = true\nmethod = "gram"', "analysis.method")):
+        with open(path, "w") as f:
+            f.write(bad.replace('keep_dumps = "no"', f"keep_dumps = false\n{extra}"))
+        try:
+            load_profile(path)
+            check(False, f"{extra!r} refused")
+        except Exception as e:  # ProfileError
+            check(field in str(e), f"{extra!r}: refused naming {field} ({e})")
+    with open(path, "w") as f:
+        f.write(bad.replace('keep_dumps = "no"', 'keep_dumps = false\nverdict_only = true\n'
+                            'method = "sketch"'))
+    d3 = driver(path)
+    cmd = stages.analyse_command(d3, d3.runs[0])
+    check(cmd[cmd.index("--method") + 1] == "sketch" and "--verdict-only" in cmd,
+          f"verdict_only = true: the analyse stage asks for --verdict-only ({' '.join(cmd)})")
 
 
 def analysed_dumps_kept(tmp: str) -> None:
