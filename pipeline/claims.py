@@ -200,8 +200,13 @@ def sweep_row(directory: str) -> Row:
         with open(os.path.join(directory, "sweep_findings.json")) as f:
             found = json.load(f)
     except (OSError, ValueError):
-        return Row(claim, "Theorem 2 (no figure)", verdict="not attempted (the dsweep profile has "
-                   "not been run: `make reproduce PROFILE=dsweep`, ~2.6 h)")
+        done = [n for n in (os.listdir(directory) if os.path.isdir(directory) else [])
+                if os.path.exists(os.path.join(directory, n, "final.json"))]
+        why = (f"not attempted (the dsweep profile is partly run: {len(done)} runs finished; "
+               "`make reproduce PROFILE=dsweep` resumes)") if done else \
+            "not attempted (the dsweep profile has not been run: `make reproduce PROFILE=dsweep`, " \
+            "~2.2 h)"
+        return Row(claim, "Theorem 2 (no figure)", verdict=why)
     t = found["trend"]
     gaps = ", ".join(f"d {row[found['key']]}: {row['gap']['mean']:.3g}" for row in found["values"])
     lo, hi = t["ci"]

@@ -143,7 +143,13 @@ with tempfile.TemporaryDirectory() as tmp:
     sweep = os.path.join(tmp, "dsweep")
     check(claims.sweep_row(sweep).verdict.startswith("not attempted (the dsweep profile has not "
                                                      "been run"), "no dsweep run: not attempted")
-    os.makedirs(sweep)
+    os.makedirs(os.path.join(sweep, "softmax_emsize25_s141"))
+    with open(os.path.join(sweep, "softmax_emsize25_s141", "final.json"), "w") as f:
+        f.write("{}")
+    check(claims.sweep_row(sweep).verdict.startswith("not attempted (the dsweep profile is partly "
+                                                     "run: 1 runs finished"),
+          "a partly run dsweep: not attempted, the finished runs counted")
+    os.makedirs(sweep, exist_ok=True)
     for slope, ci, p, want in ((-3.0, [-4.0, -2.0], 0.001, "reproduced"),
                                (2.0, [1.0, 3.0], 0.01, "contradicted"),
                                (-0.5, [-2.0, 1.0], 0.4, "not significant")):
