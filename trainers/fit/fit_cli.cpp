@@ -262,8 +262,7 @@ int fit_logprob_matrix_main(int argc, char** argv) {
           "--words",
           "--words: expected an integer >= 0 (0 = all), got " + std::to_string(cli.words));
     const auto target = make_target(cli);
-    const double entropy =
-        -(target.weight * (target.log_p.exp() * target.log_p).sum(/*dim=*/1)).sum().item<double>();
+    const double entropy = sb::fit::weighted_entropy(target);
     nlohmann::json report = report_head(target, entropy, cli);
     const auto start = std::chrono::steady_clock::now();
     const size_t total = specs.size() * ds.size();

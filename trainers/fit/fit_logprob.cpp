@@ -105,6 +105,10 @@ double weighted_kl(const Target& target, const torch::Tensor& log_q) {
   return (target.weight * per_context).sum().item<double>();
 }
 
+double weighted_entropy(const Target& target) {
+  return -(target.weight * (target.log_p.exp() * target.log_p).sum(/*dim=*/1)).sum().item<double>();
+}
+
 Rank numerical_rank(const torch::Tensor& matrix) {
   auto m = matrix.to(torch::kFloat64);
   auto s = at::linalg_svdvals(m);
@@ -153,9 +157,7 @@ FitResult fit(const Target& target, const FitOptions& o) {
   const auto p = target.log_p.exp().to(torch::kFloat32);  // (C, M)
   const auto w = target.weight.to(torch::kFloat32);       // (C)
   torch::optim::Adam opt(model.parameters(), torch::optim::AdamOptions(o.lr));
-  // The target's weighted entropy: loss - entropy is the KL the plateau test watches.
-  const double entropy =
-      -(target.weight * (target.log_p.exp() * target.log_p).sum(/*dim=*/1)).sum().item<double>();
+  const double entropy = weighted_entropy(target);  // loss - entropy: the KL the test watches
   double lr = o.lr, window_start = std::numeric_limits<double>::infinity();
   int halvings = 0;
   FitResult r;

@@ -102,6 +102,10 @@ FitResult fit(const Target& target, const FitOptions& options);
 /// sum_c w_c sum_j P*(j | c) (log P*(j | c) - log Q(j | c)), in float64.
 double weighted_kl(const Target& target, const torch::Tensor& log_q);
 
+/// The target's weighted entropy -sum_c w_c sum_j P*(j | c) log P*(j | c), in float64: the
+/// fit's loss (the weighted cross-entropy) minus this is the KL.
+double weighted_entropy(const Target& target);
+
 /// The numerical rank of a float64 matrix with the Numerical Recipes threshold
 /// tol = 0.5 sqrt(m + n + 1) sigma_max eps (eps of float64), as rank_analysis uses it.
 struct Rank {
