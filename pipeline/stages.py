@@ -182,6 +182,8 @@ def _outputs_check(d, run) -> Check:
         if not removed or removed.get("rows") != final.get("dump_rows"):
             return lacking(run.dir, dump, ("final.json",))
         model = _model_of(kind, final)  # removed after its readers: final.json and the record
+        if committed_result(d, run):
+            return present(run.dir, ["final.json"], COMMITTED)
         if not os.path.exists(_in(run, model)):
             return lacking(run.dir, [model], ("final.json",))
         return present(run.dir, ["final.json", model],
@@ -296,6 +298,8 @@ def _derived(run_dir: str, out: str, valid: bool, inputs: list[str]) -> Check:
 
 def _score_done(d, run) -> Check:
     s = read_json(_in(run, "score.json"))
+    if s and "static" in s and committed_result(d, run):
+        return present(run.dir, ["score.json"], COMMITTED)
     return _derived(run.dir, "score.json", bool(s and "static" in s), ["best.pt"])
 
 
@@ -307,6 +311,8 @@ def _dyneval(d, run) -> None:
 
 def _dyneval_done(d, run) -> Check:
     s = read_json(_in(run, "dyneval.json"))
+    if s and "dynamic" in s and committed_result(d, run):
+        return present(run.dir, ["dyneval.json"], COMMITTED)
     final = read_final(_in(run, "final.json"), d.p.kind.name) or {}
     return _derived(run.dir, "dyneval.json", bool(s and "dynamic" in s),
                     ["final.json", _model_of(d.p.kind, final)])
@@ -349,6 +355,9 @@ def _analyse(d, run) -> None:
 
 def _analyse_done(d, run) -> Check:
     r = read_json(_in(run, "rank.json"))
+    if r and "rank" in r and committed_result(d, run):
+        return present(run.dir, ["rank.json"], " (its singular values, logprobs.rank.h5, are "
+                       "not in this checkout: a committed result)")
     if r and "rank" in r and not os.path.exists(_in(run, "logprobs.rank.h5")):
         return lacking(run.dir, ["logprobs.rank.h5"], ("rank.json",))
     if r and "rank" in r and not os.path.exists(_in(run, "logprobs.h5")) and \
@@ -368,6 +377,26 @@ def dump_removed(run_dir: str) -> dict | None:
     """The run's record of its removed dump, None while the dump is kept (or never written)."""
     record = (read_json(os.path.join(run_dir, "stages.json")) or {}).get(DUMP_REMOVED)
     return record if isinstance(record, dict) else None
+
+
+# A run trained elsewhere whose results were committed without its model and dump (results/ keeps
+# no *.pt or *.h5): its stages count as done on their committed outputs, so a long profile run in
+# pieces resumes on a fresh clone from the runs already committed instead of training them again.
+COMMITTED = (" (a committed result: its dump was removed once analysed and its model is not in "
+             "this checkout; move the run directory away or pass --out DIR to train it again)")
+
+
+def committed_result(d, run) -> bool:
+    """final.json names a dump that stages.json records as removed (same rows), and none of the
+    trainer's files (checkpoint.pt, the model final.json names, logprobs.h5) is in run.dir."""
+    kind = d.p.kind
+    final = read_final(_in(run, "final.json"), kind.name)
+    removed = dump_removed(run.dir)
+    if not final or not final.get("dump") or not removed or \
+            removed.get("rows") != final.get("dump_rows"):
+        return False
+    trainer_files = ("checkpoint.pt", "logprobs.h5", _model_of(kind, final))
+    return not any(os.path.exists(_in(run, f)) for f in trainer_files)
 
 
 def release_dump(d, run) -> str:
@@ -469,6 +498,17 @@ def _plot(d, _run) -> None:
 
 
 def _plot_done(d, _run) -> Check:
+    """Done when the plot is newer than its inputs; not drawn (counted as done, and said so) when
+    an input is a committed result's, whose singular values are not in this checkout."""
+    first: dict[str, object] = {}
+    for run in d.runs:
+        first.setdefault(run.head, run)
+    committed = [r.dir for r in first.values()
+                 if not os.path.exists(_in(r, "logprobs.rank.h5")) and committed_result(d, r)]
+    if committed:
+        return Check(True, f"not drawn: {len(committed)} of its inputs are committed results "
+                           f"whose logprobs.rank.h5 is not in this checkout ({committed[0]}, ...); "
+                           "the committed plot, if any, stays")
     return _profile_outputs(d, "singular_values", plot_inputs(d))
 
 

@@ -19,6 +19,8 @@ by a function that writes the files each `--until` stage writes. Argument 1: the
 - `[analysis] keep_dumps = false`: a dump is removed once the stages that read it are done (the
   analysed seed's after analyse, the others' at once), stages.json records it, a second pass
   skips everything on that record (nothing is dumped again), and a run started over forgets it.
+- Those runs as committed (no *.pt, *.h5: a fresh clone): every stage skipped as a committed
+  result, the plot not drawn and saying why; nothing is trained again.
 """
 
 import io
@@ -276,6 +278,26 @@ def dumps_removed(tmp: str) -> None:
     check("logprobs.h5 removed (keep_dumps)" in line_of(lines, "dump") and
           "its dump removed after it" in line_of(lines, "analyse"),
           f"the skips name the removal ({line_of(lines, 'dump')}; {line_of(lines, 'analyse')})")
+    # The runs as committed (results/ keeps no *.pt, *.h5): a fresh clone resumes from them.
+    out = os.path.join(tmp, "out")
+    shutil.copytree(out, out + ".clone", ignore=shutil.ignore_patterns("*.h5", "*.pt"))
+    shutil.rmtree(out)
+    os.rename(out + ".clone", out)
+    d3 = driver(path)
+    lines = go(d3, names)
+    plot = next(s for s in stages.STAGES if s.name == "plot").done(d3, d3.runs[0])
+    check(d3.execute.ran == [] and all("skipped (" in line for line in lines),
+          f"fresh clone of committed runs whose dumps were removed: nothing trained again "
+          f"({d3.execute.ran}; {lines})")
+    check("a committed result" in line_of(lines, "dump") and
+          "logprobs.rank.h5, are not in this checkout" in line_of(lines, "analyse") and
+          plot and "not drawn" in plot.why,
+          f"each skip says the run is a committed result ({line_of(lines, 'dump')}; "
+          f"{line_of(lines, 'analyse')}; plot: {plot.why})")
+    touch(os.path.join(out, "softmax_s142"), "checkpoint.pt")  # a run of this checkout's again
+    c = stages.STAGES[2].done(d3, d3.runs[1])
+    check(not c and "but no best_finetune.pt" in c.why,
+          f"a run with this checkout's checkpoint is no committed result ({c.why})")
     # Starting a run over forgets the record with the stages it describes.
     d2.forget(d2.runs[1], ("train", "finetune", "dump"))
     st = json.load(open(os.path.join(tmp, "out", "softmax_s142", "stages.json")))
