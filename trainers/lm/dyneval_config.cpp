@@ -13,7 +13,8 @@ const DynevalConfig& dyneval_defaults() {
   return defaults;
 }
 
-const runkit::ConfigTable<DynevalConfig>& dyneval_config_table() {
+namespace dyneval {
+const runkit::ConfigTable<DynevalConfig>& key_table() {
   using C = DynevalConfig;
   static const runkit::ConfigTable<C> table(
       "Dynamic evaluation configuration (trainers/lm/dyneval_config.h)",
@@ -80,16 +81,17 @@ const runkit::ConfigTable<DynevalConfig>& dyneval_config_table() {
       runkit::TableOptions{"", /*dashed_options=*/true});
   return table;
 }
+}  // namespace dyneval
 
 void add_dyneval_options(CLI::App& app, runkit::ConfigArgs& args) {
-  dyneval_config_table().add_options(app, args);
+  dyneval::key_table().add_options(app, args);
 }
 
 DynevalConfig resolve_dyneval_config(const runkit::ConfigArgs& args) {
-  return dyneval_config_table().merge(args);
+  return dyneval::key_table().merge(args);
 }
 
-void check_ranges(const DynevalConfig& cfg) { dyneval_config_table().check_ranges(cfg); }
+void check_ranges(const DynevalConfig& cfg) { dyneval::key_table().check_ranges(cfg); }
 
 std::vector<double> parse_number_list(const std::string& text, const std::string& option) {
   std::vector<double> out;
@@ -105,6 +107,6 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
   }
 }
 
-std::string to_toml(const DynevalConfig& cfg) { return dyneval_config_table().to_toml(cfg); }
+std::string to_toml(const DynevalConfig& cfg) { return dyneval::key_table().to_toml(cfg); }
 
 }  // namespace sb::lm

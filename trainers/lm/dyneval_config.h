@@ -47,8 +47,11 @@ struct DynevalConfig {
 /// The defaults above: the one place DynamicEvalOptions takes its defaults from.
 const DynevalConfig& dyneval_defaults();
 
-/// The key table, in sections inputs, evaluation, grid, process, outputs; dashed options.
-const runkit::ConfigTable<DynevalConfig>& dyneval_config_table();
+namespace dyneval {
+/// The key table, in sections inputs, evaluation, grid, process, outputs; dashed options. In its
+/// own namespace: every trainer folder spells its table key_table(), and lm's is train_wordlm's.
+const runkit::ConfigTable<DynevalConfig>& key_table();
+}  // namespace dyneval
 
 /// --config FILE and one option per key (applied by resolve_dyneval_config, after the file).
 void add_dyneval_options(CLI::App& app, runkit::ConfigArgs& args);
@@ -64,7 +67,7 @@ void check_ranges(const DynevalConfig& cfg);
 /// sb::OptionError "--grid-lr: expected comma-separated numbers, got '1,x'".
 std::vector<double> parse_number_list(const std::string& text, const std::string& option);
 
-/// Every key with its description; reads back with dyneval_config_table().load_text.
+/// Every key with its description; reads back with dyneval::key_table().load_text.
 std::string to_toml(const DynevalConfig& cfg);
 
 }  // namespace sb::lm

@@ -86,7 +86,7 @@ TEST_CASE("dyneval config: a --config file uses the key names, the command line 
   DynevalConfig d;
   d.grid_lr = "1e-05";
   d.threads = 3;
-  const auto back = sb::lm::dyneval_config_table().load_text(sb::lm::to_toml(d), "mem");
+  const auto back = sb::lm::dyneval::key_table().load_text(sb::lm::to_toml(d), "mem");
   CHECK(sb::lm::to_toml(back) == sb::lm::to_toml(d));
   fs::remove_all(dir);
 }
