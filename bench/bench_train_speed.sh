@@ -241,3 +241,7 @@ print("The losses above are not the check that both sides compute the same model
       "differences of ~1e-7 grow about 2x per step at lr 20, so the mean losses over the timed "
       "steps can differ (most for MoS) although the models agree.")
 PY
+echo
+echo "The GEMM FLOP model of a training step (\`bench/train_flop_model.py --experts $experts\`): at equal FLOP rates MoS runs at the last column's fraction of softmax's speed; a measured MoS / softmax ratio above it means MoS's step reaches a higher FLOP rate than softmax's."
+echo
+/usr/bin/python3 "$here/train_flop_model.py" --experts "$experts"
