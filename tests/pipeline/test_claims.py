@@ -185,13 +185,30 @@ with tempfile.TemporaryDirectory() as tmp:
     os.makedirs(os.path.join(tmp, "paper"))
     with open(os.path.join(tmp, "paper", "paper_results.csv"), "w") as f:
         f.write("ptb,softmax,finetune,test,57.0,0.6\nptb,softmax,dyneval,test,50.5,0.5\n")
-    soft, sig = claims.dyneval_rows(dyn, lambda h: claims.paper_figure(tmp, h))
+    soft, sig, after = claims.dyneval_rows(dyn, lambda h: claims.paper_figure(tmp, h))
     mean, ci, p, _ = claims.paired([160.0, 162.0, 161.0], [150.0, 151.5, 149.0])
     check(soft.n == 3 and abs(soft.effect - mean) < 1e-12 and soft.verdict == claims.verdict(ci, p)
           and soft.paper == "57.0 -> 50.5",
           f"dyneval rows: static - dynamic paired by seed ({soft.effect:.3g}, p {soft.p:.2g}, "
           f"'{soft.verdict}'), the paper's before -> after")
-    check(sig.verdict.startswith("not attempted"), "a head without dyneval runs: not attempted")
+    check(sig.verdict.startswith("not attempted (no dyneval runs") and
+          after.verdict.startswith("not attempted (no paired"),
+          f"a head without dyneval runs: not attempted ({sig.verdict}; {after.verdict})")
+    # One sigsoftmax seed: shown, no test; two: sigsoftmax against softmax after dyneval.
+    for seed, (st, dy) in zip((1, 2), ((150.0, 141.0), (151.0, 140.5))):
+        os.makedirs(os.path.join(dyn, f"sigsoftmax_s{seed}"))
+        with open(os.path.join(dyn, f"sigsoftmax_s{seed}", "dyneval.json"), "w") as f:
+            json.dump({"static": {"test_ppl": st}, "dynamic": {"test_ppl": dy}}, f)
+        _, sig, after = claims.dyneval_rows(dyn, lambda h: claims.paper_figure(tmp, h))
+        if seed == 1:
+            check(sig.n is None and sig.p is None and "partly run: 1 seed" in sig.verdict and
+                  "static 150, dynamic 141" in sig.ours and "partly run: 1 seed" in after.verdict,
+                  f"one seed: its numbers shown, no test ({sig.ours}; {sig.verdict})")
+    mean, ci, p, _ = claims.paired([150.0, 151.5], [141.0, 140.5])
+    check(after.n == 2 and abs(after.effect - mean) < 1e-12 and after.p == p and
+          after.verdict == claims.verdict(ci, p) and "softmax 150.8, sigsoftmax 140.8" in after.ours,
+          f"after dyneval: softmax - sigsoftmax paired over the 2 common seeds ({after.effect:.3g},"
+          f" p {after.p:.2g}, '{after.verdict}'; {after.ours})")
 
 # The committed table.
 with open(os.path.join(ROOT, "results", "claims.md")) as f:
