@@ -210,7 +210,9 @@ def sweep_row(directory: str) -> Row:
     t = found["trend"]
     gaps = ", ".join(f"d {row[found['key']]}: {row['gap']['mean']:.3g}" for row in found["values"])
     lo, hi = t["ci"]
-    return Row(claim, "Theorem 2 (no figure)", f"gap {gaps} ppl; {found['finding']}", t["n"],
+    log = found.get("log_finding")
+    also = f"; in cross-entropy: {log}" if log else ""
+    return Row(claim, "Theorem 2 (no figure)", f"gap {gaps} ppl; {found['finding']}{also}", t["n"],
                -t["slope"], (-hi, -lo), t["p"], None, verdict((-hi, -lo), t["p"]),
                shown(directory))
 

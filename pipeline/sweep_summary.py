@@ -9,6 +9,12 @@ ppl(heads[1]); an ordinary least-squares line gap = a + b log2(v) over every (v,
 95% t interval (n - 2 degrees of freedom) and two-sided p. b < 0 with the interval below 0: "the
 gap grows as <key> shrinks"; above 0: "the gap shrinks as <key> shrinks"; otherwise "no trend
 detected". Also written to <out>/sweep_findings.json for the claims table (claims.py).
+
+A second line, added after the first seed's results and not part of the profile's prediction:
+the same fit over the gap in test cross-entropy, ln ppl(heads[0]) - ln ppl(heads[1]) nats per
+token (the relative gap). Perplexity rises as d shrinks, so a constant relative advantage alone
+makes the absolute gap grow; the cross-entropy gap separates the two ("log_trend",
+"log_finding").
 """
 from __future__ import annotations
 
@@ -88,7 +94,7 @@ def findings(profile, runs) -> dict:
     key, values = profile.sweep["key"], profile.sweep["values"]
     data = collect(profile, runs)
     a, b = profile.heads[0], profile.heads[1]
-    per_value, points = [], []
+    per_value, points, log_points = [], [], []
     for v in values:
         row = {key: v, "heads": {}}
         for h in profile.heads:
@@ -101,11 +107,15 @@ def findings(profile, runs) -> dict:
         pa, pb = data["ppl"].get((a, v), {}), data["ppl"].get((b, v), {})
         common = sorted(set(pa) & set(pb))
         row["gap"] = paired([pa[s] for s in common], [pb[s] for s in common])
+        row["log_gap"] = paired([math.log(pa[s]) for s in common],
+                                [math.log(pb[s]) for s in common])
         points += [(v, pa[s] - pb[s]) for s in common]
+        log_points += [(v, math.log(pa[s]) - math.log(pb[s])) for s in common]
         per_value.append(row)
-    t = trend(points)
+    t, lt = trend(points), trend(log_points)
     return {"key": key, "heads": [a, b], "gap": f"{a} - {b}", "values": per_value, "trend": t,
-            "finding": finding(t, key), "prediction": profile.prediction}
+            "finding": finding(t, key), "log_trend": lt, "log_finding": finding(lt, key),
+            "prediction": profile.prediction}
 
 
 def _num(x, digits: int = 1) -> str:
@@ -168,19 +178,26 @@ def write_summary(profile, runs, global_timings: dict) -> str:
       f"{f['gap']} ppl gap against log2({key}) = {_num(t['slope'], 2)} per doubling, 95% CI "
       f"[{_num(t['ci'][0], 2)}, {_num(t['ci'][1], 2)}], p = {_p(t['p'])}, over {t['n']} "
       f"paired runs.\n")
+    lt = f["log_trend"]
+    w(f"**The same in cross-entropy** (added after the first seed's results, not part of the "
+      f"prediction: ln ppl({f['heads'][0]}) - ln ppl({f['heads'][1]}), nats per token, which a "
+      f"constant relative advantage keeps flat): {f['log_finding']}: slope "
+      f"{_num(lt['slope'], 4)} per doubling, 95% CI [{_num(lt['ci'][0], 4)}, "
+      f"{_num(lt['ci'][1], 4)}], p = {_p(lt['p'])}.\n")
     w("## Test perplexity and rank\n")
     w(f"| {key} | " + " | ".join(f"{h} ppl (95% CI), n | {h} rank" for h in profile.heads) +
-      f" | {f['gap']} (95% CI) | p |")
-    w("|---|" + "---|---|" * len(profile.heads) + "---|---|")
+      f" | {f['gap']} (95% CI) | p | cross-entropy gap, nats (95% CI) |")
+    w("|---|" + "---|---|" * len(profile.heads) + "---|---|---|")
     for row in f["values"]:
         cells = []
         for h in profile.heads:
             c = row["heads"][h]
             cells.append(f"{_num(c['ppl'])} [{_num(c['ci'][0])}, {_num(c['ci'][1])}], {c['n']}")
             cells.append("-" if c["rank"] is None else f"{c['rank']} (bound {c['bound']})")
-        g = row["gap"]
+        g, lg = row["gap"], row["log_gap"]
         w(f"| {row[key]} | " + " | ".join(cells) + f" | {_num(g['mean'])} [{_num(g['ci'][0])}, "
-          f"{_num(g['ci'][1])}] | {_p(g['p'])} |")
+          f"{_num(g['ci'][1])}] | {_p(g['p'])} | {_num(lg['mean'], 4)} "
+          f"[{_num(lg['ci'][0], 4)}, {_num(lg['ci'][1], 4)}] |")
     w("\n![ppl and rank against the swept value](sweep.png)\n")
     w(f"**Machine:** {machine_line()}.\n")
     w("## Wall time\n")

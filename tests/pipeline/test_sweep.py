@@ -117,6 +117,22 @@ with tempfile.TemporaryDirectory() as tmp:
     check(t["ci"][1] < 0 and found["finding"] == "the gap grows as emsize shrinks" and
           found["finding"] in text,
           f"a slope whose CI is below 0 gives 'the gap grows as emsize shrinks' ({found['finding']})")
+    # The cross-entropy gap: the same fit over ln ppl(softmax) - ln ppl(sigsoftmax).
+    lx, ly = [], []
+    for row in found["values"]:
+        v = row["emsize"]
+        ld = np.array([math.log(ppl[("softmax", v, s)]) - math.log(ppl[("sigsoftmax", v, s)])
+                       for s in p.seeds])
+        ok &= math.isclose(row["log_gap"]["mean"], ld.mean(), rel_tol=1e-12)
+        lx += [math.log2(v)] * len(ld)
+        ly += list(ld)
+    lslope = np.polyfit(np.array(lx), np.array(ly), 1)[0]
+    lt = found["log_trend"]
+    check(ok and math.isclose(lt["slope"], lslope, rel_tol=1e-9) and lt["n"] == 12 and
+          found["log_finding"] == sweep_summary.finding(lt, "emsize") and
+          "The same in cross-entropy" in text,
+          f"the cross-entropy gap per d and its slope against log2(d) equal numpy's "
+          f"({lt['slope']:.4f} vs {lslope:.4f}; {found['log_finding']})")
     for ci, want in (([-2.0, -0.5], "the gap grows as emsize shrinks"),
                      ([0.5, 2.0], "the gap shrinks as emsize shrinks"),
                      ([-1.0, 1.0], "no trend detected")):
