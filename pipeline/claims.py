@@ -296,14 +296,7 @@ def dyneval_rows(directory: str, pf) -> list[Row]:
             continue
         xa, xb = [runs[s][0] for s in seeds], [runs[s][1] for s in seeds]
         ours = f"static {sum(xa) / len(xa):.4g}, dynamic {sum(xb) / len(xb):.4g} ppl (means)"
-        if len(seeds) < 2:
-            out.append(Row(claim, paper, ours, verdict=(
-                f"not attempted (partly run: 1 seed, the paired test needs 2; {DYNEVAL_TODO})"),
-                source=shown(directory)))
-            continue
-        mean, ci, p, p_sign = paired(xa, xb)
-        out.append(Row(claim, paper, ours, len(seeds), mean, ci, p, p_sign, verdict(ci, p),
-                       shown(directory)))
+        out.append(_dyneval_row(claim, paper, ours, xa, xb, directory))
     claim = "sigsoftmax has lower PTB test ppl than softmax after dynamic evaluation (Table 1)"
     root = os.path.dirname(directory)
     paper = (f"softmax {paper_figure(root, 'softmax', stage='dyneval')} vs sigsoftmax "
@@ -316,15 +309,20 @@ def dyneval_rows(directory: str, pf) -> list[Row]:
         return out
     xa, xb = [soft[s][1] for s in seeds], [sig[s][1] for s in seeds]
     ours = f"softmax {sum(xa) / len(xa):.4g}, sigsoftmax {sum(xb) / len(xb):.4g} ppl (means)"
-    if len(seeds) < 2:
-        out.append(Row(claim, paper, ours, verdict=(
-            f"not attempted (partly run: 1 seed, the paired test needs 2; {DYNEVAL_TODO})"),
-            source=shown(directory)))
-        return out
-    mean, ci, p, p_sign = paired(xa, xb)
-    out.append(Row(claim, paper, ours, len(seeds), mean, ci, p, p_sign, verdict(ci, p),
-                   shown(directory)))
+    out.append(_dyneval_row(claim, paper, ours, xa, xb, directory))
     return out
+
+
+def _dyneval_row(claim: str, paper: str, ours: str, worse: list[float], better: list[float],
+                 directory: str) -> Row:
+    """worse - better paired by seed; one seed is shown without a test."""
+    if len(worse) < 2:
+        return Row(claim, paper, ours, verdict=(
+            f"not attempted (partly run: 1 seed, the paired test needs 2; {DYNEVAL_TODO})"),
+            source=shown(directory))
+    mean, ci, p, p_sign = paired(worse, better)
+    return Row(claim, paper, ours, len(worse), mean, ci, p, p_sign, verdict(ci, p),
+               shown(directory))
 
 
 def rows(results: str) -> list[Row]:
