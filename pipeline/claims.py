@@ -276,7 +276,7 @@ def dyneval_by_seed(directory: str, head: str) -> dict[int, tuple[float, float]]
     return out
 
 
-DYNEVAL_TODO = "`make reproduce PROFILE=dyneval` resumes, ~1.2 h in all"
+DYNEVAL_RESUME = "`make reproduce PROFILE=dyneval` resumes, ~1.2 h in all"
 
 
 def dyneval_rows(directory: str, pf) -> list[Row]:
@@ -292,7 +292,7 @@ def dyneval_rows(directory: str, pf) -> list[Row]:
         seeds = sorted(runs)
         if not seeds:
             out.append(Row(claim, paper, verdict=f"not attempted (no dyneval runs: "
-                           f"{DYNEVAL_TODO})"))
+                           f"{DYNEVAL_RESUME})"))
             continue
         xa, xb = [runs[s][0] for s in seeds], [runs[s][1] for s in seeds]
         ours = f"static {sum(xa) / len(xa):.4g}, dynamic {sum(xb) / len(xb):.4g} ppl (means)"
@@ -305,7 +305,7 @@ def dyneval_rows(directory: str, pf) -> list[Row]:
     seeds = sorted(set(soft) & set(sig))
     if not seeds:
         out.append(Row(claim, paper, verdict=f"not attempted (no paired dyneval runs: "
-                       f"{DYNEVAL_TODO})"))
+                       f"{DYNEVAL_RESUME})"))
         return out
     xa, xb = [soft[s][1] for s in seeds], [sig[s][1] for s in seeds]
     ours = f"softmax {sum(xa) / len(xa):.4g}, sigsoftmax {sum(xb) / len(xb):.4g} ppl (means)"
@@ -318,7 +318,7 @@ def _dyneval_row(claim: str, paper: str, ours: str, worse: list[float], better: 
     """worse - better paired by seed; one seed is shown without a test."""
     if len(worse) < 2:
         return Row(claim, paper, ours, verdict=(
-            f"not attempted (partly run: 1 seed, the paired test needs 2; {DYNEVAL_TODO})"),
+            f"not attempted (partly run: 1 seed, the paired test needs 2; {DYNEVAL_RESUME})"),
             source=shown(directory))
     mean, ci, p, p_sign = paired(worse, better)
     return Row(claim, paper, ours, len(worse), mean, ci, p, p_sign, verdict(ci, p),

@@ -80,12 +80,17 @@ def epoch_dump_rows(profile) -> int:
     return int(profile.epoch_ranks.get("rows", 0))
 
 
+def first_runs(d) -> list:
+    """Each head's first run (its first seed), in the profile's order."""
+    first: dict[str, object] = {}
+    for run in d.runs:
+        first.setdefault(run.head, run)
+    return list(first.values())
+
+
 def plot_inputs(d) -> list[str]:
     """The rank result of each head's first seed."""
-    first: dict[str, str] = {}
-    for run in d.runs:
-        first.setdefault(run.head, os.path.join(run.dir, "logprobs.rank.h5"))
-    return list(first.values())
+    return [os.path.join(run.dir, "logprobs.rank.h5") for run in first_runs(d)]
 
 
 def _in(run, name: str) -> str:
@@ -500,10 +505,7 @@ def _plot(d, _run) -> None:
 def _plot_done(d, _run) -> Check:
     """Done when the plot is newer than its inputs; not drawn (counted as done, and said so) when
     an input is a committed result's, whose singular values are not in this checkout."""
-    first: dict[str, object] = {}
-    for run in d.runs:
-        first.setdefault(run.head, run)
-    committed = [r.dir for r in first.values()
+    committed = [r.dir for r in first_runs(d)
                  if not os.path.exists(_in(r, "logprobs.rank.h5")) and committed_result(d, r)]
     if committed:
         return Check(True, f"not drawn: {len(committed)} of its inputs are committed results "
