@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_io import write_text_atomically  # noqa: E402
 import provenance  # noqa: E402
 from final_json import read_final, section  # noqa: E402
-from report_tables import mean_and_interval  # noqa: E402
+from report_tables import mean_and_interval, only_lower_bound  # noqa: E402
 
 ALPHA = 0.05
 
@@ -175,8 +175,7 @@ def rank_row(claim: str, paper: str, directory: str, label: str, above: bool) ->
                    f"{shown(directory)})")
     # rank_analysis's own verdict where it gave one (it judges the certified window, not the
     # count); a sketch stopped at the verdict (--verdict-only) certifies only a lower bound.
-    lower_only = r.get("certified") is False and r.get("rank_min") is not None and \
-        r.get("rank_max", 0) >= min(r.get("T", 0), r.get("M", 0)) > 0
+    lower_only = only_lower_bound(r)
     rank = r["rank_min"] if lower_only else r["rank"]
     if "verdict" in r:
         ok = r["verdict"] == "exceeds_bound" if above else \
