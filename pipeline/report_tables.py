@@ -30,6 +30,15 @@ def read_json_or_empty(path: str) -> dict:
         return {}
 
 
+def only_lower_bound(rank_json: dict) -> bool:
+    """A rank.json whose count the sketch did not certify (it stopped at its verdict with the
+    window rank_min..rank_max still open): its rank is the window's lower end, a certified lower
+    bound, and orders nothing by itself."""
+    r = rank_json
+    return r.get("certified") is False and r.get("rank_min") is not None and \
+        r.get("rank_max", r["rank_min"]) > r["rank_min"]
+
+
 def paper_csv(name: str) -> list[dict]:
     path = os.path.join(PAPER_DIR, name)
     with open(path) as f:

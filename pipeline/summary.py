@@ -10,8 +10,9 @@ import statistics
 
 import head_facts
 from final_json import read_final, section
-from report_tables import (fmt, machine_line, mean_and_interval, mean_std, paper_csv, plus_minus,
-                           profile_header, read_json_or_empty, wall_time_rows, write_markdown)
+from report_tables import (fmt, machine_line, mean_and_interval, mean_std, only_lower_bound,
+                           paper_csv, plus_minus, profile_header, read_json_or_empty,
+                           wall_time_rows, write_markdown)
 from run_config import run_config
 
 STAGES = [("train", "valid"), ("train", "test"), ("finetune", "valid"), ("finetune", "test"),
@@ -125,10 +126,13 @@ def findings_section(runs, res: dict) -> list[str]:
     """The paper's claims checked on this profile's numbers, each line 'yes' or 'NO' (computed
     here from the tables above, never written by hand); nothing when softmax has no rank."""
     rank = {}  # head name -> rank of its first analysed seed, bound
+    lower = {}  # head name -> rank_analysis's verdict, where the rank is only a lower bound
     for r in runs:
         k = res[id(r)]["rank"]
         if k and r.name not in rank:
-            rank[r.name] = (k["rank"], k["bound"], r.head)
+            rank[r.name] = (k["rank_min"] if only_lower_bound(k) else k["rank"], k["bound"], r.head)
+            if only_lower_bound(k):
+                lower[r.name] = k.get("verdict", "")
     ppl = {}  # head name -> {seed: finetune test ppl}
     for r in runs:
         v = res[id(r)]["ppl"].get(("finetune", "test"))
@@ -167,11 +171,20 @@ def findings_section(runs, res: dict) -> list[str]:
         out.append("")
         return out if len(out) > 2 else []
     sm_rank, bound, _ = rank["softmax"]
-    out.append(f"- softmax's rank equals its bound d + 2 = {bound}: {yes(sm_rank == bound)} "
-               f"({sm_rank})")
+    shown = lambda n: f"rank >= {rank[n][0]}" if n in lower else str(rank[n][0])  # noqa: E731
+    undecided = lambda names: [n for n in names if n in lower]  # noqa: E731
+    out.append(f"- softmax's rank equals its bound d + 2 = {bound}: "
+               f"{'undecided' if 'softmax' in lower else yes(sm_rank == bound)} ({shown('softmax')})")
     for name, (k, b, label) in rank.items():
         if name != "softmax":
-            out.append(f"- {label} exceeds d + 2 = {b}: {yes(k > b)} ({k})")
+            # A lower bound above b decides by itself; rank_analysis's verdict says it was
+            # certified (a sketch stopped at the verdict: docs/protocol.md, "The sketch").
+            ok = lower[name] == "exceeds_bound" if name in lower else k > b
+            out.append(f"- {label} exceeds d + 2 = {b}: {yes(ok)} ({shown(name)})")
+    if lower:
+        out.append(f"- ranks of {', '.join(rank[n][2] for n in lower)} are certified lower "
+                   "bounds (the sketch stopped at its verdict), not counts: the orders below "
+                   "compare counts and are undecided where a lower bound is involved")
     # The paper's rank order (Kanai et al. 2018, Table 3): MoSS >= MoS > ReLU > sigsoftmax >
     # sigmoid > softmax; softmax at d + 2. The single heads: every head that is not a mixture
     # (rank_analysis --list-heads), in run order, g:ReLU left out (the claim below excepts it).
@@ -180,14 +193,15 @@ def findings_section(runs, res: dict) -> list[str]:
     for mix in ("mos", "moss"):
         if mix in rank and singles:
             top = max(singles, key=singles.get)
+            above = "undecided" if undecided((mix, top)) else yes(rank[mix][0] > singles[top])
             out.append(f"- {rank[mix][2]} ranks above every single head but g:ReLU (the paper's "
-                       f"order): {yes(rank[mix][0] > singles[top])} ({rank[mix][0]} vs "
-                       f"{rank[top][2]} {singles[top]})")
+                       f"order): {above} ({shown(mix)} vs {rank[top][2]} {shown(top)})")
     order = [n for n in ("moss", "mos", "sigsoftmax", "sigmoid", "softmax") if n in rank]
     in_order = all(rank[x][0] >= rank[y][0] if (x, y) == ("moss", "mos") else
                    rank[x][0] > rank[y][0] for x, y in zip(order, order[1:]))
     out.append("- the paper's order MoSS >= MoS > sigsoftmax > g:sigmoid > softmax (g:ReLU left "
-               f"out): {yes(in_order)} ({' / '.join(f'{rank[n][2]} {rank[n][0]}' for n in order)})")
+               f"out): {'undecided' if undecided(order) else yes(in_order)} "
+               f"({' / '.join(f'{rank[n][2]} {shown(n)}' for n in order)})")
     for a, b in (("sigsoftmax", "softmax"), ("moss", "mos")):
         if a in ppl and b in ppl:
             ma, mb = statistics.mean(ppl[a].values()), statistics.mean(ppl[b].values())
@@ -331,7 +345,8 @@ def write_summary(profile, runs, global_timings: dict) -> str:
             rank_np = "-" if k.get("rank_numpy") is None else k["rank_numpy"]
             gap = "-" if k.get("spectral_gap") is None else f"{k['spectral_gap']:.3g}"
             w(f"| {h} | {r.seed} | {k['M']} | {k['T']} | {k['d']} | {k['bound']} | "
-              f"**{k['rank']}** | {rank_np} | {k['verdict']} | "
+              f"**{'>= ' + str(k['rank_min']) if only_lower_bound(k) else k['rank']}** | "
+              f"{rank_np} | {k['verdict']} | "
               f"{'yes' if k['theorem2_bounded'] else 'no'} | {k['tol']:.3e} | {k['eps']:.3g} | "
               f"{gap} | {k['method']} | {paper_rank.get(r.name, '-')} |")
     w("")

@@ -138,6 +138,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rows_wt2[5].verdict.startswith("not attempted (WT2's training split") and
           rows_wt2[5].paper == "softmax 64.7 vs sigsoftmax 64.2",
           "Table 2's ppl: the paper's figures, not testable from the proxy")
+    check(rows_wt2[5].ours == "-", "no final.json: the proxy's ppl is not shown")
+    for label, ppl in (("softmax", 302.78), ("sigsoftmax", 286.46)):
+        with open(os.path.join(wt2, f"{label}_s141", "final.json"), "w") as f:
+            json.dump({"schema": 2, "trainer": "wordlm", "event": "final", "head": label,
+                       "seed": 141, "wordlm": {"test_ppl": ppl}}, f)
+    row = claims.wt2_rows(wt2)[5]
+    check(row.ours == "proxy, one seed, not comparable: softmax 302.8 vs sigsoftmax 286.5" and
+          row.verdict.startswith("not attempted"),
+          f"the proxy's ppl shown beside Table 2's, not judged ({row.ours})")
 
     # The d-sweep's row: the effect is minus the slope of the gap against log2(d).
     sweep = os.path.join(tmp, "dsweep")

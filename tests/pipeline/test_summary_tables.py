@@ -156,6 +156,33 @@ def main():
         for want in expect:
             check(any(x[2:].startswith(want) for x in lines), f"findings: '{want}'")
 
+        # A sketch stopped at its verdict (wt2-proxy): ranks are certified lower bounds. The
+        # verdict decides "exceeds", the table shows ">= n", and the orders are undecided.
+        out4 = os.path.join(tmp, "lower")
+        p4 = tiny_profile(prof, out4, ["softmax", "sigsoftmax", "mos:K=2"], [1])
+        for head, k, verdict in (("softmax", 102, "within_bound"),
+                                 ("sigsoftmax", 112, "exceeds_bound"), ("mos", 112, "x")):
+            fabricate(out4, head, 1, ppls[head], ppls[head] + 5)
+            lower = head != "softmax"
+            json.dump({"rank": k, "rank_min": k, "rank_max": 33278 if lower else k,
+                       "certified": not lower, "bound": 102, "M": 33278, "T": 245569, "d": 100,
+                       "rank_numpy": 1, "verdict": verdict,
+                       "theorem2_bounded": head == "softmax", "tol": 1.0, "eps": 1e-7,
+                       "spectral_gap": 1.0, "method": "sketch"},
+                      open(os.path.join(out4, f"{head}_s1", "rank.json"), "w"))
+        text4 = open(summary.write_summary(p4, p4.runs(), {})).read()
+        lines4 = [x[2:] for x in text4.splitlines() if x.startswith("- ")]
+        for want in ("softmax's rank equals its bound d + 2 = 102: yes (102)",
+                     "sigsoftmax exceeds d + 2 = 102: yes (rank >= 112)",
+                     "mos:K=2 exceeds d + 2 = 102: **NO** (rank >= 112)",
+                     "mos:K=2 ranks above every single head but g:ReLU (the paper's order): "
+                     "undecided (rank >= 112 vs sigsoftmax rank >= 112)",
+                     "the paper's order MoSS >= MoS > sigsoftmax > g:sigmoid > softmax (g:ReLU "
+                     "left out): undecided"):
+            check(any(x.startswith(want) for x in lines4), f"lower bounds: '{want}'")
+        check("| sigsoftmax | 1 | 33278 | 245569 | 100 | 102 | **>= 112** |" in text4,
+              "the rank table shows a lower bound as '>= 112'")
+
     return finish()
 
 
