@@ -393,7 +393,7 @@ def wt2_rows(directory: str) -> list[Row]:
                    f"softmax {pf('softmax')} vs sigsoftmax {pf('sigsoftmax')}",
                    ours=wt2_proxy_ppl(directory), verdict="not attempted (WT2's training split "
                    "is not on this machine; the wt2-proxy profile trains on the validation "
-                   "split, whose ppl is no test of Table 2)", source=directory))
+                   "split, whose ppl is no test of Table 2)", source=shown(directory)))
     return out
 
 
