@@ -122,9 +122,9 @@ def main(argv=None) -> int:
                    metavar=("LARGE", "SMALL"), help="the two eps (default 1e-3 2e-5)")
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--lambda", dest="lam", type=float, default=0.002)
-    p.add_argument("--valid-tokens", type=int, default=10000)
-    p.add_argument("--test-tokens", type=int, default=10000)
-    p.add_argument("--stats-tokens", type=int, default=200000)
+    p.add_argument("--valid-tokens", type=int, default=5000)
+    p.add_argument("--test-tokens", type=int, default=5000)
+    p.add_argument("--stats-tokens", type=int, default=100000)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", default="results/dyneval/eps_probe.md")
     a = p.parse_args(argv)
@@ -136,7 +136,8 @@ def main(argv=None) -> int:
             return 2
     rows = [run_one(a.build, run, eps, a) for run in a.runs for eps in a.eps]
     f = findings(rows, eps_small=a.eps[1], eps_large=a.eps[0])
-    command = "/usr/bin/python3 pipeline/dyneval_eps_probe.py --build build " + " ".join(a.runs)
+    command = " ".join(["/usr/bin/python3", "pipeline/dyneval_eps_probe.py"] +
+                       list(sys.argv[1:] if argv is None else argv))
     write_json_atomically(os.path.splitext(a.out)[0] + ".json",
                           {"prediction": PREDICTION, "rows": rows, "findings": f,
                            "options": {k: v for k, v in vars(a).items() if k != "runs"}})
