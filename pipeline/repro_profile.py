@@ -23,7 +23,7 @@ from trainer_kinds import TrainerKind, TrainerKindError
 
 _KEYS = {
     "name": str, "description": str, "scaled_down": str, "out": str, "config": str,
-    "threads": int, "heads": list, "seeds": list, "seeds_by_head": dict, "overrides": dict,
+    "threads": int, "jobs": int, "heads": list, "seeds": list, "seeds_by_head": dict, "overrides": dict,
     "overrides_by_head": dict,
     "score_after_training": bool, "dyneval": dict, "analysis": dict, "epoch_ranks": dict,
     "estimate_seconds": dict,
@@ -70,6 +70,7 @@ class Profile:
     out: str
     config: str
     threads: int
+    jobs: int  # runs trained at a time on this machine (0: as many as the cores hold, cores // threads)
     heads: list[str]
     seeds: list[int]
     seeds_by_head: dict[str, list[int]]
@@ -192,6 +193,10 @@ def load_profile(path: str) -> Profile:
     threads = data.get("threads", 0)
     if threads < 0:
         raise _fail(path, "threads", "an integer >= 0 (0 = number of cores)", threads)
+    jobs = data.get("jobs", 1)
+    if jobs < 0:
+        raise _fail(path, "jobs", "an integer >= 0 (0 = cores // threads; 1 = one run at a time)",
+                    jobs)
     analysis = data.get("analysis", {})
     if analysis.get("method", "auto") not in ("auto", "exact", "gram", "sketch"):
         raise _fail(path, "analysis.method", "auto, exact, gram or sketch",
@@ -276,7 +281,7 @@ def load_profile(path: str) -> Profile:
     return Profile(
         path=path, name=data["name"], description=data.get("description", ""),
         scaled_down=" ".join(data["scaled_down"].split()), out=data["out"],
-        config=data["config"], threads=threads, heads=list(heads), seeds=seeds,
+        config=data["config"], threads=threads, jobs=jobs, heads=list(heads), seeds=seeds,
         seeds_by_head=by_head, order=order, overrides=overrides, overrides_by_head=by_head_overrides,
         score_after_training=data.get("score_after_training", False),
         dyneval=dict(data.get("dyneval", {})), analysis=dict(analysis),

@@ -13,7 +13,9 @@ stage checks its outputs before it is skipped, so re-running after an interrupti
 kill, reboot) resumes where it stopped: the trainer continues from its last checkpoint.
 Output: <out>/<head>_s<seed>/ per run, <out>/singular_values.{png,svg}, <out>/summary.md.
 
---scheduler local (the default) runs the stages here, one after the other; --scheduler slurm
+--scheduler local (the default) runs the stages here: each run's stages one after the other, and
+`jobs` runs at a time (the profile's key or --jobs; 0 = cores // threads), each with its own
+`threads`, the longest runs first, the profile's stages once every run is done; --scheduler slurm
 submits them to a Slurm cluster as a graph of jobs (slurm.py), each job running this driver with
 --stage NAME --run RUN: one step, with the same command and done-check.
 """
@@ -25,8 +27,10 @@ import contextlib
 import fcntl
 import os
 import signal
+import queue
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -70,23 +74,40 @@ def failure_line(binary: str, code: int, last: str, log_path: str) -> str:
     return f"{binary} failed ({how}){said}; its output is in {log_path}"
 
 
+def lanes(threads: int, jobs: int, cores: int, runs: int) -> tuple[int, int]:
+    """(threads per run, runs at a time) from the profile's `threads` and `jobs` (0 = automatic)
+    on `cores` cores: jobs = 0 fills the cores with runs of `threads` threads (one run when
+    threads is 0 too); threads = 0 shares the cores among the jobs. Never more jobs than runs.
+    Training many small-GEMM runs side by side with one thread each gets more tokens/s from two
+    cores than one run with two (results/bench/parallel_runs.md)."""
+    if jobs == 0:
+        jobs = max(1, cores // threads) if threads else 1
+    threads = threads or max(1, cores // jobs)
+    return threads, max(1, min(jobs, runs))
+
+
 class Driver:
-    def __init__(self, profile: Profile, build: str, allow_dirty: bool = False):
+    def __init__(self, profile: Profile, build: str, allow_dirty: bool = False,
+                 jobs: int | None = None):
         # The trainer kinds are this build's binaries, as they describe themselves.
         trainer_kinds.use(os.path.join(build, "trainers"))
         self.p = profile
         self.allow_dirty = allow_dirty
         self.source = provenance.source_state()  # recorded with every finished stage
         self.what = "reproduce.py " + " ".join(sys.argv[1:])  # who holds a locked directory
-        self.t0 = time.monotonic()  # when the current step started
         self.build = build
         self.runs = profile.runs()
         self.start = time.monotonic()
         self.measured = 0.0  # seconds of the stages run by this process
         self.estimated = 0.0  # what the profile estimated for those stages
-        # threads = 0: the CPUs Slurm gave the job, else every core here.
-        self.threads = profile.threads or int(os.environ.get("SLURM_CPUS_PER_TASK", 0)) or \
-            os.cpu_count() or 1
+        # threads = 0: the CPUs Slurm gave the job, else every core here (shared by the jobs).
+        cores = int(os.environ.get("SLURM_CPUS_PER_TASK", 0)) or os.cpu_count() or 1
+        self.threads, self.jobs = lanes(profile.threads, profile.jobs if jobs is None else jobs,
+                                        cores, len(self.runs))
+        self._said = threading.Lock()  # one line at a time from the lanes
+        self._counted = threading.Lock()  # measured / estimated
+        self._lane = threading.local()  # .tag: the run a lane's child output is from
+        self._children: set[subprocess.Popen] = set()  # running binaries (Ctrl-C, SIGTERM)
         self.global_timings: dict = {}  # the profile-wide stages' times (<out>/stages.json)
         self.bins = {
             "dyneval": os.path.join(build, "trainers", "dyneval"),
@@ -144,7 +165,12 @@ class Driver:
 
     def eta(self, pending: list[Step]) -> float:
         scale = self.measured / self.estimated if self.estimated > 0 else 1.0
-        return scale * sum(self.estimate(run, s) for run, s in pending if run is not None)
+        return scale * sum(self.estimate(run, s) for run, s in pending if run is not None) / \
+            self.jobs
+
+    def say(self, line: str) -> None:
+        with self._said:
+            print(line, flush=True)
 
     # ---- commands
     def log_of(self, run: Run) -> str:
@@ -154,13 +180,15 @@ class Driver:
     def execute(self, cmd: list[str], log_path: str, stdout_path: str | None = None) -> None:
         """Runs cmd, echoing its output and appending it to log_path; with stdout_path, stdout
         (a JSON document) goes to that file atomically instead and stderr is echoed."""
-        print(f"{PREFIX} $ {' '.join(cmd)}", flush=True)
+        self.say(f"{PREFIX} $ {' '.join(cmd)}")
+        tag = getattr(self._lane, "tag", "")
         with open(log_path, "a") as log:
             log.write(f"$ {' '.join(cmd)}\n")
             log.flush()
             proc = subprocess.Popen(
                 cmd, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE if stdout_path else subprocess.STDOUT, text=True)
+            self._children.add(proc)
             stream = proc.stderr if stdout_path else proc.stdout
             captured = []
             if stdout_path:
@@ -170,8 +198,9 @@ class Driver:
             last = ""  # the child's last words: the one-line error of a binary that failed
             try:
                 for line in stream:
-                    sys.stdout.write(line)
-                    sys.stdout.flush()
+                    with self._said:
+                        sys.stdout.write(tag + line)
+                        sys.stdout.flush()
                     log.write(line)
                     if line.strip():
                         last = line.strip()
@@ -180,6 +209,8 @@ class Driver:
                 proc.send_signal(signal.SIGINT)  # time limit) may not have: the trainer saves
                 code = proc.wait()
                 raise
+            finally:
+                self._children.discard(proc)
             if stdout_path:
                 reader.join()
         if code == 130 or code == -signal.SIGINT:
@@ -218,7 +249,9 @@ class Driver:
         print(f"  {p.scaled_down}")
         if p.requires:
             print(f"  requires: {p.requires}")
-        print(f"  output: {p.out}/; {len(self.runs)} runs, {self.threads} threads each")
+        plural = "s" if self.threads != 1 else ""
+        print(f"  output: {p.out}/; {len(self.runs)} runs, {self.threads} thread{plural} each, "
+              f"{self.jobs} at a time")
         enabled = [s for s in STAGES if s.enabled(p)]
         for i, run in enumerate(self.runs, 1):
             per_run = " -> ".join(s.name for s in enabled if s.per_run and s.applies(p, run))
@@ -226,7 +259,9 @@ class Driver:
             print(f"    {' '.join(p.kind.command(self, run, p.kind.dump_stage))}")
         print(f"  then: {' -> '.join(s.name for s in enabled if not s.per_run)}")
         est = sum(self.estimate(r, s) for r, s in self.plan() if r is not None)
-        print(f"  estimated time before any measurement: {format_duration(est)}")
+        print(f"  estimated time before any measurement: {format_duration(est / self.jobs)}"
+              + (f" ({format_duration(est)} of run time, {self.jobs} runs at a time)"
+                 if self.jobs > 1 else ""))
         for line in projection_lines(p):
             print(f"  {line}")
 
@@ -250,30 +285,107 @@ class Driver:
             self._go(steps)
 
     def _go(self, steps: list[Step]) -> None:
+        """The per-run steps (`jobs` runs at a time), then the profile's steps. The wall time of
+        the per-run part is added to <out>/stages.json ("runs_wall") for the report."""
         self.global_timings = read_json(os.path.join(self.p.out, "stages.json")) or {}
-        for i, (run, stage) in enumerate(steps):
-            where = f"run {self.runs.index(run) + 1}/{len(self.runs)} {run.label}" if run \
-                else "profile"
-            head = f"{PREFIX} {self.p.name} step {i + 1}/{len(steps)} | {where} | {stage.name}"
-            with dir_lock.holding(run.dir, self.what) if run else contextlib.nullcontext():
-                if not self._step(head, steps, i, run, stage):
-                    continue
-            print(f"{head}: done in {format_duration(time.monotonic() - self.t0)}", flush=True)
-        print(f"{PREFIX} {self.p.name}: finished in "
-              f"{format_duration(time.monotonic() - self.start)}; "
-              f"see {os.path.join(self.p.out, 'summary.md')}", flush=True)
+        numbered = list(enumerate(steps))
+        per_run = [(i, r, s) for i, (r, s) in numbered if r is not None]
+        t_runs = time.monotonic()
+        try:
+            if self.jobs > 1 and len({id(r) for _, r, _ in per_run}) > 1:
+                self._lanes(steps, per_run)
+            else:
+                for i, run, stage in per_run:
+                    self._one(steps, i, run, stage)
+        finally:
+            if per_run:
+                self._add_wall(time.monotonic() - t_runs)
+        for i, (run, stage) in numbered:
+            if run is None:
+                self._one(steps, i, None, stage)
+        self.say(f"{PREFIX} {self.p.name}: finished in "
+                 f"{format_duration(time.monotonic() - self.start)}; "
+                 f"see {os.path.join(self.p.out, 'summary.md')}")
 
-    def _step(self, head: str, steps: list[Step], i: int, run: Run | None, stage: Stage) -> bool:
-        """Checks one step and runs it unless done; False when it was skipped."""
+    def _add_wall(self, seconds: float) -> None:
+        """Adds this session's wall time of the per-run steps (every session adds its own)."""
+        before = self.global_timings.get("runs_wall", {}).get("wall_seconds", 0.0)
+        self.global_timings["runs_wall"] = {"wall_seconds": round(before + seconds, 1),
+                                            "jobs": self.jobs, "threads": self.threads}
+        write_json_atomically(os.path.join(self.p.out, "stages.json"), self.global_timings)
+
+    def _lanes(self, steps: list[Step], per_run: list) -> None:
+        """`jobs` lanes, each taking the next run (its stages in order) until none is left, the
+        longest runs (by the profile's estimate) first so that the lanes end together. A failed
+        or interrupted stage stops every lane after its current stage; the first error is
+        raised. Ctrl-C / SIGTERM reach the main thread: it passes SIGINT to the running
+        binaries (each saves its checkpoint) and waits for the lanes."""
+        groups: dict[int, list] = {}
+        for i, run, stage in per_run:
+            groups.setdefault(id(run), []).append((i, run, stage))
+        work: queue.Queue = queue.Queue()
+        for group in sorted(groups.values(),
+                            key=lambda g: -sum(self.estimate(r, s) for _, r, s in g)):
+            work.put(group)
+        stop = threading.Event()
+        failures: list[BaseException] = []
+
+        def lane() -> None:
+            while not stop.is_set():
+                try:
+                    group = work.get_nowait()
+                except queue.Empty:
+                    return
+                self._lane.tag = f"[{os.path.basename(os.path.normpath(group[0][1].dir))}] "
+                try:
+                    for i, run, stage in group:
+                        if stop.is_set():
+                            return
+                        self._one(steps, i, run, stage)
+                except BaseException as e:  # noqa: B036 (StageError, Busy, an interrupted child)
+                    failures.append(e)
+                    stop.set()
+                    return
+
+        workers = [threading.Thread(target=lane, name=f"lane {k + 1}") for k in range(self.jobs)]
+        for w in workers:
+            w.start()
+        try:
+            while any(w.is_alive() for w in workers):
+                for w in workers:
+                    w.join(timeout=0.2)
+        except KeyboardInterrupt:
+            stop.set()
+            for proc in list(self._children):
+                proc.send_signal(signal.SIGINT)
+            for w in workers:
+                w.join()
+            raise
+        if failures:
+            raise failures[0]
+
+    def _one(self, steps: list[Step], i: int, run: Run | None, stage: Stage) -> None:
+        """One step, its run's directory locked while it is checked and run."""
+        where = f"run {self.runs.index(run) + 1}/{len(self.runs)} {run.label}" if run \
+            else "profile"
+        head = f"{PREFIX} {self.p.name} step {i + 1}/{len(steps)} | {where} | {stage.name}"
+        with dir_lock.holding(run.dir, self.what) if run else contextlib.nullcontext():
+            seconds = self._step(head, steps, i, run, stage)
+        if seconds is not None:
+            self.say(f"{head}: done in {format_duration(seconds)}")
+
+    def _step(self, head: str, steps: list[Step], i: int, run: Run | None,
+              stage: Stage) -> float | None:
+        """Checks one step and runs it unless done: its seconds, None when it was skipped."""
         check = stage.done(self, run)
         if check:
-            print(f"{head}: skipped ({check.why})", flush=True)
-            return False
+            self.say(f"{head}: skipped ({check.why})")
+            return None
         pending = [(r, s) for r, s in steps[i:] if not (r and s.done(self, r))]
-        print(f"{head}: {check.why}: running | elapsed "
-              f"{format_duration(time.monotonic() - self.start)} | ETA "
-              f"{format_duration(self.eta(pending))}", flush=True)
-        t0 = self.t0 = time.monotonic()
+        self.say(f"{head}: {check.why}: running | elapsed "
+                 f"{format_duration(time.monotonic() - self.start)} | ETA "
+                 f"{format_duration(self.eta(pending))}")
+        t0 = time.monotonic()
         if run:
             try:
                 stage.run(self, run)
@@ -284,16 +396,18 @@ class Driver:
             self.record(run, stage.name, seconds)
             released = release_dump(self, run)
             if released:
-                print(f"{head}: {released}", flush=True)
-            self.measured += seconds
-            self.estimated += self.estimate(run, stage)
+                self.say(f"{head}: {released}")
+            with self._counted:
+                self.measured += seconds
+                self.estimated += self.estimate(run, stage)
         else:
             if stage.report:  # counts itself (written as made)
                 self.global_timings["tables"] = {"seconds": 0.0}
             stage.run(self, None)
             self.global_timings[stage.name] = {"seconds": round(time.monotonic() - t0, 1)}
             write_json_atomically(os.path.join(self.p.out, "stages.json"), self.global_timings)
-        return True
+            seconds = time.monotonic() - t0
+        return seconds
 
 
 def main() -> int:
@@ -325,6 +439,9 @@ def main() -> int:
     ap.add_argument("--allow-dirty", action="store_true",
                     help="write the plot and tables from a tree with uncommitted changes (refused "
                          "otherwise); every table then says so")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="runs at a time here (default: the profile's `jobs`; 0 = cores // "
+                         "threads); each run keeps the profile's threads")
     ap.add_argument("--run", default=None,
                     help="with --stage: only this run, by its directory name (softmax_s141)")
     args = ap.parse_args()
@@ -336,7 +453,9 @@ def main() -> int:
         profile = load_profile(path)
         if args.out:
             profile.out = args.out
-        driver = Driver(profile, args.build, args.allow_dirty)
+        if args.jobs is not None and args.jobs < 0:
+            raise StageError(f"--jobs {args.jobs}: expected an integer >= 0 (0 = cores // threads)")
+        driver = Driver(profile, args.build, args.allow_dirty, args.jobs)
         if args.run is not None and not args.stage:
             raise StageError("--run needs --stage")
         if args.scheduler == "slurm":

@@ -99,6 +99,9 @@ CASES = {
     "overrides_by_head_typo": (dict(extra="[overrides_by_head]\nmso = { lr = 20 }\n"),
                                "{file}: field 'overrides_by_head.mso': expected a head of the "
                                "profile's heads"),
+    "jobs_negative": (dict(extra="jobs = -2\n"),
+                      "{file}: field 'jobs': expected an integer >= 0 (0 = cores // threads; "
+                      "1 = one run at a time)"),
     "not_toml": (dict(extra="heads = [\n"), "{file}: not valid TOML"),
 }
 

@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""Runs side by side (`jobs`, reproduce.py's lanes): the toy bigram trainer's profile of four runs
+(two heads, two seeds, one thread each) made once with --jobs 1 and once with --jobs 2.
+- Both exit 0 and write the same tables' inputs: every run's test ppl is bit-identical (the same
+  seed, threads and build give the same outputs; the lanes change only when a run starts).
+- With --jobs 2 the runs overlap: some run's first stage starts before the run started first has
+  finished its last stage (read from the driver's step lines, in the order they were printed),
+  and a child's lines carry its run's name; with --jobs 1 no run starts before the previous one
+  has finished.
+- <out>/stages.json records the runs' wall time with the jobs and threads it ran with, and
+  summary.md says it.
+- --jobs -1 is refused in one line, exit 2, before anything is written.
+Argument 1: the build directory."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+from checks import ROOT, check, finish  # noqa: E402
+
+build = os.path.abspath(sys.argv[1])
+reproduce = os.path.join(ROOT, "pipeline", "reproduce.py")
+ptb = [os.path.join(ROOT, "datasets", "ptb"), os.path.join(ROOT, "..", "shared", "datasets", "ptb")]
+if not any(os.path.isfile(os.path.join(p, "ptb.train.txt")) for p in ptb):
+    print("SKIPPED: corpus 'ptb' not found in datasets/ or ../shared/datasets: run `make data`")
+    sys.exit(0)
+RUNS = ["softmax_s1", "softmax_s2", "sigsoftmax_s1", "sigsoftmax_s2"]
+
+
+def profile(tmp: str) -> str:
+    config = os.path.join(tmp, "bigram.toml")
+    with open(config, "w") as f:
+        f.write("d = 8\nepochs = 2\ntrain_tokens = 40000\nvalid_tokens = 3000\n"
+                "test_tokens = 1000\nlr = 0.5\n")
+    path = os.path.join(tmp, "profile.toml")
+    with open(path, "w") as f:
+        f.write(f'name = "bigram"\ntrainer = "bigram"\nscaled_down = "a toy"\n'
+                f'out = "{tmp}/unused"\nconfig = "{config}"\nthreads = 1\n'
+                'heads = ["softmax", "sigsoftmax"]\nseeds = [1, 2]\n'
+                '[analysis]\nmethod = "gram"\n')
+    return path
+
+
+def drive(path: str, out: str, jobs: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["/usr/bin/python3", reproduce, "--profile", path, "--build", build,
+                           "--out", out, "--jobs", jobs, "--allow-dirty"],
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+def intervals(stdout: str) -> dict[str, tuple[int, int]]:
+    """Each run's (line of its first 'running', line of its last 'done'), by the label."""
+    span: dict[str, list[int]] = {}
+    for n, line in enumerate(stdout.splitlines()):
+        m = re.match(r"\[reproduce\] bigram step \d+/\d+ \| run \d+/\d+ (\S+ seed \d+) \| \S+: "
+                     r"(.*)", line)
+        if not m:
+            continue
+        s = span.setdefault(m.group(1), [-1, -1])
+        if "running" in m.group(2) and s[0] < 0:
+            s[0] = n
+        if m.group(2).startswith("done"):
+            s[1] = n
+    return {k: (v[0], v[1]) for k, v in span.items()}
+
+
+def test_ppl(out: str, run: str) -> float | None:
+    try:
+        return json.load(open(os.path.join(out, run, "final.json")))["bigram"]["test_ppl"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    path = profile(tmp)
+    one, two = os.path.join(tmp, "one"), os.path.join(tmp, "two")
+    r1, r2 = drive(path, one, "1"), drive(path, two, "2")
+    for r, jobs in ((r1, 1), (r2, 2)):
+        check(r.returncode == 0, f"--jobs {jobs}: exit 0 (got {r.returncode}: "
+              f"{r.stderr.strip()[-400:]})")
+    for run in RUNS:
+        a, b = test_ppl(one, run), test_ppl(two, run)
+        check(a is not None and a == b, f"{run}: test ppl with --jobs 1 and 2 bit-identical "
+              f"({a!r} vs {b!r})")
+    s1, s2 = intervals(r1.stdout), intervals(r2.stdout)
+    check(len(s1) == 4 and len(s2) == 4 and all(a >= 0 and b >= 0 for a, b in
+                                                 list(s1.values()) + list(s2.values())),
+          f"every run started and finished in both ({s1}, {s2})")
+    seq = sorted(s1.values())
+    check(all(seq[k][1] < seq[k + 1][0] for k in range(len(seq) - 1)),
+          f"--jobs 1: each run starts after the previous one is done ({seq})")
+    par = sorted(s2.values())
+    check(par[1][0] < par[0][1], f"--jobs 2: the second run starts before the first is done "
+          f"({par})")
+    check(any(line.startswith(f"[{run}] ") for line in r2.stdout.splitlines() for run in RUNS),
+          "--jobs 2: the trainers' lines carry their run's name")
+    for out, jobs in ((one, 1), (two, 2)):
+        wall = json.load(open(os.path.join(out, "stages.json"))).get("runs_wall", {})
+        check(wall.get("jobs") == jobs and wall.get("threads") == 1 and
+              wall.get("wall_seconds", 0) > 0,
+              f"--jobs {jobs}: stages.json records the runs' wall time, jobs and threads ({wall})")
+    summary = open(os.path.join(two, "summary.md")).read() \
+        if os.path.exists(os.path.join(two, "summary.md")) else ""
+    check("**Wall time:" in summary and "2 at a time with 1 thread each" in summary,
+          "summary.md gives the wall time and how many runs ran at a time")
+    bad = drive(path, os.path.join(tmp, "bad"), "-1")
+    err = bad.stderr.strip().splitlines()
+    check(bad.returncode == 2 and len(err) == 1 and "--jobs -1" in err[0] and
+          not os.path.exists(os.path.join(tmp, "bad")),
+          f"--jobs -1: exit 2, one line, nothing written ({bad.stderr.strip()})")
+sys.exit(finish())
