@@ -381,7 +381,10 @@ class Driver:
         if check:
             self.say(f"{head}: skipped ({check.why})")
             return None
-        pending = [(r, s) for r, s in steps[i:] if not (r and s.done(self, r))]
+        # What is left: the steps after this one, or with lanes (longest runs first) every step
+        # not done yet, wherever it stands in the plan.
+        pending = [(r, s) for k, (r, s) in enumerate(steps)
+                   if (k >= i or self.jobs > 1) and not (r and s.done(self, r))]
         self.say(f"{head}: {check.why}: running | elapsed "
                  f"{format_duration(time.monotonic() - self.start)} | ETA "
                  f"{format_duration(self.eta(pending))}")
