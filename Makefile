@@ -63,8 +63,9 @@ help:
 	@echo "make bench-step     where a training step goes, per operator: results/bench/step_profile.md (~5 min)"
 	@echo "make bench-train-adaptive  the adaptive heads vs the full ones at M = 33278: results/bench/adaptive_speed.md (~5 min; bench-train runs it too)"
 	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
-	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~90 min, smoke, paper = plan only,"
+	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~2 h, smoke, paper = plan only,"
 	@echo "                classify = every head on Fashion-MNIST, ~45 min: no PTB needed)"
+	@echo "                JOBS=n: n runs at a time, each with the profile's threads (0 = cores // threads)"
 	@echo "                SCHEDULER=slurm [PARTITION=p ACCOUNT=a WAIT=1]: submit it to Slurm; add -n for the job graph"
 	@echo "make readme     copy results/$(PROFILE)/summary.md and results/claims.md into README.md"
 	@echo "make fit        the heads fitted to the PTB bigram matrix to convergence: KL and rank against d (~30 min)"
@@ -276,22 +277,24 @@ bench-train-adaptive: bench-wordlm-binary
 plots: build
 	pipeline/synthetic_demo.sh $(BUILD_DIR) results/synthetic
 
-# The end-to-end pipeline (pipeline/reproduce.py): PROFILE=cpu (default, ~90 min), smoke (a few
+# The end-to-end pipeline (pipeline/reproduce.py): PROFILE=cpu (default, ~2 h), smoke (a few
 # minutes; also run by make test) or paper (GPU settings: prints the plan). Re-running resumes.
 # SCHEDULER=slurm submits the stages to a Slurm cluster instead (PARTITION, ACCOUNT: override the
 # profile's; WAIT=1: follow the jobs and report the failed ones). `make -n reproduce ...` (or
 # --dry-run, or DRY_RUN=1) builds nothing and prints the plan, or with SCHEDULER=slurm the sbatch
-# scripts and the job graph, without submitting.
+# scripts and the job graph, without submitting. JOBS=n: n runs at a time (the profile's `jobs`
+# otherwise; 0 = cores // threads).
 PROFILE ?= cpu
 SCHEDULER ?= local
 PARTITION ?=
 ACCOUNT ?=
 WAIT ?=
+JOBS ?=
 DRY_RUN ?=
 MAKE_DRY_RUN := $(if $(findstring n,$(firstword -$(MAKEFLAGS))),1)
 REPRODUCE_ARGS = --profile $(PROFILE) --build $(BUILD_DIR) --scheduler $(SCHEDULER) \
   $(if $(PARTITION),--partition $(PARTITION)) $(if $(ACCOUNT),--account $(ACCOUNT)) \
-  $(if $(WAIT),--wait) $(if $(ALLOW_DIRTY),--allow-dirty)
+  $(if $(WAIT),--wait) $(if $(ALLOW_DIRTY),--allow-dirty) $(if $(JOBS),--jobs $(JOBS))
 ifneq ($(MAKE_DRY_RUN)$(DRY_RUN),)
 reproduce:
 	+@/usr/bin/python3 pipeline/reproduce.py $(REPRODUCE_ARGS) --dry-run
