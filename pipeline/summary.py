@@ -57,6 +57,7 @@ def _setting(profile, runs) -> str:
     if c is None:
         return "(no config.toml yet)"
     mixtures = sorted({r.head for r in runs if r.is_mixture})
+    threads = profile.threads or os.cpu_count()
     return (f"{c.get('dataset', '?')}: {c.get('nlayers')}-layer AWD-LSTM, {c.get('nhid')} hidden "
             f"units, d = emsize = {c.get('emsize')}, {c.get('epochs')} + "
             f"{c.get('finetune_epochs')} epochs (train + finetune), batch {c.get('batch_size')}, "
@@ -64,7 +65,8 @@ def _setting(profile, runs) -> str:
             + ("trained on the proxy (valid's first nine tenths), vocabulary padded to "
                f"{c.get('vocab_size')}, " if c.get("train_split") == "valid" else "")
             + f"train tokens {c.get('train_tokens') or 'all'}, test tokens "
-            f"{c.get('test_tokens') or 'all'}, {profile.threads or os.cpu_count()} threads"
+            f"{c.get('test_tokens') or 'all'}, {threads} thread{'s' if threads != 1 else ''} "
+            "per run" + (", fused_lstm" if c.get("fused_lstm") else "")
             + (f"; mixtures: {', '.join(mixtures)}" if mixtures else "") + ".")
 
 
