@@ -32,7 +32,7 @@ import tempfile
 import h5py
 import numpy as np
 
-from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+from checks import ROOT, check, finish, import_pipeline, skip_without_corpus  # noqa: E402
 
 import_pipeline()
 from final_json import read_final, section  # noqa: E402  (any layout: schema 2 or the old)
@@ -150,10 +150,7 @@ def check_mpi_analyse(build: str, env: dict) -> None:
 
 def main() -> int:
     build, out, local = (os.path.abspath(a) for a in sys.argv[1:4])
-    if subprocess.run([os.path.join(ROOT, "datasets", "fetch.sh"), "--check", "ptb"],
-                      capture_output=True).returncode != 0:
-        print("SKIPPED: corpus 'ptb' not found in datasets/ or ../shared/datasets: run `make data`")
-        return 0
+    skip_without_corpus("ptb")
     cluster = tempfile.mkdtemp(prefix="sb-slurm-")
     start = subprocess.run([CLUSTER, "start", cluster], capture_output=True, text=True)
     if start.returncode == 3:  # not root / packages missing: one line, the test is skipped

@@ -36,7 +36,7 @@ import tempfile
 import h5py
 import numpy as np
 
-from checks import ROOT, check, finish, import_pipeline  # noqa: E402
+from checks import ROOT, check, finish, import_pipeline, skip_without_corpus  # noqa: E402
 
 import_pipeline()
 from final_json import read_final, section  # noqa: E402  (any layout: schema 2 or the old)
@@ -72,10 +72,7 @@ def unigram_ppl(run_dir: str) -> float:
 def main() -> int:
     build, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     # Without PTB (no ../shared, no `make data`): one line, and ctest reports the test as skipped.
-    if subprocess.run([os.path.join(ROOT, "datasets", "fetch.sh"), "--check", "ptb"],
-                      capture_output=True).returncode != 0:
-        print("SKIPPED: corpus 'ptb' not found in datasets/ or ../shared/datasets: run `make data`")
-        return 0
+    skip_without_corpus("ptb")
     shutil.rmtree(out, ignore_errors=True)  # a fresh pipeline every time
     first = run_driver("--profile", "smoke", "--build", build, "--out", out)
     sys.stdout.write(first.stdout[-4000:])

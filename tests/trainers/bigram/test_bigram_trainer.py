@@ -13,14 +13,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures"))
-from checks import ROOT, check, finish  # noqa: E402
+from checks import ROOT, check, finish, skip_without_corpus  # noqa: E402
 
 build = os.path.abspath(sys.argv[1])
 reproduce = os.path.join(ROOT, "pipeline", "reproduce.py")
-ptb = [os.path.join(ROOT, "datasets", "ptb"), os.path.join(ROOT, "..", "shared", "datasets", "ptb")]
-if not any(os.path.isfile(os.path.join(p, "ptb.train.txt")) for p in ptb):
-    print("SKIPPED: corpus 'ptb' not found in datasets/ or ../shared/datasets: run `make data`")
-    sys.exit(0)
+skip_without_corpus("ptb")
 D = 8
 
 
