@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_io import write_text_atomically  # noqa: E402
 import provenance  # noqa: E402
 from final_json import read_final, section  # noqa: E402
-from report_tables import mean_and_interval, only_lower_bound  # noqa: E402
+from report_tables import mean_and_interval, rank_text, rank_window  # noqa: E402
 
 ALPHA = 0.05
 
@@ -174,15 +174,15 @@ def rank_row(claim: str, paper: str, directory: str, label: str, above: bool) ->
         return Row(claim, paper, verdict=f"not attempted (no {label}_s141/rank.json in "
                    f"{shown(directory)})")
     # rank_analysis's own verdict where it gave one (it judges the certified window, not the
-    # count); a sketch stopped at the verdict (--verdict-only) certifies only a lower bound.
-    lower_only = only_lower_bound(r)
-    rank = r["rank_min"] if lower_only else r["rank"]
+    # count); an open window (the Gram certificate's, or a sketch stopped at the verdict with
+    # min(M, T) on top) is printed as one and its effect is measured from its lowest count.
+    rank = rank_window(r)[0]
     if "verdict" in r:
         ok = r["verdict"] == "exceeds_bound" if above else \
             r["verdict"] in ("within_bound", "bound_not_binding")
     else:
         ok = rank > r["bound"] if above else rank <= r["bound"]
-    return Row(claim, paper, f"rank {'>= ' if lower_only else ''}{rank}, bound d + 1 + bias = "
+    return Row(claim, paper, f"rank {rank_text(r)}, bound d + 1 + bias = "
                f"{r['bound']} (d = {r['d']})",
                effect=float(rank - r["bound"]),
                verdict="reproduced" if ok else "contradicted",

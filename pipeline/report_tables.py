@@ -31,12 +31,43 @@ def read_json_or_empty(path: str) -> dict:
 
 
 def only_lower_bound(rank_json: dict) -> bool:
-    """A rank.json whose count the sketch did not certify (it stopped at its verdict with the
-    window rank_min..rank_max still open): its rank is the window's lower end, a certified lower
-    bound, and orders nothing by itself."""
+    """A rank.json whose count the certificate did not settle (the Gram certificate's window, or
+    a sketch stopped at its verdict, still open: rank_min < rank_max): its rank is the window
+    rank_min..rank_max, not a count."""
     r = rank_json
     return r.get("certified") is False and r.get("rank_min") is not None and \
         r.get("rank_max", r["rank_min"]) > r["rank_min"]
+
+
+def rank_window(rank_json: dict) -> tuple[int, int]:
+    """The certified numerical rank as (lowest, highest): (rank, rank) for a count, else the
+    certificate's window rank_min..rank_max (a sketch stopped at its verdict leaves the highest at
+    min(M, T), the trivial bound)."""
+    r = rank_json
+    if only_lower_bound(r):
+        return int(r["rank_min"]), int(r["rank_max"])
+    return int(r["rank"]), int(r["rank"])
+
+
+def rank_text(rank_json: dict) -> str:
+    """A rank as the tables print it: the count, 'lo..hi' for an open window, and 'rank >= lo'
+    where the window's top is only the trivial min(M, T)."""
+    lo, hi = rank_window(rank_json)
+    if lo == hi:
+        return str(lo)
+    trivial = min(int(rank_json.get("M", hi)), int(rank_json.get("T", hi)))
+    return f">= {lo}" if hi >= trivial else f"{lo}..{hi}"
+
+
+def window_order(a: tuple[int, int], b: tuple[int, int], strict: bool = True) -> bool | None:
+    """a > b (a >= b when not strict) for two rank windows: True when it holds for every count in
+    them, False when it fails for every one, None (undecided) when the windows overlap so that
+    either could be."""
+    if (a[0] > b[1]) if strict else (a[0] >= b[1]):
+        return True
+    if (a[1] <= b[0]) if strict else (a[1] < b[0]):
+        return False
+    return None
 
 
 def paper_csv(name: str) -> list[dict]:

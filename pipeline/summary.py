@@ -11,6 +11,7 @@ import statistics
 import head_facts
 from final_json import read_final, section
 from report_tables import (fmt, machine_line, mean_and_interval, mean_std, only_lower_bound,
+                           rank_text, rank_window, window_order,
                            paper_csv, plus_minus, profile_header, read_json_or_empty,
                            wall_time_rows, write_markdown)
 from run_config import run_config
@@ -127,12 +128,14 @@ def rank_vs_epoch_section(profile, runs) -> list[str]:
 def findings_section(runs, res: dict) -> list[str]:
     """The paper's claims checked on this profile's numbers, each line 'yes' or 'NO' (computed
     here from the tables above, never written by hand); nothing when softmax has no rank."""
-    rank = {}  # head name -> rank of its first analysed seed, bound
-    lower = {}  # head name -> rank_analysis's verdict, where the rank is only a lower bound
+    rank = {}  # head name -> rank window of its first analysed seed (lo, hi), bound, label
+    lower = {}  # head name -> rank_analysis's verdict, where the rank is a window, not a count
+    text = {}  # head name -> its rank as the table prints it
     for r in runs:
         k = res[id(r)]["rank"]
         if k and r.name not in rank:
-            rank[r.name] = (k["rank_min"] if only_lower_bound(k) else k["rank"], k["bound"], r.head)
+            rank[r.name] = (rank_window(k), k["bound"], r.head)
+            text[r.name] = rank_text(k)
             if only_lower_bound(k):
                 lower[r.name] = k.get("verdict", "")
     ppl = {}  # head name -> {seed: finetune test ppl}
@@ -147,7 +150,7 @@ def findings_section(runs, res: dict) -> list[str]:
     if "adaptive" in rank:
         # The adaptive softmax's bound d + 1 + (tail clusters) + bias (docs/protocol.md), which
         # every analysed seed must meet exactly; adaptive sigsoftmax is held against it.
-        k, b, label = rank["adaptive"]
+        _, b, label = rank["adaptive"]
         every = [res[id(r)]["rank"] for r in runs if r.name == "adaptive" and res[id(r)]["rank"]]
         out.append(f"- {label}'s rank is within its bound d + 1 + (tail clusters) + 1 = {b} in "
                    f"every analysed seed: {yes(all(x['rank'] <= x['bound'] for x in every))} "
@@ -160,9 +163,9 @@ def findings_section(runs, res: dict) -> list[str]:
                    + ", ".join(f"{v}, sigma_{b} / sigma_{b + 1} = {x.get('spectral_gap', 0):.3g}"
                                for v, x in zip(sweep, every)) + ")")
         if "adaptive_sigsoftmax" in rank:
-            k2, b2, label2 = rank["adaptive_sigsoftmax"]
+            (k2, _), b2, label2 = rank["adaptive_sigsoftmax"]
             out.append(f"- {label2} exceeds the adaptive softmax's bound {b2}: {yes(k2 > b2)} "
-                       f"({k2})")
+                       f"({text['adaptive_sigsoftmax']})")
         if "adaptive" in ppl and "adaptive_sigsoftmax" in ppl:
             ma = statistics.mean(ppl["adaptive_sigsoftmax"].values())
             mb = statistics.mean(ppl["adaptive"].values())
@@ -172,37 +175,45 @@ def findings_section(runs, res: dict) -> list[str]:
     if "softmax" not in rank:
         out.append("")
         return out if len(out) > 2 else []
-    sm_rank, bound, _ = rank["softmax"]
-    shown = lambda n: f"rank >= {rank[n][0]}" if n in lower else str(rank[n][0])  # noqa: E731
-    undecided = lambda names: [n for n in names if n in lower]  # noqa: E731
-    out.append(f"- softmax's rank equals its bound d + 2 = {bound}: "
-               f"{'undecided' if 'softmax' in lower else yes(sm_rank == bound)} ({shown('softmax')})")
-    for name, (k, b, label) in rank.items():
+    (sm_lo, sm_hi), bound, _ = rank["softmax"]
+    shown = lambda n: f"rank {text[n]}" if n in lower else text[n]  # noqa: E731
+    # A finding on windows: yes / NO when every count in them agrees, else undecided.
+    verdict = lambda ok: "undecided" if ok is None else yes(ok)  # noqa: E731
+    equal = True if sm_lo == sm_hi == bound else False if not sm_lo <= bound <= sm_hi else None
+    out.append(f"- softmax's rank equals its bound d + 2 = {bound}: {verdict(equal)} "
+               f"({shown('softmax')})")
+    for name, ((lo, _), b, label) in rank.items():
         if name != "softmax":
-            # A lower bound above b decides by itself; rank_analysis's verdict says it was
-            # certified (a sketch stopped at the verdict: docs/protocol.md, "The sketch").
-            ok = lower[name] == "exceeds_bound" if name in lower else k > b
+            # rank_analysis's verdict where the rank is a window (it judges the certified
+            # window, and a sketch stopped at the verdict certifies it: docs/protocol.md, "The
+            # sketch"); else the count.
+            ok = lower[name] == "exceeds_bound" if name in lower else lo > b
             out.append(f"- {label} exceeds d + 2 = {b}: {yes(ok)} ({shown(name)})")
     if lower:
-        out.append(f"- ranks of {', '.join(rank[n][2] for n in lower)} are certified lower "
-                   "bounds (the sketch stopped at its verdict), not counts: the orders below "
-                   "compare counts and are undecided where a lower bound is involved")
+        out.append(f"- ranks of {', '.join(rank[n][2] for n in lower)} are certified windows "
+                   "(the certificate left them open), not counts: the orders below hold or fail "
+                   "for every count in the windows, and are undecided where windows overlap")
+
+    def all_of(pairs):
+        # every pair's order: NO if one fails for every count, yes if all hold, else undecided
+        got = [window_order(rank[x][0], rank[y][0], strict) for x, y, strict in pairs]
+        return False if False in got else None if None in got else True
+
     # The paper's rank order (Kanai et al. 2018, Table 3): MoSS >= MoS > ReLU > sigsoftmax >
     # sigmoid > softmax; softmax at d + 2. The single heads: every head that is not a mixture
     # (rank_analysis --list-heads), in run order, g:ReLU left out (the claim below excepts it).
     facts = head_facts.registry()
-    singles = {n: rank[n][0] for n in rank if not facts.is_mixture(n) and n != "relu"}
+    singles = [n for n in rank if not facts.is_mixture(n) and n != "relu"]
     for mix in ("mos", "moss"):
         if mix in rank and singles:
-            top = max(singles, key=singles.get)
-            above = "undecided" if undecided((mix, top)) else yes(rank[mix][0] > singles[top])
+            top = max(singles, key=lambda n: rank[n][0][1])
+            above = all_of([(mix, n, True) for n in singles])
             out.append(f"- {rank[mix][2]} ranks above every single head but g:ReLU (the paper's "
-                       f"order): {above} ({shown(mix)} vs {rank[top][2]} {shown(top)})")
+                       f"order): {verdict(above)} ({shown(mix)} vs {rank[top][2]} {shown(top)})")
     order = [n for n in ("moss", "mos", "sigsoftmax", "sigmoid", "softmax") if n in rank]
-    in_order = all(rank[x][0] >= rank[y][0] if (x, y) == ("moss", "mos") else
-                   rank[x][0] > rank[y][0] for x, y in zip(order, order[1:]))
+    in_order = all_of([(x, y, (x, y) != ("moss", "mos")) for x, y in zip(order, order[1:])])
     out.append("- the paper's order MoSS >= MoS > sigsoftmax > g:sigmoid > softmax (g:ReLU left "
-               f"out): {'undecided' if undecided(order) else yes(in_order)} "
+               f"out): {verdict(in_order)} "
                f"({' / '.join(f'{rank[n][2]} {shown(n)}' for n in order)})")
     for a, b in (("sigsoftmax", "softmax"), ("moss", "mos")):
         if a in ppl and b in ppl:
@@ -347,7 +358,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
             rank_np = "-" if k.get("rank_numpy") is None else k["rank_numpy"]
             gap = "-" if k.get("spectral_gap") is None else f"{k['spectral_gap']:.3g}"
             w(f"| {h} | {r.seed} | {k['M']} | {k['T']} | {k['d']} | {k['bound']} | "
-              f"**{'>= ' + str(k['rank_min']) if only_lower_bound(k) else k['rank']}** | "
+              f"**{rank_text(k)}** | "
               f"{rank_np} | {k['verdict']} | "
               f"{'yes' if k['theorem2_bounded'] else 'no'} | {k['tol']:.3e} | {k['eps']:.3g} | "
               f"{gap} | {k['method']} | {paper_rank.get(r.name, '-')} |")

@@ -131,6 +131,14 @@ with tempfile.TemporaryDirectory() as tmp:
     row = claims.wt2_rows(wt2)[1]
     check(row.verdict == "reproduced" and row.ours.startswith("rank >= 112,") and
           row.effect == 10, f"a verdict-only sketch: 'rank >= 112', reproduced ({row})")
+    # The Gram certificate's open window: printed as the window, the effect from its lowest.
+    with open(os.path.join(wt2, "sigsoftmax_s141", "rank.json"), "w") as f:
+        json.dump({"rank": 533, "rank_min": 527, "rank_max": 540, "certified": False,
+                   "T": 82430, "M": 10000, "bound": 102, "d": 100,
+                   "verdict": "exceeds_bound"}, f)
+    row = claims.wt2_rows(wt2)[1]
+    check(row.verdict == "reproduced" and row.ours.startswith("rank 527..540,") and
+          row.effect == 425, f"a Gram window: 'rank 527..540', effect 425 ({row})")
     with open(os.path.join(wt2, "sigsoftmax_s141", "rank.json"), "w") as f:
         json.dump({"rank": 103, "bound": 102, "d": 100, "verdict": "within_bound"}, f)
     check(claims.wt2_rows(wt2)[1].verdict == "contradicted",

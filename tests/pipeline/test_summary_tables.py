@@ -156,8 +156,9 @@ def main():
         for want in expect:
             check(any(x[2:].startswith(want) for x in lines), f"findings: '{want}'")
 
-        # A sketch stopped at its verdict (wt2-proxy): ranks are certified lower bounds. The
-        # verdict decides "exceeds", the table shows ">= n", and the orders are undecided.
+        # A sketch stopped at its verdict (wt2-proxy): ranks are certified lower bounds (the
+        # window's top is min(M, T)). The verdict decides "exceeds", the table shows ">= n", and
+        # the orders are undecided.
         out4 = os.path.join(tmp, "lower")
         p4 = tiny_profile(prof, out4, ["softmax", "sigsoftmax", "mos:K=2"], [1])
         for head, k, verdict in (("softmax", 102, "within_bound"),
@@ -182,6 +183,38 @@ def main():
             check(any(x.startswith(want) for x in lines4), f"lower bounds: '{want}'")
         check("| sigsoftmax | 1 | 33278 | 245569 | 100 | 102 | **>= 112** |" in text4,
               "the rank table shows a lower bound as '>= 112'")
+
+        # The Gram certificate's open windows (the cpu profile: 82430 x 10000): an order holds
+        # when every count in the windows agrees, fails when none does, and is undecided where
+        # two windows overlap; the table prints the window.
+        for case, mos_window, want in (
+                ("apart", (641, 659), "yes"), ("overlap", (530, 545), "undecided"),
+                ("below", (400, 420), "**NO**")):
+            out5 = os.path.join(tmp, "window_" + case)
+            p5 = tiny_profile(prof, out5, ["softmax", "sigsoftmax", "mos:K=2", "moss:K=2"], [1])
+            for head, (lo, hi) in (("softmax", (102, 102)), ("sigsoftmax", (527, 540)),
+                                   ("mos", mos_window), ("moss", (1288, 1323))):
+                fabricate(out5, head, 1, ppls[head], ppls[head] + 5)
+                json.dump({"rank": (lo + hi) // 2, "rank_min": lo, "rank_max": hi,
+                           "certified": lo == hi, "bound": 102, "M": 10000, "T": 82430,
+                           "d": 100, "rank_numpy": 1, "verdict": "within_bound"
+                           if head == "softmax" else "exceeds_bound",
+                           "theorem2_bounded": head == "softmax", "tol": 1.0, "eps": 1e-7,
+                           "spectral_gap": 1.0, "method": "gram"},
+                          open(os.path.join(out5, f"{head}_s1", "rank.json"), "w"))
+            text5 = open(summary.write_summary(p5, p5.runs(), {})).read()
+            lines5 = [x[2:] for x in text5.splitlines() if x.startswith("- ")]
+            mos_text = f"rank {mos_window[0]}..{mos_window[1]}"
+            for w5 in (f"mos:K=2 ranks above every single head but g:ReLU (the paper's order): "
+                       f"{want} ({mos_text} vs sigsoftmax rank 527..540)",
+                       "moss:K=2 ranks above every single head but g:ReLU (the paper's order): "
+                       "yes (rank 1288..1323 vs sigsoftmax rank 527..540)",
+                       "the paper's order MoSS >= MoS > sigsoftmax > g:sigmoid > softmax "
+                       f"(g:ReLU left out): {want} (moss:K=2 rank 1288..1323 / mos:K=2 "
+                       f"{mos_text} / sigsoftmax rank 527..540 / softmax 102)"):
+                check(w5 in lines5, f"windows {case}: '{w5}'")
+            check("| sigsoftmax | 1 | 10000 | 82430 | 100 | 102 | **527..540** |" in text5,
+                  f"windows {case}: the rank table prints the window '527..540'")
 
     return finish()
 
