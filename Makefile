@@ -63,7 +63,7 @@ help:
 	@echo "make bench-step     where a training step goes, per operator: results/bench/step_profile.md (~5 min)"
 	@echo "make bench-train-adaptive  the adaptive heads vs the full ones at M = 33278: results/bench/adaptive_speed.md (~5 min; bench-train runs it too)"
 	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
-	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~2 h, smoke, paper = plan only,"
+	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~2h20m, smoke, paper = plan only,"
 	@echo "                classify = every head on Fashion-MNIST, ~45 min: no PTB needed)"
 	@echo "                JOBS=n: n runs at a time, each with the profile's threads (0 = cores // threads)"
 	@echo "                SCHEDULER=slurm [PARTITION=p ACCOUNT=a WAIT=1]: submit it to Slurm; add -n for the job graph"
@@ -277,7 +277,7 @@ bench-train-adaptive: bench-wordlm-binary
 plots: build
 	pipeline/synthetic_demo.sh $(BUILD_DIR) results/synthetic
 
-# The end-to-end pipeline (pipeline/reproduce.py): PROFILE=cpu (default, ~2 h), smoke (a few
+# The end-to-end pipeline (pipeline/reproduce.py): PROFILE=cpu (default, ~2h20m on 2 cores), smoke (a few
 # minutes; also run by make test) or paper (GPU settings: prints the plan). Re-running resumes.
 # SCHEDULER=slurm submits the stages to a Slurm cluster instead (PARTITION, ACCOUNT: override the
 # profile's; WAIT=1: follow the jobs and report the failed ones). `make -n reproduce ...` (or
