@@ -122,26 +122,22 @@ with tempfile.TemporaryDirectory() as tmp:
           rows_wt2[1].paper == "rank 5465 (Table 3, WT2)" and
           rows_wt2[2].verdict.startswith("not attempted (no sigmoid_s141/rank.json"),
           f"wt2-proxy ranks against the bound ({[r.verdict for r in rows_wt2]})")
+    def sigsoftmax_row(rank_json):
+        # the wt2-proxy sigsoftmax row read back from this rank.json
+        with open(os.path.join(wt2, "sigsoftmax_s141", "rank.json"), "w") as f:
+            json.dump(dict(rank_json, bound=102, d=100), f)
+        return claims.wt2_rows(wt2)[1]
+
     # A sketch stopped at the verdict (--verdict-only): a certified lower bound, shown as such,
-    # judged by rank_analysis's verdict and not by the count.
-    with open(os.path.join(wt2, "sigsoftmax_s141", "rank.json"), "w") as f:
-        json.dump({"rank": 112, "rank_min": 112, "rank_max": 33278, "certified": False,
-                   "T": 245569, "M": 33278, "bound": 102, "d": 100,
-                   "verdict": "exceeds_bound"}, f)
-    row = claims.wt2_rows(wt2)[1]
-    check(row.verdict == "reproduced" and row.ours.startswith("rank >= 112,") and
-          row.effect == 10, f"a verdict-only sketch: 'rank >= 112', reproduced ({row})")
-    # The Gram certificate's open window: printed as the window, the effect from its lowest.
-    with open(os.path.join(wt2, "sigsoftmax_s141", "rank.json"), "w") as f:
-        json.dump({"rank": 533, "rank_min": 527, "rank_max": 540, "certified": False,
-                   "T": 82430, "M": 10000, "bound": 102, "d": 100,
-                   "verdict": "exceeds_bound"}, f)
-    row = claims.wt2_rows(wt2)[1]
-    check(row.verdict == "reproduced" and row.ours.startswith("rank 527..540,") and
-          row.effect == 425, f"a Gram window: 'rank 527..540', effect 425 ({row})")
-    with open(os.path.join(wt2, "sigsoftmax_s141", "rank.json"), "w") as f:
-        json.dump({"rank": 103, "bound": 102, "d": 100, "verdict": "within_bound"}, f)
-    check(claims.wt2_rows(wt2)[1].verdict == "contradicted",
+    # judged by rank_analysis's verdict and not by the count. The Gram certificate's open window:
+    # printed as the window, the effect from its lowest count.
+    for rank, lo, hi, T, M, shown in ((112, 112, 33278, 245569, 33278, "rank >= 112,"),
+                                      (533, 527, 540, 82430, 10000, "rank 527..540,")):
+        row = sigsoftmax_row({"rank": rank, "rank_min": lo, "rank_max": hi, "certified": False,
+                              "T": T, "M": M, "verdict": "exceeds_bound"})
+        check(row.verdict == "reproduced" and row.ours.startswith(shown) and
+              row.effect == lo - 102, f"an open window: '{shown}', reproduced ({row})")
+    check(sigsoftmax_row({"rank": 103, "verdict": "within_bound"}).verdict == "contradicted",
           "rank_analysis's verdict decides, not the count beside it")
     check(rows_wt2[5].verdict.startswith("not attempted (WT2's training split") and
           rows_wt2[5].paper == "softmax 64.7 vs sigsoftmax 64.2",
