@@ -141,6 +141,9 @@ def profile_header(w, profile) -> None:
     w(f"Produced by `make reproduce PROFILE={profile.name}` (`/usr/bin/python3 pipeline/"
       f"reproduce.py --profile {profile.name}`), profile `pipeline/profiles/{profile.name}.toml`.\n")
     w(f"**Scaled down:** {profile.scaled_down}\n")
+    if getattr(profile, "prediction", ""):
+        w(f"**Prediction, written before the runs** (the profile's `prediction`): "
+          f"{profile.prediction}\n")
     state = provenance.source_state()
     if state.dirty:
         w(f"> **Made from a tree with uncommitted changes** (`--allow-dirty`): commit "

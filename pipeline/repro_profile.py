@@ -224,6 +224,17 @@ def load_profile(path: str) -> Profile:
     if analysis.get("keep_dumps", True) not in (True, False, "analysed"):
         raise _fail(path, "analysis.keep_dumps", 'true, false or "analysed"',
                     analysis.get("keep_dumps"))
+    dyneval = data.get("dyneval", {})
+    for key in dyneval:
+        if key not in ("enabled", "args", "predicted_gain"):
+            raise _fail(path, f"dyneval.{key}", "one of enabled, args, predicted_gain", key)
+    if not isinstance(dyneval.get("enabled", False), bool):
+        raise _fail(path, "dyneval.enabled", "true or false", dyneval["enabled"])
+    if not isinstance(dyneval.get("args", []), list):
+        raise _fail(path, "dyneval.args", "a list of dyneval's arguments", dyneval["args"])
+    gain = dyneval.get("predicted_gain", 0.0)
+    if not isinstance(gain, (int, float)) or isinstance(gain, bool) or not 0 <= gain < 1:
+        raise _fail(path, "dyneval.predicted_gain", "a fraction in [0, 1) (0.05 = 5%)", gain)
     epoch_ranks = data.get("epoch_ranks", {})
     for key, value in epoch_ranks.items():
         if key not in ("rows", "method", "keep_dumps"):

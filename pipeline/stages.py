@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import time
 from typing import Callable
@@ -314,8 +315,29 @@ def _dyneval(d, run) -> None:
               d.log_of(run))
 
 
+def dyneval_setting_change(args: list[str], options: dict) -> str:
+    """What differs between the profile's dyneval arguments (`--eps 2e-5 ...`) and the options
+    a dyneval.json records it was made with ("" when nothing does): a changed setting makes the
+    result stale, whatever the files' times say. Only the numeric keys the file records."""
+    changed = []
+    for flag, value in zip(args, args[1:]):
+        key = flag[2:].replace("-", "_") if flag.startswith("--") else ""
+        if key in options and isinstance(options[key], (int, float)):
+            try:
+                asked = float(value)
+            except ValueError:
+                continue
+            if not math.isclose(asked, float(options[key]), rel_tol=1e-9, abs_tol=0.0):
+                changed.append(f"{key} {options[key]:g}, the profile asks for {asked:g}")
+    return "; ".join(changed)
+
+
 def _dyneval_done(d, run) -> Check:
     s = read_json(_in(run, "dyneval.json"))
+    changed = dyneval_setting_change([str(a) for a in d.p.dyneval.get("args", [])],
+                                     (s or {}).get("options", {}))
+    if s and "dynamic" in s and changed:
+        return Check(False, f"{run.dir}/dyneval.json was made with {changed}")
     if s and "dynamic" in s and committed_result(d, run):
         return present(run.dir, ["dyneval.json"], COMMITTED)
     final = read_final(_in(run, "final.json"), d.p.kind.name) or {}

@@ -36,6 +36,8 @@ def run_results(run, trainer: str) -> dict:
     if dyn.get("dynamic"):
         ppl[("dyneval", "valid")] = dyn["dynamic"]["valid_ppl"]
         ppl[("dyneval", "test")] = dyn["dynamic"]["test_ppl"]
+        # the same weights read the same way without updates: what the gain is measured from
+        ppl[("dyneval static", "test")] = dyn["static"]["test_ppl"]
     return {"ppl": ppl, "rank": read_json_or_empty(os.path.join(d, "rank.json")),
             "stages": read_json_or_empty(os.path.join(d, "stages.json"))}
 
@@ -125,7 +127,39 @@ def rank_vs_epoch_section(profile, runs) -> list[str]:
     return out
 
 
-def findings_section(runs, res: dict) -> list[str]:
+def dyneval_findings(runs, res: dict, predicted_gain: float) -> list[str]:
+    """Dynamic evaluation against the same weights read statically, run by run: every run's test
+    ppl lowered, sigsoftmax still below softmax in every seed after it, and (where the profile
+    predicts one: dyneval.predicted_gain) every run's relative gain at least that."""
+    gain = {}  # (name, seed) -> (static, dynamic) test ppl
+    for r in runs:
+        p = res[id(r)]["ppl"]
+        if ("dyneval", "test") in p:
+            gain[(r.name, r.seed)] = (p[("dyneval static", "test")], p[("dyneval", "test")])
+    if not gain:
+        return []
+    yes = lambda ok: "yes" if ok else "**NO**"  # noqa: E731
+    rel = {k: 1 - b / a for k, (a, b) in gain.items()}
+    each = "; ".join(f"{n} seed {s} {fmt(a)} -> {fmt(b)} ({-100 * rel[(n, s)]:+.2f}%)"
+                     for (n, s), (a, b) in gain.items())
+    out = [f"- dynamic evaluation lowers every run's test perplexity: "
+           f"{yes(all(v > 0 for v in rel.values()))} ({each})"]
+    if predicted_gain > 0:
+        low = min(rel, key=rel.get)
+        out.append(f"- every run's relative test gain is at least {100 * predicted_gain:g}% (the "
+                   f"profile's prediction): {yes(rel[low] >= predicted_gain)} (smallest: "
+                   f"{low[0]} seed {low[1]}, {100 * rel[low]:.2f}%)")
+    seeds = sorted({s for n, s in gain if n == "softmax"} & {s for n, s in gain if n == "sigsoftmax"})
+    if seeds:
+        after = "; ".join(f"seed {s}: {fmt(gain[('sigsoftmax', s)][1])} vs "
+                          f"{fmt(gain[('softmax', s)][1])}" for s in seeds)
+        out.append(f"- sigsoftmax stays below softmax after dynamic evaluation in every seed: "
+                   f"{yes(all(gain[('sigsoftmax', s)][1] < gain[('softmax', s)][1] for s in seeds))}"
+                   f" ({after})")
+    return out
+
+
+def findings_section(runs, res: dict, predicted_gain: float = 0.0) -> list[str]:
     """The paper's claims checked on this profile's numbers, each line 'yes' or 'NO' (computed
     here from the tables above, never written by hand); nothing when softmax has no rank."""
     rank = {}  # head name -> rank window of its first analysed seed (lo, hi), bound, label
@@ -173,8 +207,9 @@ def findings_section(runs, res: dict) -> list[str]:
                        f"K18-S Table 4): {yes(ma <= mb)} ({fmt(ma)} vs {fmt(mb)}; significance: "
                        "the t-test above)")
     if "softmax" not in rank:
+        out.extend(dyneval_findings(runs, res, predicted_gain))
         out.append("")
-        return out if len(out) > 2 else []
+        return out if len(out) > 3 else []
     (sm_lo, sm_hi), bound, _ = rank["softmax"]
     shown = lambda n: f"rank {text[n]}" if n in lower else text[n]  # noqa: E731
     # A finding on windows: yes / NO when every count in them agrees, else undecided.
@@ -221,6 +256,7 @@ def findings_section(runs, res: dict) -> list[str]:
             out.append(f"- test perplexity {a} <= {b} (the paper's direction): {yes(ma <= mb)} "
                        f"({fmt(ma)} vs {fmt(mb)}, {len(ppl[a])} and {len(ppl[b])} seeds; "
                        "significance: the t-test above)")
+    out.extend(dyneval_findings(runs, res, predicted_gain))
     out.append("")
     return out
 
@@ -367,7 +403,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("Singular values of every head's log-output matrix (first seed; supplementary Figure 1 "
       "analog): `singular_values.png`, `singular_values.svg`.\n")
 
-    out.extend(findings_section(runs, res))
+    out.extend(findings_section(runs, res, float(profile.dyneval.get("predicted_gain", 0.0))))
     out.extend(rank_vs_epoch_section(profile, runs))
 
     w("## Wall time of every stage\n")

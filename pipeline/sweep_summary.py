@@ -169,10 +169,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     key = f["key"]
     out: list[str] = []
     w = out.append
-    profile_header(w, profile)
-    if f["prediction"]:
-        w(f"**Prediction, written before the runs** (the profile's `prediction`): "
-          f"{f['prediction']}\n")
+    profile_header(w, profile)  # with the prediction
     t = f["trend"]
     w(f"**Finding (computed by pipeline/sweep_summary.py):** {f['finding']}: slope of the "
       f"{f['gap']} ppl gap against log2({key}) = {_num(t['slope'], 2)} per doubling, 95% CI "

@@ -102,6 +102,12 @@ CASES = {
     "jobs_negative": (dict(extra="jobs = -2\n"),
                       "{file}: field 'jobs': expected an integer >= 0 (0 = cores // threads; "
                       "1 = one run at a time)"),
+    "dyneval_gain_percent": (dict(extra="[dyneval]\nenabled = true\npredicted_gain = 5\n"),
+                             "{file}: field 'dyneval.predicted_gain': expected a fraction in "
+                             "[0, 1) (0.05 = 5%)"),
+    "dyneval_key_typo": (dict(extra="[dyneval]\nenable = true\n"),
+                         "{file}: field 'dyneval.enable': expected one of enabled, args, "
+                         "predicted_gain"),
     "not_toml": (dict(extra="heads = [\n"), "{file}: not valid TOML"),
 }
 

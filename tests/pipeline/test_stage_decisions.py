@@ -352,8 +352,40 @@ def analysed_dumps_kept(tmp: str) -> None:
     check(d2.execute.ran == [], f"second pass: nothing runs again ({d2.execute.ran})")
 
 
+def dyneval_setting_changed(tmp: str) -> None:
+    """A dyneval.json made with other settings than the profile's dyneval args is stale, even
+    when it is newer than its model; the same settings (spelled as the profile spells them) are
+    done."""
+    path = profile(tmp)
+    with open(path) as f:
+        text = f.read().replace("[epoch_ranks]", '[dyneval]\nenabled = true\n'
+                                'args = ["--lr", "5e-5", "--eps", "2e-5"]\n[epoch_ranks]')
+    with open(path, "w") as f:
+        f.write(text)
+    d = driver(path)
+    run = d.runs[0]
+    os.makedirs(run.dir)
+    write_dump(run.dir)
+    touch(run.dir, "best_finetune.pt")
+    done = next(s for s in stages.STAGES if s.name == "dyneval")
+    for eps, ok in ((1e-3, False), (2e-5, True)):
+        with open(os.path.join(run.dir, "dyneval.json"), "w") as f:
+            json.dump({"dynamic": {"test_ppl": 1.0}, "static": {"test_ppl": 1.0},
+                       "options": {"lr": 5e-05, "eps": eps, "lambda": 0.002, "bptt": 5}}, f)
+        c = done.done(d, run)
+        check(bool(c) == ok and (ok or "was made with eps 0.001, the profile asks for 2e-05"
+                                 in c.why),
+              f"dyneval.json with eps {eps:g} against the profile's 2e-5: "
+              f"{'done' if ok else 'stale'} ({c.why})")
+    check(stages.dyneval_setting_change(["--grid", "--lambda", "0.003"], {"lambda": 0.002}) ==
+          "lambda 0.002, the profile asks for 0.003" and
+          stages.dyneval_setting_change(["--stats-tokens", "0"], {"stats_tokens": 0}) == "",
+          "dyneval arguments compared key by key (dashes as underscores, flags skipped)")
+
+
 def main() -> int:
-    for case in (fresh_clone, interrupted, one_stage_kind, dumps_removed, analysed_dumps_kept):
+    for case in (fresh_clone, interrupted, one_stage_kind, dumps_removed, analysed_dumps_kept,
+                 dyneval_setting_changed):
         with tempfile.TemporaryDirectory() as tmp:
             case(tmp)
     return finish()

@@ -216,6 +216,38 @@ def main():
             check("| sigsoftmax | 1 | 10000 | 82430 | 100 | 102 | **527..540** |" in text5,
                   f"windows {case}: the rank table prints the window '527..540'")
 
+        # Dynamic evaluation: each run's gain against the same weights read statically
+        # (dyneval.json's "static"), the profile's predicted gain, sigsoftmax after it.
+        for case, dyn, want in (
+                ("holds", {("softmax", 1): 90.0, ("softmax", 2): 92.0,
+                           ("sigsoftmax", 1): 85.0, ("sigsoftmax", 2): 88.0}, ("yes", "yes", "yes")),
+                ("small", {("softmax", 1): 99.0, ("softmax", 2): 92.0,
+                           ("sigsoftmax", 1): 85.0, ("sigsoftmax", 2): 101.0},
+                 ("yes", "**NO**", "**NO**"))):
+            out6 = os.path.join(tmp, "dyneval_" + case)
+            p6 = tiny_profile(prof, out6, ["softmax", "sigsoftmax"], [1, 2])
+            p6.dyneval["predicted_gain"] = 0.05
+            for (head, seed), after in dyn.items():
+                fabricate(out6, head, seed, 100.0, 105.0)
+                json.dump({"static": {"test_ppl": 100.0 + seed, "valid_ppl": 105.0},
+                           "dynamic": {"test_ppl": after, "valid_ppl": after + 5}},
+                          open(os.path.join(out6, f"{head}_s{seed}", "dyneval.json"), "w"))
+            lines6 = [x[2:] for x in open(summary.write_summary(p6, p6.runs(), {})).read()
+                      .splitlines() if x.startswith("- ")]
+            lowered, gain, below = want
+            smallest = min(dyn, key=lambda k: 1 - dyn[k] / (100.0 + k[1]))
+            for w6 in (f"dynamic evaluation lowers every run's test perplexity: {lowered} "
+                       f"(softmax seed 1 101.0 -> {dyn[('softmax', 1)]:.1f} "
+                       f"({100 * (dyn[('softmax', 1)] / 101.0 - 1):+.2f}%);",
+                       f"every run's relative test gain is at least 5% (the profile's "
+                       f"prediction): {gain} (smallest: {smallest[0]} seed {smallest[1]}, "
+                       f"{100 * (1 - dyn[smallest] / (100.0 + smallest[1])):.2f}%)",
+                       f"sigsoftmax stays below softmax after dynamic evaluation in every seed: "
+                       f"{below} (seed 1: {dyn[('sigsoftmax', 1)]:.1f} vs "
+                       f"{dyn[('softmax', 1)]:.1f}; seed 2: {dyn[('sigsoftmax', 2)]:.1f} vs "
+                       f"{dyn[('softmax', 2)]:.1f})"):
+                check(any(x.startswith(w6) for x in lines6), f"dyneval {case}: '{w6}'")
+
     return finish()
 
 
