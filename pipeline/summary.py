@@ -149,13 +149,14 @@ def dyneval_findings(runs, res: dict, predicted_gain: float) -> list[str]:
         out.append(f"- every run's relative test gain is at least {100 * predicted_gain:g}% (the "
                    f"profile's prediction): {yes(rel[low] >= predicted_gain)} (smallest: "
                    f"{low[0]} seed {low[1]}, {100 * rel[low]:.2f}%)")
-    seeds = sorted({s for n, s in gain if n == "softmax"} & {s for n, s in gain if n == "sigsoftmax"})
+    seeds = sorted({s for n, s in gain if n == "softmax"} &
+                   {s for n, s in gain if n == "sigsoftmax"})
     if seeds:
         after = "; ".join(f"seed {s}: {fmt(gain[('sigsoftmax', s)][1])} vs "
                           f"{fmt(gain[('softmax', s)][1])}" for s in seeds)
+        below = all(gain[("sigsoftmax", s)][1] < gain[("softmax", s)][1] for s in seeds)
         out.append(f"- sigsoftmax stays below softmax after dynamic evaluation in every seed: "
-                   f"{yes(all(gain[('sigsoftmax', s)][1] < gain[('softmax', s)][1] for s in seeds))}"
-                   f" ({after})")
+                   f"{yes(below)} ({after})")
     return out
 
 

@@ -24,8 +24,8 @@ import statistics
 
 from atomic_io import save_figure_pair, write_json_atomically
 from final_json import read_final, section
-from report_tables import machine_line, profile_header, read_json_or_empty, wall_time_rows, \
-    write_markdown
+from report_tables import (machine_line, profile_header, rank_text, rank_window,
+                           read_json_or_empty, wall_time_rows, write_markdown)
 
 
 def t_interval(xs: list[float]) -> tuple[float, float, float]:
@@ -101,9 +101,12 @@ def findings(profile, runs) -> dict:
             seeds = data["ppl"].get((h, v), {})
             m, lo, hi = t_interval(list(seeds.values())) if seeds else (math.nan,) * 3
             rk = data["rank"].get((h, v), {})
+            # A count, or the certificate's open window lo..hi (never its midpoint as the rank).
+            window = list(rank_window(rk)) if rk else None
             row["heads"][h] = {"n": len(seeds), "ppl": m, "ci": [lo, hi],
-                               "rank": rk.get("rank"), "bound": rk.get("bound"),
-                               "verdict": rk.get("verdict")}
+                               "rank": window[0] if window and window[0] == window[1] else None,
+                               "rank_window": window, "rank_text": rank_text(rk) if rk else None,
+                               "bound": rk.get("bound"), "verdict": rk.get("verdict")}
         pa, pb = data["ppl"].get((a, v), {}), data["ppl"].get((b, v), {})
         common = sorted(set(pa) & set(pb))
         row["gap"] = paired([pa[s] for s in common], [pb[s] for s in common])
@@ -139,9 +142,13 @@ def plot(profile, f: dict) -> str:
                [row["heads"][h]["ci"][1] - mm if row["heads"][h]["ci"][1] == row["heads"][h]["ci"][1]
                 else 0 for mm, row in zip(m, f["values"])]]
         ax1.errorbar(values, m, yerr=err, marker="o", capsize=3, label=h)
-        ranks = [row["heads"][h]["rank"] for row in f["values"]]
-        ax2.plot([v for v, r in zip(values, ranks) if r is not None],
-                 [r for r in ranks if r is not None], marker="o", label=h)
+        # each rank as its window: a count is a point, an open window a bar from lo to hi
+        wins = [(v, row["heads"][h]["rank_window"]) for v, row in zip(values, f["values"])
+                if row["heads"][h]["rank_window"]]
+        if wins:
+            mid = [(w[0] + w[1]) / 2 for _, w in wins]
+            half = [(w[1] - w[0]) / 2 for _, w in wins]
+            ax2.errorbar([v for v, _ in wins], mid, yerr=half, marker="o", capsize=3, label=h)
     bounds = [(v, row["heads"][profile.heads[0]]["bound"]) for v, row in zip(values, f["values"])
               if row["heads"][profile.heads[0]]["bound"] is not None]
     if bounds:
@@ -190,7 +197,8 @@ def write_summary(profile, runs, global_timings: dict) -> str:
         for h in profile.heads:
             c = row["heads"][h]
             cells.append(f"{_num(c['ppl'])} [{_num(c['ci'][0])}, {_num(c['ci'][1])}], {c['n']}")
-            cells.append("-" if c["rank"] is None else f"{c['rank']} (bound {c['bound']})")
+            cells.append("-" if c["rank_text"] is None else
+                         f"{c['rank_text']} (bound {c['bound']})")
         g, lg = row["gap"], row["log_gap"]
         w(f"| {row[key]} | " + " | ".join(cells) + f" | {_num(g['mean'])} [{_num(g['ci'][0])}, "
           f"{_num(g['ci'][1])}] | {_p(g['p'])} | {_num(lg['mean'], 4)} "

@@ -220,7 +220,8 @@ def main():
         # (dyneval.json's "static"), the profile's predicted gain, sigsoftmax after it.
         for case, dyn, want in (
                 ("holds", {("softmax", 1): 90.0, ("softmax", 2): 92.0,
-                           ("sigsoftmax", 1): 85.0, ("sigsoftmax", 2): 88.0}, ("yes", "yes", "yes")),
+                           ("sigsoftmax", 1): 85.0, ("sigsoftmax", 2): 88.0},
+                 ("yes", "yes", "yes")),
                 ("small", {("softmax", 1): 99.0, ("softmax", 2): 92.0,
                            ("sigsoftmax", 1): 85.0, ("sigsoftmax", 2): 101.0},
                  ("yes", "**NO**", "**NO**"))):
