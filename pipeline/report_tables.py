@@ -171,12 +171,12 @@ def wall_time_rows(w, runs, stages_of, names, global_timings: dict) -> None:
     w(f"\nPlot and tables: {format_duration(extra)}. **All stages: {format_duration(grand)}** "
       "(sum of the recorded stage times, interrupted attempts included).\n")
     lanes = global_timings.get("runs_wall")
-    if lanes:  # the driver's wall clock over the runs (reproduce.py: every session adds its own)
+    if lanes:  # the driver's wall clock over the runs (reproduce.py: every invocation adds its own)
         wall = lanes["wall_seconds"] + extra
         w(f"**Wall time: {format_duration(wall)}** ({format_duration(lanes['wall_seconds'])} "
           f"for the runs, {lanes['jobs']} at a time with {lanes['threads']} "
           f"thread{'s' if lanes['threads'] != 1 else ''} each, then the plot and tables; "
-          "every session of the driver counted).\n")
+          "every invocation of the driver counted).\n")
 
 
 def write_markdown(path: str, lines: list[str]) -> str:

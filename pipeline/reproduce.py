@@ -308,7 +308,7 @@ class Driver:
                  f"see {os.path.join(self.p.out, 'summary.md')}")
 
     def _add_wall(self, seconds: float) -> None:
-        """Adds this session's wall time of the per-run steps (every session adds its own)."""
+        """Adds this invocation's wall time of the per-run steps (every invocation adds its own)."""
         before = self.global_timings.get("runs_wall", {}).get("wall_seconds", 0.0)
         self.global_timings["runs_wall"] = {"wall_seconds": round(before + seconds, 1),
                                             "jobs": self.jobs, "threads": self.threads}

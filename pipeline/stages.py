@@ -309,10 +309,14 @@ def _score_done(d, run) -> Check:
     return _derived(run.dir, "score.json", bool(s and "static" in s), ["best.pt"])
 
 
+def _dyneval_args(d) -> list[str]:
+    """The profile's dyneval arguments as the command line gets them."""
+    return [str(a) for a in d.p.dyneval.get("args", [])]
+
+
 def _dyneval(d, run) -> None:
-    args = [str(a) for a in d.p.dyneval.get("args", [])]
-    d.execute([d.bins["dyneval"], "--run", run.dir, "--threads", str(d.threads)] + args,
-              d.log_of(run))
+    d.execute([d.bins["dyneval"], "--run", run.dir, "--threads", str(d.threads)] +
+              _dyneval_args(d), d.log_of(run))
 
 
 def dyneval_setting_change(args: list[str], options: dict) -> str:
@@ -334,8 +338,7 @@ def dyneval_setting_change(args: list[str], options: dict) -> str:
 
 def _dyneval_done(d, run) -> Check:
     s = read_json(_in(run, "dyneval.json"))
-    changed = dyneval_setting_change([str(a) for a in d.p.dyneval.get("args", [])],
-                                     (s or {}).get("options", {}))
+    changed = dyneval_setting_change(_dyneval_args(d), (s or {}).get("options", {}))
     if s and "dynamic" in s and changed:
         return Check(False, f"{run.dir}/dyneval.json was made with {changed}")
     if s and "dynamic" in s and committed_result(d, run):

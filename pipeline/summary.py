@@ -127,6 +127,11 @@ def rank_vs_epoch_section(profile, runs) -> list[str]:
     return out
 
 
+def yes(ok: bool) -> str:
+    """A finding's answer as the summary prints it."""
+    return "yes" if ok else "**NO**"
+
+
 def dyneval_findings(runs, res: dict, predicted_gain: float) -> list[str]:
     """Dynamic evaluation against the same weights read statically, run by run: every run's test
     ppl lowered, sigsoftmax still below softmax in every seed after it, and (where the profile
@@ -138,7 +143,6 @@ def dyneval_findings(runs, res: dict, predicted_gain: float) -> list[str]:
             gain[(r.name, r.seed)] = (p[("dyneval static", "test")], p[("dyneval", "test")])
     if not gain:
         return []
-    yes = lambda ok: "yes" if ok else "**NO**"  # noqa: E731
     rel = {k: 1 - b / a for k, (a, b) in gain.items()}
     each = "; ".join(f"{n} seed {s} {fmt(a)} -> {fmt(b)} ({-100 * rel[(n, s)]:+.2f}%)"
                      for (n, s), (a, b) in gain.items())
@@ -178,7 +182,6 @@ def findings_section(runs, res: dict, predicted_gain: float = 0.0) -> list[str]:
         v = res[id(r)]["ppl"].get(("finetune", "test"))
         if v is not None:
             ppl.setdefault(r.name, {})[r.seed] = v
-    yes = lambda ok: "yes" if ok else "**NO**"  # noqa: E731
     out = ["## Findings, checked on the numbers above\n",
            "Each line is computed by `pipeline/summary.py` from this profile's results (first "
            "seed's full-test rank; test perplexity after finetuning, mean over seeds).\n"]
