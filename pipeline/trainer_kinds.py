@@ -22,12 +22,16 @@ are there (`hands_on`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import hashlib
 import importlib
 import json
 import os
 import subprocess
+
+from atomic_io import write_json_atomically
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _trainers = os.path.join(ROOT, "build", "trainers")
@@ -174,11 +178,45 @@ def _describe(path: str, config: str, args: tuple, heads: tuple) -> dict:
         raise TrainerKindError(f"no {path}: run `make build` (or pass --build DIR)")
     cmd = [path, "--describe", "--json"] + (["--config", config] if config else []) + \
         list(args) + [a for h in heads for a in ("--describe-heads", h)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        last = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
+    returncode, stdout, stderr = _answer(cmd, config)
+    if returncode != 0:
+        last = (stderr.strip().splitlines() or [f"exit status {returncode}"])[-1]
         raise TrainerKindError(f"{os.path.basename(path)} refuses these settings: {last}")
     try:
-        return json.loads(r.stdout)
+        return json.loads(stdout)
     except ValueError:
         raise TrainerKindError(f"{' '.join(cmd)}: not one JSON object") from None
+
+
+def _answer(cmd: list[str], config: str) -> tuple[int, str, str]:
+    """The describe command's exit status, stdout and stderr, kept on disk beside the binary.
+
+    Starting a LibTorch binary costs ~0.6 s of CPU (its libraries' relocations and operator
+    registration), and every driver invocation asks each kind once bare and once per config
+    and override set: a profile's load was ~3 s of describes. The answer depends only on the
+    binary, the command line and the config file's bytes (validate reads nothing else), so
+    those are the key: a rebuilt binary (other size, mtime, ctime or inode) or an edited
+    config asks again. Only an answer (exit 0, or 2 for settings it refuses) is kept; an
+    unwritable folder only means no cache."""
+    st = os.stat(cmd[0])
+    key = hashlib.sha256(json.dumps([os.path.realpath(cmd[0]), st.st_size, st.st_mtime_ns,
+                                     st.st_ctime_ns, st.st_ino, cmd]).encode())
+    if config:
+        try:
+            with open(config, "rb") as f:
+                key.update(f.read())
+        except OSError:
+            key.update(b"\0unreadable")
+    cached = os.path.join(os.path.dirname(cmd[0]), ".describe", key.hexdigest()[:32] + ".json")
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        with open(cached) as f:
+            a = json.load(f)
+        return int(a["returncode"]), str(a["stdout"]), str(a["stderr"])
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode not in (0, 2):  # a crash or a signal is not the binary's answer to keep
+        return r.returncode, r.stdout, r.stderr
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(cached), exist_ok=True)
+        write_json_atomically(cached, {"command": cmd, "returncode": r.returncode,
+                                       "stdout": r.stdout, "stderr": r.stderr})
+    return r.returncode, r.stdout, r.stderr
