@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <type_traits>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -19,46 +21,99 @@ std::string RankReport::certificate() const {
   return certified ? "certified" : "uncertain +-" + std::to_string(uncertain);
 }
 
+namespace {
+
+/// A scalar field that rank.h5 (a root attribute) and the JSON line both carry, under one name.
+/// HDF5 stores it as it is (a bool as int64 0/1, a NaN as NaN); the JSON writes null for a
+/// non-finite double and, where `missing_is_null`, for a negative count or an empty string.
+struct SharedField {
+  std::string name;
+  std::variant<bool, int64_t, double, std::string> value;
+  bool missing_is_null = false;
+};
+
+/// Every field the two files share: the model's header, then the analysis and its report.
+std::vector<SharedField> shared_fields(const RankResult& res) {
+  const auto& h = res.header;
+  const auto& r = res.report;
+  return {{"head", h.head},
+          {"dataset", h.dataset},
+          {"split", h.split},
+          {"M", h.M},
+          {"T", h.T},
+          {"d", h.d},
+          {"bias", int64_t{h.bias ? 1 : 0}},
+          {"ppl", h.ppl},
+          {"compute_dtype", h.compute_dtype},
+          {"method", res.method},
+          {"gram", res.gram, /*missing_is_null=*/true},
+          {"input", res.input},
+          {"input_from", res.input_from},
+          {"precision", res.precision},
+          {"seconds", res.seconds},
+          {"blas_threads", int64_t{res.blas_threads}},
+          {"blas_library", res.blas_library},
+          {"blas_core", res.blas_core},
+          {"processes", int64_t{res.processes}},
+          {"solver", res.solver},
+          {"rank", r.rank},
+          {"tol", r.tol},
+          {"eps", r.eps},
+          {"sigma_max", r.sigma_max},
+          {"rank_numpy", r.rank_numpy, /*missing_is_null=*/true},
+          {"tol_numpy", r.tol_numpy},
+          {"bound", r.bound},
+          {"spectral_gap", r.spectral_gap},
+          {"largest_gap", r.largest_gap},
+          {"largest_gap_index", r.largest_gap_index, /*missing_is_null=*/true},
+          {"verdict", r.verdict()},
+          {"bound_binding", r.bound_binding},
+          {"theorem2_bounded", r.theorem2_bounded},
+          {"resolvable", r.resolvable},
+          {"resolution", r.resolution},
+          {"spectrum", r.spectrum}};
+}
+
+void write_shared_attribute(hid_t root, const SharedField& f) {
+  std::visit(
+      [&](const auto& v) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bool>)
+          h5::write_attribute(root, f.name, int64_t{v ? 1 : 0});
+        else
+          h5::write_attribute(root, f.name, v);
+      },
+      f.value);
+}
+
+nlohmann::json shared_json(const SharedField& f) {
+  return std::visit(
+      [&](const auto& v) -> nlohmann::json {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, double>)
+          return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+        else if constexpr (std::is_same_v<V, std::string>)
+          return f.missing_is_null && v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
+        else if constexpr (std::is_same_v<V, int64_t>)
+          return f.missing_is_null && v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+        else
+          return nlohmann::json(v);
+      },
+      f.value);
+}
+
+}  // namespace
+
 void write_rank_result(const std::string& path, const RankResult& res) {
   const std::string tmp = h5::temporary_path(path);
   try {
     auto file = h5::create_file(tmp, path);
     const hid_t root = file.get();
-    const auto& h = res.header;
     const auto& r = res.report;
     h5::write_vector(root, "singular_values", res.singular_values);
     // The rank at tol x 10^j, j = -2..2 (-1s when not computed).
     h5::write_array(root, "rank_sweep", {r.rank_sweep.size()}, r.rank_sweep.data());
     h5::write_attribute(root, "source", res.source);
-    write_model_attributes(root, h);
-    h5::write_attribute(root, "ppl", h.ppl);
-    h5::write_attribute(root, "method", res.method);
-    h5::write_attribute(root, "gram", res.gram);
-    h5::write_attribute(root, "input", res.input);
-    h5::write_attribute(root, "input_from", res.input_from);
-    h5::write_attribute(root, "precision", res.precision);
-    h5::write_attribute(root, "seconds", res.seconds);
-    h5::write_attribute(root, "blas_threads", int64_t{res.blas_threads});
-    h5::write_attribute(root, "blas_library", res.blas_library);
-    h5::write_attribute(root, "blas_core", res.blas_core);
-    h5::write_attribute(root, "processes", int64_t{res.processes});
-    h5::write_attribute(root, "rank", r.rank);
-    h5::write_attribute(root, "tol", r.tol);
-    h5::write_attribute(root, "eps", r.eps);
-    h5::write_attribute(root, "sigma_max", r.sigma_max);
-    h5::write_attribute(root, "rank_numpy", r.rank_numpy);
-    h5::write_attribute(root, "tol_numpy", r.tol_numpy);
-    h5::write_attribute(root, "bound", r.bound);
-    h5::write_attribute(root, "spectral_gap", r.spectral_gap);
-    h5::write_attribute(root, "largest_gap", r.largest_gap);
-    h5::write_attribute(root, "largest_gap_index", r.largest_gap_index);
-    h5::write_attribute(root, "verdict", r.verdict());
-    h5::write_attribute(root, "bound_binding", int64_t{r.bound_binding ? 1 : 0});
-    h5::write_attribute(root, "theorem2_bounded", int64_t{r.theorem2_bounded ? 1 : 0});
-    h5::write_attribute(root, "resolvable", int64_t{r.resolvable ? 1 : 0});
-    h5::write_attribute(root, "resolution", r.resolution);
-    h5::write_attribute(root, "solver", res.solver);
-    h5::write_attribute(root, "spectrum", int64_t{r.spectrum ? 1 : 0});
+    for (const auto& f : shared_fields(res)) write_shared_attribute(root, f);
     // The certificate (gram paths; -1 without one).
     h5::write_attribute(root, "certified", int64_t{r.has_certificate ? (r.certified ? 1 : 0) : -1});
     h5::write_attribute(root, "uncertain", r.has_certificate ? r.uncertain : int64_t{-1});
@@ -80,63 +135,24 @@ void write_rank_result(const std::string& path, const RankResult& res) {
 }
 
 std::string rank_result_json(const RankResult& res) {
-  const auto& h = res.header;
   const auto& r = res.report;
   auto num = [](double x) {
     return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
   };
+  nlohmann::json j = {{"file", res.source}};
+  for (const auto& f : shared_fields(res)) j[f.name] = shared_json(f);
   // The sweep: null when not computed at all, else null at each threshold the method cannot
   // resolve (the sketch below its residual bound).
-  nlohmann::json sweep = nullptr;
+  j["rank_sweep"] = nullptr;
   if (std::any_of(r.rank_sweep.begin(), r.rank_sweep.end(), [](int64_t k) { return k >= 0; })) {
-    sweep = nlohmann::json::array();
-    for (const int64_t k : r.rank_sweep) sweep.push_back(k >= 0 ? nlohmann::json(k) : nullptr);
+    j["rank_sweep"] = nlohmann::json::array();
+    for (const int64_t k : r.rank_sweep)
+      j["rank_sweep"].push_back(k >= 0 ? nlohmann::json(k) : nullptr);
   }
-  nlohmann::json j = {
-      {"file", res.source},
-      {"head", h.head},
-      {"dataset", h.dataset},
-      {"split", h.split},
-      {"M", h.M},
-      {"T", h.T},
-      {"d", h.d},
-      {"bias", h.bias ? 1 : 0},
-      {"ppl", num(h.ppl)},
-      {"compute_dtype", h.compute_dtype},
-      {"method", res.method},
-      {"gram", res.gram.empty() ? nlohmann::json(nullptr) : nlohmann::json(res.gram)},
-      {"input", res.input},
-      {"input_from", res.input_from},
-      {"precision", res.precision},
-      {"seconds", res.seconds},
-      {"rank", r.rank},
-      {"tol", num(r.tol)},
-      {"eps", r.eps},
-      {"sigma_max", num(r.sigma_max)},
-      {"rank_numpy", r.rank_numpy >= 0 ? nlohmann::json(r.rank_numpy) : nlohmann::json(nullptr)},
-      {"tol_numpy", num(r.tol_numpy)},
-      {"bound", r.bound},
-      {"spectral_gap", num(r.spectral_gap)},
-      {"rank_sweep", sweep},
-      {"largest_gap", num(r.largest_gap)},
-      {"largest_gap_index",
-       r.largest_gap_index >= 0 ? nlohmann::json(r.largest_gap_index) : nlohmann::json(nullptr)},
-      {"verdict", r.verdict()},
-      {"bound_binding", r.bound_binding},
-      {"theorem2_bounded", r.theorem2_bounded},
-      {"resolvable", r.resolvable},
-      {"resolution", num(r.resolution)},
-      {"seconds_read", res.timing.read},
-      {"seconds_accumulate", res.timing.accumulate},
-      {"seconds_solve", res.timing.solve},
-      {"blas_threads", res.blas_threads},
-      {"blas_library", res.blas_library},
-      {"blas_core", res.blas_core},
-      {"processes", res.processes},
-      {"seconds_reduce", res.timing.reduce},
-      {"solver", res.solver},
-      {"spectrum", r.spectrum},
-  };
+  j["seconds_read"] = res.timing.read;
+  j["seconds_accumulate"] = res.timing.accumulate;
+  j["seconds_solve"] = res.timing.solve;
+  j["seconds_reduce"] = res.timing.reduce;
   // The certificate: null without one (exact). uncertain: the true rank lies within rank +- it.
   auto opt = [&](auto x) {
     return r.has_certificate ? nlohmann::json(x) : nlohmann::json(nullptr);
