@@ -168,12 +168,12 @@ int train(const CharConfig& config, const runkit::TrainerRun& run) {
   auto chars = char_corpus(data::load_corpus(dir));
   runkit::truncate_splits(chars, config.train_chars, config.valid_chars, config.test_chars);
   std::printf(
-      "%s characters: %s, %s, M = %lld; LSTM %lld x %lld (d = %lld), head %s; %d threads; run "
+      "%s characters: %s, %s, M = %lld; LSTM %lld x %lld (d = %lld), head %s; %d thread%s; run "
       "directory %s\n",
       config.dataset.c_str(), dir.c_str(), runkit::split_sizes(chars, "symbols").c_str(),
       static_cast<long long>(chars.vocab.size()), static_cast<long long>(config.nlayers),
       static_cast<long long>(config.nhid), static_cast<long long>(config.nhid), config.head.c_str(),
-      run.threads, run.run_dir.c_str());
+      run.threads, run.threads == 1 ? "" : "s", run.run_dir.c_str());
   CharTrainer trainer(config, std::move(chars), run.run_dir);
   return runkit::run_trainer(trainer, run.flags);
 }

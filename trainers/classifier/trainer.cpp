@@ -257,12 +257,12 @@ int train(const ClassifierConfig& config, const runkit::TrainerRun& run) {
   const auto data = data::load_image_dataset(config.dataset, dir);
   auto splits = make_splits(data, config);
   std::printf(
-      "%s: %s, %s split: %lld train / %lld valid / %lld test images; head %s; %d threads; run "
+      "%s: %s, %s split: %lld train / %lld valid / %lld test images; head %s; %d thread%s; run "
       "directory %s\n",
       config.dataset.c_str(), dir.c_str(), config.split.c_str(),
       static_cast<long long>(splits.train.size()), static_cast<long long>(splits.valid.size()),
       static_cast<long long>(splits.test.size()), config.head.c_str(), run.threads,
-      run.run_dir.c_str());
+      run.threads == 1 ? "" : "s", run.run_dir.c_str());
   std::fflush(stdout);
   ClassifierTrainer trainer(config, std::move(splits), data.classes, data.name, run.run_dir);
   return runkit::run_trainer(trainer, run.flags);

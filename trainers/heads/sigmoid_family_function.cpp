@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include "trainers/heads/check.h"
 #include "trainers/heads/kernels/sigmoid_family_kernel.h"
 
 namespace sb::heads {
@@ -136,6 +137,23 @@ bool fused_sigmoid_family_supports(const torch::Tensor& logits) {
 
 torch::Tensor fused_log_sigmoid_family(const torch::Tensor& logits, bool sigsoftmax) {
   return SigmoidFamilyFn::apply(logits, sigsoftmax);
+}
+
+torch::Tensor sigmoid_family_log_output(const torch::Tensor& logits, bool sigsoftmax,
+                                        ComposedLogOutput composed, const char* name) {
+  check_logits(logits, name);
+  if (fused_sigmoid_family_supports(logits)) return fused_log_sigmoid_family(logits, sigsoftmax);
+  return composed(logits);
+}
+
+torch::Tensor sigmoid_family_nll_loss(const torch::Tensor& logits, const torch::Tensor& targets,
+                                      bool sigsoftmax, ComposedLogOutput composed,
+                                      const char* name) {
+  check_logits(logits, name);
+  check_targets(targets, logits, name);
+  if (fused_sigmoid_family_supports(logits))
+    return fused_sigmoid_family_nll(logits, targets, sigsoftmax);
+  return torch::nll_loss(composed(logits), targets);
 }
 
 }  // namespace sb::heads

@@ -21,4 +21,18 @@ torch::Tensor fused_sigmoid_family_nll(const torch::Tensor& logits, const torch:
 /// Whether the fused path can take these logits (CPU, float32/float64); else callers compose.
 bool fused_sigmoid_family_supports(const torch::Tensor& logits);
 
+/// A member's composed log-output (log_sigsoftmax_composed, log_g_sigmoid_composed).
+using ComposedLogOutput = torch::Tensor (*)(const torch::Tensor&);
+
+/// The family's public log-output, as log_sigsoftmax and log_g_sigmoid are: the logits checked
+/// under the caller's `name`, then the fused Function where it applies, else `composed`.
+torch::Tensor sigmoid_family_log_output(const torch::Tensor& logits, bool sigsoftmax,
+                                        ComposedLogOutput composed, const char* name);
+
+/// The family's training loss (sigsoftmax_nll_loss, g_sigmoid_nll_loss): logits and targets
+/// checked under `name`, then the fused head + NLL where it applies, else nll_loss of `composed`.
+torch::Tensor sigmoid_family_nll_loss(const torch::Tensor& logits, const torch::Tensor& targets,
+                                      bool sigsoftmax, ComposedLogOutput composed,
+                                      const char* name);
+
 }  // namespace sb::heads

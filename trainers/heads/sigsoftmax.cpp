@@ -6,18 +6,13 @@
 namespace sb::heads {
 
 torch::Tensor log_sigsoftmax(const torch::Tensor& logits) {
-  check_logits(logits, "log_sigsoftmax");
-  if (fused_sigmoid_family_supports(logits))
-    return fused_log_sigmoid_family(logits, /*sigsoftmax=*/true);
-  return log_sigsoftmax_composed(logits);
+  return sigmoid_family_log_output(logits, /*sigsoftmax=*/true, log_sigsoftmax_composed,
+                                   "log_sigsoftmax");
 }
 
 torch::Tensor sigsoftmax_nll_loss(const torch::Tensor& logits, const torch::Tensor& targets) {
-  check_logits(logits, "sigsoftmax_nll_loss");
-  check_targets(targets, logits, "sigsoftmax_nll_loss");
-  if (fused_sigmoid_family_supports(logits))
-    return fused_sigmoid_family_nll(logits, targets, /*sigsoftmax=*/true);
-  return torch::nll_loss(log_sigsoftmax_composed(logits), targets);
+  return sigmoid_family_nll_loss(logits, targets, /*sigsoftmax=*/true, log_sigsoftmax_composed,
+                                 "sigsoftmax_nll_loss");
 }
 
 torch::Tensor log_sigsoftmax_composed(const torch::Tensor& logits) {

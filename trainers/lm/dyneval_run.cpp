@@ -153,10 +153,11 @@ Evaluation set_up(const std::string& run_dir, const DynevalInputs& in, const Dyn
   runkit::load_weights(in.weights, *e.model);  // onto the model's device
   std::printf(
       "dyneval: %s, head %s, d %lld; weights %s; %s: %zu train / %zu valid / %zu test tokens; "
-      "%d threads; device %s\n",
+      "%d thread%s; device %s\n",
       run_dir.c_str(), config.head.c_str(), static_cast<long long>(e.model->d()),
       in.weights.c_str(), config.dataset.c_str(), e.corpus.train.size(), e.valid.size() - 1,
-      e.test.size() - 1, n_threads, runkit::describe_device(device).c_str());
+      e.test.size() - 1, n_threads, n_threads == 1 ? "" : "s",
+      runkit::describe_device(device).c_str());
   std::fflush(stdout);
   return e;
 }

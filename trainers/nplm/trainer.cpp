@@ -168,12 +168,12 @@ int train(const NplmConfig& config, const runkit::TrainerRun& run) {
   auto corpus = data::load_corpus(dir);
   runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens, config.test_tokens);
   std::printf(
-      "%s: %s, %s, vocabulary %lld; nplm, context %lld, %lld x %lld ReLU, head %s; %d threads; "
+      "%s: %s, %s, vocabulary %lld; nplm, context %lld, %lld x %lld ReLU, head %s; %d thread%s; "
       "run directory %s\n",
       config.dataset.c_str(), dir.c_str(), runkit::split_sizes(corpus, "tokens").c_str(),
       static_cast<long long>(corpus.vocab.size()), static_cast<long long>(config.context),
       static_cast<long long>(config.layers), static_cast<long long>(config.hidden),
-      config.head.c_str(), run.threads, run.run_dir.c_str());
+      config.head.c_str(), run.threads, run.threads == 1 ? "" : "s", run.run_dir.c_str());
   NplmTrainer trainer(config, std::move(corpus), run.run_dir);
   return runkit::run_trainer(trainer, run.flags);
 }

@@ -19,6 +19,7 @@
 #include "tests/fixtures/error_of.h"
 #include "tests/fixtures/fashion_mnist_or_skip.h"
 #include "tests/fixtures/run_command.h"
+#include "tests/fixtures/run_status.h"
 #include "tests/fixtures/temp_dir.h"
 #include "tests/fixtures/tiny_config.h"
 #include "trainers/classifier/config.h"
@@ -29,9 +30,6 @@
 
 using namespace sb;
 using namespace sb::classifier;
-using runkit::kFinished;
-using runkit::kInterrupted;
-using runkit::kNonFinite;
 namespace fs = std::filesystem;
 
 using namespace sb::test;  // tests/fixtures/

@@ -18,6 +18,7 @@
 #include "datasets/data_location.h"
 #include "tests/fixtures/corpus_or_skip.h"
 #include "tests/fixtures/run_command.h"
+#include "tests/fixtures/run_status.h"
 #include "tests/fixtures/temp_dir.h"
 #include "tests/fixtures/tiny_config.h"
 #include "trainers/lm/config.h"
@@ -27,7 +28,6 @@
 
 using namespace sb;
 using namespace sb::lm;
-using runkit::kFinished;
 namespace fs = std::filesystem;
 using namespace sb::test;  // tests/fixtures/
 

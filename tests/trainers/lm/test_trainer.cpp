@@ -18,15 +18,13 @@
 #include "datasets/data_location.h"
 #include "tests/fixtures/corpus_or_skip.h"
 #include "tests/fixtures/run_outputs.h"
+#include "tests/fixtures/run_status.h"
 #include "tests/fixtures/temp_dir.h"
 #include "tests/fixtures/tiny_config.h"
 #include "trainers/lm/trainer.h"
 
 using namespace sb;
 using namespace sb::lm;
-using runkit::kFinished;
-using runkit::kInterrupted;
-using runkit::kNonFinite;
 namespace fs = std::filesystem;
 using namespace sb::test;  // tests/fixtures/
 
