@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive bench-step plots reproduce readme claims fit format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive bench-step bench-profile-load plots reproduce readme claims fit format clean help
 
 all: build
 
@@ -61,6 +61,7 @@ help:
 	@echo "make bench-rank-large the sketch at WikiText-2's test size and Llama 3's vocabulary (~1 h, 90 GB disk)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
 	@echo "make bench-step     where a training step goes, per operator: results/bench/step_profile.md (~5 min)"
+	@echo "make bench-profile-load  a profile's load with the trainers' --describe answers asked vs kept: results/bench/profile_load.md (~3 min)"
 	@echo "make bench-train-adaptive  the adaptive heads vs the full ones at M = 33278: results/bench/adaptive_speed.md (~5 min; bench-train runs it too)"
 	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~2h20m, smoke, paper = plan only,"
@@ -249,6 +250,17 @@ bench-train: deps-bench bench-wordlm-binary
 # Where one training step goes, per operator, on the cpu profile's model shapes, and fused_lstm
 # against at::lstm (~5 min):
 # results/bench/step_profile.md.
+# The driver's profile load with the trainers' --describe answers asked and kept (~3 minutes).
+bench-profile-load: build
+	@mkdir -p results/bench
+	@{ echo "# Loading a profile: the trainers' --describe answers asked (cold) and kept (warm)"; \
+	  echo; \
+	  echo "Measured $(MEASURED_AT) on $$(nproc) cores with:"; \
+	  echo; echo '```'; echo "/usr/bin/python3 bench/profile_load.py $(BUILD_DIR) --profiles smoke,cpu,claims,dsweep,paper"; echo '```'; echo; \
+	  /usr/bin/python3 bench/profile_load.py $(BUILD_DIR) --profiles smoke,cpu,claims,dsweep,paper; } > results/bench/profile_load.md.tmp
+	@mv results/bench/profile_load.md.tmp results/bench/profile_load.md
+	@cat results/bench/profile_load.md
+
 bench-step: bench-wordlm-binary
 	@{ echo "# Where a training step goes (bench_wordlm --profile)"; \
 	  echo; \
