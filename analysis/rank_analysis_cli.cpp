@@ -22,6 +22,7 @@
 #include "analysis/rank_analysis_options.h"
 #include "analysis/rank_table.h"
 #include "common/blas_core.h"
+#include "common/command_line.h"
 #include "common/errors.h"
 #include "common/head_spec.h"
 
@@ -232,12 +233,7 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
   method.add_to(app, opt, devices);
   rep.add_to(app);
   mpi_options.add_to(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help exits 0; every malformed command line exits 2 like any other bad input.
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const int status = sb::parse_or_exit(app, argc, argv); status >= 0) return status;
   // Every refusal is one line on stderr and exit status 2 (under MPI: every process returns 2,
   // process 0 prints the line).
   const bool root = !mpi.collective || mpi.collective->root();

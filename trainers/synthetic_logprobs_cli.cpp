@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/blas_core.h"
+#include "common/command_line.h"
 #include "common/errors.h"
 #include "trainers/synthetic_logprobs.h"
 
@@ -49,12 +50,7 @@ int synthetic_logprobs_main(int argc, char** argv) {
   app.add_option("--logit-scale", so.logit_scale, "std of the logits")->capture_default_str();
   app.add_option("--threads", threads, "LibTorch threads (default: cores)")->capture_default_str();
   app.add_option("--out", out, "the log-output file to write (atomically)")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help exits 0, a malformed command line 2
-    return app.exit(e) == 0 ? sb::kExitOk : sb::kExitBadInput;
-  }
+  if (const int status = sb::parse_or_exit(app, argc, argv); status >= 0) return status;
 
   try {
     torch::set_num_threads(threads);  // one setting for LibTorch and the OpenMP OpenBLAS

@@ -174,6 +174,19 @@ def corpora(d: str) -> None:
     write_corpus(f"{d}/corpus/oov_valid", train, [["zzz"]] + valid, test)
 
 
+# A malformed command line (common/command_line.h `parse_or_exit`): one line, "error: ... (see
+# --help)", and exit 2 from every LibTorch binary, the trainers' frame and the tools alike.
+for binary, args, out in (
+        ("synthetic_logprobs", "--head softmax --T 10 --M 5 --d 2", "{dir}/cli_synth.h5"),
+        ("fit_logprob_matrix", "--low-rank 2 --C 10 --M 8 --d 2 --heads softmax",
+         "{dir}/cli_fit.json"),
+        ("train_nplm", f"{DATA['nplm']} {TINY['nplm']}", "{dir}/runs/cli_nplm")):
+    CASES[f"{binary}_unknown_option"] = (
+        f"{{build}}/trainers/{binary} {args} --out {out} --bogus", 2, "--bogus (see --help)", out)
+CASES["synthetic_logprobs_missing_out"] = (
+    "{build}/trainers/synthetic_logprobs --head softmax --T 10 --M 5 --d 2", 2,
+    "error: --out is required (see --help)", "")
+
 def run(build: str, d: str, command: str, expect: int) -> None:
     cmd = command.replace("{build}", build).replace("{dir}", d).replace("{root}", ROOT)
     done = subprocess.run(cmd, shell=True, capture_output=True, text=True)

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "common/blas_core.h"
+#include "common/command_line.h"
 #include "common/duration.h"
 #include "common/errors.h"
 #include "common/head_spec.h"
@@ -244,12 +245,7 @@ int fit_logprob_matrix_main(int argc, char** argv) {
       "     (a target of known rank: softmax reaches KL ~ 0 at d = 12, not at d = 2)");
   FitCli cli;
   cli.add_to(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help exits 0, a malformed command line 2
-    return app.exit(e) == 0 ? sb::kExitOk : sb::kExitBadInput;
-  }
+  if (const int status = sb::parse_or_exit(app, argc, argv); status >= 0) return status;
   try {
     torch::set_num_threads(cli.threads);
     // Validate everything before any work.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/blas_core.h"
+#include "common/command_line.h"
 #include "trainers/lm/dyneval_config.h"
 #include "trainers/lm/dyneval_run.h"
 #include "trainers/runkit/trainer_cli.h"
@@ -37,7 +38,7 @@ int dyneval_main(int argc, char** argv) {
       ->required();
   sb::runkit::ConfigArgs args;
   sb::lm::add_dyneval_options(app, args);
-  if (const int status = sb::runkit::parse_or_exit(app, argc, argv); status >= 0) return status;
+  if (const int status = sb::parse_or_exit(app, argc, argv); status >= 0) return status;
   return sb::runkit::guarded([&] {
     sb::lm::run_dyneval(run_dir, sb::lm::resolve_dyneval_config(args));
     return 0;

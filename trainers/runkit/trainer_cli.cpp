@@ -45,21 +45,6 @@ int print_description(const TrainerFacts& facts, const KeyTable& table,
   return 0;
 }
 
-int parse_or_exit(CLI::App& app, int argc, char** argv) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // One line, as every other bad input (CLI11 would add a second, "Run with --help ...").
-    std::fprintf(stderr, "error: %s (see --help)\n", e.what());
-    return kBadInput;
-  }
-  return -1;
-}
-
 void check_fresh_run(const std::string& run_dir, bool resume) {
   if (!resume && std::filesystem::exists(std::filesystem::path(run_dir) / "checkpoint.pt"))
     throw OptionError::described("--resume", run_dir +

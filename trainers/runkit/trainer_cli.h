@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/blas_core.h"
+#include "common/command_line.h"
 #include "common/errors.h"
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/process_setup.h"
@@ -43,10 +44,6 @@ void add_describe_flags(CLI::App& app, DescribeFlags& flags);
 /// Prints describe_json (with --json) or describe_text of `verdicts` on stdout; returns 0.
 int print_description(const TrainerFacts& facts, const KeyTable& table,
                       const ConfigVerdicts& verdicts, const DescribeFlags& flags);
-
-/// Parses argv; --help prints and gives 0, a parse error prints CLI11's message and gives
-/// kBadInput. Returns -1 when the program should go on.
-int parse_or_exit(CLI::App& app, int argc, char** argv);
 
 /// Throws sb::OptionError "<run_dir>/checkpoint.pt exists: ..." when the run directory holds a
 /// checkpoint and `resume` is false (a fresh run must not overwrite one).
@@ -110,7 +107,7 @@ int trainer_main(int argc, char** argv, const TrainerDescriptor<Config>& d, Body
   add_run_flags(app, run.flags);
   DescribeFlags describe;
   add_describe_flags(app, describe);
-  if (const int status = parse_or_exit(app, argc, argv); status >= 0) return status;
+  if (const int status = sb::parse_or_exit(app, argc, argv); status >= 0) return status;
   return guarded([&] {
     Config config = table.merge(args);
     if (describe.describe)
