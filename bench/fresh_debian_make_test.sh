@@ -7,7 +7,8 @@
 #
 # Usage (as root; installs debootstrap if missing; ~25 minutes on 2 cores, ~6 GB of disk):
 #   bench/fresh_debian_make_test.sh [ROOT_DIR] [COMMIT] [SHARED_DIR]
-#     ROOT_DIR    where the fresh root goes (default /tmp/sb-fresh-debian; reused if present)
+#     ROOT_DIR    where the fresh root goes (default /tmp/sb-fresh-debian; must not exist: a
+#                 root left by an earlier run has the packages and is no fresh machine)
 #     COMMIT      what to clone (default HEAD)
 #     SHARED_DIR  the corpora beside the clone, as ../shared (default ../shared if it exists)
 # Example:
@@ -23,16 +24,18 @@ command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get inst
 mounted=()
 cleanup() { for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" || true; done; }
 trap cleanup EXIT
-mount_in() {  # mount_in TARGET mount-arguments...
+mount_in() {  # mount_in TARGET mount-arguments...: a slave mount, so nothing below it reaches the host
   mkdir -p "$1"
-  mountpoint -q "$1" || { mount "${@:2}" "$1"; mounted+=("$1"); }
+  mountpoint -q "$1" || { mount "${@:2}" "$1"; mounted+=("$1"); mount --make-rslave "$1"; }
 }
 
-SECONDS=0
-if [ ! -x "$root/usr/bin/apt-get" ]; then
-  debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian
-  echo "fresh_debian_make_test: debootstrap done at ${SECONDS} s"
+if [ -e "$root" ]; then
+  echo "fresh_debian_make_test.sh: $root exists: remove it (a reused root is no fresh machine)" >&2
+  exit 2
 fi
+SECONDS=0
+debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian
+echo "fresh_debian_make_test: debootstrap done at ${SECONDS} s"
 for m in proc sys dev dev/pts; do mount_in "$root/$m" --bind "/$m"; done
 mount_in "$root/dev/shm" -t tmpfs tmpfs
 cp /etc/resolv.conf "$root/etc/resolv.conf"
@@ -49,7 +52,8 @@ rm -rf "$root/work/ci" && mkdir -p "$root/work"
 git clone -q "$here" "$root/work/ci" && git -C "$root/work/ci" checkout -q "$commit"
 [ -d "$shared" ] && mount_in "$root/work/shared" --bind "$shared"
 echo "fresh_debian_make_test: make test of $commit (seconds since its start on each line)"
+# The exit status is make's (pipefail), and the last line says it too: CI_RC=<status>.
 # shellcheck disable=SC2016  # expanded inside the chroot
-chroot "$root" bash -c 'cd /work/ci && export DEBIAN_FRONTEND=noninteractive && SECONDS=0;
-  { CI=true bash -c "set -e; make test; echo MAKE_TEST_DONE; make test-long"; echo "CI_RC=$?"; } 2>&1 |
-  while IFS= read -r l; do printf "%5d %s\n" $SECONDS "$l"; done'
+chroot "$root" bash -c 'set -o pipefail; cd /work/ci && export DEBIAN_FRONTEND=noninteractive &&
+  SECONDS=0; { CI=true bash -c "set -e; make test; echo MAKE_TEST_DONE; make test-long";
+  rc=$?; echo "CI_RC=$rc"; exit $rc; } 2>&1 | while IFS= read -r l; do printf "%5d %s\n" $SECONDS "$l"; done'

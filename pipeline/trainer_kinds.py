@@ -196,8 +196,10 @@ def _answer(cmd: list[str], config: str) -> tuple[int, str, str]:
     and override set: a profile's load was ~3 s of describes. The answer depends only on the
     binary, the command line and the config file's bytes (validate reads nothing else), so
     those are the key: a rebuilt binary (other size, mtime, ctime or inode) or an edited
-    config asks again. Only an answer (exit 0, or 2 for settings it refuses) is kept; an
-    unwritable folder only means no cache."""
+    config asks again. Only a description (exit 0) is kept: a refusal (exit 2) is asked again,
+    since the trainer's one mapping of errors also gives 2 to a passing failure (out of memory,
+    a config it could not read), and a crash is never an answer; an unwritable folder only
+    means no cache."""
     st = os.stat(cmd[0])
     key = hashlib.sha256(json.dumps([os.path.realpath(cmd[0]), st.st_size, st.st_mtime_ns,
                                      st.st_ctime_ns, st.st_ino, cmd]).encode())
@@ -213,7 +215,7 @@ def _answer(cmd: list[str], config: str) -> tuple[int, str, str]:
             a = json.load(f)
         return int(a["returncode"]), str(a["stdout"]), str(a["stderr"])
     r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode not in (0, 2):  # a crash or a signal is not the binary's answer to keep
+    if r.returncode != 0:
         return r.returncode, r.stdout, r.stderr
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(cached), exist_ok=True)

@@ -7,8 +7,8 @@ verdict) in a scratch folder:
   run the binary, and gets the same facts and verdicts;
 - an edited config file, other overrides, or a rebuilt binary (its bytes replaced) run it again,
   and the new answer is the one returned;
-- a refusal (exit 2) is kept and raises the same one-line TrainerKindError from the cache; a
-  crash (a signal) is not kept.
+- a refusal (exit 2) raises the trainer's line as a one-line TrainerKindError and is asked
+  again next time (exit 2 is also what a passing failure gives); a crash (a signal) is not kept.
 """
 import json
 import os
@@ -103,15 +103,15 @@ def main() -> int:
               f"a rebuilt binary is asked again, bare and with the config: {n5}, {rebuilt}")
         bad1, n6 = ask("bad")
         bad2, n7 = ask("bad")
-        check(n6 == 1 and n7 == 0 and bad1 == bad2 and "field 'x'" in bad1.get("error", ""),
-              f"a refusal is kept and raised again from the cache: {n6}, {n7}, {bad2}")
+        check(n6 == 1 and n7 == 1 and bad1 == bad2 and "field 'x'" in bad1.get("error", ""),
+              f"a refusal raises the trainer's line and is asked again: {n6}, {n7}, {bad2}")
         ask("crash")
         _, n8 = ask("crash")
         check(n8 == 1, f"a crash is not kept: the next driver runs the binary again ({n8} run)")
         kept = os.listdir(os.path.join(trainers, ".describe"))
-        check(all(k.endswith(".json") for k in kept) and len(kept) == 7,
-              f"seven answers kept (v1: bare, two configs, lr; v2: bare, a = 2, bad), no "
-              f"temporary: {sorted(kept)}")
+        check(all(k.endswith(".json") for k in kept) and len(kept) == 6,
+              f"six descriptions kept (v1: bare, two configs, lr; v2: bare, a = 2), no refusal, "
+              f"no temporary: {sorted(kept)}")
     return finish()
 
 
