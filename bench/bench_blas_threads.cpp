@@ -4,21 +4,14 @@
 // preloaded, and prints the ratio.
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-namespace {
+#include "bench/loaded_library.h"
 
-std::string loaded_openblas() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line))
-    if (line.find("libopenblas") != std::string::npos) return line.substr(line.find('/'));
-  return "(none)";
-}
+namespace {
 
 void lstm_step(benchmark::State& state) {
   torch::manual_seed(0);
@@ -41,7 +34,7 @@ void lstm_step(benchmark::State& state) {
     opt.step();
   }
   state.SetItemsProcessed(state.iterations() * bptt * batch);  // tokens
-  state.SetLabel(loaded_openblas());
+  state.SetLabel(sb::bench::loaded_library("libopenblas"));
 }
 
 }  // namespace

@@ -24,7 +24,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <random>
 #include <string>
@@ -32,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/loaded_library.h"
 #include "bench/step_profile.h"
 #include "bench/wordlm_bench_model.h"
 #include "common/duration.h"
@@ -47,15 +47,6 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 using namespace sb::bench;  // the settings shared with wordlm_reference.py
-
-// The OpenBLAS this process loaded (through our rpath, or LD_PRELOAD / LD_LIBRARY_PATH).
-std::string loaded_blas() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line))
-    if (line.find("libopenblas") != std::string::npos) return line.substr(line.find('/'));
-  return "(none)";
-}
 
 struct Settings {
   std::string head = "softmax", mode = "both", data;
@@ -219,7 +210,7 @@ void report(const Settings& s, const std::string& mode, double seconds, const Sp
                                {"nhid", s.nhid},
                                {"vocab", s.vocab},
                                {"corpus", s.zipf_vocab > 0 ? "zipf" : "ptb"},
-                               {"blas", loaded_blas()}};
+                               {"blas", loaded_library("libopenblas")}};
   std::printf("%s\n", line.dump().c_str());
   std::fflush(stdout);
 }

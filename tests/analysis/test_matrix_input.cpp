@@ -62,6 +62,14 @@ Reference make_files(const fs::path& dir) {
   return ref;
 }
 
+/// A test case's scratch directory with make_files' matrices and their reference values, removed
+/// after it, and the binary that reads them.
+struct WithMatrixFiles {
+  const TempDir dir{"matrix_input"};
+  Reference ref = make_files(dir);
+  const std::string bin = SB_RANK_ANALYSIS;
+};
+
 AnalyseOptions softmax_facts(const std::string& method = "exact") {
   AnalyseOptions o;
   o.method = method;
@@ -81,9 +89,9 @@ std::vector<T> read_all(const MatrixSource& m, int64_t block) {
 
 }  // namespace
 
-TEST_CASE("matrix input: .npy in C and Fortran order streams the rows numpy wrote, in any blocks") {
-  const auto dir = temp_dir("npy_rows");
-  const auto ref = make_files(dir);
+TEST_CASE_METHOD(
+    WithMatrixFiles,
+    "matrix input: .npy in C and Fortran order streams the rows numpy wrote, in any blocks") {
   const auto c = open_matrix((dir / "grid_c.npy").string());
   const auto f = open_matrix((dir / "grid_f.npy").string());
   const auto f32 = open_matrix((dir / "grid_f32f.npy").string());
@@ -116,11 +124,10 @@ TEST_CASE("matrix input: .npy in C and Fortran order streams the rows numpy wrot
   }
   CHECK_THROWS_WITH(c->read_rows(140, 20, std::vector<double>(20 * 130).data()),
                     Catch::Contains("rows [140, 160) outside [0, 150)"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("matrix input: streaming a .npy keeps its pages out of resident memory, C and F order") {
-  const auto dir = temp_dir("npy_rss");
+  const TempDir dir("npy_rss");
   // 16384 x 1024 float32 = 64 MiB, read in blocks of 1024 rows (4 MiB).
   for (const char* order : {"C", "F"}) {
     INFO(order << " order");
@@ -153,14 +160,12 @@ TEST_CASE("matrix input: streaming a .npy keeps its pages out of resident memory
     // (4096 kB) plus fault-around neighbours; 16384 kB (a quarter of the file) is the bound.
     CHECK(rss_file_kb() - before < 16384);
   }
-  fs::remove_all(dir);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithMatrixFiles,
     "matrix input: float32/float64 .npy (C, Fortran, NPY 1-3) and HDF5 files give numpy's "
     "singular values and ranks") {
-  const auto dir = temp_dir("npy_numpy");
-  auto ref = make_files(dir);
   struct Case {
     const char* file;
     const char* dtype;
@@ -204,14 +209,12 @@ TEST_CASE(
     for (size_t i = 0; i < 5; ++i)
       CHECK(std::abs(rg.singular_values[i] - sigma[i]) < 1e-10 * sigma[i]);
   }
-  fs::remove_all(dir);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithMatrixFiles,
     "matrix input: a plain file needs --head, --d and --bias, each missing one is named, and "
     "given facts must agree with a file's attributes") {
-  const auto dir = temp_dir("facts");
-  make_files(dir);
   const auto npy = (dir / "c_f32.npy").string();
   const auto plain = (dir / "plain_f64.h5").string();
   const auto contract = (dir / "contract_f64.h5").string();
@@ -262,7 +265,6 @@ TEST_CASE(
   CHECK(r.report.bound == 4);
   CHECK(r.report.verdict() == "exceeds_bound");
   CHECK(std::isnan(r.header.ppl));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("matrix input: .npy headers of every version parse, and each malformed one is named") {
@@ -327,12 +329,10 @@ TEST_CASE("matrix input: .npy headers of every version parse, and each malformed
                                   "(truncated?)"));
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithMatrixFiles,
     "rank_analysis binary: bad .npy and plain inputs exit 2 with one line naming the file and the "
     "field, and write nothing") {
-  const auto dir = temp_dir("npy_cli");
-  make_files(dir);
-  const std::string bin = SB_RANK_ANALYSIS;
   const std::string facts = " --head softmax --d 3 --bias 1";
   std::string good_bytes(fs::file_size(dir / "c_f32.npy"), '\0');
   std::ifstream(dir / "c_f32.npy", std::ios::binary)
@@ -415,15 +415,12 @@ TEST_CASE(
     run(bin + " --quiet " + options + " " + (dir / "c_f32.npy").string() + " 2>&1", &status);
     CHECK(status == 2);
   }
-  fs::remove_all(dir);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithMatrixFiles,
     "rank_analysis binary: a method whose memory does not fit is refused before it allocates, "
     "naming what it needs, the limit and what the other method needs") {
-  const auto dir = temp_dir("npy_memory");
-  make_files(dir);
-  const std::string bin = SB_RANK_ANALYSIS;
   const std::string facts = " --head softmax --d 3 --bias 1";
   const auto wide = (dir / "wide.npy").string();  // 1 x 1000000: G needs 8 M^2 = 7451 GiB
   const auto result = dir / "wide.rank.h5";
@@ -474,15 +471,12 @@ TEST_CASE(
                          "matrix in float32 needs 7.63 MiB (with ?gesdd's workspace) and the "
                          "sketch at k = 1 needs ") != std::string::npos);
   CHECK(status == 2);
-  fs::remove_all(dir);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithMatrixFiles,
     "rank_analysis binary: one matrix as .npy (C, F), plain HDF5 and float64 gives one report, "
     "--threads reaches OpenBLAS, and --help shows an example of each input") {
-  const auto dir = temp_dir("npy_json");
-  make_files(dir);
-  const std::string bin = SB_RANK_ANALYSIS;
   int status = 0;
   const std::string facts_cli = " --head softmax --d 3 --bias 1";
   std::vector<nlohmann::json> reports;
@@ -532,5 +526,4 @@ TEST_CASE(
     INFO(example);
     CHECK(help.find(example) != std::string::npos);
   }
-  fs::remove_all(dir);
 }

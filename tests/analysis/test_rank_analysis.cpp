@@ -38,6 +38,12 @@ std::string make_fixture_files(const fs::path& dir) {
   return run_fixture_script("make_logprob_files.py", dir.string());
 }
 
+/// A test case's scratch directory with make_fixture_files' files in it, removed after it.
+struct WithFixtureFiles {
+  WithFixtureFiles() { make_fixture_files(dir); }
+  const TempDir dir{"rank_analysis"};
+};
+
 int64_t synthetic_rank(const fs::path& dir, const std::string& head, bool bias,
                        const std::string& method) {
   sb::SyntheticOptions o;
@@ -62,25 +68,23 @@ int64_t synthetic_rank(const fs::path& dir, const std::string& head, bool bias,
 
 TEST_CASE(
     "rank analysis: synthetic softmax has rank d + 2 with a bias and d + 1 without (Theorem 2)") {
-  const auto dir = temp_dir("theorem2");
+  const TempDir dir("theorem2");
   for (const char* method : {"gram", "exact", "sketch"}) {
     CHECK(synthetic_rank(dir, "softmax", true, method) == 64 + 2);
     CHECK(synthetic_rank(dir, "softmax", false, method) == 64 + 1);
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("rank analysis: sigsoftmax, sigmoid, ReLU, MoS and Taylor exceed d + 2") {
-  const auto dir = temp_dir("exceed");
+  const TempDir dir("exceed");
   for (const char* head : {"sigsoftmax", "sigmoid", "relu", "mos:K=3", "taylor"})
     CHECK(synthetic_rank(dir, head, true, "gram") > 64 + 2);
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "rank analysis: the adaptive softmax's rank is d + 1 + (tail clusters) + bias exactly, "
     "and adaptive sigsoftmax exceeds it") {
-  const auto dir = temp_dir("adaptive");
+  const TempDir dir("adaptive");
   // M = 2000 in a head of 200 and tails [200, 800), [800, 2000): n = 2 tail clusters, d = 64.
   for (const char* method : {"gram", "exact"}) {
     CHECK(synthetic_rank(dir, "adaptive:cutoffs=200,800", true, method) == 64 + 1 + 2 + 1);
@@ -95,7 +99,6 @@ TEST_CASE(
   CHECK(r.report.within_bound);
   CHECK(r.report.theorem2_bounded);
   CHECK(synthetic_rank(dir, "adaptive_sigsoftmax:cutoffs=200,800", true, "gram") > 68);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("rank analysis: gram and exact agree on prescribed spectra down to 1e-7 sigma_max") {
@@ -156,7 +159,7 @@ TEST_CASE("rank analysis: gram and exact agree on prescribed spectra down to 1e-
 }
 
 TEST_CASE("rank analysis: singular values and both ranks match numpy on a small matrix") {
-  const auto dir = temp_dir("numpy");
+  const TempDir dir("numpy");
   std::istringstream lines(make_fixture_files(dir));
   std::string key, line;
   std::vector<double> sigma;
@@ -181,12 +184,10 @@ TEST_CASE("rank analysis: singular values and both ranks match numpy on a small 
   CHECK(r.report.rank == rank_nr);
   CHECK(r.report.rank_numpy == rank_np);
   CHECK(r.report.rank == 5);  // d + 2 with d = 3: the file is log-softmax of rank-3 logits + bias
-  fs::remove_all(dir);
 }
 
-TEST_CASE("rank analysis: NaN/Inf entries are refused with counts and the first position") {
-  const auto dir = temp_dir("nonfinite");
-  make_fixture_files(dir);
+TEST_CASE_METHOD(WithFixtureFiles,
+                 "rank analysis: NaN/Inf entries are refused with counts and the first position") {
   for (const char* method : {"exact", "gram"}) {
     AnalyseOptions o;
     o.method = method;
@@ -197,12 +198,11 @@ TEST_CASE("rank analysis: NaN/Inf entries are refused with counts and the first 
                       Catch::Contains("2 -inf") && Catch::Contains("head 'sparse'") &&
                           Catch::Contains("rank of the log-output matrix is undefined"));
   }
-  fs::remove_all(dir);
 }
 
-TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and no output file") {
-  const auto dir = temp_dir("cli");
-  make_fixture_files(dir);
+TEST_CASE_METHOD(
+    WithFixtureFiles,
+    "rank_analysis binary: bad input exits non-zero with one message and no output file") {
   int status = 0;
   const std::string bin = SB_RANK_ANALYSIS;
   for (const char* name :
@@ -250,7 +250,6 @@ TEST_CASE("rank_analysis binary: bad input exits non-zero with one message and n
   CHECK(h5py_print(result.string(),
                    "f.attrs['rank'], f.attrs['verdict'], f['singular_values'].shape[0]") ==
         "5 within_bound 25\n");
-  fs::remove_all(dir);
 }
 
 namespace {
@@ -270,11 +269,10 @@ std::string refused(const std::string& args, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithFixtureFiles,
     "rank_analysis binary: a contract file with zero rows or columns, or an attribute that is "
     "not one integer, exits 2 naming the file and the attribute, and writes nothing") {
-  const auto dir = temp_dir("cli_attributes");
-  make_fixture_files(dir);
   const auto result = (dir / "r.rank.h5").string();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"zero_rows.h5", "zero_rows.h5: attribute 'T': expected at least 1 row, got 0"},
@@ -297,14 +295,12 @@ TEST_CASE(
                         &status);
   CHECK(status == 0);
   CHECK(nlohmann::json::parse(json)["d"] == 3);
-  fs::remove_all(dir);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithFixtureFiles,
     "rank_analysis binary: impossible option values and options that do not go together exit 2 "
     "with one line naming the options and what is expected") {
-  const auto dir = temp_dir("cli_options");
-  make_fixture_files(dir);
   const auto valid = (dir / "valid.h5").string();
   const auto result = (dir / "valid.rank.h5").string();
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -351,14 +347,12 @@ TEST_CASE(
   CHECK(status == 0);
   CHECK(j["method"] == "gram");
   CHECK(j["spectrum"] == false);
-  fs::remove_all(dir);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithFixtureFiles,
     "rank_analysis binary: every input is validated before any is analysed, so a bad file "
     "anywhere in the list exits 2 and --out-dir writes nothing") {
-  const auto dir = temp_dir("cli_out_dir");
-  make_fixture_files(dir);
   const auto out_dir = dir / "results";
   const auto valid = (dir / "valid.h5").string();
   // A header error (found on opening) and a NaN (found while streaming) after a good file.
@@ -388,14 +382,12 @@ TEST_CASE(
   CHECK(status == 0);
   CHECK(fs::exists(out_dir / "valid.rank.h5"));
   CHECK(fs::exists(out_dir / "version1.rank.h5"));
-  fs::remove_all(dir);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithFixtureFiles,
     "rank_analysis binary: a file declaring 2^40 rows it never wrote is refused before anything "
     "is allocated, in one line naming the file, exit 2") {
-  const auto dir = temp_dir("cli_bad_alloc");
-  make_fixture_files(dir);
   // T = 2^40 declared and never written: checking /targets would need 8 TiB. The reader checks
   // that a dataset's elements are stored in the file before it reads them, so even under a 4 GiB
   // address-space limit the refusal names the storage, not an allocation failure.
@@ -409,12 +401,11 @@ TEST_CASE(
                    ": dataset '/log_probs' storage: expected its elements written, got no storage "
                    "allocated (a dataset created but never written)\n");
   CHECK_FALSE(fs::exists(dir / "r.h5"));
-  fs::remove_all(dir);
 }
 
-TEST_CASE("rank analysis: progress lines count the rows read and then announce the solver") {
-  const auto dir = temp_dir("progress");
-  make_fixture_files(dir);  // valid.h5: T = 60, M = 25
+TEST_CASE_METHOD(WithFixtureFiles,
+                 "rank analysis: progress lines count the rows read and then announce the solver") {
+  // valid.h5: T = 60, M = 25
   for (const char* method : {"gram", "exact"}) {
     INFO(method);
     std::vector<std::string> lines;
@@ -456,7 +447,6 @@ TEST_CASE("rank analysis: progress lines count the rows read and then announce t
   CHECK(err.find("rank_analysis: " + file + ": ") != std::string::npos);
   CHECK(run(bin + " --json --quiet " + file + " 2>&1 >/dev/null", &status).empty());
   CHECK(status == 0);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("rank_analysis binary: loads no LibTorch, while synthetic_logprobs does (ldd)") {
@@ -481,11 +471,11 @@ TEST_CASE("rank_analysis binary: loads no LibTorch, while synthetic_logprobs doe
   CHECK_FALSE(torch_libs(SB_SYNTHETIC_LOGPROBS).empty());
 }
 
-TEST_CASE("rank_analysis binary: --device cuda needs rank_analysis_torch beside it, else exit 2") {
+TEST_CASE_METHOD(WithFixtureFiles,
+                 "rank_analysis binary: --device cuda needs rank_analysis_torch beside it, else "
+                 "exit 2") {
   // The LAPACK binary hands --device cuda to rank_analysis_torch in its own directory or torch/
   // below it (analysis/torch/, built only against a CUDA LibTorch or with SB_ANALYSIS_TORCH).
-  const auto dir = temp_dir("device");
-  make_fixture_files(dir);
   const fs::path bin = SB_RANK_ANALYSIS;
   const bool has_torch = fs::exists(bin.parent_path() / "rank_analysis_torch") ||
                          fs::exists(bin.parent_path() / "torch" / "rank_analysis_torch");
@@ -505,7 +495,7 @@ TEST_CASE("rank_analysis binary: --device cuda needs rank_analysis_torch beside 
 }
 
 TEST_CASE("synthetic_logprobs binary: a softmax file has rank d + 2 under rank_analysis --check") {
-  const auto dir = temp_dir("synthetic_bin");
+  const TempDir dir("synthetic_bin");
   const auto file = (dir / "softmax.h5").string();
   int status = 0;
   const auto wrote =
@@ -553,13 +543,12 @@ TEST_CASE("synthetic_logprobs binary: a softmax file has rank d + 2 under rank_a
   CHECK(err.rfind("synthetic_logprobs: ", 0) == 0);
   CHECK(err.find("unknown head 'softmaxx'") != std::string::npos);
   CHECK_FALSE(fs::exists(bad));
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "rank_analysis binary: --rank-only and --spectrum give the same certified rank, --rank-only "
     "refuses --out") {
-  const auto dir = temp_dir("rank_only");
+  const TempDir dir("rank_only");
   const std::string bin = SB_RANK_ANALYSIS;
   int status = 0;
   for (const char* head : {"softmax", "sigmoid"}) {
@@ -629,7 +618,6 @@ TEST_CASE(
   CHECK(h5py_print(result,
                    "f.attrs['spectrum'], f.attrs['certified'], f.attrs['uncertain'], "
                    "f['singular_values'].shape[0]") == "1 1 0 2000\n");
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
@@ -655,7 +643,7 @@ TEST_CASE(
 
   // The binary on a softmax file with d = 40 > M = 20: full rank, exit 0 under --check, for the
   // exact path, the gram path with singular values, and the gram rank-only (inertia) path.
-  const auto dir = temp_dir("not_binding");
+  const TempDir dir("not_binding");
   sb::SyntheticOptions o;
   o.spec = sb::HeadSpec::parse("softmax");
   o.tokens = 300;
@@ -684,5 +672,4 @@ TEST_CASE(
   CHECK(table.find("bound_not_binding") != std::string::npos);
   CHECK(table.find("note: " + file + ": the bound 42 is not below min(M, T) = 20") !=
         std::string::npos);
-  fs::remove_all(dir);
 }

@@ -38,6 +38,12 @@ Reference make_files(const fs::path& dir) {
   return ref;
 }
 
+/// A test case's scratch directory with make_files' matrices and numpy's values, removed after it.
+struct WithCriteriaFiles {
+  const TempDir dir{"rank_criteria"};
+  Reference ref = make_files(dir);
+};
+
 nlohmann::json analyse(const std::string& args, int* status) {
   const auto out = run(std::string(SB_RANK_ANALYSIS) + " --quiet --json " + args, status);
   REQUIRE(*status == 0);
@@ -46,11 +52,10 @@ nlohmann::json analyse(const std::string& args, int* status) {
 
 }  // namespace
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithCriteriaFiles,
     "rank criteria: the sweep and the largest gap match numpy on every method, and rank.h5 holds "
     "them") {
-  const auto dir = temp_dir("rank_criteria_sweep");
-  auto ref = make_files(dir);
   const std::string facts = " --head softmax --d 12 --bias 1 ";
   for (const char* name : {"logprobs", "logits", "wide"}) {
     const auto file = (dir / (std::string(name) + ".npy")).string();
@@ -104,14 +109,12 @@ TEST_CASE(
                    "list(f['rank_sweep'][:]), f.attrs['largest_gap_index'], "
                    "f.attrs['gram'], f.attrs['input'], f.attrs['input_from']") ==
         "[150, 104, 30, 30, 30] 30  logits detected\n");
-  fs::remove_all(dir);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithCriteriaFiles,
     "rank criteria: a softmax model's logits have rank d + bias and its log-probabilities one "
     "more, each detected from the rows' logsumexp or read from the attribute") {
-  const auto dir = temp_dir("rank_criteria_input");
-  make_files(dir);
   int status = 0;
   for (const auto& [suffix, bias] : {std::pair<std::string, int>{"", 1}, {"_nobias", 0}}) {
     const std::string facts = " --head softmax --d 12 --bias " + std::to_string(bias) + " ";
@@ -151,14 +154,12 @@ TEST_CASE(
   CHECK(table.find("input: " + (dir / "logprobs.npy").string() +
                    ": every row's logsumexp is within 1e-3 of 0") != std::string::npos);
   CHECK(table.find("criteria: rank_NR") != std::string::npos);
-  fs::remove_all(dir);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithCriteriaFiles,
     "rank criteria: logits declared as log-probabilities, a contradiction and an --input outside "
     "the list exit 2 with one line and write nothing") {
-  const auto dir = temp_dir("rank_criteria_bad");
-  make_files(dir);
   const std::string bin = SB_RANK_ANALYSIS;
   const std::string facts = " --head softmax --d 12 --bias 1 ";
   const auto out = dir / "r.h5";
@@ -191,14 +192,12 @@ TEST_CASE(
     CHECK(std::count(err.begin(), err.end(), '\n') == 1);
     CHECK_FALSE(fs::exists(out));
   }
-  fs::remove_all(dir);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    WithCriteriaFiles,
     "rank criteria: --estimate-d gives d = 20 from noisy logits and log-probabilities, taking off "
     "the normaliser and the bias, as a line or JSON") {
-  const auto dir = temp_dir("rank_criteria_estimate");
-  make_files(dir);
   const std::string bin = std::string(SB_RANK_ANALYSIS) + " --quiet --estimate-d ";
   int status = 0;
   for (const char* method : {"exact", "gram", "sketch"}) {
@@ -232,5 +231,4 @@ TEST_CASE(
     CHECK(j["minus_bias"] == 0);
     CHECK(j["bias_from"] == nullptr);
   }
-  fs::remove_all(dir);
 }

@@ -40,7 +40,7 @@ LogProbHeader header(int64_t t, int64_t m) {
 }  // namespace
 
 TEST_CASE("log-output file: rows, targets and attributes round-trip, and ppl is exp(-mean NLL)") {
-  const auto dir = temp_dir("roundtrip");
+  const TempDir dir("roundtrip");
   const int64_t t = 1000, m = 300;  // several chunks (1 MiB / (4 * 300) = 873 rows each)
   std::mt19937 gen(1);
   std::normal_distribution<float> normal;
@@ -83,11 +83,10 @@ TEST_CASE("log-output file: rows, targets and attributes round-trip, and ppl is 
   CHECK_FALSE(reader.has_vocab());  // header() had no vocab: no /vocab written
   CHECK_THROWS_WITH(reader.read_rows(990, 20, back.data()), Catch::Contains("outside [0, 1000)"));
   CHECK_THROWS_AS(reader.read_rows(990, 20, back.data()), sb::OptionError);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("log-output file: an unfinished writer leaves no file behind") {
-  const auto dir = temp_dir("unfinished");
+  const TempDir dir("unfinished");
   const auto path = (dir / "lp.h5").string();
   {
     LogProbWriter writer(path, header(10, 5));
@@ -115,12 +114,11 @@ TEST_CASE("log-output file: an unfinished writer leaves no file behind") {
                                     return h;
                                   }()),
                     Catch::Contains("valid heads"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "log-output file: the writer's /vocab reads back word for word, a wrong count is refused") {
-  const auto dir = temp_dir("vocab");
+  const TempDir dir("vocab");
   const auto path = (dir / "lp.h5").string();
   auto h = header(/*t=*/2, /*m=*/3);
   h.vocab = {"the", "<eos>", "caf\xc3\xa9"};  // UTF-8 survives
@@ -140,11 +138,10 @@ TEST_CASE(
                     Catch::Contains("vocab has 2 words, expected M = 3"));
   CHECK_THROWS_AS(LogProbWriter((dir / "short.h5").string(), h), sb::OptionError);
   CHECK_FALSE(fs::exists(dir / "short.h5"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("log-output file: h5py-written files are read, and each contract violation is named") {
-  const auto dir = temp_dir("h5py");
+  const TempDir dir("h5py");
   sb::test::run_fixture_script("make_logprob_files.py", dir.string());
   auto open = [&](const char* name) { return LogProbReader((dir / name).string()); };
 
@@ -201,13 +198,12 @@ TEST_CASE("log-output file: h5py-written files are read, and each contract viola
       CHECK_FALSE(e.field().empty());
     }
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "log-output file: zero rows or columns are refused, and every attribute must hold one value "
     "of its type (a 1-element array is read as that value)") {
-  const auto dir = temp_dir("h5py_attributes");
+  const TempDir dir("h5py_attributes");
   const std::string cmd = "/usr/bin/python3 " SB_SOURCE_DIR
                           "/tests/fixtures/make_logprob_files.py " +
                           dir.string() + " > /dev/null";
@@ -231,13 +227,12 @@ TEST_CASE(
                     Catch::Equals(path("bool_attribute.h5") +
                                   ": attribute 'bias': expected an integer, got an enum (h5py "
                                   "writes numpy bools as one)"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "log-output file: float64 /log_probs is read as stored, and a file without format_version is "
     "plain only when allowed") {
-  const auto dir = temp_dir("plain");
+  const TempDir dir("plain");
   sb::test::run_fixture_script("make_matrix_files.py", dir.string());
   // contract_f64.h5 and plain_f32.h5 hold the same matrix, float64 and rounded to float32 by
   // numpy; HDF5's conversion on read rounds the same way (to nearest), so the floats are equal.
@@ -270,5 +265,4 @@ TEST_CASE(
   CHECK_THROWS_WITH(LogProbReader((dir / "plain_f32.h5").string()),
                     Catch::Contains("plain_f32.h5: dataset 'targets' is missing"));
   CHECK_THROWS_WITH(f32.read_targets(), Catch::Contains("a plain file (no format_version)"));
-  fs::remove_all(dir);
 }

@@ -54,7 +54,7 @@ TEST_CASE("corpus: WikiText-2 valid and test splits load with their token counts
 }
 
 TEST_CASE("corpus: a valid/test word outside the training vocabulary names word, file and line") {
-  const auto dir = sb::test::temp_dir("corpus");
+  const sb::test::TempDir dir("corpus");
   std::ofstream(dir / "train.txt") << "the cat sat\nthe dog\n";
   std::ofstream(dir / "valid.txt") << "the cat\nthe bird sat\n";
   std::ofstream(dir / "test.txt") << "the\n";
@@ -73,13 +73,12 @@ TEST_CASE("corpus: a valid/test word outside the training vocabulary names word,
   CHECK(c.train == std::vector<int64_t>{0, 1, 2, 3, 0, 4, 3});
   CHECK(c.valid == std::vector<int64_t>{4, 2, 0, 3});
   CHECK(c.test == std::vector<int64_t>{0, 3});
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "corpus: sort_by_frequency renumbers by descending training count, ties in first-seen "
     "order, and rewrites every split") {
-  const auto dir = sb::test::temp_dir("corpus_sorted");
+  const sb::test::TempDir dir("corpus_sorted");
   std::ofstream(dir / "train.txt") << "a b b c c c\nd c\n";
   std::ofstream(dir / "valid.txt") << "d a\n";
   std::ofstream(dir / "test.txt") << "b\n";
@@ -92,13 +91,12 @@ TEST_CASE(
   CHECK(c.train == std::vector<int64_t>{3, 1, 1, 0, 0, 0, 2, 4, 0, 2});
   CHECK(c.valid == std::vector<int64_t>{4, 3, 2});
   CHECK(c.test == std::vector<int64_t>{1, 2});
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "corpus proxy: valid's first nine tenths train, its last tenth validates, test adds its "
     "words, and a training split is not read") {
-  const auto dir = sb::test::temp_dir("corpus_proxy");
+  const sb::test::TempDir dir("corpus_proxy");
   // 10 lines of "a b c d" + <eos>: 50 tokens, the last tenth (5) is the last line
   std::ofstream valid(dir / "valid.txt");
   for (int i = 0; i < 9; ++i) valid << "a b c d\n";
@@ -118,7 +116,6 @@ TEST_CASE(
                     Catch::Contains("valid.txt: 4 tokens; the proxy trains on the first nine "
                                     "tenths"));
   CHECK_THROWS_AS(load_proxy_corpus(dir.string()), sb::InputError);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("corpus proxy: pad_vocabulary appends never-seen words up to the size and no further") {

@@ -80,8 +80,7 @@ TEST_CASE("idx reader: the package's gzip files read as Python's gzip module rea
 
 TEST_CASE("idx reader: the Fashion-MNIST package loads as 60000 + 10000 labelled 28x28 images",
           "[idx]") {
-  SB_FASHION_MNIST_OR_SKIP(dir);
-  const auto ds = load_image_dataset("fashion-mnist", dir);
+  SB_FASHION_MNIST_DATASET_OR_SKIP(ds);
   CHECK(ds.train.images.sizes() == torch::IntArrayRef({60000, 28, 28}));
   CHECK(ds.test.images.sizes() == torch::IntArrayRef({10000, 28, 28}));
   CHECK(ds.train.labels.size(0) == 60000);
@@ -94,7 +93,7 @@ TEST_CASE("idx reader: the Fashion-MNIST package loads as 60000 + 10000 labelled
 
 TEST_CASE("idx reader: truncated and corrupted copies give one line naming the file and field",
           "[idx]") {
-  const auto tmp = sb::test::temp_dir("idx");
+  const TempDir tmp("idx");
   const std::vector<uint8_t> labels(100, 3);
 
   const auto truncated = tmp / "truncated-labels";
@@ -160,7 +159,7 @@ TEST_CASE("idx reader: truncated and corrupted copies give one line naming the f
 TEST_CASE("idx reader: a cut or damaged copy of the package's gzip file is named, not misread",
           "[idx]") {
   SB_FASHION_MNIST_OR_SKIP(dir);
-  const auto tmp = sb::test::temp_dir("idx_gz");
+  const TempDir tmp("idx_gz");
   const auto original = read_bytes(idx_path(dir, "t10k-images-idx3-ubyte"));
   REQUIRE(original.size() > 100000);
 
@@ -190,7 +189,7 @@ TEST_CASE("idx reader: a cut or damaged copy of the package's gzip file is named
 
 TEST_CASE("image dataset: labels out of range, mismatched counts and other sizes are named",
           "[idx]") {
-  const auto tmp = sb::test::temp_dir("idx_set");
+  const TempDir tmp("idx_set");
   const auto write_set = [&](const fs::path& d, uint32_t n_images, uint32_t n_labels, uint8_t label,
                              uint32_t side = 28) {
     fs::create_directories(d);
@@ -238,7 +237,7 @@ TEST_CASE("image dataset: labels out of range, mismatched counts and other sizes
 }
 
 TEST_CASE("image dataset: without the package the error names dataset-fashion-mnist", "[idx]") {
-  const auto tmp = sb::test::temp_dir("idx_missing");
+  const TempDir tmp("idx_missing");
   const auto e = what_of([&] { find_image_dataset_dir("fashion-mnist", "", tmp.string()); });
   CHECK(one_line(e));
   CHECK(e.find("Fashion-MNIST not found: " + (tmp / "train-images-idx3-ubyte.gz").string()) == 0);

@@ -106,10 +106,8 @@ TEST_CASE("char corpus: spelling edge cases, and characters unseen in training a
 }
 
 TEST_CASE("train_charlm: a tiny LSTM on 100k PTB characters beats the unigram character model") {
-  const auto dir = temp_dir("charlm_learns");
-  auto found = ptb_chars(100000, 10000, 2000);
-  if (!found) return;
-  auto& corpus = *found;
+  const TempDir dir("charlm_learns");
+  SB_OR_SKIP(corpus, ptb_chars(100000, 10000, 2000));
   const double unigram_bpc =
       add_one_unigram_nll(corpus.train, corpus.vocab.size(), corpus.valid) / std::log(2.0);
   auto config = tiny_config(dir);
@@ -134,19 +132,15 @@ TEST_CASE("train_charlm: a tiny LSTM on 100k PTB characters beats the unigram ch
   const auto final = read_json(dir / "final.json");
   CHECK(final["charlm"]["test_bpc"].get<double>() ==
         Approx(std::log2(reader.header().ppl)).epsilon(1e-12));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("train_charlm: interrupted mid-epoch and resumed equals uninterrupted, bit for bit") {
-  const auto base = temp_dir("charlm_resume");
-  const auto found = ptb_chars(20000, 2000, 500);
-  if (!found) return;
-  const auto& corpus = *found;
+  const TempDir base("charlm_resume");
+  SB_OR_SKIP(corpus, ptb_chars(20000, 2000, 500));
   // 20 batches an epoch (1000 rows / 50), 2 epochs: stops at 7, 14 | 1, 8, 15 | 2, ...
   CHECK(resumed_equals_straight(base, 7, [&](const fs::path& out) {
           return CharTrainer(tiny_config(out), corpus, out.string());
         }) >= 4);
-  fs::remove_all(base);
 }
 
 TEST_CASE("train_charlm binary: --help lists the keys, bad input exits 2 with one line") {

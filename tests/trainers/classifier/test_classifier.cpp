@@ -118,7 +118,7 @@ TEST_CASE(
     "classifier config: the command line overrides the file whatever the order, the last "
     "repeat wins, --help lists the keys by section",
     "[classifier]") {
-  const auto dir = sb::test::temp_dir("classifier_cli");
+  const TempDir dir("classifier_cli");
   const auto file = dir / "c.toml";
   std::ofstream(file) << "lr = 0.5\nepochs = 3\n";
   const auto parse = [&](std::vector<std::string> argv) {
@@ -205,8 +205,7 @@ TEST_CASE("conv net: mse is the squared distance of the outputs to the one-hot t
 
 TEST_CASE("splits: the random split is a seeded partition, the official one keeps t10k",
           "[classifier]") {
-  SB_FASHION_MNIST_OR_SKIP(dir);
-  const auto ds = data::load_image_dataset("fashion-mnist", dir);
+  SB_FASHION_MNIST_DATASET_OR_SKIP(ds);
   ClassifierConfig c;
   c.valid_size = 1000;
   c.test_size = 2000;
@@ -234,9 +233,8 @@ TEST_CASE("splits: the random split is a seeded partition, the official one keep
 
 TEST_CASE("classifier: a tiny conv net beats chance (90% error) by far: test error < 35%",
           "[classifier]") {
-  SB_FASHION_MNIST_OR_SKIP(dir);
-  const auto ds = data::load_image_dataset("fashion-mnist", dir);
-  const auto tmp = sb::test::temp_dir("classifier_learns");
+  SB_FASHION_MNIST_DATASET_OR_SKIP(ds);
+  const TempDir tmp("classifier_learns");
   for (const std::string head : {"softmax", "mse"}) {
     const auto cfg = tiny_config(tmp / head, head);
     const auto r = train(cfg, ds);
@@ -257,9 +255,8 @@ TEST_CASE("classifier: a tiny conv net beats chance (90% error) by far: test err
 }
 
 TEST_CASE("classifier: interrupted and resumed equals uninterrupted, bit for bit", "[classifier]") {
-  SB_FASHION_MNIST_OR_SKIP(dir);
-  const auto ds = data::load_image_dataset("fashion-mnist", dir);
-  const auto tmp = sb::test::temp_dir("classifier_resume");
+  SB_FASHION_MNIST_DATASET_OR_SKIP(ds);
+  const TempDir tmp("classifier_resume");
   auto cfg = tiny_config(tmp / "whole", "taylor");
   cfg.epochs = 2;
   cfg.train_size = 600;
@@ -277,9 +274,8 @@ TEST_CASE("classifier: interrupted and resumed equals uninterrupted, bit for bit
 
 TEST_CASE("classifier: the dump is the HDF5 contract and rank_analysis reads it (M = 10)",
           "[classifier]") {
-  SB_FASHION_MNIST_OR_SKIP(dir);
-  const auto ds = data::load_image_dataset("fashion-mnist", dir);
-  const auto tmp = sb::test::temp_dir("classifier_dump");
+  SB_FASHION_MNIST_DATASET_OR_SKIP(ds);
+  const TempDir tmp("classifier_dump");
   auto cfg = tiny_config(tmp / "run", "sigsoftmax");
   cfg.epochs = 1;
   const auto r = train(cfg, ds);
@@ -319,7 +315,7 @@ TEST_CASE("train_classifier: --help, bad data and a bad config exit with one lin
   CHECK(status == 0);
   CHECK(out.find("--head") != std::string::npos);
   CHECK(out.find("--resume") != std::string::npos);
-  const auto tmp = sb::test::temp_dir("classifier_bin");
+  const TempDir tmp("classifier_bin");
   out = sb::test::run(bin + " --dataset mnist --data " + (tmp / "none").string() + " --out " +
                           (tmp / "o").string() + " 2>&1",
                       &status);
@@ -337,9 +333,8 @@ TEST_CASE("train_classifier: --help, bad data and a bad config exit with one lin
 
 TEST_CASE("classifier: a diverging run stops at the first non-finite loss with status 4",
           "[classifier]") {
-  SB_FASHION_MNIST_OR_SKIP(dir);
-  const auto ds = data::load_image_dataset("fashion-mnist", dir);
-  const auto tmp = sb::test::temp_dir("classifier_nan");
+  SB_FASHION_MNIST_DATASET_OR_SKIP(ds);
+  const TempDir tmp("classifier_nan");
   auto cfg = tiny_config(tmp / "run", "softmax");
   cfg.lr = 1e30;  // the first step sends the weights to ~1e30: logits overflow, the loss is nan
   cfg.train_size = 1000;

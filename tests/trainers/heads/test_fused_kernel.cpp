@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/fixtures/head_test_helpers.h"
+#include "tests/fixtures/kernel_isa.h"
 #include "trainers/heads/g_sigmoid.h"
 #include "trainers/heads/kernels/sigmoid_family_kernel.h"
 #include "trainers/heads/sigmoid_family_function.h"
@@ -52,9 +53,7 @@ TEST_CASE("fused sigmoid family: float64 forward and backward equal the composed
 }
 
 TEST_CASE("fused sigmoid family: float32 vector code matches a float64 reference") {
-  // Both code paths of the dispatcher: AVX2 + FMA (when the CPU has it) and the baseline.
-  const std::string isa = GENERATE(as<std::string>{}, "auto", "baseline");
-  kernels::set_sigmoid_family_isa(isa.c_str());
+  SB_EACH_KERNEL_ISA();  // AVX2 + FMA (when the CPU has it), then the baseline
   torch::manual_seed(32);
   for (const int64_t m : {3, 8, 13, 10000}) {
     auto z = torch::randn({8, m}, f64()) * 8;
@@ -79,7 +78,6 @@ TEST_CASE("fused sigmoid family: float32 vector code matches a float64 reference
       CHECK(test::max_abs(grad32.to(torch::kFloat64) - grad64) < 2e-5 * scale);
     }
   }
-  kernels::set_sigmoid_family_isa("auto");
 }
 
 TEST_CASE("fused sigmoid family: an unknown ISA name is refused") {
@@ -157,8 +155,7 @@ std::pair<double, torch::Tensor> loss_and_grad(
 }  // namespace
 
 TEST_CASE("fused head + NLL: loss and gradient equal nll_loss of the log-probabilities") {
-  const std::string isa = GENERATE(as<std::string>{}, "auto", "baseline");
-  kernels::set_sigmoid_family_isa(isa.c_str());
+  SB_EACH_KERNEL_ISA();
   torch::manual_seed(35);
   for (const int64_t m : {1, 7, 9, 1000}) {
     auto z = torch::randn({8, m}, f64()) * 6;
@@ -186,7 +183,6 @@ TEST_CASE("fused head + NLL: loss and gradient equal nll_loss of the log-probabi
       CHECK(test::max_abs(grad32.to(torch::kFloat64) - ref_grad) < 2e-6);
     }
   }
-  kernels::set_sigmoid_family_isa("auto");
 }
 
 TEST_CASE("fused head + NLL: double backward and NaN rows") {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tests/fixtures/head_test_helpers.h"
+#include "tests/fixtures/kernel_isa.h"
 #include "trainers/heads/kernels/sigmoid_family_kernel.h"
 #include "trainers/heads/row_nll_function.h"
 #include "trainers/heads/sigsoftmax.h"
@@ -55,8 +56,7 @@ TEST_CASE("fused row NLL: float64 values and per-row weighted gradients equal th
 }
 
 TEST_CASE("fused row NLL: float32 vector code matches a float64 reference on both ISA paths") {
-  const std::string isa = GENERATE(as<std::string>{}, "auto", "baseline");
-  kernels::set_sigmoid_family_isa(isa.c_str());
+  SB_EACH_KERNEL_ISA();
   torch::manual_seed(62);
   for (const bool sig : {false, true}) {
     for (const int64_t m : {5, 16, 10000}) {
@@ -79,7 +79,6 @@ TEST_CASE("fused row NLL: float32 vector code matches a float64 reference on bot
       CHECK(test::max_abs(g32.to(torch::kFloat64) - g64) < 1e-5);
     }
   }
-  kernels::set_sigmoid_family_isa("auto");
 }
 
 TEST_CASE("fused row NLL: double backward equals the composed ops'") {

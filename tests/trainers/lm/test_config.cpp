@@ -15,6 +15,7 @@
 #include "common/errors.h"
 #include "common/head_spec.h"
 #include "tests/fixtures/error_of.h"
+#include "tests/fixtures/parse_args.h"
 #include "tests/fixtures/temp_dir.h"
 #include "trainers/lm/config.h"
 
@@ -24,18 +25,6 @@ using sb::lm::WordLmConfig;
 using namespace sb::test;  // tests/fixtures/
 
 namespace {
-
-/// A scratch directory (tests/fixtures/temp_dir.h) removed when the test case ends.
-struct ScratchDir {
-  explicit ScratchDir(const std::string& name) : path(sb::test::temp_dir(name)) {}
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  fs::path path;
-};
 
 fs::path write_file(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
@@ -100,14 +89,7 @@ WordLmConfig all_changed() {
 
 /// Parses argv with the config options registered and returns what the command line said.
 sb::lm::ConfigArgs parse_command_line(std::vector<std::string> args) {
-  CLI::App app{"test"};
-  sb::lm::ConfigArgs parsed;
-  sb::lm::add_config_options(app, parsed);
-  args.insert(args.begin(), "word_lm");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  app.parse(static_cast<int>(argv.size()), argv.data());
-  return parsed;
+  return sb::test::parse_args_with<sb::lm::ConfigArgs>(sb::lm::add_config_options, std::move(args));
 }
 
 }  // namespace
@@ -159,8 +141,7 @@ TEST_CASE("config: the key table covers every field once, in struct order, typed
 }
 
 TEST_CASE("config: to_toml round-trips every key exactly through load_config_file") {
-  const ScratchDir scratch("config_roundtrip");
-  const fs::path& dir = scratch.path;
+  const TempDir dir("config_roundtrip");
   for (const auto& cfg : {WordLmConfig{}, all_changed()}) {
     const std::string text = sb::lm::key_table().to_toml(cfg);
     const auto path = write_file(dir / "rt.toml", text);
@@ -189,8 +170,7 @@ TEST_CASE("config: to_toml prints every key once with its description, doubles s
 }
 
 TEST_CASE("config: a file sets only its keys over the base and accepts comments") {
-  const ScratchDir scratch("config_partial");
-  const fs::path& dir = scratch.path;
+  const TempDir dir("config_partial");
   const auto path =
       write_file(dir / "p.toml",
                  "# a comment\nnhid = 500  # trailing comment\nhead = \"sigsoftmax\"\n"
@@ -206,8 +186,7 @@ TEST_CASE("config: a file sets only its keys over the base and accepts comments"
 }
 
 TEST_CASE("config: an unknown key names the file and the key and lists the valid keys") {
-  const ScratchDir scratch("config_unknown");
-  const fs::path& dir = scratch.path;
+  const TempDir dir("config_unknown");
   const auto path = write_file(dir / "u.toml", "nhid = 100\nnhidd = 200\n").string();
   const std::string msg = what_of([&] { sb::lm::load_config_file(path); });
   CHECK(contains(msg, path + ":2:"));
@@ -220,8 +199,7 @@ TEST_CASE("config: an unknown key names the file and the key and lists the valid
 }
 
 TEST_CASE("config: a value of the wrong type names the key, the expected and the actual type") {
-  const ScratchDir scratch("config_types");
-  const fs::path& dir = scratch.path;
+  const TempDir dir("config_types");
   const auto load = [&](const std::string& text) {
     const auto path = write_file(dir / "t.toml", text).string();
     return what_of([&] { sb::lm::load_config_file(path); });
@@ -237,8 +215,7 @@ TEST_CASE("config: a value of the wrong type names the key, the expected and the
 }
 
 TEST_CASE("config: an integer is accepted for a number key") {
-  const ScratchDir scratch("config_int_number");
-  const fs::path& dir = scratch.path;
+  const TempDir dir("config_int_number");
   const auto path = write_file(dir / "n.toml", "lr = 20\nclip = 1\nwdecay = 1e-5\n").string();
   const auto c = sb::lm::load_config_file(path);
   CHECK(c.lr == 20.0);
@@ -247,8 +224,7 @@ TEST_CASE("config: an integer is accepted for a number key") {
 }
 
 TEST_CASE("config: a missing file and a TOML syntax error are one-line errors with the path") {
-  const ScratchDir scratch("config_syntax");
-  const fs::path& dir = scratch.path;
+  const TempDir dir("config_syntax");
   const std::string missing = (dir / "missing.toml").string();
   CHECK(contains(what_of([&] { sb::lm::load_config_file(missing); }), missing + ": cannot read"));
   CHECK(contains(what_of([&] { sb::lm::load_config_file(dir.string()); }), ": cannot read"));
@@ -296,8 +272,7 @@ TEST_CASE("config: command-line overrides parse each type and reject bad values"
 }
 
 TEST_CASE("config: the command line beats the file, which beats the defaults") {
-  const ScratchDir scratch("config_precedence");
-  const fs::path& dir = scratch.path;
+  const TempDir dir("config_precedence");
   const auto path = write_file(dir / "f.toml", "lr = 10\nnhid = 500\nhead = \"sigsoftmax\"\n");
   const WordLmConfig c = sb::lm::resolve_config(path.string(), {{"lr", "5"}});
   CHECK(c.lr == 5);                                               // command line

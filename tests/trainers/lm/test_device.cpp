@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/fixtures/file_bytes.h"
 #include "tests/fixtures/run_command.h"
 #include "tests/fixtures/temp_dir.h"
 #include "trainers/lm/model.h"
@@ -24,7 +25,8 @@ using namespace sb;
 using namespace sb::lm;
 using namespace sb::runkit;
 namespace fs = std::filesystem;
-using sb::test::temp_dir;
+using sb::test::read_bytes;
+using sb::test::TempDir;
 
 namespace {
 
@@ -35,13 +37,6 @@ AwdLstm tiny_mos(uint64_t seed) {
                      .nhid(10)
                      .nhidlast(9)
                      .nlayers(2));
-}
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
 }
 
 using sb::test::run;
@@ -80,7 +75,7 @@ TEST_CASE("device: train_wordlm and dyneval exit 2 with one line when --device c
     WARN("CUDA is available here: --device cuda is not an error, nothing to check");
     return;
   }
-  const auto dir = temp_dir("device_cli");
+  const TempDir dir("device_cli");
   int status = 0;
   const auto train =
       run(std::string(SB_TRAIN_WORDLM) + " --device cuda --out " + (dir / "run").string() + " 2>&1",
@@ -99,12 +94,11 @@ TEST_CASE("device: train_wordlm and dyneval exit 2 with one line when --device c
   const auto bad = run(std::string(SB_TRAIN_WORDLM) + " --device gpu 2>&1", &status);
   CHECK(status == 2);
   CHECK(bad.find("device must be auto, cpu, cuda or cuda:N, got \"gpu\"") != std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "checkpoint: weights are written in Module::save's layout, byte for byte, and load back") {
-  const auto dir = temp_dir("device_weights");
+  const TempDir dir("device_weights");
   auto model = tiny_mos(/*seed=*/1);
   runkit::save_weights((dir / "ours.pt").string(), *model);  // from CPU copies
   torch::serialize::OutputArchive reference;
@@ -125,5 +119,4 @@ TEST_CASE(
     CHECK(torch::equal(a[i].value(), b[i].value()));
     CHECK(b[i].value().device() == device_of(*other));  // read onto the model's device
   }
-  fs::remove_all(dir);
 }

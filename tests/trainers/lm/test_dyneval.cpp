@@ -59,6 +59,11 @@ std::vector<int64_t> small_stream(int64_t n, uint64_t seed) {
   return ids;
 }
 
+/// The small tests' gradient statistics: batch 10, bptt 5 over `train`.
+GradientStats small_statistics(AwdLstm& model, const std::vector<int64_t>& train) {
+  return gradient_statistics(model, train, DynamicEvalOptions().stats_batch_size(10).stats_bptt(5));
+}
+
 std::vector<torch::Tensor> copy_params(AwdLstm& model) {
   std::vector<torch::Tensor> out;
   for (const auto& p : model->parameters()) out.push_back(p.detach().clone());
@@ -75,7 +80,7 @@ bool bit_equal(const std::vector<torch::Tensor>& a, const std::vector<torch::Ten
 }  // namespace
 
 TEST_CASE("dynamic evaluation lowers the ppl of a tiny trained model") {
-  const auto dir = temp_dir("dyneval_learns");
+  const TempDir dir("dyneval_learns");
   WordLmConfig c = sb::test::load_tiny_config(key_table(), "wordlm", dir);
   c.epochs = 1;  // 42 steps of 20 x 35 on 30k tokens: ~10 s, a model well below uniform
   c.finetune_epochs = 0;
@@ -107,15 +112,13 @@ TEST_CASE("dynamic evaluation lowers the ppl of a tiny trained model") {
   // differences (< 0.1%), so passing needs a real adaptation to the held-out text, and far enough
   // below the gain seen that another platform's round-off cannot flip it.
   CHECK(dynamic_ppl < 0.8 * static_ppl);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("dynamic evaluation with lr 0 and lambda 0 equals static evaluation") {
   auto model = small_model();
   const auto train = small_stream(2000, 1);
   const auto ids = small_stream(301, 2);
-  const auto stats =
-      gradient_statistics(model, train, DynamicEvalOptions().stats_batch_size(10).stats_bptt(5));
+  const auto stats = small_statistics(model, train);
   for (const int64_t bptt : {5, 7}) {
     INFO("bptt " << bptt);
     const double static_loss = static_evaluate(model, ids, bptt);
@@ -258,8 +261,7 @@ TEST_CASE("dynamic evaluation gives the trained weights back bit for bit") {
   auto model = small_model();
   const auto train = small_stream(2000, 5);
   const auto ids = small_stream(200, 6);
-  const auto stats =
-      gradient_statistics(model, train, DynamicEvalOptions().stats_batch_size(10).stats_bptt(5));
+  const auto stats = small_statistics(model, train);
   const auto w0 = copy_params(model);
   const double static_loss = static_evaluate(model, ids, /*bptt=*/5);
   const double dynamic_loss = dynamic_evaluate(model, ids, stats, DynamicEvalOptions().lr(1e-2));
@@ -283,7 +285,7 @@ TEST_CASE("dynamic evaluation gives the trained weights back bit for bit") {
 }
 
 TEST_CASE("the dyneval binary exits 2 naming the path of a missing run or weights file") {
-  const auto dir = temp_dir("dyneval_cli");
+  const TempDir dir("dyneval_cli");
   const std::string bin = SB_DYNEVAL;
   int status = 0;
   const auto missing = (dir / "no_such_run").string();
@@ -312,5 +314,4 @@ TEST_CASE("the dyneval binary exits 2 naming the path of a missing run or weight
   err = run(bin + " --run " + dir.string() + " --grid --grid-lr 1e-4,-1 2>&1", &status);
   CHECK(status == 2);
   CHECK(err.find("lr must be >= 0 and finite, got -1") != std::string::npos);
-  fs::remove_all(dir);
 }

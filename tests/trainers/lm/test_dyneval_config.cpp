@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "tests/fixtures/parse_args.h"
 #include "tests/fixtures/temp_dir.h"
 #include "trainers/lm/dyneval_config.h"
 
@@ -18,14 +20,8 @@ using sb::lm::DynevalConfig;
 namespace {
 
 sb::runkit::ConfigArgs parse(std::vector<std::string> argv) {
-  CLI::App app{"dyneval"};
-  sb::runkit::ConfigArgs args;
-  sb::lm::add_dyneval_options(app, args);
-  argv.insert(argv.begin(), "dyneval");
-  std::vector<const char*> raw;
-  for (const auto& a : argv) raw.push_back(a.c_str());
-  app.parse(static_cast<int>(raw.size()), raw.data());
-  return args;
+  return sb::test::parse_args_with<sb::runkit::ConfigArgs>(sb::lm::add_dyneval_options,
+                                                           std::move(argv));
 }
 
 }  // namespace
@@ -71,7 +67,7 @@ TEST_CASE("dyneval config: the options keep their spellings, bare flags, the las
 }
 
 TEST_CASE("dyneval config: a --config file uses the key names, the command line beats it") {
-  const auto dir = sb::test::temp_dir("dyneval_config");
+  const sb::test::TempDir dir("dyneval_config");
   const auto file = (dir / "d.toml").string();
   std::ofstream(file) << "stats_batch_size = 7\nlr = 1e-4\ngrid = true\nbptt = 9\n";
   const DynevalConfig c = sb::lm::resolve_dyneval_config(parse({"--bptt", "2", "--config", file}));
@@ -88,7 +84,6 @@ TEST_CASE("dyneval config: a --config file uses the key names, the command line 
   d.threads = 3;
   const auto back = sb::lm::dyneval::key_table().load_text(sb::lm::to_toml(d), "mem");
   CHECK(sb::lm::to_toml(back) == sb::lm::to_toml(d));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("dyneval config: number lists and ranges name the option and the value") {

@@ -19,14 +19,12 @@ using sb::lm::WordLmConfig;
 namespace {
 
 // valid: 9 lines "a b c d", then "d c b a e e e e e"; test: "a z"; no train split.
-fs::path proxy_corpus(const std::string& name) {
-  const auto dir = sb::test::temp_dir(name);
+void write_proxy_corpus(const fs::path& dir) {
   std::ofstream valid(dir / "valid.txt");
   for (int i = 0; i < 9; ++i) valid << "a b c d\n";
   valid << "d c b a e e e e e\n";
   valid.close();
   std::ofstream(dir / "test.txt") << "a z\n";
-  return dir;
 }
 
 WordLmConfig proxy_config(const fs::path& dir) {
@@ -39,7 +37,8 @@ WordLmConfig proxy_config(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("word corpus: without a training split, the default names the split and the proxy") {
-  const auto dir = proxy_corpus("word_corpus_missing");
+  const sb::test::TempDir dir("word_corpus_missing");
+  write_proxy_corpus(dir);
   WordLmConfig c = proxy_config(dir);
   c.train_split = "train";
   CHECK_THROWS_WITH(sb::lm::load_word_corpus(c),
@@ -47,13 +46,13 @@ TEST_CASE("word corpus: without a training split, the default names the split an
                         Catch::Contains("train_split = \"valid\" trains on the proxy") &&
                         Catch::Contains("PROFILE=wt2-proxy"));
   CHECK_THROWS_AS(sb::lm::load_word_corpus(c), sb::FormatError);
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "word corpus: train_split = valid trains on valid's head, validates on its tail, "
     "and vocab_size pads the test dump's M") {
-  const auto dir = proxy_corpus("word_corpus_proxy");
+  const sb::test::TempDir dir("word_corpus_proxy");
+  write_proxy_corpus(dir);
   WordLmConfig c = proxy_config(dir);
   auto w = sb::lm::load_word_corpus(c);
   // 9 x 5 + 10 = 55 valid tokens: round(5.5) = 6 held out ("e e e e e <eos>"), 49 train
@@ -67,11 +66,11 @@ TEST_CASE(
   CHECK(w.corpus.vocab.word(11) == "<unseen_4>");
   c.train_tokens = 10;  // truncation applies to the proxy's training part
   CHECK(sb::lm::load_word_corpus(c).corpus.train.size() == 10);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("word corpus: an adaptive head sorts the padded vocabulary with the placeholders last") {
-  const auto dir = proxy_corpus("word_corpus_adaptive");
+  const sb::test::TempDir dir("word_corpus_adaptive");
+  write_proxy_corpus(dir);
   WordLmConfig c = proxy_config(dir);
   c.vocab_size = 9;
   c.head = "adaptive:cutoffs=4,6";
@@ -80,5 +79,4 @@ TEST_CASE("word corpus: an adaptive head sorts the padded vocabulary with the pl
   // <eos> 9; e (every one held out), z (test only) and the placeholders 0, in id order
   CHECK(w.corpus.vocab.words() == std::vector<std::string>{"a", "b", "c", "d", "<eos>", "e", "z",
                                                            "<unseen_0>", "<unseen_1>"});
-  fs::remove_all(dir);
 }

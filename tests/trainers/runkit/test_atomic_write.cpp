@@ -14,20 +14,17 @@
 #include <string>
 
 #include "common/errors.h"
+#include "tests/fixtures/file_bytes.h"
+#include "tests/fixtures/temp_dir.h"
 #include "trainers/runkit/atomic_write.h"
 
 namespace fs = std::filesystem;
 using sb::runkit::write_atomically;
 using sb::runkit::write_text_atomically;
+using sb::test::read_bytes;
+using sb::test::TempDir;
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The directory's entries: the target and nothing else is left after a failed write.
 size_t entries(const fs::path& dir) {
@@ -49,29 +46,21 @@ struct FileSizeLimit {
   ~FileSizeLimit() { ::setrlimit(RLIMIT_FSIZE, &old); }
 };
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / (name + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 }  // namespace
 
 TEST_CASE("an atomic text write replaces the file with the whole new text",
           "[runkit][atomic_write]") {
-  const fs::path dir = fresh_dir("sb_atomic_ok");
+  const TempDir dir("atomic_ok");
   const std::string path = (dir / "final.json").string();
   write_text_atomically(path, "old\n");
   write_text_atomically(path, std::string(100000, 'x'));
-  CHECK(read_file(path) == std::string(100000, 'x'));
+  CHECK(read_bytes(path) == std::string(100000, 'x'));
   CHECK(entries(dir) == 1);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a full disk during an atomic write leaves the previous file and names the final path",
           "[runkit][atomic_write]") {
-  const fs::path dir = fresh_dir("sb_atomic_full");
+  const TempDir dir("atomic_full");
   const std::string path = (dir / "final.json").string();
   write_text_atomically(path, "previous\n");
   std::string message;
@@ -87,7 +76,7 @@ TEST_CASE("a full disk during an atomic write leaves the previous file and names
   INFO(message);
   CHECK(message.rfind(path + ": not written: write failed", 0) == 0);
   CHECK(message.find("is the disk full?") != std::string::npos);
-  CHECK(read_file(path) == "previous\n");
+  CHECK(read_bytes(path) == "previous\n");
   CHECK(entries(dir) == 1);
 
   // The same through write_atomically with another writer (as the checkpoint's torch archive).
@@ -104,14 +93,13 @@ TEST_CASE("a full disk during an atomic write leaves the previous file and names
     }
   }
   CHECK(message.rfind(path + ": not written", 0) == 0);
-  CHECK(read_file(path) == "previous\n");
+  CHECK(read_bytes(path) == "previous\n");
   CHECK(entries(dir) == 1);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a writer's own exception leaves the previous file and no temporary file",
           "[runkit][atomic_write]") {
-  const fs::path dir = fresh_dir("sb_atomic_throw");
+  const TempDir dir("atomic_throw");
   const std::string path = (dir / "checkpoint.pt").string();
   write_text_atomically(path, "previous");
   CHECK_THROWS_AS(write_atomically(path,
@@ -120,7 +108,6 @@ TEST_CASE("a writer's own exception leaves the previous file and no temporary fi
                                      throw std::logic_error("the writer failed");
                                    }),
                   std::logic_error);
-  CHECK(read_file(path) == "previous");
+  CHECK(read_bytes(path) == "previous");
   CHECK(entries(dir) == 1);
-  fs::remove_all(dir);
 }

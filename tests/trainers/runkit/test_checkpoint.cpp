@@ -18,6 +18,7 @@
 
 #include "common/errors.h"
 #include "tests/fixtures/error_of.h"
+#include "tests/fixtures/file_bytes.h"
 #include "tests/fixtures/temp_dir.h"
 #include "trainers/runkit/checkpoint.h"
 #include "trainers/runkit/epoch_trainer.h"
@@ -28,13 +29,6 @@ using namespace sb::test;  // tests/fixtures/
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 
 void write_bytes(const fs::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary)
@@ -108,7 +102,7 @@ class NanTrainer : public runkit::EpochTrainer {
 }  // namespace
 
 TEST_CASE("checkpoint: every field written is read back as written") {
-  const auto dir = temp_dir("checkpoint_round_trip");
+  const TempDir dir("checkpoint_round_trip");
   torch::manual_seed(1);
   torch::nn::Linear a(4, 3), b(4, 3);
   write_checkpoint(dir / "c.pt", *a);
@@ -125,12 +119,11 @@ TEST_CASE("checkpoint: every field written is read back as written") {
   CHECK(contains(what_of([&] { r.get_int("nothing"); }), "field 'state.nothing' is missing"));
   CHECK_THROWS_AS(r.get_int("lr"), InputError);
   CHECK_THROWS_AS(r.get_int("nothing"), InputError);
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "checkpoint: a damaged or foreign file is refused in one line naming it and what is wrong") {
-  const auto dir = temp_dir("checkpoint_damaged");
+  const TempDir dir("checkpoint_damaged");
   torch::nn::Linear model(4, 3);
   write_checkpoint(dir / "good.pt", *model);
   const std::string good = read_bytes(dir / "good.pt");
@@ -173,13 +166,12 @@ TEST_CASE(
       "written by train_nplm, not train_charlm"));
   // The good file still opens (the cases above did not touch it).
   CHECK(open_error(dir / "good.pt", *model) == "(no exception)");
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "checkpoint: weights of a model of another size are refused by parameter name and shape "
     "before anything is loaded") {
-  const auto dir = temp_dir("checkpoint_shapes");
+  const TempDir dir("checkpoint_shapes");
   torch::nn::Linear small(16, 24), large(16, 32);
   const auto before = large->weight.clone();
   runkit::save_weights((dir / "best.pt").string(), *small);
@@ -201,13 +193,12 @@ TEST_CASE(
   CHECK(contains(junk, "junk.pt: not a weights file of this project"));
   CHECK_THROWS_AS(runkit::load_weights((dir / "junk.pt").string(), *small), FormatError);
   CHECK_THROWS_AS(runkit::load_weights((dir / "best.pt").string(), *large), InputError);
-  fs::remove_all(dir);
 }
 
 TEST_CASE(
     "epoch loop: a non-finite loss names the last good checkpoint, or says there is none, and "
     "keeps it") {
-  const auto dir = temp_dir("checkpoint_nan");
+  const TempDir dir("checkpoint_nan");
   {
     NanTrainer first((dir / "early").string(), /*bad_epoch=*/1);
     const auto err = stderr_of([&] { CHECK(first.run() == runkit::kNonFinite); });
@@ -224,7 +215,6 @@ TEST_CASE(
   CHECK(contains(err, "Start a new run"));
   runkit::CheckpointReader r((dir / "late" / "checkpoint.pt").string(), "nplm", torch::kCPU);
   CHECK(r.get_int("epoch") == 3);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("checkpoint: FNV-1a 64 matches its published test vectors") {

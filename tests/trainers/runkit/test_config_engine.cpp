@@ -11,10 +11,12 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/errors.h"
 #include "tests/fixtures/error_of.h"
+#include "tests/fixtures/parse_args.h"
 #include "tests/fixtures/temp_dir.h"
 #include "trainers/runkit/config_table.h"
 
@@ -65,16 +67,11 @@ bool same_bits(double a, double b) {
   return std::signbit(a) == std::signbit(b) && (a == b || (std::isnan(a) && std::isnan(b)));
 }
 
-/// The overrides CLI11 collects from argv (program name first).
+/// The overrides CLI11 collects from a command line (the words after the program name).
 ConfigArgs parse(std::vector<std::string> argv, bool dashed = false) {
-  CLI::App app{"test"};
-  ConfigArgs args;
-  table(dashed).add_options(app, args);
-  argv.insert(argv.begin(), "prog");
-  std::vector<const char*> raw;
-  for (const auto& a : argv) raw.push_back(a.c_str());
-  app.parse(static_cast<int>(raw.size()), raw.data());
-  return args;
+  return sb::test::parse_args_with<ConfigArgs>(
+      [&](CLI::App& app, ConfigArgs& args) { table(dashed).add_options(app, args); },
+      std::move(argv));
 }
 
 }  // namespace
@@ -197,7 +194,7 @@ TEST_CASE("config engine: ranges check open and closed bounds and name the key, 
 
 TEST_CASE(
     "config engine: the command line beats the file whatever the order, the last repeat wins") {
-  const auto dir = sb::test::temp_dir("config_engine_precedence");
+  const TempDir dir("config_engine_precedence");
   const auto file = (dir / "c.toml").string();
   std::ofstream(file) << "count = 5\nrate = 0.25\nname = \"file\"\n";
   for (const auto& argv : {std::vector<std::string>{"--config", file, "--count", "7"},
@@ -219,7 +216,6 @@ TEST_CASE(
           table().resolve(parse({"--rate", "1"}));
         }) == "rate must be in [0, 1), got 1.0");
   CHECK(table().merge(parse({"--rate", "1"})).rate == 1);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("config engine: unknown keys in the file and on the command line list the valid keys") {
@@ -372,7 +368,7 @@ TEST_CASE("config engine: a TOML syntax error and an unreadable file are one-lin
   CHECK(what_of([] {
           table().load_text("count = 1\ncount = 2\n", "d.toml");
         }).rfind("d.toml:2:", 0) == 0);
-  const auto dir = sb::test::temp_dir("config_engine_files");
+  const TempDir dir("config_engine_files");
   const std::string missing = (dir / "missing.toml").string();
   CHECK(what_of([&] { table().load_file(missing); }) == missing + ": cannot read (no such file)");
   CHECK_THROWS_AS(table().load_file(missing), sb::FormatError);
@@ -384,5 +380,4 @@ TEST_CASE("config engine: a TOML syntax error and an unreadable file are one-lin
   CHECK(what_of([&] {
           table().load_file((dir / "bad.toml").string());
         }).find("bad.toml: cannot read") != std::string::npos);
-  fs::remove_all(dir);
 }
