@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <type_traits>
 #include <utility>
 
 #include "common/errors.h"
@@ -50,15 +51,30 @@ int64_t chunk_rows_for(int64_t M, int64_t T) {
 
 // ---------------------------------------------------------------- writer
 
+std::vector<NamedValue> model_fields(const LogProbHeader& h) {
+  return {{"head", h.head},
+          {"d", h.d},
+          {"bias", int64_t{h.bias ? 1 : 0}},
+          {"M", h.M},
+          {"T", h.T},
+          {"dataset", h.dataset},
+          {"split", h.split},
+          {"compute_dtype", h.compute_dtype}};
+}
+
+void write_attribute(hid_t root, const NamedValue& field) {
+  std::visit(
+      [&](const auto& v) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bool>)
+          h5::write_attribute(root, field.name, int64_t{v ? 1 : 0});
+        else
+          h5::write_attribute(root, field.name, v);
+      },
+      field.value);
+}
+
 void write_model_attributes(hid_t root, const LogProbHeader& h) {
-  h5::write_attribute(root, "head", h.head);
-  h5::write_attribute(root, "d", h.d);
-  h5::write_attribute(root, "bias", int64_t{h.bias ? 1 : 0});
-  h5::write_attribute(root, "M", h.M);
-  h5::write_attribute(root, "T", h.T);
-  h5::write_attribute(root, "dataset", h.dataset);
-  h5::write_attribute(root, "split", h.split);
-  h5::write_attribute(root, "compute_dtype", h.compute_dtype);
+  for (const auto& f : model_fields(h)) write_attribute(root, f);
 }
 
 LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "contract/hdf5_handles.h"
@@ -62,8 +63,22 @@ struct DumpSource {
 LogProbHeader make_header(const std::string& head, int64_t d, bool bias, int64_t M, int64_t T,
                           DumpSource source, const std::string& compute_dtype = "float32");
 
-/// The model's facts as root attributes, the same in a dump and in a rank result: head (the
-/// registry name), d, bias (0/1), M, T, dataset, split, compute_dtype.
+/// A scalar root attribute by name: what a file says of its model and, in a rank result, of the
+/// analysis (contract/rank_result.cpp writes the same fields into its JSON line).
+struct NamedValue {
+  std::string name;
+  std::variant<bool, int64_t, double, std::string> value;
+};
+
+/// The model's facts, the same in a dump and in a rank result: head (the registry name), d, bias
+/// (0/1), M, T, dataset, split, compute_dtype. (ppl is not among them: a dump knows it only when
+/// it closes, and writes it then.)
+std::vector<NamedValue> model_fields(const LogProbHeader& h);
+
+/// Writes one field as a root attribute; a bool as int64 0/1.
+void write_attribute(hid_t root, const NamedValue& field);
+
+/// model_fields(h) as root attributes.
 void write_model_attributes(hid_t root, const LogProbHeader& h);
 
 /// Streams rows into a new file. Written to "<path>.tmp.<pid>" and renamed into place by

@@ -24,65 +24,53 @@ std::string RankReport::certificate() const {
 namespace {
 
 /// A scalar field that rank.h5 (a root attribute) and the JSON line both carry, under one name.
-/// HDF5 stores it as it is (a bool as int64 0/1, a NaN as NaN); the JSON writes null for a
-/// non-finite double and, where `missing_is_null`, for a negative count or an empty string.
+/// HDF5 stores it as it is (write_attribute in logprob_file.h: a bool as int64 0/1, a NaN as
+/// NaN); the JSON writes null for a non-finite double and, where `missing_is_null`, for a negative
+/// count or an empty string.
 struct SharedField {
-  std::string name;
-  std::variant<bool, int64_t, double, std::string> value;
+  NamedValue field;
   bool missing_is_null = false;
 };
 
-/// Every field the two files share: the model's header, then the analysis and its report.
+/// Every field the two files share: the model's (model_fields, as a dump has them, and its ppl),
+/// then the analysis and its report.
 std::vector<SharedField> shared_fields(const RankResult& res) {
   const auto& h = res.header;
   const auto& r = res.report;
-  return {{"head", h.head},
-          {"dataset", h.dataset},
-          {"split", h.split},
-          {"M", h.M},
-          {"T", h.T},
-          {"d", h.d},
-          {"bias", int64_t{h.bias ? 1 : 0}},
-          {"ppl", h.ppl},
-          {"compute_dtype", h.compute_dtype},
-          {"method", res.method},
-          {"gram", res.gram, /*missing_is_null=*/true},
-          {"input", res.input},
-          {"input_from", res.input_from},
-          {"precision", res.precision},
-          {"seconds", res.seconds},
-          {"blas_threads", int64_t{res.blas_threads}},
-          {"blas_library", res.blas_library},
-          {"blas_core", res.blas_core},
-          {"processes", int64_t{res.processes}},
-          {"solver", res.solver},
-          {"rank", r.rank},
-          {"tol", r.tol},
-          {"eps", r.eps},
-          {"sigma_max", r.sigma_max},
-          {"rank_numpy", r.rank_numpy, /*missing_is_null=*/true},
-          {"tol_numpy", r.tol_numpy},
-          {"bound", r.bound},
-          {"spectral_gap", r.spectral_gap},
-          {"largest_gap", r.largest_gap},
-          {"largest_gap_index", r.largest_gap_index, /*missing_is_null=*/true},
-          {"verdict", r.verdict()},
-          {"bound_binding", r.bound_binding},
-          {"theorem2_bounded", r.theorem2_bounded},
-          {"resolvable", r.resolvable},
-          {"resolution", r.resolution},
-          {"spectrum", r.spectrum}};
-}
-
-void write_shared_attribute(hid_t root, const SharedField& f) {
-  std::visit(
-      [&](const auto& v) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bool>)
-          h5::write_attribute(root, f.name, int64_t{v ? 1 : 0});
-        else
-          h5::write_attribute(root, f.name, v);
-      },
-      f.value);
+  std::vector<SharedField> fields;
+  for (auto& f : model_fields(h)) fields.push_back({std::move(f)});
+  const std::vector<SharedField> analysis = {
+      {{"ppl", h.ppl}},
+      {{"method", res.method}},
+      {{"gram", res.gram}, /*missing_is_null=*/true},
+      {{"input", res.input}},
+      {{"input_from", res.input_from}},
+      {{"precision", res.precision}},
+      {{"seconds", res.seconds}},
+      {{"blas_threads", int64_t{res.blas_threads}}},
+      {{"blas_library", res.blas_library}},
+      {{"blas_core", res.blas_core}},
+      {{"processes", int64_t{res.processes}}},
+      {{"solver", res.solver}},
+      {{"rank", r.rank}},
+      {{"tol", r.tol}},
+      {{"eps", r.eps}},
+      {{"sigma_max", r.sigma_max}},
+      {{"rank_numpy", r.rank_numpy}, /*missing_is_null=*/true},
+      {{"tol_numpy", r.tol_numpy}},
+      {{"bound", r.bound}},
+      {{"spectral_gap", r.spectral_gap}},
+      {{"largest_gap", r.largest_gap}},
+      {{"largest_gap_index", r.largest_gap_index}, /*missing_is_null=*/true},
+      {{"verdict", r.verdict()}},
+      {{"bound_binding", r.bound_binding}},
+      {{"theorem2_bounded", r.theorem2_bounded}},
+      {{"resolvable", r.resolvable}},
+      {{"resolution", r.resolution}},
+      {{"spectrum", r.spectrum}},
+  };
+  fields.insert(fields.end(), analysis.begin(), analysis.end());
+  return fields;
 }
 
 nlohmann::json shared_json(const SharedField& f) {
@@ -98,7 +86,7 @@ nlohmann::json shared_json(const SharedField& f) {
         else
           return nlohmann::json(v);
       },
-      f.value);
+      f.field.value);
 }
 
 }  // namespace
@@ -113,7 +101,7 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     // The rank at tol x 10^j, j = -2..2 (-1s when not computed).
     h5::write_array(root, "rank_sweep", {r.rank_sweep.size()}, r.rank_sweep.data());
     h5::write_attribute(root, "source", res.source);
-    for (const auto& f : shared_fields(res)) write_shared_attribute(root, f);
+    for (const auto& f : shared_fields(res)) write_attribute(root, f.field);
     // The certificate (gram paths; -1 without one).
     h5::write_attribute(root, "certified", int64_t{r.has_certificate ? (r.certified ? 1 : 0) : -1});
     h5::write_attribute(root, "uncertain", r.has_certificate ? r.uncertain : int64_t{-1});
@@ -140,7 +128,7 @@ std::string rank_result_json(const RankResult& res) {
     return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
   };
   nlohmann::json j = {{"file", res.source}};
-  for (const auto& f : shared_fields(res)) j[f.name] = shared_json(f);
+  for (const auto& f : shared_fields(res)) j[f.field.name] = shared_json(f);
   // The sweep: null when not computed at all, else null at each threshold the method cannot
   // resolve (the sketch below its residual bound).
   j["rank_sweep"] = nullptr;
