@@ -1,8 +1,9 @@
 #pragma once
 // The one way a program of this project reads its command line (CLI11): --help (and a version
-// flag, where a program sets one) prints and exits 0; a malformed command line (an unknown option, a missing required one, a value of
-// the wrong type) is one line on stderr, "error: <what> (see --help)", and exit status 2, as
-// every other bad input (CLI11's own exit would add a second line, "Run with --help ...").
+// flag, where a program sets one) prints and exits 0; a malformed command line (an unknown
+// option, a missing required one, a value of the wrong type) is one line on stderr,
+// "error: <what> (see --help)", and exit status 2, as every other bad input (CLI11's own exit
+// would add a second line, "Run with --help ...").
 
 namespace CLI {
 class App;
