@@ -64,30 +64,22 @@ void validate(const CharConfig& c) {
   runkit::require_dataset(c.dataset);
 }
 
-std::string run_dir(const CharConfig& c) {
-  return runkit::run_dir_or(c.out, "char_" + c.dataset, c.head);
-}
-
-namespace {
-
-runkit::TrainerFacts facts() {
-  return runkit::one_command_facts(
-      "charlm",
-      "character-level LSTM LM with any single head (Kanai et al. 2018, supplementary D: the "
-      "M < d control)",
-      "Train a character-level LSTM language model (Kanai et al. 2018, supplementary D) with any "
-      "single output head on a word corpus spelled as characters (each word's characters, <sp> "
-      "between words, <eos> at the end of a line), and write the test set's log-output matrix to "
-      "<out>/logprobs.h5 (batch size 1, every test symbol).\nSettings: defaults, then --config "
-      "FILE (TOML), then --<key> VALUE. Outputs: <out>/config.toml, metrics.jsonl, checkpoint.pt, "
-      "best.pt, logprobs.h5, final.json (bits per character).\nExit status: 0 done, 2 bad input, "
-      "4 non-finite loss, 130 interrupted (checkpoint saved; continue with --resume).");
-}
-
-}  // namespace
-
 const runkit::TrainerDescriptor<CharConfig>& descriptor() {
-  return runkit::describe_once<CharConfig>(&facts, &key_table, &validate, &run_dir);
+  static const runkit::TrainerDescriptor<CharConfig> d{
+      runkit::one_command_facts(
+          "charlm", "char_",
+          "character-level LSTM LM with any single head (Kanai et al. 2018, supplementary D: the "
+          "M < d control)",
+          "Train a character-level LSTM language model (Kanai et al. 2018, supplementary D) with "
+          "any single output head on a word corpus spelled as characters (each word's characters, "
+          "<sp> between words, <eos> at the end of a line), and write the test set's log-output "
+          "matrix to <out>/logprobs.h5 (batch size 1, every test symbol).\nSettings: defaults, "
+          "then --config FILE (TOML), then --<key> VALUE. Outputs: <out>/config.toml, "
+          "metrics.jsonl, checkpoint.pt, best.pt, logprobs.h5, final.json (bits per "
+          "character).\nExit status: 0 done, 2 bad input, 4 non-finite loss, 130 interrupted "
+          "(checkpoint saved; continue with --resume)."),
+      &key_table, &validate};
+  return d;
 }
 
 }  // namespace sb::charlm

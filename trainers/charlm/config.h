@@ -45,9 +45,6 @@ const runkit::ConfigTable<CharConfig>& key_table();
 /// Ranges, and the head: a single head with finite log-outputs.
 void validate(const CharConfig& c);
 
-/// The run directory: out, or results/char_<dataset>_<head>.
-std::string run_dir(const CharConfig& c);
-
 /// train_charlm's descriptor (--describe): one stage, train, that also evaluates and dumps.
 const runkit::TrainerDescriptor<CharConfig>& descriptor();
 

@@ -83,7 +83,7 @@ CharTrainer::EpochEnd CharTrainer::train_epoch() {
           static_cast<long long>(p.batches), p.ms_per_batch, p.tokens_per_s, p.loss, bpc(p.loss),
           sb::format_duration(p.eta_seconds).c_str());
       std::fflush(stdout);
-      auto record = runkit::to_json(p);
+      auto record = runkit::train_record(p);
       record["bpc"] = bpc(p.loss);
       record["eta_seconds"] = p.eta_seconds;
       metrics_.write(record);

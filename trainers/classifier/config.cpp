@@ -112,10 +112,6 @@ void validate(const ClassifierConfig& cfg) {
                                     "output_init_std > 0 (e.g. 0.01)");
 }
 
-std::string run_dir(const ClassifierConfig& cfg) {
-  return runkit::run_dir_or(cfg.out, cfg.dataset, cfg.head);
-}
-
 namespace {
 
 runkit::TrainerFacts facts() {
@@ -145,7 +141,8 @@ runkit::TrainerFacts facts() {
 }  // namespace
 
 const runkit::TrainerDescriptor<ClassifierConfig>& descriptor() {
-  return runkit::describe_once<ClassifierConfig>(&facts, &key_table, &validate, &run_dir);
+  static const runkit::TrainerDescriptor<ClassifierConfig> d{facts(), &key_table, &validate};
+  return d;
 }
 
 void add_config_options(CLI::App& app, ConfigArgs& args) { key_table().add_options(app, args); }

@@ -53,9 +53,6 @@ const runkit::ConfigTable<ClassifierConfig>& key_table();
 /// sb::InputError (file "", field the key: a cross-key rule) naming the key and the value.
 void validate(const ClassifierConfig& cfg);
 
-/// `out`, or results/<dataset>_<head with ':', '=', ',' replaced by '_'>.
-std::string run_dir(const ClassifierConfig& cfg);
-
 /// train_classifier's descriptor (--describe): one stage, classify, that trains, tests the best
 /// model and dumps; its own head mse besides the registry heads.
 const runkit::TrainerDescriptor<ClassifierConfig>& descriptor();

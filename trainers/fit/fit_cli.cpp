@@ -29,6 +29,11 @@
 #include "trainers/fit/fit_logprob.h"
 #include "trainers/runkit/atomic_write.h"
 
+namespace sb::fit {
+// A report row's columns from the fit, each under its member's name (log_q is not a column).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FitResult, kl, steps, converged, last_rel_change, parameters)
+}  // namespace sb::fit
+
 namespace {
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -198,16 +203,12 @@ nlohmann::json fit_row(const sb::fit::Target& target, const sb::HeadSpec& spec, 
   }
   const auto& r = runs[0];
   const auto rank = sb::fit::numerical_rank(r.log_q);
-  nlohmann::json row = {{"head", spec.to_string()},
-                        {"d", d},
-                        {"kl", r.kl},
-                        {"steps", r.steps},
-                        {"converged", r.converged},
-                        {"last_rel_change", r.last_rel_change},
-                        {"parameters", r.parameters},
-                        {"rank", rank.rank},
-                        {"bound", sb::theorem2_bounded(spec.kind) ? d + 2 : -1},
-                        {"seconds", sb::seconds_since(t0)}};
+  nlohmann::json row = r;  // kl, steps, converged, last_rel_change, parameters
+  row.update({{"head", spec.to_string()},
+              {"d", d},
+              {"rank", rank.rank},
+              {"bound", sb::theorem2_bounded(spec.kind) ? d + 2 : -1},
+              {"seconds", sb::seconds_since(t0)}});
   if (runs.size() > 1) {
     const double a = runs[0].kl, b = runs[1].kl;
     row["restart"] = {{"seed", cli.fo.seed + 1},

@@ -180,10 +180,6 @@ void validate(const WordLmConfig& cfg) {
             std::to_string(cfg.emsize) + ")");
 }
 
-std::string run_dir(const WordLmConfig& cfg) {
-  return runkit::run_dir_or(cfg.out, cfg.dataset, cfg.head);
-}
-
 void add_config_options(CLI::App& app, ConfigArgs& args) { key_table().add_options(app, args); }
 
 WordLmConfig resolve_config(const std::string& config_path,
@@ -228,7 +224,8 @@ runkit::TrainerFacts facts() {
 }  // namespace
 
 const runkit::TrainerDescriptor<WordLmConfig>& descriptor() {
-  return runkit::describe_once<WordLmConfig>(&facts, &key_table, &validate, &run_dir);
+  static const runkit::TrainerDescriptor<WordLmConfig> d{facts(), &key_table, &validate};
+  return d;
 }
 
 }  // namespace sb::lm

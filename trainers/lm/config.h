@@ -44,14 +44,15 @@ struct WordLmConfig {
   int64_t nhid = 1150;           // hidden units of the inner LSTM layers
   int64_t nhidlast = 0;          // units of the last LSTM layer; 0 = emsize
   int64_t nlayers = 3;
-  double dropout = 0.4;     // locked dropout on the last layer's output
-  double dropouth = 0.25;   // locked dropout between LSTM layers
-  double dropouti = 0.4;    // locked dropout on the word vectors
-  double dropoute = 0.1;    // embedding dropout (whole words)
-  double wdrop = 0.5;       // DropConnect on hidden-to-hidden weights
-  double dropoutl = 0.29;   // MoS/MoSS latent (context vector) dropout
+  double dropout = 0.4;    // locked dropout on the last layer's output
+  double dropouth = 0.25;  // locked dropout between LSTM layers
+  double dropouti = 0.4;   // locked dropout on the word vectors
+  double dropoute = 0.1;   // embedding dropout (whole words)
+  double wdrop = 0.5;      // DropConnect on hidden-to-hidden weights
+  double dropoutl = 0.29;  // MoS/MoSS latent (context vector) dropout
   bool latent_bias = true;
-  bool fused_lstm = false;  // CPU: each LSTM layer's window as one autograd node (fused_lstm.h)  // MoS/MoSS: bias of the latent projection (Yang et al.'s code)
+  bool fused_lstm = false;  // CPU: each LSTM layer's window as one autograd node (fused_lstm.h)  //
+                            // MoS/MoSS: bias of the latent projection (Yang et al.'s code)
   // The decoder bias at the start: "zero" (AWD-LSTM's code, the paper), "unigram" (the bias b
   // with head(b) = the training unigram, heads/unigram_bias.h; single finite heads only) or
   // "uniform" (b = -log M: g:sigmoid then starts with every sigmoid(b) ~ 1/M, a uniform
@@ -81,8 +82,8 @@ struct WordLmConfig {
   std::string device = "auto";  // auto | cpu | cuda | cuda:N (auto: cuda when available)
   int64_t log_interval = 200;   // progress line every N batches
   // outputs
-  std::string out = "";          // run directory; "" = run_dir(): results/<dataset>_<head>
-  bool dump_test = true;         // write the test-set log-output HDF5 file after training
+  std::string out = "";   // run directory; "" = results/<dataset>_<head> (the descriptor's run_dir)
+  bool dump_test = true;  // write the test-set log-output HDF5 file after training
   int64_t epoch_dump_rows = 0;   // after every epoch: the first N test rows to epochs/
   int64_t mixture_stats = 2000;  // MoS/MoSS: prior entropy, expert disagreement per epoch
 };
@@ -128,10 +129,6 @@ void apply_override(WordLmConfig& cfg, const std::string& key, const std::string
 /// sb::InputError (file "", field the key: a cross-key rule) naming the key, the allowed range and
 /// the actual value.
 void validate(const WordLmConfig& cfg);
-
-/// The run directory: `out` if set, else "results/<dataset>_<head>" with ':', '=' and ','
-/// of the head spelling replaced by '_' (e.g. results/ptb_mos_K_15).
-std::string run_dir(const WordLmConfig& cfg);
 
 /// train_wordlm's descriptor (--describe): stages train, finetune, dump, each `--until STAGE` of
 /// one resumable command; epoch dumps; its runs are scored and dynamically evaluated by dyneval.

@@ -194,7 +194,7 @@ WordLmTrainer::EpochEnd WordLmTrainer::train_epoch() {
                               per_batch * static_cast<double>(batches - state_.batch)};
       std::printf("%s\n", runkit::format_progress(p).c_str());
       std::fflush(stdout);
-      metrics_.write(runkit::to_json(p));
+      metrics_.write(runkit::train_record(p));
       interval_loss = 0;
       interval_batches = interval_tokens = 0;
       interval_start = std::chrono::steady_clock::now();

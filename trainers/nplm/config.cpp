@@ -63,30 +63,21 @@ void validate(const NplmConfig& c) {
   runkit::require_dataset(c.dataset);
 }
 
-std::string run_dir(const NplmConfig& c) {
-  return runkit::run_dir_or(c.out, "nplm_" + c.dataset, c.head);
-}
-
-namespace {
-
-runkit::TrainerFacts facts() {
-  return runkit::one_command_facts(
-      "nplm",
-      "feed-forward neural LM (Bengio et al. 2003) with any single head, as de Brebisson & "
-      "Vincent 2016 (sec. 4.4.1) train it on PTB",
-      "Train a feed-forward neural language model (Bengio et al. 2003; de Brebisson & Vincent "
-      "2016, sec. 4.4.1) with any single output head, and write the test set's log-output matrix "
-      "to <out>/logprobs.h5.\nContexts span sentence boundaries (<eos> is a token; the first "
-      "context of a split is padded with <eos>). Settings: defaults, then --config FILE (TOML), "
-      "then --<key> VALUE. Outputs: <out>/config.toml, metrics.jsonl, checkpoint.pt, best.pt, "
-      "logprobs.h5, final.json.\nExit status: 0 done, 2 bad input, 4 non-finite loss, 130 "
-      "interrupted (checkpoint saved; continue with --resume).");
-}
-
-}  // namespace
-
 const runkit::TrainerDescriptor<NplmConfig>& descriptor() {
-  return runkit::describe_once<NplmConfig>(&facts, &key_table, &validate, &run_dir);
+  static const runkit::TrainerDescriptor<NplmConfig> d{
+      runkit::one_command_facts(
+          "nplm", "nplm_",
+          "feed-forward neural LM (Bengio et al. 2003) with any single head, as de Brebisson & "
+          "Vincent 2016 (sec. 4.4.1) train it on PTB",
+          "Train a feed-forward neural language model (Bengio et al. 2003; de Brebisson & Vincent "
+          "2016, sec. 4.4.1) with any single output head, and write the test set's log-output "
+          "matrix to <out>/logprobs.h5.\nContexts span sentence boundaries (<eos> is a token; the "
+          "first context of a split is padded with <eos>). Settings: defaults, then --config FILE "
+          "(TOML), then --<key> VALUE. Outputs: <out>/config.toml, metrics.jsonl, checkpoint.pt, "
+          "best.pt, logprobs.h5, final.json.\nExit status: 0 done, 2 bad input, 4 non-finite loss, "
+          "130 interrupted (checkpoint saved; continue with --resume)."),
+      &key_table, &validate};
+  return d;
 }
 
 }  // namespace sb::nplm

@@ -47,9 +47,6 @@ const runkit::ConfigTable<NplmConfig>& key_table();
 /// Cross-key checks beyond the ranges: the head parses and is a single, everywhere-finite head.
 void validate(const NplmConfig& c);
 
-/// The run directory: out, or results/nplm_<dataset>_<head>.
-std::string run_dir(const NplmConfig& c);
-
 /// train_nplm's descriptor (--describe): one stage, train, that also evaluates and dumps.
 const runkit::TrainerDescriptor<NplmConfig>& descriptor();
 

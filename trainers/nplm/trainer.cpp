@@ -97,7 +97,7 @@ NplmTrainer::EpochEnd NplmTrainer::train_epoch() {
           meter.take("nplm", state_.epoch, config_.epochs, state_.batch, batches, state_.lr);
       std::printf("%s\n", runkit::format_progress(p).c_str());
       std::fflush(stdout);
-      metrics_.write(runkit::to_json(p));
+      metrics_.write(runkit::train_record(p));
     }
     if (stop) return EpochEnd::interrupted;
   }

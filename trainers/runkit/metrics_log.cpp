@@ -32,17 +32,11 @@ std::string format_progress(const TrainProgress& p) {
   return buf;
 }
 
-nlohmann::json to_json(const TrainProgress& p) {
-  return {{"event", "train"},
-          {"phase", p.phase},
-          {"epoch", p.epoch},
-          {"batch", p.batch},
-          {"batches", p.batches},
-          {"lr", p.lr},
-          {"ms_per_batch", p.ms_per_batch},
-          {"tokens_per_s", p.tokens_per_s},
-          {"loss", p.loss},
-          {"ppl", std::exp(p.loss)}};
+nlohmann::json train_record(const TrainProgress& p) {
+  nlohmann::json record = p;
+  record["event"] = "train";
+  record["ppl"] = std::exp(p.loss);
+  return record;
 }
 
 ProgressFn timed_progress(std::string label, double every_seconds) {

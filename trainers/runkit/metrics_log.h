@@ -36,7 +36,12 @@ struct TrainProgress {
 /// "| main  epoch   3 |  200/ 663 batches | lr 30.00 | ms/batch 85.2 | tok/s 16432 |
 ///  loss 5.123 | ppl 167.85 | ETA 45s"
 std::string format_progress(const TrainProgress& p);
-nlohmann::json to_json(const TrainProgress& p);
+// The fields a metrics record keeps, each under its own name (eta_seconds is the line's only).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainProgress, phase, epoch, batch, batches, lr, ms_per_batch,
+                                   tokens_per_s, loss)
+/// metrics.jsonl's record of a progress line: {"event": "train", the fields above, "ppl":
+/// exp(loss)}.
+nlohmann::json train_record(const TrainProgress& p);
 
 /// Called with (segments done, segments in all, tokens done); prints a line to stdout at most
 /// every `every_seconds` (and never for evaluations shorter than that).

@@ -37,6 +37,7 @@ nlohmann::ordered_json describe_json(const TrainerFacts& facts, const KeyTable& 
     heads[head] = {{"accepted", why.empty()}, {"why", why}};
   return {{"kind", facts.kind},
           {"binary", "train_" + facts.kind},
+          {"run_prefix", facts.run_prefix},
           {"summary", facts.summary},
           {"stages", facts.stages},
           {"until", facts.until},

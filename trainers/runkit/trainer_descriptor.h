@@ -7,9 +7,9 @@
 // each head (as rank_analysis --list-heads prints the head facts).
 //
 // Adding a trainer (docs/design.md, "Adding a trainer"): a folder with config.{h,cpp} (the Config
-// struct with a `head` key, key_table(), validate, run_dir and descriptor()), model.{h,cpp},
-// trainer.{h,cpp} (a ConfiguredTrainer) and main.cpp (trainer_main over the descriptor), and one
-// row sb_trainer(<kind> ...) in trainers/CMakeLists.txt.
+// struct with `head`, `dataset` and `out` keys, key_table(), validate and descriptor()),
+// model.{h,cpp}, trainer.{h,cpp} (a ConfiguredTrainer) and main.cpp (trainer_main over the
+// descriptor), and one row sb_trainer(<kind> ...) in trainers/CMakeLists.txt.
 
 #include <nlohmann/json.hpp>
 
@@ -17,13 +17,17 @@
 #include <utility>
 #include <vector>
 
+#include "common/head_spec.h"
 #include "trainers/runkit/config_table.h"
 
 namespace sb::runkit {
 
 /// What the pipeline needs to know to run a trainer and read its runs.
 struct TrainerFacts {
-  std::string kind;     ///< the binary is train_<kind>; final.json's "trainer"; a profile's trainer
+  std::string kind;  ///< the binary is train_<kind>; final.json's "trainer"; a profile's trainer
+  /// A run's directory when `out` is not set: results/<run_prefix><dataset>_<head's file name>
+  /// ("" for the word LM and the classifier: results/ptb_softmax, results/fashion-mnist_mos_K_2).
+  std::string run_prefix;
   std::string summary;  ///< one line: the model and the paper it reproduces
   /// --help's description: what the binary does, where its settings come from, its outputs and
   /// exit statuses (CLI11 prints it above the options).
@@ -42,14 +46,20 @@ struct TrainerFacts {
   std::vector<std::string> outputs;      ///< the files a finished run holds
 };
 
-/// A trainer's descriptor over its Config (which has a std::string `head` key). The functions
-/// are the trainer's own: its key table, its cross-key checks and its run directory.
+/// A trainer's descriptor over its Config (which has std::string `head`, `dataset` and `out`
+/// keys). The functions are the trainer's own: its key table and its cross-key checks.
 template <class Config>
 struct TrainerDescriptor {
   TrainerFacts facts;
   const ConfigTable<Config>& (*key_table)();
   void (*validate)(const Config&);  ///< throws sb::InputError / OptionError naming the key
-  std::string (*run_dir)(const Config&);
+
+  /// The run directory: `out` when set, else results/<run_prefix><dataset>_<head's file name>
+  /// (head_file_name: "mos:K=2" -> "mos_K_2").
+  std::string run_dir(const Config& c) const {
+    if (!c.out.empty()) return c.out;
+    return "results/" + facts.run_prefix + c.dataset + "_" + head_file_name(c.head);
+  }
 
   /// validate(c)'s message, "" when c passes.
   std::string refusal(const Config& c) const {
@@ -62,17 +72,6 @@ struct TrainerDescriptor {
   }
 };
 
-/// The trainer's descriptor, made on the first call (every trainer's `descriptor()` returns it):
-/// `facts` is called once.
-template <class Config>
-const TrainerDescriptor<Config>& describe_once(TrainerFacts (*facts)(),
-                                               const ConfigTable<Config>& (*key_table)(),
-                                               void (*validate)(const Config&),
-                                               std::string (*run_dir)(const Config&)) {
-  static const TrainerDescriptor<Config> d{facts(), key_table, validate, run_dir};
-  return d;
-}
-
 /// What --describe found for one config: its own refusal ("" = valid) and, per head spelling,
 /// the refusal of the config with that head.
 struct ConfigVerdicts {
@@ -80,9 +79,9 @@ struct ConfigVerdicts {
   std::vector<std::pair<std::string, std::string>> heads;
 };
 
-/// --describe's JSON: {"kind", "binary", "summary", "stages", "until", "epoch_dumps",
-/// "dyneval", "dumps_logprobs", "hands_on": {stage: [files]}, "best_weights", "own_heads",
-/// "outputs", "keys": [{"name", "group", "type", "default", "description", "range"}],
+/// --describe's JSON: {"kind", "binary", "run_prefix", "summary", "stages", "until",
+/// "epoch_dumps", "dyneval", "dumps_logprobs", "hands_on": {stage: [files]}, "best_weights",
+/// "own_heads", "outputs", "keys": [{"name", "group", "type", "default", "description", "range"}],
 /// "config": {"valid": bool, "why": str}, "heads": {spec: {"accepted": bool, "why": str}}}.
 nlohmann::ordered_json describe_json(const TrainerFacts& facts, const KeyTable& table,
                                      const ConfigVerdicts& verdicts);

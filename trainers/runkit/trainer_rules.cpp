@@ -21,14 +21,11 @@ void require_dataset(const std::string& dataset) {
   if (dataset.empty()) throw InputError::described("", "dataset", "dataset must not be empty");
 }
 
-std::string run_dir_or(const std::string& out, const std::string& stem, const std::string& head) {
-  if (!out.empty()) return out;
-  return "results/" + stem + "_" + head_file_name(head);
-}
-
-TrainerFacts one_command_facts(std::string kind, std::string summary, std::string help) {
+TrainerFacts one_command_facts(std::string kind, std::string run_prefix, std::string summary,
+                               std::string help) {
   TrainerFacts f;
   f.kind = std::move(kind);
+  f.run_prefix = std::move(run_prefix);
   f.summary = std::move(summary);
   f.help = std::move(help);
   f.stages = {"train"};  // trains, evaluates the best model and dumps the test set in one command

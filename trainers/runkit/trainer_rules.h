@@ -7,8 +7,6 @@
 //     const HeadSpec spec = runkit::single_finite_head(c.head, "train_nplm");
 //     runkit::require_dataset(c.dataset);
 //   }
-//   std::string run_dir(const NplmConfig& c) { return runkit::run_dir_or(c.out, "nplm_" +
-//   c.dataset, c.head); }
 
 #include <string>
 
@@ -27,13 +25,10 @@ HeadSpec single_finite_head(const std::string& head, const std::string& trainer,
 /// A corpus or image set must be named: sb::InputError on the key "dataset" when it is empty.
 void require_dataset(const std::string& dataset);
 
-/// The run directory: `out` when set, else results/<stem>_<the head's file name>
-/// (head_file_name: "mos:K=2" -> "mos_K2").
-std::string run_dir_or(const std::string& out, const std::string& stem, const std::string& head);
-
 /// The facts of a trainer whose one command trains, evaluates the best model and dumps the test
 /// set (stage "train"; outputs config.toml, metrics.jsonl, checkpoint.pt, best.pt, logprobs.h5,
-/// final.json).
-TrainerFacts one_command_facts(std::string kind, std::string summary, std::string help);
+/// final.json); run_prefix as TrainerFacts::run_prefix.
+TrainerFacts one_command_facts(std::string kind, std::string run_prefix, std::string summary,
+                               std::string help);
 
 }  // namespace sb::runkit

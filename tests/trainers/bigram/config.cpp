@@ -35,23 +35,15 @@ void validate(const BigramConfig& c) {
   runkit::require_dataset(c.dataset);
 }
 
-std::string run_dir(const BigramConfig& c) {
-  return runkit::run_dir_or(c.out, "bigram_" + c.dataset, c.head);
-}
-
-namespace {
-
-runkit::TrainerFacts facts() {
-  return runkit::one_command_facts(
-      "bigram", "a toy bigram LM over the first PTB tokens (the fifth trainer of the tests)",
-      "Train a toy bigram language model with any single output head and write the test "
-      "set's log-output matrix to <out>/logprobs.h5 (the tests' fifth trainer).");
-}
-
-}  // namespace
-
 const runkit::TrainerDescriptor<BigramConfig>& descriptor() {
-  return runkit::describe_once<BigramConfig>(&facts, &key_table, &validate, &run_dir);
+  static const runkit::TrainerDescriptor<BigramConfig> d{
+      runkit::one_command_facts(
+          "bigram", "bigram_",
+          "a toy bigram LM over the first PTB tokens (the fifth trainer of the tests)",
+          "Train a toy bigram language model with any single output head and write the test "
+          "set's log-output matrix to <out>/logprobs.h5 (the tests' fifth trainer)."),
+      &key_table, &validate};
+  return d;
 }
 
 }  // namespace sb::bigram

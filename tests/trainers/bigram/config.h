@@ -41,9 +41,6 @@ const runkit::ConfigTable<BigramConfig>& key_table();
 /// Ranges, and the head: a single head with finite log-outputs (no mixture, no adaptive head).
 void validate(const BigramConfig& c);
 
-/// The run directory: out, or results/bigram_<dataset>_<head>.
-std::string run_dir(const BigramConfig& c);
-
 /// train_bigram's descriptor (--describe): one stage, train, that trains, evaluates and dumps.
 const runkit::TrainerDescriptor<BigramConfig>& descriptor();
 

@@ -138,9 +138,7 @@ TEST_CASE("train_charlm: interrupted mid-epoch and resumed equals uninterrupted,
   const TempDir base("charlm_resume");
   SB_OR_SKIP(corpus, ptb_chars(20000, 2000, 500));
   // 20 batches an epoch (1000 rows / 50), 2 epochs: stops at 7, 14 | 1, 8, 15 | 2, ...
-  CHECK(resumed_equals_straight(base, 7, [&](const fs::path& out) {
-          return CharTrainer(tiny_config(out), corpus, out.string());
-        }) >= 4);
+  CHECK(resumed_equals_straight<CharTrainer>(base, 7, corpus, tiny_config) >= 4);
 }
 
 TEST_CASE("train_charlm binary: --help lists the keys, bad input exits 2 with one line") {

@@ -369,14 +369,14 @@ TEST_CASE("config: validate checks the head and that single heads decode from em
 
 TEST_CASE("config: the run directory is out, else results/<dataset>_<head>") {
   WordLmConfig c;
-  CHECK(sb::lm::run_dir(c) == "results/ptb_softmax");
+  CHECK(sb::lm::descriptor().run_dir(c) == "results/ptb_softmax");
   c.head = "mos:K=15";
   c.dataset = "wikitext-2";
-  CHECK(sb::lm::run_dir(c) == "results/wikitext-2_mos_K_15");
+  CHECK(sb::lm::descriptor().run_dir(c) == "results/wikitext-2_mos_K_15");
   c.head = "spherical:eps=0.5,x=1";
-  CHECK(sb::lm::run_dir(c) == "results/wikitext-2_spherical_eps_0.5_x_1");
+  CHECK(sb::lm::descriptor().run_dir(c) == "results/wikitext-2_spherical_eps_0.5_x_1");
   c.out = "/tmp/run";
-  CHECK(sb::lm::run_dir(c) == "/tmp/run");
+  CHECK(sb::lm::descriptor().run_dir(c) == "/tmp/run");
 }
 
 TEST_CASE("config: --help lists every key with its type, default and description") {

@@ -163,9 +163,7 @@ TEST_CASE("train_nplm: interrupted mid-epoch and resumed equals uninterrupted, b
   const TempDir base("nplm_resume");
   SB_OR_SKIP(corpus, ptb_slice(5000, 1000, 300));
   // 50 batches an epoch, 2 epochs: stop at 23, 46 (epoch 1) and 69, 92 (epoch 2).
-  CHECK(resumed_equals_straight(base, 23, [&](const fs::path& out) {
-          return NplmTrainer(tiny_config(out), corpus, out.string());
-        }) >= 3);
+  CHECK(resumed_equals_straight<NplmTrainer>(base, 23, corpus, tiny_config) >= 3);
   const auto out = base / "interrupted";
   // A changed config is refused, naming the key.
   auto changed = tiny_config(out);
@@ -191,20 +189,12 @@ TEST_CASE("train_nplm: the dump follows the HDF5 contract and its ppl is the tes
   CHECK(h.T == 300);  // every test token has a row
   CHECK(h.dataset == "ptb");
   CHECK(reader.read_targets() == corpus.test);
-  const auto rows = all_rows(reader);
-  double nll = 0, worst_norm = 0;
-  for (int64_t t = 0; t < reader.rows(); ++t) {
-    const float* r = rows.data() + t * reader.cols();
-    nll -= static_cast<double>(r[corpus.test[static_cast<size_t>(t)]]);
-    double z = 0;
-    for (int64_t m = 0; m < reader.cols(); ++m) z += std::exp(static_cast<double>(r[m]));
-    worst_norm = std::max(worst_norm, std::abs(z - 1));
-  }
+  const auto recomputed = recompute_dump(reader, corpus.test);
   // The attribute is the float64 recomputation from the stored rows (1e-12: summation order);
   // the trainer's test ppl is computed in float32 batches, so 1e-5 relative.
-  CHECK(h.ppl == Approx(std::exp(nll / static_cast<double>(reader.rows()))).epsilon(1e-12));
+  CHECK(h.ppl == Approx(recomputed.ppl).epsilon(1e-12));
   CHECK(std::exp(trainer.result().test_loss) == Approx(h.ppl).epsilon(1e-5));
-  CHECK(worst_norm < 1e-4);  // float32 rows over 10000 words sum to 1 within 1e-4
+  CHECK(recomputed.worst_norm < 1e-4);  // float32 rows over 10000 words sum to 1 within 1e-4
   const auto final = read_json(dir / "final.json");
   CHECK(final["dump_ppl"].get<double>() == h.ppl);
 }

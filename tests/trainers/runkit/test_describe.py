@@ -51,6 +51,11 @@ with tempfile.TemporaryDirectory() as tmp:
         check({"head", "seed", "threads", "out"} <= set(names) and
               all(f"--{n} " in help_text for n in names),
               f"train_{kind}: its {len(names)} keys, each an option of --help")
+        # The run directory the descriptor computes is the one the `out` key promises.
+        out_help = next((k["description"] for k in d["keys"] if k["name"] == "out"), "")
+        promised = f'"" = results/{d["run_prefix"]}<dataset>_<head>'
+        check(out_help.endswith(promised),
+              f"train_{kind}: the out key says {out_help!r}, the descriptor {promised!r}")
         check(set(registry) <= set(d["heads"]) and d["heads"]["softmax"]["accepted"],
               f"train_{kind}: a verdict for each of the {len(registry)} registry heads; softmax "
               "taken")
