@@ -12,6 +12,31 @@ namespace sb::classifier {
 using runkit::at_least;  // the key table's rows (trainers/runkit/config_table.h)
 using runkit::key;
 
+namespace {
+
+// What the pipeline and --describe know of train_classifier (its descriptor() ends this file).
+runkit::TrainerFacts facts() {
+  runkit::TrainerFacts f = runkit::one_command_facts(
+      "classifier", "",
+      "the MNIST conv net of de Brebisson & Vincent 2016 (sec. 4.1) over any head or mse, on "
+      "(Fashion-)MNIST",
+      "Train the MNIST conv net of de Brebisson & Vincent (2016, sec. 4.1) with any output head "
+      "(or mse) on Fashion-MNIST (Debian package dataset-fashion-mnist) or MNIST (--data DIR): "
+      "Nesterov momentum, lr halved after `patience` epochs without validation improvement, "
+      "early stopping; then the best model on the test split.\n"
+      "Settings: the defaults (the paper's), then --config FILE (TOML, the keys below), then "
+      "--<key> VALUE. Outputs in --out: config.toml, metrics.jsonl, checkpoint.pt, best.pt, "
+      "final.json (test error %, test NLL, test loss), logprobs.h5 (the test set's log-outputs, "
+      "T x 10, for rank_analysis; not for mse).\n"
+      "Exit status: 0 done, 2 bad input or config, 4 non-finite loss, 130 interrupted "
+      "(checkpoint saved; --resume continues).");
+  f.stages = {"classify"};  // trains, tests the best model and dumps in one command
+  f.own_heads = {"mse"};
+  return f;
+}
+
+}  // namespace
+
 const runkit::ConfigTable<ClassifierConfig>& key_table() {
   using C = ClassifierConfig;
   static const runkit::ConfigTable<C> table(
@@ -111,34 +136,6 @@ void validate(const ClassifierConfig& cfg) {
                                     "zero logits, so a zero output layer never trains; set "
                                     "output_init_std > 0 (e.g. 0.01)");
 }
-
-namespace {
-
-runkit::TrainerFacts facts() {
-  runkit::TrainerFacts f;
-  f.kind = "classifier";
-  f.summary =
-      "the MNIST conv net of de Brebisson & Vincent 2016 (sec. 4.1) over any head or mse, on "
-      "(Fashion-)MNIST";
-  f.help =
-      "Train the MNIST conv net of de Brebisson & Vincent (2016, sec. 4.1) with any output head "
-      "(or mse) on Fashion-MNIST (Debian package dataset-fashion-mnist) or MNIST (--data DIR): "
-      "Nesterov momentum, lr halved after `patience` epochs without validation improvement, "
-      "early stopping; then the best model on the test split.\n"
-      "Settings: the defaults (the paper's), then --config FILE (TOML, the keys below), then "
-      "--<key> VALUE. Outputs in --out: config.toml, metrics.jsonl, checkpoint.pt, best.pt, "
-      "final.json (test error %, test NLL, test loss), logprobs.h5 (the test set's log-outputs, "
-      "T x 10, for rank_analysis; not for mse).\n"
-      "Exit status: 0 done, 2 bad input or config, 4 non-finite loss, 130 interrupted "
-      "(checkpoint saved; --resume continues).";
-  f.stages = {"classify"};  // trains, tests the best model and dumps in one command
-  f.own_heads = {"mse"};
-  f.outputs = {"config.toml", "metrics.jsonl", "checkpoint.pt",
-               "best.pt",     "logprobs.h5",   "final.json"};
-  return f;
-}
-
-}  // namespace
 
 const runkit::TrainerDescriptor<ClassifierConfig>& descriptor() {
   static const runkit::TrainerDescriptor<ClassifierConfig> d{facts(), &key_table, &validate};

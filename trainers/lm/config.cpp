@@ -13,6 +13,37 @@ namespace sb::lm {
 using runkit::at_least;  // the key table's rows (trainers/runkit/config_table.h)
 using runkit::key;
 
+namespace {
+
+// What the pipeline and --describe know of train_wordlm (its descriptor() ends this file).
+runkit::TrainerFacts facts() {
+  runkit::TrainerFacts f;
+  f.kind = "wordlm";
+  f.summary =
+      "AWD-LSTM word-level LM with any output head (Kanai et al. 2018, Tables 1-3): train "
+      "(SGD -> NT-ASGD), finetune, dump";
+  f.help =
+      "Train an AWD-LSTM language model (Merity et al. 2018) with any output head, finetune it, "
+      "and write the test set's log-output matrix to <out>/logprobs.h5.\n"
+      "Settings come from the defaults (the paper's PTB values), then --config FILE (TOML, the "
+      "keys below), then --<key> VALUE on the command line. Outputs: <out>/config.toml, "
+      "metrics.jsonl, checkpoint.pt, best.pt, best_finetune.pt, logprobs.h5, final.json.";
+  f.stages = {"train", "finetune", "dump"};
+  f.until = true;
+  f.epoch_dumps = true;
+  f.dyneval = true;
+  // finetune restarts from best.pt and the checkpoint; the dump reads the checkpoint and
+  // best_finetune.pt (finetune_epochs = 0: best.pt).
+  f.hands_on = {{"train", {"checkpoint.pt", "best.pt"}},
+                {"finetune", {"checkpoint.pt", "best_finetune.pt"}}};
+  f.best_weights = "best_finetune.pt";
+  f.outputs = {"config.toml",      "metrics.jsonl", "checkpoint.pt", "best.pt",
+               "best_finetune.pt", "logprobs.h5",   "final.json"};
+  return f;
+}
+
+}  // namespace
+
 const WordLmConfig& paper_defaults() {
   static const WordLmConfig defaults{};
   return defaults;
@@ -192,36 +223,6 @@ WordLmConfig resolve_config(const std::string& config_path,
 WordLmConfig resolve_config(const ConfigArgs& args) {
   return resolve_config(args.config_path, args.overrides);
 }
-
-namespace {
-
-runkit::TrainerFacts facts() {
-  runkit::TrainerFacts f;
-  f.kind = "wordlm";
-  f.summary =
-      "AWD-LSTM word-level LM with any output head (Kanai et al. 2018, Tables 1-3): train "
-      "(SGD -> NT-ASGD), finetune, dump";
-  f.help =
-      "Train an AWD-LSTM language model (Merity et al. 2018) with any output head, finetune it, "
-      "and write the test set's log-output matrix to <out>/logprobs.h5.\n"
-      "Settings come from the defaults (the paper's PTB values), then --config FILE (TOML, the "
-      "keys below), then --<key> VALUE on the command line. Outputs: <out>/config.toml, "
-      "metrics.jsonl, checkpoint.pt, best.pt, best_finetune.pt, logprobs.h5, final.json.";
-  f.stages = {"train", "finetune", "dump"};
-  f.until = true;
-  f.epoch_dumps = true;
-  f.dyneval = true;
-  // finetune restarts from best.pt and the checkpoint; the dump reads the checkpoint and
-  // best_finetune.pt (finetune_epochs = 0: best.pt).
-  f.hands_on = {{"train", {"checkpoint.pt", "best.pt"}},
-                {"finetune", {"checkpoint.pt", "best_finetune.pt"}}};
-  f.best_weights = "best_finetune.pt";
-  f.outputs = {"config.toml",      "metrics.jsonl", "checkpoint.pt", "best.pt",
-               "best_finetune.pt", "logprobs.h5",   "final.json"};
-  return f;
-}
-
-}  // namespace
 
 const runkit::TrainerDescriptor<WordLmConfig>& descriptor() {
   static const runkit::TrainerDescriptor<WordLmConfig> d{facts(), &key_table, &validate};

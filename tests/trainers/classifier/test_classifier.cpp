@@ -19,6 +19,7 @@
 #include "tests/fixtures/error_of.h"
 #include "tests/fixtures/fashion_mnist_or_skip.h"
 #include "tests/fixtures/run_command.h"
+#include "tests/fixtures/trainer_help.h"
 #include "tests/fixtures/run_status.h"
 #include "tests/fixtures/temp_dir.h"
 #include "tests/fixtures/tiny_config.h"
@@ -310,13 +311,10 @@ TEST_CASE("classifier: the dump is the HDF5 contract and rank_analysis reads it 
 TEST_CASE("train_classifier: --help, bad data and a bad config exit with one line",
           "[classifier]") {
   const std::string bin = SB_TRAIN_CLASSIFIER;
-  int status = 0;
-  auto out = sb::test::run(bin + " --help", &status);
-  CHECK(status == 0);
-  CHECK(out.find("--head") != std::string::npos);
-  CHECK(out.find("--resume") != std::string::npos);
+  sb::test::check_help_offers_every_key(bin, key_table());
   const TempDir tmp("classifier_bin");
-  out = sb::test::run(bin + " --dataset mnist --data " + (tmp / "none").string() + " --out " +
+  int status = 0;
+  auto out = sb::test::run(bin + " --dataset mnist --data " + (tmp / "none").string() + " --out " +
                           (tmp / "o").string() + " 2>&1",
                       &status);
   CHECK(status == 2);

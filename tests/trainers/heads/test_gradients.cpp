@@ -27,35 +27,30 @@ torch::Tensor jacobian(const std::function<torch::Tensor(const torch::Tensor&)>&
   return jac;
 }
 
-// Closed form (delta_ij - f_j)(c - sigmoid(z_j)): c = 2 for sigsoftmax (Theorem 5), 1 for
-// g:sigmoid.
-torch::Tensor closed_form(const torch::Tensor& log_f_row, const torch::Tensor& z_row, double c) {
-  const auto f = log_f_row.exp();
-  const int64_t m = z_row.size(0);
-  return (torch::eye(m, f64()) - f.unsqueeze(0)) * (c - z_row.sigmoid()).unsqueeze(0);
+// Both evaluations of a head (fused, composed) at a random row z of 9 logits have the Jacobian
+// (delta_ij - f_j)(c - sigmoid(z_j)): c = 2 for sigsoftmax (Theorem 5), 1 for g:sigmoid.
+void check_closed_form_gradient(torch::Tensor (*fused)(const torch::Tensor&),
+                                torch::Tensor (*composed)(const torch::Tensor&), double c,
+                                uint64_t seed) {
+  torch::manual_seed(seed);
+  const auto z = torch::randn({9}, f64()) * 4;
+  const auto sigmoid_z = z.sigmoid().unsqueeze(0);
+  for (const auto& fn : {fused, composed}) {
+    const auto f = fn(z.unsqueeze(0)).detach().exp();  // (1, 9)
+    const auto expected = (torch::eye(9, f64()) - f) * (c - sigmoid_z);
+    // Same float64 formula up to reordering: 1e-14 absolute on entries of size <= 2.
+    CHECK(test::max_abs(jacobian(fn, z) - expected) < 1e-14);
+  }
 }
 
 }  // namespace
 
 TEST_CASE("sigsoftmax: gradient matches Theorem 5") {
-  torch::manual_seed(3);
-  const auto z = torch::randn({9}, f64()) * 4;
-  for (const auto& fn : {heads::log_sigsoftmax, heads::log_sigsoftmax_composed}) {
-    const auto jac = jacobian(fn, z);
-    const auto expected = closed_form(fn(z.unsqueeze(0))[0].detach(), z, 2.0);
-    // Same float64 formula up to reordering: 1e-14 absolute on entries of size <= 2.
-    CHECK(test::max_abs(jac - expected) < 1e-14);
-  }
+  check_closed_form_gradient(heads::log_sigsoftmax, heads::log_sigsoftmax_composed, 2.0, 3);
 }
 
 TEST_CASE("g:sigmoid: gradient matches supplementary B.2") {
-  torch::manual_seed(4);
-  const auto z = torch::randn({9}, f64()) * 4;
-  for (const auto& fn : {heads::log_g_sigmoid, heads::log_g_sigmoid_composed}) {
-    const auto jac = jacobian(fn, z);
-    const auto expected = closed_form(fn(z.unsqueeze(0))[0].detach(), z, 1.0);
-    CHECK(test::max_abs(jac - expected) < 1e-14);
-  }
+  check_closed_form_gradient(heads::log_g_sigmoid, heads::log_g_sigmoid_composed, 1.0, 4);
 }
 
 TEST_CASE("every head: gradient matches central finite differences in float64") {
