@@ -19,10 +19,10 @@
 #include "tests/fixtures/error_of.h"
 #include "tests/fixtures/fashion_mnist_or_skip.h"
 #include "tests/fixtures/run_command.h"
-#include "tests/fixtures/trainer_help.h"
 #include "tests/fixtures/run_status.h"
 #include "tests/fixtures/temp_dir.h"
 #include "tests/fixtures/tiny_config.h"
+#include "tests/fixtures/trainer_help.h"
 #include "trainers/classifier/config.h"
 #include "trainers/classifier/model.h"
 #include "trainers/classifier/splits.h"
@@ -315,8 +315,8 @@ TEST_CASE("train_classifier: --help, bad data and a bad config exit with one lin
   const TempDir tmp("classifier_bin");
   int status = 0;
   auto out = sb::test::run(bin + " --dataset mnist --data " + (tmp / "none").string() + " --out " +
-                          (tmp / "o").string() + " 2>&1",
-                      &status);
+                               (tmp / "o").string() + " 2>&1",
+                           &status);
   CHECK(status == 2);
   CHECK(out == "error: " + (tmp / "none").string() +
                    ": data: expected a directory holding the four mnist IDX files "
