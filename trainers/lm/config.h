@@ -44,15 +44,14 @@ struct WordLmConfig {
   int64_t nhid = 1150;           // hidden units of the inner LSTM layers
   int64_t nhidlast = 0;          // units of the last LSTM layer; 0 = emsize
   int64_t nlayers = 3;
-  double dropout = 0.4;    // locked dropout on the last layer's output
-  double dropouth = 0.25;  // locked dropout between LSTM layers
-  double dropouti = 0.4;   // locked dropout on the word vectors
-  double dropoute = 0.1;   // embedding dropout (whole words)
-  double wdrop = 0.5;      // DropConnect on hidden-to-hidden weights
-  double dropoutl = 0.29;  // MoS/MoSS latent (context vector) dropout
-  bool latent_bias = true;
-  bool fused_lstm = false;  // CPU: each LSTM layer's window as one autograd node (fused_lstm.h)  //
-                            // MoS/MoSS: bias of the latent projection (Yang et al.'s code)
+  double dropout = 0.4;     // locked dropout on the last layer's output
+  double dropouth = 0.25;   // locked dropout between LSTM layers
+  double dropouti = 0.4;    // locked dropout on the word vectors
+  double dropoute = 0.1;    // embedding dropout (whole words)
+  double wdrop = 0.5;       // DropConnect on hidden-to-hidden weights
+  double dropoutl = 0.29;   // MoS/MoSS latent (context vector) dropout
+  bool latent_bias = true;  // MoS/MoSS: bias of the latent projection (Yang et al.'s code)
+  bool fused_lstm = false;  // CPU: each LSTM layer's window as one autograd node (fused_lstm.h)
   // The decoder bias at the start: "zero" (AWD-LSTM's code, the paper), "unigram" (the bias b
   // with head(b) = the training unigram, heads/unigram_bias.h; single finite heads only) or
   // "uniform" (b = -log M: g:sigmoid then starts with every sigmoid(b) ~ 1/M, a uniform
@@ -82,8 +81,8 @@ struct WordLmConfig {
   std::string device = "auto";  // auto | cpu | cuda | cuda:N (auto: cuda when available)
   int64_t log_interval = 200;   // progress line every N batches
   // outputs
-  std::string out = "";   // run directory; "" = results/<dataset>_<head> (the descriptor's run_dir)
-  bool dump_test = true;  // write the test-set log-output HDF5 file after training
+  std::string out = "";          // run directory; "" = results/<dataset>_<head>
+  bool dump_test = true;         // write the test-set log-output HDF5 file after training
   int64_t epoch_dump_rows = 0;   // after every epoch: the first N test rows to epochs/
   int64_t mixture_stats = 2000;  // MoS/MoSS: prior entropy, expert disagreement per epoch
 };
