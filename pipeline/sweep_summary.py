@@ -72,6 +72,16 @@ def finding(t: dict, key: str) -> str:
     return "no trend detected"
 
 
+def test_ppl(sec: dict) -> float | None:
+    """A run's test perplexity per predicted symbol: the word LM's test_ppl; a trainer that gives
+    the test cross-entropy instead (the char LM's test_loss, nats per character) exp of it."""
+    if sec.get("test_ppl") is not None:
+        return float(sec["test_ppl"])
+    if sec.get("test_loss") is not None:
+        return math.exp(float(sec["test_loss"]))
+    return None
+
+
 def collect(profile, runs) -> dict:
     """ppl[(head, value)][seed] and rank[(head, value)] (the first analysed seed) from the runs."""
     key = profile.sweep["key"]
@@ -80,8 +90,9 @@ def collect(profile, runs) -> dict:
     for r in runs:
         v = r.setting[key]
         final = read_final(os.path.join(r.dir, "final.json"), profile.trainer)
-        if final and section(final).get("test_ppl") is not None:
-            ppl.setdefault((r.head, v), {})[r.seed] = float(section(final)["test_ppl"])
+        test = test_ppl(section(final)) if final else None
+        if test is not None:
+            ppl.setdefault((r.head, v), {})[r.seed] = test
         rj = read_json_or_empty(os.path.join(r.dir, "rank.json"))
         if "rank" in rj and (r.head, v) not in rank:
             rank[(r.head, v)] = rj

@@ -37,6 +37,10 @@ const runkit::ConfigTable<CharConfig>& key_table() {
                key("nhid", &C::nhid, "LSTM units = d, the decoder's input size (paper: 1024)",
                    at_least(1)),
                key("nlayers", &C::nlayers, "LSTM layers (paper: 1)", at_least(1)),
+               key("latent", &C::latent,
+                   "d: a linear map nhid -> latent before the decoder, so d < M can bind the "
+                   "bottleneck at the same LSTM (0 = none, d = nhid; the mechanism profile)",
+                   at_least(0)),
            }},
           {"training",
            runkit::join<C>(

@@ -24,6 +24,7 @@ struct CharConfig {
   int64_t emsize = 64;           // character embedding size
   int64_t nhid = 1024;           // LSTM units = d (paper: 1024)
   int64_t nlayers = 1;           // paper: 1
+  int64_t latent = 0;            // d: a linear map nhid -> latent (0 = none, d = nhid)
   // training
   int64_t batch_size = 100;  // paper: 100
   int64_t eval_batch_size = 10;

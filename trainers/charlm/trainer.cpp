@@ -38,7 +38,8 @@ CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_d
       corpus_(std::move(corpus)) {
   const auto head = HeadSpec::parse(config_.head);
   check_head_fits(head, corpus_.vocab.size(), "symbols of the character vocabulary");
-  model = CharLstm(corpus_.vocab.size(), head, config_.emsize, config_.nhid, config_.nlayers);
+  model = CharLstm(corpus_.vocab.size(), head, config_.emsize, config_.nhid, config_.nlayers,
+                   config_.latent);
   train_data_ = data::batchify_split(corpus_.train, config_.batch_size, /*min_rows=*/3, "train",
                                      "batch_size", "symbols");
   valid_data_ = data::batchify_split(corpus_.valid, config_.eval_batch_size, /*min_rows=*/2,
@@ -172,7 +173,8 @@ int train(const CharConfig& config, const runkit::TrainerRun& run) {
       "directory %s\n",
       config.dataset.c_str(), dir.c_str(), runkit::split_sizes(chars, "symbols").c_str(),
       static_cast<long long>(chars.vocab.size()), static_cast<long long>(config.nlayers),
-      static_cast<long long>(config.nhid), static_cast<long long>(config.nhid), config.head.c_str(),
+      static_cast<long long>(config.nhid),
+      static_cast<long long>(config.latent > 0 ? config.latent : config.nhid), config.head.c_str(),
       run.threads, run.threads == 1 ? "" : "s", run.run_dir.c_str());
   CharTrainer trainer(config, std::move(chars), run.run_dir);
   return runkit::run_trainer(trainer, run.flags);

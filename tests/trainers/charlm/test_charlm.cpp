@@ -135,6 +135,43 @@ TEST_CASE("train_charlm: a tiny LSTM on 100k PTB characters beats the unigram ch
         Approx(std::log2(reader.header().ppl)).epsilon(1e-12));
 }
 
+TEST_CASE("train_charlm --latent: d is the projection's width and softmax's rank obeys d + 2") {
+  // The mechanism profile's control: a linear map nhid -> latent before the decoder makes
+  // d = latent, so with latent = 4 softmax's log-output rank is at most d + 2 = 6 < M (Theorem 2:
+  // the logits D (P h) + b lie in an affine space of dimension 4, and the normaliser adds one),
+  // while sigsoftmax's is not capped. The count is exact (--method exact, float64 SVD).
+  const TempDir base("charlm_latent");
+  SB_OR_SKIP(corpus, ptb_chars(20000, 2000, 500));
+  REQUIRE(corpus.vocab.size() > 6);
+  for (const std::string head : {"softmax", "sigsoftmax"}) {
+    const auto dir = base / head;
+    auto config = tiny_config(dir);
+    config.latent = 4;
+    config.head = head;
+    CharTrainer trainer(config, corpus, dir.string());
+    REQUIRE(trainer.run() == runkit::kFinished);
+    REQUIRE(trainer.model->d() == 4);
+    REQUIRE(trainer.model->decoder->weight.size(1) == 4);
+    const contract::LogProbReader reader((dir / "logprobs.h5").string());
+    CHECK(reader.header().d == 4);
+    analysis::AnalyseOptions o;
+    o.method = "exact";
+    const auto r = analysis::analyse_file((dir / "logprobs.h5").string(), o);
+    INFO(head << ": rank " << r.report.rank << ", M " << corpus.vocab.size());
+    if (head == "softmax") {
+      CHECK(r.report.rank <= 6);
+      CHECK(r.report.verdict() == "within_bound");
+    } else {
+      CHECK(r.report.rank > 6);
+    }
+  }
+  // latent = 0 registers no projection: the model of a seed is the one it was before the key.
+  auto plain = tiny_config(base / "plain");
+  CharTrainer trainer(plain, corpus, (base / "plain").string());
+  CHECK(trainer.model->projection.is_empty());
+  CHECK(trainer.model->d() == plain.nhid);
+}
+
 TEST_CASE("train_charlm: interrupted mid-epoch and resumed equals uninterrupted, bit for bit") {
   const TempDir base("charlm_resume");
   SB_OR_SKIP(corpus, ptb_chars(20000, 2000, 500));

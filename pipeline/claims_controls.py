@@ -1,0 +1,130 @@
+"""The sigsoftmax paper's controls and its thesis as rows of pipeline/claims.py:
+
+- supplementary D's character-level tie (M < d: "no difference"), an equivalence test (TOST)
+  against CHAR_TIE_MARGIN;
+- the thesis, "sigsoftmax's gain comes from breaking the bottleneck" (sections 3-4), the mechanism
+  test over results/mechanism (pipeline/profiles/mechanism.toml: the same char LM with d = 8,
+  where the bottleneck binds, and d = 128, where it cannot; the prediction is in the profile);
+- the d-sweep (results/dsweep): does the gap grow as d shrinks, in cross-entropy.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import statistics
+
+import claim_tests as ct
+from claims import Row, judged, mean, metric_by_seed, not_attempted, pairs, shown
+from final_json import read_final, section
+
+# The char tie's margin, in test bits per character: the paper reports 1.56 vs 1.56 bpc on
+# text8 (supplementary D, two decimals), so its "no difference" resolves |gap| < 0.01 bpc. Stated
+# in this file (issue 1/5) after results/char's runs were made; those runs were not re-made.
+CHAR_TIE_MARGIN = 0.01
+MECHANISM_BIND, MECHANISM_FREE = 8, 128  # results/mechanism's latent values (d)
+
+
+def char_tie_row(results: str) -> Row:
+    claim = "no difference between softmax and sigsoftmax when M < d (supplementary D, a tie)"
+    paper = "text8 (M = 27), 1 x 1024 LSTM: test bpc 1.56 vs 1.56"
+    d = os.path.join(results, "char")
+    seeds, xa, xb = pairs(metric_by_seed(d, "softmax", "charlm", "test_bpc"),
+                          metric_by_seed(d, "sigsoftmax", "charlm", "test_bpc"))
+    if len(seeds) < 2:
+        return not_attempted(claim, paper, "fewer than 2 paired seeds in results/char "
+                             "(`make reproduce PROFILE=char`)")
+    ours = (f"PTB characters (M = 50, not text8), 1 x 128 LSTM, 16 epochs: softmax "
+            f"{mean(xa):.4g}, sigsoftmax {mean(xb):.4g} bpc (means); margin from the paper's "
+            "two decimals, stated after these runs")
+    return judged(claim, paper, ours, ct.equivalence(xa, xb, CHAR_TIE_MARGIN), shown(d))
+
+
+def mechanism_row(results: str) -> Row:
+    """gain(d) = CE(softmax) - CE(sigsoftmax) in test nats per character, per seed; the
+    interaction gain(8) - gain(128) (claim_tests.mechanism)."""
+    claim = "sigsoftmax's gain comes from breaking the bottleneck (the paper's thesis, sections " \
+            "3-4): larger where the bottleneck binds (d = 8 < M = 50) than where it cannot " \
+            "(d = 128 > M)"
+    paper = "argued from Theorems 1-4 and Table 3 (no control run)"
+    d = os.path.join(results, "mechanism")
+    gains = {}
+    for latent in (MECHANISM_BIND, MECHANISM_FREE):
+        seeds, soft, sig = pairs(
+            metric_by_seed(d, f"softmax_latent{latent}", "charlm", "test_loss"),
+            metric_by_seed(d, f"sigsoftmax_latent{latent}", "charlm", "test_loss"))
+        gains[latent] = {s: a - b for s, a, b in zip(seeds, soft, sig)}
+    seeds, bind, free = pairs(gains[MECHANISM_BIND], gains[MECHANISM_FREE])
+    if len(seeds) < 2:
+        done = sum(len(g) for g in gains.values())
+        why = ("the mechanism profile has not been run: `make reproduce PROFILE=mechanism`, "
+               "~80 min") if not done else \
+            f"partly run: {done} paired seeds of both d finished; `make reproduce " \
+            "PROFILE=mechanism` resumes"
+        return not_attempted(claim, paper, why, shown(d) if os.path.isdir(d) else "-")
+    ours = (f"PTB characters, one LSTM of 128 units, a linear map to d before the decoder, "
+            f"4 epochs: gain (softmax - sigsoftmax) at d = {MECHANISM_BIND} {mean(bind):.3g}, at "
+            f"d = {MECHANISM_FREE} {mean(free):.3g} nats/char (means)")
+    return judged(claim, paper, ours, ct.mechanism(bind, free), shown(d))
+
+
+def _sweep_runs(directory: str) -> dict[tuple[str, int], dict[int, float]]:
+    """{(head, d): {seed: test cross-entropy}} of results/dsweep's runs."""
+    out: dict[tuple[str, int], dict[int, float]] = {}
+    if not os.path.isdir(directory):
+        return out
+    for name in os.listdir(directory):
+        m = re.fullmatch(r"(\w+?)_emsize(\d+)_s(\d+)", name)
+        final = read_final(os.path.join(directory, name, "final.json"), "wordlm") if m else None
+        if final and section(final).get("test_ppl"):
+            out.setdefault((m.group(1), int(m.group(2))), {})[int(m.group(3))] = \
+                math.log(float(section(final)["test_ppl"]))
+    return out
+
+
+def _slope(points: list[tuple[float, float]]) -> ct.Verdict:
+    """OLS slope of gap against log2(d), its 95% t interval (n - 2 df) and two-sided p, oriented
+    so that > 0 means the gap grows as d shrinks."""
+    from scipy import stats
+    xs, ys = [math.log2(x) for x, _ in points], [y for _, y in points]
+    fit = stats.linregress(xs, ys)
+    half = stats.t.ppf(0.975, len(xs) - 2) * fit.stderr
+    b = -fit.slope
+    v = "reproduced" if fit.pvalue < ct.ALPHA and b - half > 0 else (
+        "contradicted" if fit.pvalue < ct.ALPHA and b + half < 0 else "not significant")
+    return ct.Verdict("OLS slope of the gap vs log2(d), 95% CI", v, len(xs), b,
+                      (b - half, b + half), float(fit.pvalue))
+
+
+def sweep_row(results: str) -> Row:
+    claim = "softmax's gap to sigsoftmax grows as d shrinks (the bottleneck's cost; dsweep), in " \
+            "test cross-entropy"
+    d = os.path.join(results, "dsweep")
+    runs = _sweep_runs(d)
+    points, cells, worst = [], [], None
+    for dim in sorted({k[1] for k in runs}):
+        seeds, soft, sig = pairs(runs.get(("softmax", dim), {}), runs.get(("sigsoftmax", dim), {}))
+        gaps = [a - b for a, b in zip(soft, sig)]
+        points += [(dim, g) for g in gaps]
+        if gaps:
+            cells.append(f"d {dim}: {statistics.median(gaps):.3g}")
+        for s, g in zip(seeds, gaps):
+            if worst is None or abs(g) > abs(worst[2]):
+                worst = (dim, s, g)
+    if len(points) < 3:
+        return not_attempted(claim, "Theorem 2 (no figure)", "the dsweep profile has not been "
+                             "run: `make reproduce PROFILE=dsweep`, ~2.2 h")
+    v = _slope(points)
+    ours = "PTB, the cpu profile's model at d = emsize in {25, 50, 100, 200}: median gap " + \
+        ", ".join(cells) + " nats"
+    if worst is not None:
+        rest = _slope([p for p in points if p != (worst[0], worst[2])])
+        ours += (f"; the largest gap is one run (d {worst[0]}, seed {worst[1]}: {worst[2]:.3g}); "
+                 f"without it the slope is {rest.effect:.3g} [{rest.ci[0]:.3g}, {rest.ci[1]:.3g}]"
+                 f" (p {rest.p:.2g}), a sensitivity check, not the verdict")
+    return judged(claim, "Theorem 2 (no figure)", ours, v, shown(d))
+
+
+def sections_rows(results: str) -> list[Row]:
+    return [mechanism_row(results), char_tie_row(results), sweep_row(results)]
+
