@@ -1,7 +1,8 @@
 """Which source a result was made from: the commit, and whether the tree had changes.
 
 A result is reproducible only from a clean commit. The pipeline's own outputs (results/, the
-README block `make readme` fills) do not count as changes; every other tracked file does.
+blocks `make readme` fills in README.md and docs/reproducing.md) do not count as changes; every
+other tracked file does.
 reproduce.py refuses to write tables from a changed tree unless --allow-dirty, and then every
 table says so (summary.profile_header); every finished stage records the commit in the run's
 stages.json, so a run made at another commit than its tables is visible.
@@ -14,7 +15,7 @@ import os
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OWN_OUTPUTS = ("results", "README.md")  # written by the pipeline itself
+OWN_OUTPUTS = ("results", "README.md", "docs/reproducing.md")  # written by the pipeline itself
 
 
 @dataclasses.dataclass(frozen=True)

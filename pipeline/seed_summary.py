@@ -40,7 +40,9 @@ def _nplm_setting(c: dict, threads: int) -> str:
             f"{c.get('emsize')}, {c.get('layers')} x {c.get('hidden')} ReLU (d = "
             f"{c.get('hidden')}), plain SGD lr {c.get('lr')} (x {c.get('lr_decay')} after an "
             f"epoch that is not the best), batch {c.get('batch_size')}, {c.get('epochs')} "
-            f"epochs, train tokens {c.get('train_tokens') or 'all'}, dump rows "
+            f"epochs, train tokens {c.get('train_tokens') or 'all'}"
+            + (f", a {c['classes']}-class task (the next word among the {c['classes']} most "
+               "frequent)" if c.get("classes") else "") + ", dump rows "
             f"{c.get('dump_rows') or 'all'}, {threads} threads.")
 
 
@@ -117,7 +119,7 @@ _GENERIC_METRICS = ("valid_loss", "valid_ppl", "test_loss", "test_ppl", "test_bp
 
 
 def _generic_table(w, heads, by_head, final) -> None:
-    metrics = [m for m in _GENERIC_METRICS if any(m in final[id(r)] for r in
+    metrics = [m for m in _GENERIC_METRICS if any(final[id(r)].get(m) is not None for r in
                                                    (r for h in heads for r in by_head[h]))]
     w("## Test metrics\n")
     w("What each run's final.json records (mean ± sample std over seeds where there are "
@@ -126,7 +128,8 @@ def _generic_table(w, heads, by_head, final) -> None:
     w("|---|---|" + "---|" * len(metrics))
     for h in heads:
         rs = by_head[h]
-        cells = [mean_std([final[id(r)][m] for r in rs if m in final[id(r)]]) for m in metrics]
+        cells = [mean_std([final[id(r)][m] for r in rs if final[id(r)].get(m) is not None])
+                 for m in metrics]
         w(f"| {h} | {len(rs)} | " + " | ".join(cells) + " |")
 
 
@@ -175,9 +178,18 @@ def _write(profile, runs, global_timings: dict, setting: Callable, table: Callab
     return write_markdown(os.path.join(profile.out, "summary.md"), out)
 
 
+def _nplm_or_classes_table(w, heads, by_head, final) -> None:
+    """Table 5's perplexities for the LM; for a C-class task (classes > 0: the sparse profile)
+    the generic table, whose test_error_pct is the task's measure."""
+    if any((final[id(r)] or {}).get("classes") for h in heads for r in by_head[h]):
+        _generic_table(w, heads, by_head, final)
+    else:
+        _nplm_table(w, heads, by_head, final)
+
+
 def write_nplm_summary(profile, runs, global_timings: dict) -> str:
     """summary.md of a train_nplm profile (trainer_kinds.py: nplm's report)."""
-    return _write(profile, runs, global_timings, _nplm_setting, _nplm_table)
+    return _write(profile, runs, global_timings, _nplm_setting, _nplm_or_classes_table)
 
 
 def write_charlm_summary(profile, runs, global_timings: dict) -> str:

@@ -82,8 +82,8 @@ def main():
     check(int(cpu.epoch_ranks.get("rows", 0)) > 0, "cpu: rank during training is on")
     # The wall time on 2 cores: the run time over the runs side by side (reproduce.lanes), from
     # the stage medians of the three-seed run at cb73296 (2h19m29s measured end to end). The
-    # 90 minutes asked for were not reached (README, "Seeds and time"); this guards against the
-    # profile growing past the measured time, not fewer seeds.
+    # 90 minutes asked for were not reached (docs/reproducing.md, "Seeds and time"); this guards
+    # against the profile growing past the measured time, not fewer seeds.
     from reproduce import lanes
     threads, jobs = lanes(cpu.threads, cpu.jobs, 2, len(cpu.runs()))
     est = estimate_seconds(cpu) / jobs

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """pipeline/provenance.py and the driver's refusal of a changed tree, in a throwaway git
 repository holding a copy of pipeline/ and trainers/configs/: a clean commit is clean; changes
-under results/ or to README.md (the pipeline's own outputs) do not count; a changed source file
-does. reproduce.py then refuses (exit 2, one line naming the file and --allow-dirty, no output
-directory created) before any training; --allow-dirty goes on, and the tables say so; a stage
+under results/, to README.md or to docs/reproducing.md (the pipeline's own outputs: the blocks
+`make readme` fills) do not count; a changed source file does. reproduce.py then refuses
+(exit 2, one line naming the file and --allow-dirty, no output directory created) before any training; --allow-dirty goes on, and the tables say so; a stage
 whose binary crashes is reported with the signal's name and the binary's last line. Which
 commit made each run is counted from stages.json."""
 
@@ -23,7 +23,8 @@ with tempfile.TemporaryDirectory() as tmp:
     shutil.copytree(os.path.join(ROOT, "trainers", "configs"),
                     os.path.join(repo, "trainers", "configs"))
     os.makedirs(os.path.join(repo, "results"))
-    for name in ("results/table.md", "README.md"):
+    os.makedirs(os.path.join(repo, "docs"))
+    for name in ("results/table.md", "README.md", "docs/reproducing.md"):
         with open(os.path.join(repo, name), "w") as f:
             f.write("committed\n")
 
@@ -44,11 +45,12 @@ with tempfile.TemporaryDirectory() as tmp:
                                          capture_output=True, text=True, check=True).stdout)
 
     check(state() == [commit, [], commit], f"a clean commit: {state()}")
-    for name in ("results/table.md", "README.md"):
+    for name in ("results/table.md", "README.md", "docs/reproducing.md"):
         with open(os.path.join(repo, name), "a") as f:
             f.write("written by the pipeline\n")
     check(state() == [commit, [], commit],
-          "changes to results/ and README.md (the pipeline's outputs) do not make it dirty")
+          "changes to results/, README.md and docs/reproducing.md (the pipeline's outputs) do not "
+          "make it dirty")
     with open(os.path.join(repo, "pipeline", "summary.py"), "a") as f:
         f.write("# an uncommitted change\n")
     s = state()

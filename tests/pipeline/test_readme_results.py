@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""pipeline/readme_results.py: the README's results block is results/<profile>/summary.md as
-written (so no number in the README is copied by hand), and the copy rules on a fabricated pair:
-headings two levels down, title dropped, file paths from the top of the tree, a stale block
-detected by --check, a README without markers refused."""
+"""pipeline/readme_results.py: the cpu results block of docs/reproducing.md is
+results/cpu/summary.md as written, and README.md's claims block results/claims.md (so no number
+in either is copied by hand); the copy rules on a fabricated pair: headings two levels down,
+title dropped, file paths from the top of the tree (from docs/, one level up), links to the
+summary's own headings kept, a stale block detected by --check, a file without markers refused."""
 
 import os
 import subprocess
@@ -18,9 +19,26 @@ def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["/usr/bin/python3", SCRIPT, *args], text=True, capture_output=True)
 
 
-# The committed README shows the committed results/cpu/summary.md.
+sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+import readme_results  # noqa: E402
+
+# The committed guide shows the committed results/cpu/summary.md, the README results/claims.md.
 r = run("--check")
-check(r.returncode == 0, f"README.md's cpu block equals results/cpu/summary.md ({r.stderr.strip()})")
+check(r.returncode == 0 and "docs/reproducing.md" in r.stdout,
+      f"docs/reproducing.md's cpu block equals results/cpu/summary.md ({r.stderr.strip()})")
+r = run("--claims", "--check")
+check(r.returncode == 0 and "README.md" in r.stdout,
+      f"README.md's claims block equals results/claims.md ({r.stderr.strip()})")
+check(readme_results.default_target("cpu") == os.path.join(ROOT, "docs", "reproducing.md")
+      and readme_results.default_target(readme_results.CLAIMS) == os.path.join(ROOT, "README.md"),
+      "a profile's block lives in docs/reproducing.md, the claims block in README.md")
+check(readme_results.to_root_of(os.path.join(ROOT, "docs", "reproducing.md")) == "../"
+      and readme_results.to_root_of(os.path.join(ROOT, "README.md")) == "",
+      "links from docs/ go one level up to the top of the tree")
+block = readme_results.block_from_summary(
+    "# T\n\nsee [Ranks](#ranks) and ![sv](singular_values.png)\n\n## Ranks\n", "x", "../")
+check("](#ranks)" in block and "](../results/x/singular_values.png)" in block,
+      f"from docs/: the summary's own anchors kept, its files one level up ({block!r})")
 
 with tempfile.TemporaryDirectory() as tmp:
     summary = os.path.join(tmp, "summary.md")

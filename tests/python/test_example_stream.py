@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""python/examples/lstm_stream.py, the README's worked example: a PyTorch LSTM LM trained for 200
-steps, its log-probs over 20000 tokens analysed by the streaming call in two passes, give the
-rank, verdict and certificate of the dumped array analysed the ordinary way, and sigma_max to
-1e-12 relative (the same float32 rows, accumulated in the same blocks: any difference would be
-the order of a float64 sum, below 1e-12 at this size).
+"""python/examples/lstm_stream.py, the worked example of docs/python.md: a PyTorch LSTM LM
+trained for 200 steps, its log-probs over 20000 tokens analysed by the streaming call in two
+passes, give the rank, verdict and certificate of the dumped array analysed the ordinary way,
+and sigma_max to 1e-12 relative (the same float32 rows, accumulated in the same blocks: any
+difference would be the order of a float64 sum, below 1e-12 at this size).
 
   test_example_stream.py BUILD_DIR"""
 import json

@@ -2,7 +2,8 @@
 """`pip install --no-build-isolation ./python` into a fresh `python3 -m venv --system-site-packages`
 (numpy and torch from Debian), offline (--no-index): the package builds with the project's CMake,
 installs into the venv, and `import sbrank` then works from a directory outside the repository,
-analysing a matrix to the rank Theorem 2 gives. The README's one command is the one run here."""
+analysing a matrix to the rank Theorem 2 gives. The commands of docs/python.md, "Installing",
+are the ones run here."""
 import os
 import shutil
 import subprocess

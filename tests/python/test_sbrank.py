@@ -3,7 +3,7 @@
 matrices written by numpy: the same fields on the same matrix (from an array, a Fortran-order view,
 a memmap and a path), no numpy-level copy of the array, the GIL released while it computes, the
 CLI's one-line message as ValueError (the sbrank class of its kind: FormatError, InputError,
-OptionError, with the file or the option), and the README's PyTorch example.
+OptionError, with the file or the option), and the PyTorch example of docs/python.md.
 
   test_sbrank.py BUILD_DIR"""
 import json
@@ -166,7 +166,7 @@ with tempfile.TemporaryDirectory() as tmp:
           "out.h5: the disk is full" and sbrank.WriteError("x", "out.h5").filename == "out.h5",
           "sbrank.WriteError: an OSError whose str() is its line and .filename its output")
 
-    # The README's example for a PyTorch user.
+    # docs/python.md's example for a PyTorch user.
     import torch  # noqa: E402
     logits = torch.randn(500, 12, dtype=torch.float64) @ torch.randn(12, 300, dtype=torch.float64)
     r = sbrank.analyse(torch.log_softmax(logits, -1).numpy(), head="softmax", d=12, bias=0)

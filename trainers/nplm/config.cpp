@@ -22,7 +22,12 @@ const runkit::ConfigTable<NplmConfig>& key_table() {
            {
                key("head", &C::head,
                    "output head: softmax, softmax_abs, spherical[:eps=..], taylor, sigsoftmax, "
-                   "sigmoid, relu"),
+                   "sigmoid, relu; sparse:k=.. with classes > 0"),
+               key("classes", &C::classes,
+                   "0 = the LM over every word; C > 0 = a C-class task: the rows whose next "
+                   "word is among the C most frequent training words, that word the label "
+                   "(the sparse-softmax control; test error reported)",
+                   at_least(0)),
                key("context", &C::context, "words of context (paper: 6)", at_least(1)),
                key("emsize", &C::emsize, "word embedding size (paper: 250)", at_least(1)),
                key("layers", &C::layers, "ReLU hidden layers", at_least(1)),
@@ -54,9 +59,19 @@ const runkit::ConfigTable<NplmConfig>& key_table() {
 
 void validate(const NplmConfig& c) {
   key_table().check_ranges(c);
-  const HeadSpec spec = runkit::single_finite_head(
-      c.head, "train_nplm",
-      "train_nplm --describe lists them; the adaptive heads train in train_wordlm");
+  // Sparse top-k gives log 0 to the words outside its top k: no perplexity, so only as a
+  // classifier (classes > 0), judged by its error as Sun et al. 2021 judge it.
+  const HeadSpec parsed = parse_head_setting(c.head);
+  if (parsed.kind == HeadKind::sparse && c.classes == 0)
+    throw InputError::described("", "head",
+                                "head = \"" + c.head +
+                                    "\": sparse needs classes > 0 (a classifier: its log 0 "
+                                    "outside the top k has no perplexity)");
+  const HeadSpec spec = parsed.kind == HeadKind::sparse
+                            ? parsed
+                            : runkit::single_finite_head(c.head, "train_nplm",
+                                                         "train_nplm --describe lists them; the "
+                                                         "adaptive heads train in train_wordlm");
   if (spec.kind == HeadKind::sigsoftmax && spec.learnable_bias)
     throw InputError::described("", "head",
                                 "head = \"" + c.head + "\": sigsoftmax:b=1 is not supported here");

@@ -21,7 +21,8 @@ struct NplmConfig {
   int64_t valid_tokens = 0;     // same for validation
   int64_t test_tokens = 0;      // same for test
   // model
-  std::string head = "softmax";  // output head (registry spelling); no mixtures, no sparse
+  std::string head = "softmax";  // output head (registry spelling); no mixtures; sparse: classes
+  int64_t classes = 0;           // 0 = the LM; C = predict only the C most frequent words
   int64_t context = 6;           // words of context (paper: 6)
   int64_t emsize = 250;          // word embedding size (paper: 250)
   int64_t layers = 2;            // ReLU hidden layers (paper: 2 for softmax, 3 for spherical)

@@ -8,12 +8,12 @@
 namespace sb::nplm {
 
 NplmImpl::NplmImpl(const NplmOptions& o, const torch::Tensor& unigram_p) : options(o) {
-  const int64_t M = o.vocab_size();
-  // internal: NplmTrainer passes heads::unigram(train, M), an (M) distribution.
+  const int64_t M = o.M();
+  // internal: NplmTrainer passes the unigram distribution of the targets, an (M) vector.
   if (unigram_p.dim() != 1 || unigram_p.size(0) != M)
     throw std::logic_error("Nplm: the unigram distribution must be (" + std::to_string(M) +
                            "), got " + c10::str(unigram_p.sizes()));
-  embedding = register_module("embedding", torch::nn::Embedding(M, o.emsize()));
+  embedding = register_module("embedding", torch::nn::Embedding(o.vocab_size(), o.emsize()));
   int64_t in = o.context() * o.emsize();
   for (int64_t l = 0; l < o.layers(); ++l) {
     auto layer = register_module("hidden" + std::to_string(l), torch::nn::Linear(in, o.hidden()));
@@ -29,7 +29,9 @@ NplmImpl::NplmImpl(const NplmOptions& o, const torch::Tensor& unigram_p) : optio
     // de Brebisson & Vincent 2016, sec. 4: zero output weights, bias = the prior frequencies.
     torch::NoGradGuard no_grad;
     decoder->weight.zero_();
-    decoder->bias.copy_(heads::unigram_bias(o.head(), unigram_p).to(torch::kFloat));
+    // Sparse top-k: softmax's bias log p, so the top k of the prior start as its support.
+    const HeadSpec prior = o.head().kind == HeadKind::sparse ? HeadSpec{} : o.head();
+    decoder->bias.copy_(heads::unigram_bias(prior, unigram_p).to(torch::kFloat));
   }
   head = register_module(
       "head", heads::OutputHead(heads::OutputHeadOptions(o.head(), o.hidden(), o.hidden())));

@@ -24,6 +24,11 @@ struct NplmOptions {
   TORCH_ARG(int64_t, emsize) = 250;
   TORCH_ARG(int64_t, layers) = 2;
   TORCH_ARG(int64_t, hidden) = 809;
+  /// M, the decoder's outputs: 0 = vocab_size (the LM); C for the `classes` task.
+  TORCH_ARG(int64_t, outputs) = 0;
+
+ public:
+  int64_t M() const { return outputs_ > 0 ? outputs_ : vocab_size_; }
 };
 
 class NplmImpl : public torch::nn::Module {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 
 #include "common/errors.h"
@@ -40,6 +41,20 @@ double mean_nll(Nplm& model, const Contexts& data, int64_t batch,
   return total / static_cast<double>(T);
 }
 
+double error_pct(Nplm& model, const Contexts& data, int64_t batch) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const int64_t T = data.targets.size(0);
+  int64_t wrong = 0;
+  for (int64_t begin = 0; begin < T; begin += batch) {
+    const int64_t end = std::min(T, begin + batch);
+    const auto lp = model->log_probs(data.inputs.slice(/*dim=*/0, begin, end));  // (n, M)
+    wrong +=
+        lp.argmax(/*dim=*/1).ne(data.targets.slice(/*dim=*/0, begin, end)).sum().item<int64_t>();
+  }
+  return 100.0 * static_cast<double>(wrong) / static_cast<double>(std::max<int64_t>(1, T));
+}
+
 NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run_dir)
     : ConfiguredTrainer(descriptor(), std::move(config), std::move(run_dir)),
       corpus_(std::move(corpus)) {
@@ -54,14 +69,26 @@ NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run
   train_ = make_contexts(corpus_.train, config_.context, eos);
   valid_ = make_contexts(corpus_.valid, config_.context, eos);
   test_ = make_contexts(corpus_.test, config_.context, eos);
+  int64_t M = corpus_.vocab.size();
+  std::vector<int64_t> targets = corpus_.train;  // what the untrained model's prior is over
+  if (config_.classes > 0) {
+    classes_ = top_classes(corpus_.train, M, config_.classes);
+    train_ = restrict_to_classes(train_, classes_);
+    valid_ = restrict_to_classes(valid_, classes_);
+    test_ = restrict_to_classes(test_, classes_);
+    M = config_.classes;
+    targets.assign(train_.targets.data_ptr<int64_t>(),
+                   train_.targets.data_ptr<int64_t>() + train_.targets.size(0));
+  }
   const auto head = HeadSpec::parse(config_.head);
-  check_head_fits(head, corpus_.vocab.size(), "words of the vocabulary");
+  check_head_fits(head, M, config_.classes > 0 ? "classes" : "words of the vocabulary");
   model = Nplm(NplmOptions(corpus_.vocab.size(), head)
                    .context(config_.context)
                    .emsize(config_.emsize)
                    .layers(config_.layers)
-                   .hidden(config_.hidden),
-               heads::unigram(corpus_.train, corpus_.vocab.size()));
+                   .hidden(config_.hidden)
+                   .outputs(config_.classes),
+               heads::unigram(targets, M));
   optimizer_ = std::make_unique<torch::optim::SGD>(model->parameters(),
                                                    torch::optim::SGDOptions(config_.lr));
 }
@@ -123,14 +150,25 @@ void NplmTrainer::finish() {
   runkit::load_weights(path("best.pt"), *model);
   result_.valid_loss = mean_nll(model, valid_, 1000, runkit::timed_progress("valid"));
   result_.test_loss = mean_nll(model, test_, 1000, runkit::timed_progress("test"));
-  std::printf("| best model %s | valid ppl %9.2f | test ppl %9.2f\n", path("best.pt").c_str(),
-              std::exp(result_.valid_loss), std::exp(result_.test_loss));
+  result_.valid_error_pct = error_pct(model, valid_);
+  result_.test_error_pct = error_pct(model, test_);
+  // Sparse top-k's loss (eq. 5) is no likelihood: no perplexity for it.
+  const bool has_ppl = model->options.head().kind != HeadKind::sparse;
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  std::printf("| best model %s | valid ppl %9.2f | test ppl %9.2f | test error %.2f%%\n",
+              path("best.pt").c_str(), has_ppl ? std::exp(result_.valid_loss) : none,
+              has_ppl ? std::exp(result_.test_loss) : none, result_.test_error_pct);
   // The dump: the first dump_rows test tokens (0 = all), each from its 6-word context.
   const int64_t T = test_.targets.size(0);
   const int64_t rows = config_.dump_rows > 0 ? std::min(T, config_.dump_rows) : T;
+  std::vector<std::string> words = corpus_.vocab.words();
+  if (config_.classes > 0) {
+    words.clear();
+    for (const auto w : classes_.words) words.push_back(corpus_.vocab.word(w));
+  }
   const auto header = contract::make_header(
-      model->options.head().to_string(), model->d(), /*bias=*/true, corpus_.vocab.size(), rows,
-      {config_.dataset, "test", config_.seed, table_.to_toml(config_), corpus_.vocab.words()});
+      model->options.head().to_string(), model->d(), /*bias=*/true, model->options.M(), rows,
+      {config_.dataset, "test", config_.seed, table_.to_toml(config_), words});
   {
     torch::NoGradGuard no_grad;
     model->eval();
@@ -155,10 +193,15 @@ void NplmTrainer::finish() {
                {"valid_loss", result_.valid_loss},
                {"dump", path("logprobs.h5")},
                {"dump_rows", rows},
-               {"dump_ppl", result_.dump_ppl}},
-              {{"valid_ppl", std::exp(result_.valid_loss)},
+               {"dump_ppl", std::isfinite(result_.dump_ppl) ? nlohmann::json(result_.dump_ppl)
+                                                            : nlohmann::json(nullptr)}},
+              {{"valid_ppl", has_ppl ? nlohmann::json(std::exp(result_.valid_loss)) : nullptr},
                {"test_loss", result_.test_loss},
-               {"test_ppl", std::exp(result_.test_loss)},
+               {"test_ppl", has_ppl ? nlohmann::json(std::exp(result_.test_loss)) : nullptr},
+               {"valid_error_pct", result_.valid_error_pct},
+               {"test_error_pct", result_.test_error_pct},
+               {"classes", config_.classes},
+               {"test_rows", test_.targets.size(0)},
                {"d", model->d()},
                {"epochs", state_.epoch - 1}});
 }

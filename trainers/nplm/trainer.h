@@ -26,6 +26,7 @@ struct NplmResult {
   double valid_loss = 0, test_loss = 0;  ///< mean NLL of best.pt over every valid / test token
   double dump_ppl = 0;                   ///< the ppl attribute of logprobs.h5
   int64_t dump_rows = 0;
+  double valid_error_pct = 0, test_error_pct = 0;  ///< top-1 error of best.pt
 };
 
 class NplmTrainer : public runkit::ConfiguredTrainer<NplmConfig, Nplm> {
@@ -43,6 +44,7 @@ class NplmTrainer : public runkit::ConfiguredTrainer<NplmConfig, Nplm> {
   void finish() override;
 
   data::Corpus corpus_;
+  Classes classes_;  ///< classes > 0 only: the C most frequent training words
   Contexts train_, valid_, test_;
   NplmResult result_;
 };
@@ -55,8 +57,12 @@ int train(const NplmConfig& config, const runkit::TrainerRun& run);
 /// itself instead of including this header, so that it compiles without LibTorch.
 int cli_main(int argc, char** argv);
 
-/// Mean NLL of the model over every row of `data`, in batches, no gradients, eval mode.
+/// Mean training loss of the head (the NLL; sparse top-k: Sun et al.'s eq. 5) over every row of
+/// `data`, in batches, no gradients, eval mode.
 double mean_nll(Nplm& model, const Contexts& data, int64_t batch = 1000,
                 const runkit::ProgressFn& progress = {});
+
+/// Top-1 error in percent: the rows whose largest log-probability is not their target.
+double error_pct(Nplm& model, const Contexts& data, int64_t batch = 1000);
 
 }  // namespace sb::nplm

@@ -160,6 +160,57 @@ TEST_CASE("train_nplm: a tiny model on 100k PTB tokens beats the unigram model i
   check_beats_word_unigram(ppl, unigram_ppl);
 }
 
+TEST_CASE("nplm classes: the C most frequent words, ties by id, and only their rows relabelled") {
+  // ids 0..4 with counts 1, 3, 3, 0, 2: by count, ties by the smaller id: 1, 2, 4, 0.
+  const std::vector<int64_t> train{0, 1, 1, 1, 2, 2, 2, 4, 4};
+  const auto c = top_classes(train, 5, 3);
+  CHECK(c.words == std::vector<int64_t>{1, 2, 4});
+  CHECK(c.class_of == std::vector<int64_t>{-1, 0, 1, -1, 2});
+  CHECK_THROWS_WITH(top_classes(train, 5, 5), Catch::Contains("expected 1 .. 4"));
+  // Contexts of [3, 4, 0, 2] (n = 2, pad 3): targets 3, 4, 0, 2 -> rows 1 and 3 kept as 2, 1.
+  const auto ctx = make_contexts({3, 4, 0, 2}, 2, 3);
+  const auto kept = restrict_to_classes(ctx, c);
+  REQUIRE(kept.targets.size(0) == 2);
+  CHECK(row(kept.targets.view({-1, 1}), 0) == std::vector<int64_t>{2});
+  CHECK(row(kept.targets.view({-1, 1}), 1) == std::vector<int64_t>{1});
+  CHECK(row(kept.inputs, 0) == row(ctx.inputs, 1));
+  CHECK(row(kept.inputs, 1) == row(ctx.inputs, 3));
+}
+
+TEST_CASE("train_nplm --classes: a C-class task trains sparse top-k and reports its error") {
+  const TempDir base("nplm_classes");
+  SB_OR_SKIP(corpus, ptb_slice(60000, 5000, 3000));
+  auto config = tiny_config(base / "x");
+  config.head = "sparse:k=5";
+  config.classes = 0;
+  CHECK_THROWS_WITH(validate(config), Catch::Contains("sparse needs classes > 0"));
+  for (const std::string head : {"softmax", "sparse:k=5"}) {
+    auto c = tiny_config(base / head);
+    c.head = head;
+    c.classes = 20;
+    c.lr = 1.0;
+    validate(c);
+    NplmTrainer trainer(c, corpus, (base / head).string());
+    REQUIRE(trainer.run() == runkit::kFinished);
+    const auto final = read_json(base / head / "final.json")["nplm"];
+    const double error = final["test_error_pct"].get<double>();
+    // Independent reference: always answering the most frequent class (class 0) is wrong on
+    // every test row whose label is not 0.
+    const auto eos = corpus.vocab.find(data::kEos);
+    const auto test = restrict_to_classes(make_contexts(corpus.test, c.context, eos),
+                                          top_classes(corpus.train, corpus.vocab.size(), 20));
+    const double majority =
+        100.0 * test.targets.ne(0).sum().item<double>() / static_cast<double>(test.targets.size(0));
+    INFO(head << ": error " << error << "%, majority class " << majority << "%");
+    CHECK(final["classes"].get<int64_t>() == 20);
+    CHECK(final["test_rows"].get<int64_t>() == test.targets.size(0));
+    CHECK(error < majority);
+    CHECK(final["test_ppl"].is_null() == (head != "softmax"));
+    const contract::LogProbReader reader((base / head / "logprobs.h5").string());
+    CHECK(reader.cols() == 20);
+  }
+}
+
 TEST_CASE("train_nplm: interrupted mid-epoch and resumed equals uninterrupted, bit for bit") {
   const TempDir base("nplm_resume");
   SB_OR_SKIP(corpus, ptb_slice(5000, 1000, 300));
