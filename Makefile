@@ -66,9 +66,10 @@ help:
 	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~2h20m, smoke, paper = plan only,"
 	@echo "                classify = every head on Fashion-MNIST, ~45 min: no PTB needed)"
-	@echo "                JOBS=n: n runs at a time, each with the profile's threads (0 = cores // threads)"
+	@echo "                LANES=n: n runs at a time, each with the profile's threads (default: the profile's"
+	@echo "                jobs; 0 = cores // threads); JOBS=n is the build's parallelism only"
 	@echo "                SCHEDULER=slurm [PARTITION=p ACCOUNT=a WAIT=1]: submit it to Slurm; add -n for the job graph"
-	@echo "make readme     copy results/$(PROFILE)/summary.md and results/claims.md into README.md"
+	@echo "make readme     copy results/$(PROFILE)/summary.md into docs/reproducing.md, results/claims.md into README.md"
 	@echo "make fit        the heads fitted to the PTB bigram matrix to convergence: KL and rank against d (~30 min)"
 	@echo "make claims     the claims table (verdicts computed from the results) into results/claims.md and README.md"
 	@echo "make format     clang-format every C++ source"
@@ -294,19 +295,20 @@ plots: build
 # SCHEDULER=slurm submits the stages to a Slurm cluster instead (PARTITION, ACCOUNT: override the
 # profile's; WAIT=1: follow the jobs and report the failed ones). `make -n reproduce ...` (or
 # --dry-run, or DRY_RUN=1) builds nothing and prints the plan, or with SCHEDULER=slurm the sbatch
-# scripts and the job graph, without submitting. JOBS=n: n runs at a time (the profile's `jobs`
-# otherwise; 0 = cores // threads).
+# scripts and the job graph, without submitting. LANES=n: n runs at a time (the profile's `jobs`
+# otherwise; 0 = cores // threads). JOBS is the build's parallelism (cmake -j, ctest -j), never
+# the driver's: a profile of two-thread runs keeps its one lane on two cores.
 PROFILE ?= cpu
 SCHEDULER ?= local
 PARTITION ?=
 ACCOUNT ?=
 WAIT ?=
-JOBS ?=
+LANES ?=
 DRY_RUN ?=
 MAKE_DRY_RUN := $(if $(findstring n,$(firstword -$(MAKEFLAGS))),1)
 REPRODUCE_ARGS = --profile $(PROFILE) --build $(BUILD_DIR) --scheduler $(SCHEDULER) \
   $(if $(PARTITION),--partition $(PARTITION)) $(if $(ACCOUNT),--account $(ACCOUNT)) \
-  $(if $(WAIT),--wait) $(if $(ALLOW_DIRTY),--allow-dirty) $(if $(JOBS),--jobs $(JOBS))
+  $(if $(WAIT),--wait) $(if $(ALLOW_DIRTY),--allow-dirty) $(if $(LANES),--jobs $(LANES))
 ifneq ($(MAKE_DRY_RUN)$(DRY_RUN),)
 reproduce:
 	+@/usr/bin/python3 pipeline/reproduce.py $(REPRODUCE_ARGS) --dry-run
