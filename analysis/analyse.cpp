@@ -497,9 +497,9 @@ InputChoice describe_input(contract::RankResult& res, const AnalysisPlan& plan,
   char text[200];
   if (checked.normalised())
     std::snprintf(text, sizeof text,
-                  "every row's logsumexp is within 1e-3 of 0 (at most %.2g): read as "
+                  "every row's logsumexp is within %.2g of 0 (at most %.2g): read as "
                   "log-probabilities",
-                  checked.max_abs_logsumexp());
+                  checked.tolerance(), checked.max_abs_logsumexp());
   else
     std::snprintf(text, sizeof text, "row %lld's logsumexp is %.4g, not 0: read as logits",
                   static_cast<long long>(checked.first_bad_row()), checked.first_bad_logsumexp());
@@ -561,7 +561,8 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   const auto start = std::chrono::steady_clock::now();
   // Every row's logsumexp as it streams past: declared log-probabilities must normalise, and
   // a file that says nothing is taken for log-probabilities when every row does (input_kind.h).
-  NormalisationCheck checked(src, plan.input == InputKind::logprobs, plan.input_by);
+  NormalisationCheck checked(src, plan.input == InputKind::logprobs, plan.input_by,
+                             normalised_tolerance(plan.eps));
   const MatrixSource* source = &checked;
   // Several processes (collective.h): this one streams its share of the rows.
   const Collective* coll = options.collective;
@@ -588,6 +589,7 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   if (plan.method == SvdMethod::gram) res.gram = plan.row_gram ? "rows" : "columns";
   const InputChoice input = describe_input(res, plan, checked);
   solve(res, st, plan, options, rank_bound(plan.header, input.kind), rows, cols);
+  limit_by_precision(res.report, res.singular_values);
   res.timing = st.timing;
   const auto blas = blas::blas_info();
   res.blas_threads = blas.threads;

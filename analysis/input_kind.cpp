@@ -41,8 +41,11 @@ std::string declared_by(const MatrixSource& source, const std::string& option) {
 }
 
 NormalisationCheck::NormalisationCheck(const MatrixSource& inner, bool must_normalise,
-                                       std::string declared_by)
-    : ForwardingSource(inner), must_normalise_(must_normalise), declared_by_(std::move(declared_by)) {}
+                                       std::string declared_by, double tolerance)
+    : ForwardingSource(inner),
+      must_normalise_(must_normalise),
+      declared_by_(std::move(declared_by)),
+      tolerance_(tolerance) {}
 
 namespace {
 
@@ -93,7 +96,7 @@ void NormalisationCheck::check(const T* rows, int64_t begin, int64_t count) cons
     checked_ = r + 1;
     if (std::isnan(value)) continue;  // the non-finite scan refuses the file
     max_abs_lse_ = std::max(max_abs_lse_, std::abs(value));
-    if (std::abs(value) <= kNormalisedTolerance || first_bad_row_ >= 0) continue;
+    if (std::abs(value) <= tolerance_ || first_bad_row_ >= 0) continue;
     first_bad_row_ = r;
     first_bad_lse_ = value;
     if (must_normalise_ && !deferred_) fail(r, value);
@@ -101,12 +104,14 @@ void NormalisationCheck::check(const T* rows, int64_t begin, int64_t count) cons
 }
 
 void NormalisationCheck::fail(int64_t row, double lse) const {
-  char text[64];
+  char text[64], tol[32];
   std::snprintf(text, sizeof text, "%.6g", lse);
+  std::snprintf(tol, sizeof tol, "%.2g", tolerance_);
   throw InputError::described(path(), data_name(),
                               path() + ": declared log-probabilities (" + declared_by_ +
                                   "), but row " + std::to_string(row) + " has logsumexp " + text +
-                                  ", not 0 (within 1e-3): the rows are not normalised; for logits "
+                                  ", not 0 (within " + tol +
+                                  "): the rows are not normalised; for logits "
                                   "use --input logits");
 }
 

@@ -17,6 +17,7 @@
 // (|lse| < 1e-3 would need logits normalised to 1e-3 by chance). Rows with non-finite entries
 // are left to the non-finite scan (analyse.h), which refuses them.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,6 +30,13 @@ enum class InputKind { logprobs, logits };
 std::string input_kind_name(InputKind kind);  ///< "logprobs" | "logits"
 
 inline constexpr double kNormalisedTolerance = 1e-3;
+
+/// The tolerance for data stored at a coarser precision than float32 (the eps the analysis uses:
+/// float16 2^-10, bfloat16 2^-7, as sbrank passes it). The same argument as above with u = eps / 2
+/// in place of u32: the sum moves by at most max_i |log p_i| eps / 2 = 15 eps for log p_i down to
+/// -30, so 64 eps holds it with room (bfloat16: 0.5; logits' logsumexp is ~ln M away from 0), and
+/// never less than kNormalisedTolerance.
+inline double normalised_tolerance(double eps) { return std::max(kNormalisedTolerance, 64 * eps); }
 
 /// The bound on the rank of the header's head (common/head_spec.h, head_rank_bound, which derives
 /// it): d + bias for logits, d + 1 + bias for log-probabilities, plus one per tail cluster for
@@ -50,11 +58,13 @@ std::string declared_by(const MatrixSource& source, const std::string& option);
 /// row R has logsumexp X, not 0 (within 1e-3): ...".
 class NormalisationCheck final : public ForwardingSource {
  public:
-  NormalisationCheck(const MatrixSource& inner, bool must_normalise, std::string declared_by);
+  NormalisationCheck(const MatrixSource& inner, bool must_normalise, std::string declared_by,
+                     double tolerance = kNormalisedTolerance);
+  double tolerance() const { return tolerance_; }
   void read_rows(int64_t begin, int64_t count, float* out) const override;
   void read_rows(int64_t begin, int64_t count, double* out) const override;
 
-  /// Every row checked so far normalises (|logsumexp| <= kNormalisedTolerance).
+  /// Every row checked so far normalises (|logsumexp| <= tolerance()).
   bool normalised() const { return first_bad_row_ < 0; }
   int64_t rows_checked() const { return checked_; }
   int64_t first_bad_row() const { return first_bad_row_; }
@@ -76,6 +86,7 @@ class NormalisationCheck final : public ForwardingSource {
   bool must_normalise_;
   bool deferred_ = false;
   std::string declared_by_;
+  double tolerance_ = kNormalisedTolerance;
   // Rows are read by one thread at a time (the overlapped reader hands over through a future).
   mutable int64_t checked_ = 0, first_bad_row_ = -1;
   mutable double first_bad_lse_ = 0, max_abs_lse_ = 0;

@@ -53,4 +53,19 @@ RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_
   return r;
 }
 
+void limit_by_precision(RankReport& r, const std::vector<double>& sigma) {
+  r.precision_limited = false;
+  r.eps_to_resolve = std::numeric_limits<double>::quiet_NaN();
+  if (!r.bound_binding || !r.within_bound || r.rank >= r.bound || r.rank < 0 || !(r.tol > 0))
+    return;
+  const auto next = static_cast<size_t>(r.rank);  // sigma_(rank+1), 0-based
+  const bool known = next < sigma.size();
+  const bool continues = known && sigma[next] >= r.tol / kPrecisionDecade;
+  const bool coarse = r.eps > kFloat32Eps * (1 + 1e-9);
+  if (!continues && !coarse) return;
+  r.precision_limited = true;
+  r.eps_to_resolve =
+      known && sigma[next] > 0 ? std::min(kFloat32Eps, r.eps * sigma[next] / r.tol) : kFloat32Eps;
+}
+
 }  // namespace sb::analysis

@@ -70,6 +70,13 @@ void print_warnings(const contract::RankResult& r) {
         "constrain this matrix (any rank up to full is allowed): verdict bound_not_binding\n",
         r.source.c_str(), static_cast<long long>(p.bound),
         static_cast<long long>(std::min(r.header.M, r.header.T)));
+  if (p.precision_limited)
+    std::printf(
+        "! %s: rank %lld lies below the bound %lld only because tol %.3e (eps %.3g) cuts a "
+        "spectrum that goes on (the next singular value is %.3e): verdict "
+        "unresolved_at_precision; data stored with eps below %.3g (e.g. float32) would decide it\n",
+        r.source.c_str(), static_cast<long long>(p.rank), static_cast<long long>(p.bound), p.tol,
+        p.eps, p.eps_to_resolve * p.tol / p.eps, p.eps_to_resolve);
   if (!p.resolvable)
     std::printf(
         "! %s: method '%s' resolves singular values only down to %.3e (%.1e sigma_max), "

@@ -35,8 +35,17 @@ struct RankReport {
   /// character-level LM with M = 50 symbols and d = 128), every rank up to full is allowed:
   /// within_bound holds trivially and the verdict says bound_not_binding.
   bool bound_binding = true;
+  /// The count lies below the bound because of the data's precision, not its structure (tol cuts
+  /// a spectrum that goes on, or the storage is coarser than float32): at this eps the data
+  /// cannot show whether the matrix stays within the bound (analysis/numerical_rank.h,
+  /// limit_by_precision). The verdict is then unresolved_at_precision, never within_bound.
+  bool precision_limited = false;
+  /// precision_limited: the eps at which tol would fall to sigma_(rank+1) (a dtype with a
+  /// smaller eps, e.g. float32 for float16 data, resolves further); NaN otherwise.
+  double eps_to_resolve = std::numeric_limits<double>::quiet_NaN();
   std::string verdict() const {
     if (!bound_binding) return "bound_not_binding";
+    if (within_bound && precision_limited) return "unresolved_at_precision";
     return within_bound ? "within_bound" : "exceeds_bound";
   }
 

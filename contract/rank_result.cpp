@@ -64,6 +64,8 @@ std::vector<SharedField> shared_fields(const RankResult& res) {
       {{"largest_gap_index", r.largest_gap_index}, /*missing_is_null=*/true},
       {{"verdict", r.verdict()}},
       {{"bound_binding", r.bound_binding}},
+      {{"precision_limited", r.precision_limited}},
+      {{"eps_to_resolve", r.eps_to_resolve}},
       {{"theorem2_bounded", r.theorem2_bounded}},
       {{"resolvable", r.resolvable}},
       {{"resolution", r.resolution}},

@@ -55,7 +55,10 @@ The result is a dict with the fields of `rank_analysis --json`; the ones most re
     tol, eps        tol = 0.5 sqrt(M + T + 1) sigma_max eps, eps of the data's dtype
     sigma_max       the largest singular value
     bound           Theorem 2's bound for the head (d + 1 + bias for log-probabilities)
-    verdict         within_bound | exceeds_bound | bound_not_binding | ...
+    verdict         within_bound | exceeds_bound | bound_not_binding | unresolved_at_precision
+                    (a count below the bound that the data's precision cannot decide: float16 or
+                    bfloat16 data, or tol cutting a spectrum that goes on; eps_to_resolve says
+                    which eps would)
     certified       whether rounding cannot move the count across tol (rank_min == rank_max);
                     when False, the rank is only known to lie in rank_min..rank_max
     rank_min, rank_max  the window the certificate proves

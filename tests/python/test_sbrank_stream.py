@@ -148,6 +148,27 @@ for dtype in (torch.float16, torch.bfloat16):
           r["eps"] == torch.finfo(dtype).eps and r["passes"] >= 1,
           f"{dtype}: block by block, eps {r['eps']:.3g}: rank {r['rank']} as the float32 copy's")
 
+# A full-rank sigsoftmax matrix (T = 4000, M = 2000, d = 64, bias: rank 2000 in float32) held in
+# float16 or bfloat16: NR's tol at their eps swallows all but the rows' mean direction, so the
+# count is 1 "within" the bound 66; the verdict must say the precision cannot decide it, and the
+# rows (normalised to the dtype's rounding) are still read as log-probabilities.
+rng16 = np.random.default_rng(3)
+z16 = rng16.standard_normal((4000, 64)) @ (rng16.standard_normal((64, 2000)) / 8) + \
+    rng16.standard_normal(2000) / 2
+lf16 = z16 - np.logaddexp(0, -z16)  # log(exp(z) sigmoid(z))
+sig16 = (lf16 - np.logaddexp.reduce(lf16, axis=1, keepdims=True)).astype(np.float32)
+facts16 = {"head": "sigsoftmax", "d": 64, "bias": 1}
+full = sbrank.analyse(sig16, method="gram", **facts16)
+check(full["rank"] == 2000 and full["verdict"] == "exceeds_bound",
+      f"float32 sigsoftmax: rank {full['rank']}, {full['verdict']}")
+for dtype in (torch.float16, torch.bfloat16):
+    r = sbrank.analyse(torch.from_numpy(sig16).to(dtype), method="gram", **facts16)
+    check(r["verdict"] == "unresolved_at_precision" and r["rank"] < 66 and
+          r["precision_limited"] and r["eps_to_resolve"] <= torch.finfo(torch.float32).eps and
+          r["input"] == "logprobs" and r["input_from"] == "detected",
+          f"{dtype}: rank {r['rank']} below the bound is {r['verdict']} (never within_bound), "
+          f"read as {r['input']} ({r['input_from']})")
+
 # estimate_d: the model's d read off the stream's spectrum, as off the file's.
 est_file = sbrank.analyse(os.path.join(tmp_keep, "log-probs.npy"), method="gram", estimate_d=True,
                           **facts)["estimate_d"]
