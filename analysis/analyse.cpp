@@ -497,9 +497,9 @@ InputChoice describe_input(contract::RankResult& res, const AnalysisPlan& plan,
   char text[200];
   if (checked.normalised())
     std::snprintf(text, sizeof text,
-                  "every row's logsumexp is within %.2g of 0 (at most %.2g): read as "
+                  "every row's logsumexp is within %s of 0 (at most %.2g): read as "
                   "log-probabilities",
-                  checked.tolerance(), checked.max_abs_logsumexp());
+                  tolerance_text(checked.tolerance()).c_str(), checked.max_abs_logsumexp());
   else
     std::snprintf(text, sizeof text, "row %lld's logsumexp is %.4g, not 0: read as logits",
                   static_cast<long long>(checked.first_bad_row()), checked.first_bad_logsumexp());

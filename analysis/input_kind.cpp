@@ -40,6 +40,13 @@ std::string declared_by(const MatrixSource& source, const std::string& option) {
   return source.declared_input().empty() ? "" : "attribute 'input'";
 }
 
+std::string tolerance_text(double tolerance) {
+  if (tolerance == kNormalisedTolerance) return "1e-3";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", tolerance);
+  return text;
+}
+
 NormalisationCheck::NormalisationCheck(const MatrixSource& inner, bool must_normalise,
                                        std::string declared_by, double tolerance)
     : ForwardingSource(inner),
@@ -104,9 +111,9 @@ void NormalisationCheck::check(const T* rows, int64_t begin, int64_t count) cons
 }
 
 void NormalisationCheck::fail(int64_t row, double lse) const {
-  char text[64], tol[32];
+  char text[64];
   std::snprintf(text, sizeof text, "%.6g", lse);
-  std::snprintf(tol, sizeof tol, "%.2g", tolerance_);
+  const std::string tol = tolerance_text(tolerance_);
   throw InputError::described(path(), data_name(),
                               path() + ": declared log-probabilities (" + declared_by_ +
                                   "), but row " + std::to_string(row) + " has logsumexp " + text +

@@ -37,6 +37,8 @@ inline constexpr double kNormalisedTolerance = 1e-3;
 /// -30, so 64 eps holds it with room (bfloat16: 0.5; logits' logsumexp is ~ln M away from 0), and
 /// never less than kNormalisedTolerance.
 inline double normalised_tolerance(double eps) { return std::max(kNormalisedTolerance, 64 * eps); }
+/// The tolerance as the messages print it: "1e-3" for the float32 one, else two digits.
+std::string tolerance_text(double tolerance);
 
 /// The bound on the rank of the header's head (common/head_spec.h, head_rank_bound, which derives
 /// it): d + bias for logits, d + 1 + bias for log-probabilities, plus one per tail cluster for
