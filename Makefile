@@ -24,7 +24,7 @@ SLURM_PACKAGES := slurmctld slurmd slurm-client munge
 FUZZ_PACKAGES := clang libclang-rt-14-dev cmake ninja-build libhdf5-dev zlib1g-dev libcli11-dev \
   libtomlplusplus-dev
 
-# Another LibTorch than Debian's (e.g. a CUDA build; README, "CUDA builds"), in a fresh BUILD_DIR:
+# Another LibTorch than Debian's (e.g. a CUDA build; docs/clusters-and-gpus.md, "CUDA builds"), in a fresh BUILD_DIR:
 #   TORCH_PREFIX=/path/to/libtorch        an unpacked LibTorch zip from pytorch.org
 #   TORCH_PYTHON=/path/to/venv/bin/python the LibTorch inside that Python's pip torch wheel
 #                                         (torch.utils.cmake_prefix_path; cmake/torch_prefix.sh)
@@ -320,7 +320,7 @@ reproduce: deps
 	@if [ "$(PROFILE)" = cpu ] && [ "$(SCHEDULER)" = local ]; then $(MAKE) --no-print-directory readme; fi
 endif
 
-# README.md's results block = results/$(PROFILE)/summary.md (pipeline/readme_results.py).
+# docs/reproducing.md's results block = results/$(PROFILE)/summary.md (pipeline/readme_results.py).
 readme:
 	/usr/bin/python3 pipeline/readme_results.py --profile $(PROFILE)
 	/usr/bin/python3 pipeline/readme_results.py --claims

@@ -160,7 +160,7 @@ def gpt2():
             print(f"- numpy's default tolerance (sigma_max max(M, T) eps, what "
                   f"`numpy.linalg.matrix_rank` uses) gives rank {numpy_default} on the softmax "
                   f"log-probs: sigma_max is the direction of the rows' mean, so the NR threshold "
-                  f"is the meaningful one (README, Rank analysis).")
+                  f"is the meaningful one (docs/rank-analysis.md).")
         for name, (j, wall) in est.items():
             print(f"- `--method sketch --estimate-d` on the {name}: d = {j['d']} (largest gap "
                   f"{j['gap']:.3g} at i = {j['gap_index']}, minus {j['minus_normaliser']} for "

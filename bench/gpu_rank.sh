@@ -2,7 +2,7 @@
 # Rank analysis on a GPU (rank_analysis_torch --device cuda: A^T A accumulated in float64 on the
 # device, then its eigenvalues there, or the certified inertia count on the host with --rank-only)
 # against rank_analysis on the host's cores (the LAPACK Gram path), same file, one run each:
-#   bench/gpu_rank.sh [BUILD_DIR] [WORK_DIR]      (BUILD_DIR: a CUDA LibTorch build; README, "CUDA builds")
+#   bench/gpu_rank.sh [BUILD_DIR] [WORK_DIR]      (BUILD_DIR: a CUDA LibTorch build; docs/clusters-and-gpus.md, "CUDA builds")
 # Shapes (synthetic softmax log-outputs, synthetic_logprobs --head softmax, float32, with bias):
 #   ptb:  T = 82430, M = 10000, d = 400   (PTB's test set, 3.3 GB)
 #   wt2v: T = 40000, M = 33278, d = 400   (WikiText-2's vocabulary, 5.3 GB; G is 8.9 GB of float64)
@@ -21,7 +21,7 @@ cpu_bin="$build/analysis/rank_analysis"
 synth="$build/trainers/synthetic_logprobs"
 root=$(cd "$(dirname "$0")/.." && pwd)
 py=${SB_PYTHON:-python3}
-need "a CUDA LibTorch build: README, \"CUDA builds\"" "$gpu_bin" "$cpu_bin" "$synth"
+need "a CUDA LibTorch build: docs/clusters-and-gpus.md, \"CUDA builds\"" "$gpu_bin" "$cpu_bin" "$synth"
 mkdir -p "$work"
 
 gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || echo "no nvidia-smi")

@@ -2,7 +2,7 @@
 # Training throughput of the paper's models (train_wordlm, tokens/s) on a GPU, for the projected
 # GPU-hours of `make reproduce PROFILE=paper` (pipeline/profiles/paper.toml, [gpu_throughput]):
 #   bench/gpu_throughput.sh [BUILD_DIR] [DEVICE]        (defaults: build, cuda)
-# BUILD_DIR must be a build against a CUDA LibTorch (README, "CUDA builds"). For every head of the
+# BUILD_DIR must be a build against a CUDA LibTorch (docs/clusters-and-gpus.md, "CUDA builds"). For every head of the
 # paper profile, its paper config (trainers/configs/ptb_paper_<head>.toml: softmax, sigsoftmax,
 # g:sigmoid, g:relu on the 3 x 1150, d = 400 AWD-LSTM; MoS / MoSS K = 15 on 960/620, d = 280),
 # plus MoS K = 15 on the 3 x 1150, d = 400 model for a like-for-like comparison with softmax:

@@ -6,7 +6,7 @@
 #   cmake -DCMAKE_PREFIX_PATH=$(cmake/torch_prefix.sh PYTHON)  (make TORCH_PYTHON=...: a pip wheel)
 if(NOT SB_PYTHON_ONLY)  # the Python package needs no LibTorch
   find_package(Torch REQUIRED)
-  # Which device support it has, said once at configure time (README, "CUDA builds").
+  # Which device support it has, said once at configure time (docs/clusters-and-gpus.md, "CUDA builds").
   if(TORCH_CUDA_LIBRARIES OR CAFFE2_USE_CUDA OR TARGET torch_cuda)
     set(SB_TORCH_CUDA ON)
     if(CUDAToolkit_VERSION)  # LibTorch 2.x finds CUDA with FindCUDAToolkit, 1.x with FindCUDA
@@ -19,7 +19,7 @@ if(NOT SB_PYTHON_ONLY)  # the Python package needs no LibTorch
   else()
     set(SB_TORCH_CUDA OFF)
     message(STATUS "LibTorch ${Torch_VERSION} (${Torch_DIR}): CPU only (no CUDA in this "
-                   "LibTorch): --device cuda exits 2; for GPUs see README, \"CUDA builds\"")
+                   "LibTorch): --device cuda exits 2; for GPUs see docs/clusters-and-gpus.md, \"CUDA builds\"")
   endif()
   # Every library of ours and Debian's HDF5 C++ API use the C++11 std::string ABI. A LibTorch built
   # with the old one (pip wheels before torch 2.7, the "pre-cxx11 ABI" zips) cannot be mixed in.

@@ -153,7 +153,7 @@ HEADER = ("| claim | paper (data, scale) | ours (data, scale) | test | n | effec
           "sign p | verdict | source |")
 
 
-def markdown(sections: list[tuple[str, list[Row]]]) -> str:
+def markdown(sections: list[tuple[str, list[Row]]], thesis: str = "") -> str:
     lines = ["# The papers' claims, tested at this suite's scale", "",
              "Written by `/usr/bin/python3 pipeline/claims.py` (`make claims`) from the committed "
              "results. Each row is tested by the test its wording asks for "
@@ -165,7 +165,7 @@ def markdown(sections: list[tuple[str, list[Row]]]) -> str:
              "head the paper says is worse) - (the one it says is better), so > 0 is the paper's "
              "side; p: the test's; sign: sign test. Scale: every row says its data and model; "
              "ours are scaled down (each profile's summary says how) and not comparable in size "
-             "to the paper's figure beside them.", ""]
+             "to the paper's figure beside them.", ""] + ([thesis, ""] if thesis else [])
     for title, table in sections:
         lines += [f"## {title}", "", HEADER, "|---|---|---|---|---|---|---|---|---|---|"]
         for r in table:
@@ -195,7 +195,8 @@ def main() -> int:
         print(f"claims.py: {args.results}/paper/paper_results.csv: missing (expected the "
               "committed results/ directory)", file=sys.stderr)
         return 2
-    text = markdown(sections(args.results))
+    import claims_controls
+    text = markdown(sections(args.results), claims_controls.thesis(args.results))
     if args.out:
         write_text_atomically(args.out, text)
     else:

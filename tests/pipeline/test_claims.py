@@ -182,6 +182,10 @@ with tempfile.TemporaryDirectory() as tmp:
     want = ct.mechanism([0.05, 0.06, 0.055, 0.052], [0.001, -0.002, 0.0, 0.002])
     check(mech.n == 4 and abs(mech.effect - want.effect) < 1e-9 and mech.verdict == want.verdict
           == "reproduced", f"mechanism runs: the interaction of the gains ({mech.verdict})")
+    sentence = claims_controls.thesis(tmp)
+    check(sentence.startswith("**Is sigsoftmax's gain the rank?** Yes, at this scale") and
+          f"difference {want.effect:.3g}" in sentence,
+          f"the README's sentence follows from the mechanism verdict ({sentence[:90]}...)")
 
     # The converged fits: Theorem 2's count and Theorem 4's non-inferiority; an unsettled d is
     # left out and named.
