@@ -13,8 +13,8 @@ import math
 import os
 
 import claim_tests as ct
-from claims import (Row, by_seed, final_key, fmt, judged, json_key, mean, metric_by_seed,
-                    not_attempted, pairs, paper_figure, shown)
+from claims import (Row, by_seed, final_key, judged, json_key, mean, not_attempted, pairs,
+                    paper_figure, shown)
 from report_tables import rank_text, rank_window, window_order
 
 # A spectrum "has a cliff after index b" when sigma_b / sigma_(b+1) >= CLIFF (two orders of

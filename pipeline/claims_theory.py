@@ -21,7 +21,7 @@ import json
 import os
 
 import claim_tests as ct
-from claims import Row, judged, not_attempted
+from claims import Row, not_attempted
 
 FIT_MARGIN = 0.05  # relative to softmax's KL at the same d; stated after results/fit was made
 # A fit whose relative KL change over its last check interval exceeds this has not settled: the

@@ -12,6 +12,7 @@ directory by a file of their own, so a driver's lock never blocks the trainer it
 """
 from __future__ import annotations
 
+from pipeline_errors import PipelineError
 import contextlib
 import fcntl
 import os
@@ -22,7 +23,7 @@ from typing import Iterator
 NAME = ".reproduce.lock"
 
 
-class Busy(Exception):
+class Busy(PipelineError):
     """Another process holds the directory."""
 
 

@@ -28,6 +28,7 @@ old file did not record is "" (strings) or None (numbers).
 
 from __future__ import annotations
 
+from pipeline_errors import PipelineError
 import json
 
 SCHEMA = 2
@@ -39,7 +40,7 @@ _EMPTY = {"event": "final", "schema": SCHEMA, "trainer": "", "head": "", "datase
           "dump_ppl": None, "dump_rows": None}
 
 
-class FinalJsonError(ValueError):
+class FinalJsonError(PipelineError, ValueError):
     """A final.json that names no trainer when the caller gave none: the message names it."""
 
 

@@ -14,12 +14,13 @@ A head without a measured tokens/s is reported as "not measured": nothing is gue
 
 from __future__ import annotations
 
+from pipeline_errors import PipelineError
 import os
 
 from run_config import read_toml
 
 
-class GpuTableError(ValueError):
+class GpuTableError(PipelineError, ValueError):
     def __init__(self, field: str, expected: str, got: object):
         super().__init__(field)
         self.field, self.expected, self.got = field, expected, got

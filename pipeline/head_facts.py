@@ -15,6 +15,7 @@ the linear outputs) has no probabilities: no dump, no rank.
 
 from __future__ import annotations
 
+from pipeline_errors import PipelineError
 import dataclasses
 import functools
 import json
@@ -25,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _binary = os.path.join(ROOT, "build", "analysis", "rank_analysis")
 
 
-class HeadFactsError(RuntimeError):
+class HeadFactsError(PipelineError, RuntimeError):
     """rank_analysis is missing or its --list-heads answer is unusable: the message says which."""
 
 

@@ -24,6 +24,7 @@ accept and refuse the same ones, so the copy cannot drift unnoticed.
 
 from __future__ import annotations
 
+from pipeline_errors import PipelineError
 import dataclasses
 import math
 import re
@@ -47,7 +48,7 @@ _NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
 
-class HeadSpecError(ValueError):
+class HeadSpecError(PipelineError, ValueError):
     """A spec the C++ parser refuses; the message is the parser's reason."""
 
 

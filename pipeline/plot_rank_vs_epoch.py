@@ -10,6 +10,7 @@ dashed horizontal line.
 Writes PREFIX.png (dpi 150) and PREFIX.svg, each atomically. Bad input: one line on stderr
 naming the file and the field, exit status 2, no output.
 """
+from pipeline_errors import PipelineError
 import argparse
 import json
 import sys
@@ -28,7 +29,7 @@ SPARE = ["tab:brown", "tab:pink", "tab:olive", "tab:cyan"]
 STYLES = ["-", "--", ":", "-."]
 
 
-class InputError(Exception):
+class InputError(PipelineError):
     pass
 
 

@@ -12,6 +12,7 @@ Numerical Recipes rank threshold (tol / sigma_max) as a dotted horizontal line.
 Outputs PREFIX.png (dpi 150) and PREFIX.svg, each written atomically.
 Bad input: one-line error on stderr, exit status 2, no output written.
 """
+from pipeline_errors import PipelineError
 import argparse
 import os
 import sys
@@ -39,7 +40,7 @@ SPARE_COLOURS = ["tab:orange", "tab:purple", "tab:brown", "tab:pink",
                  "tab:olive", "tab:cyan", "tab:gray"]
 
 
-class InputError(Exception):
+class InputError(PipelineError):
     """Problem with one input file; message already names the file."""
 
 

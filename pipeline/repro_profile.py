@@ -9,6 +9,7 @@ the profile-wide stages (plot, tables).
 
 from __future__ import annotations
 
+from pipeline_errors import PipelineError
 import dataclasses
 import os
 import tomllib
@@ -33,7 +34,7 @@ _KEYS = {
 _REQUIRED = ("name", "scaled_down", "out", "config", "heads", "seeds")
 
 
-class ProfileError(ValueError):
+class ProfileError(PipelineError, ValueError):
     """Bad profile: the message names the file and the field."""
 
 

@@ -39,10 +39,11 @@ import head_facts  # noqa: E402
 import provenance  # noqa: E402
 from durations import format_duration  # noqa: E402
 from gpu_projection import projection_lines  # noqa: E402
-from repro_profile import Profile, ProfileError, Run, check_runs, load_profile  # noqa: E402
+from repro_profile import Profile, Run, check_runs, load_profile  # noqa: E402
 from atomic_io import write_json_atomically, write_text_atomically  # noqa: E402
 from stages import DUMP_REMOVED, STAGES, Stage, StageError, read_json, release_dump  # noqa: E402
 import trainer_kinds  # noqa: E402
+from pipeline_errors import PipelineError  # noqa: E402
 
 PREFIX = "[reproduce]"
 
@@ -479,8 +480,7 @@ def main() -> int:
                       f"--force runs it anyway, --scheduler slurm submits it to a cluster")
             return 0
         driver.go()
-    except (ProfileError, StageError, head_facts.HeadFactsError, trainer_kinds.TrainerKindError,
-            dir_lock.Busy) as e:
+    except PipelineError as e:  # every refusal (pipeline_errors.py), caught once
         print(f"{PREFIX} error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -16,6 +16,7 @@ cluster's default applies. Errors name the file and the field, as the rest of th
 
 from __future__ import annotations
 
+from pipeline_errors import PipelineError
 import dataclasses
 import re
 
@@ -31,7 +32,7 @@ _RESOURCE_KEYS = {"cpus": "an integer >= 1", "mem": 'a size such as "500M" or "1
                   "gres": 'a generic resource such as "gpu:1" ("" = none)'}
 
 
-class SlurmTableError(ValueError):
+class SlurmTableError(PipelineError, ValueError):
     """(field, expected, got) of a bad [slurm] entry; repro_profile.py adds the file."""
 
     def __init__(self, field: str, expected: str, got: object):

@@ -17,6 +17,7 @@ threads `d.threads`, `d.execute(cmd, log)`) and the run (None for the profile-wi
 
 from __future__ import annotations
 
+from pipeline_errors import PipelineError
 import dataclasses
 import json
 import math
@@ -31,7 +32,7 @@ from run_config import read_toml, run_config, run_config_value
 from run_outputs import outputs_complete
 
 
-class StageError(RuntimeError):
+class StageError(PipelineError, RuntimeError):
     pass
 
 

@@ -22,6 +22,7 @@ are there (`hands_on`).
 
 from __future__ import annotations
 
+from pipeline_errors import PipelineError
 import contextlib
 import dataclasses
 import functools
@@ -37,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _trainers = os.path.join(ROOT, "build", "trainers")
 
 
-class TrainerKindError(ValueError):
+class TrainerKindError(PipelineError, ValueError):
     """A trainer binary that is missing or does not describe itself: one line naming it."""
 
 

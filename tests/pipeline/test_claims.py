@@ -21,7 +21,6 @@ from checks import ROOT, check, finish, import_pipeline
 
 import_pipeline()
 import claim_tests as ct  # noqa: E402
-import claims  # noqa: E402
 import claims_controls  # noqa: E402
 import claims_others  # noqa: E402
 import claims_sigsoftmax  # noqa: E402
