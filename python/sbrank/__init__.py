@@ -25,7 +25,9 @@ analyse(blocks, *, M, T=None, ...): a model's outputs analysed as they are compu
     pass; the sketch: the passes it reports; without T one more, first, to count the rows).
     Memory O(M^2) for the gram path, O(M k) for the sketch, never O(T M). A block whose width or
     dtype changes, a pass with another number of rows, NaN or inf: one sbrank.InputError naming
-    the pass and the block. result["passes"] counts the calls.
+    the pass and the block. An exception raised by the callable or its iterator itself (a
+    model's CUDA out-of-memory, Ctrl-C) reaches the caller as itself, the pass and block added
+    as a note. result["passes"] counts the calls.
 
     def blocks():                         # any model that returns logits
         for batch in loader:
@@ -172,9 +174,41 @@ def analyse(matrix, **options):
                 options.setdefault("eps", repr(torch.finfo(matrix.dtype).eps))
             matrix = _tensor_stream(matrix.detach())
     if callable(matrix) and not isinstance(matrix, str) and not hasattr(matrix, "__fspath__"):
-        start = matrix
-        matrix = lambda: (_block_array(b) for b in start())  # noqa: E731
+        return _analyse_stream(matrix, options)
     return _analyse(matrix, **options)
+
+
+def _analyse_stream(start, options):
+    """A stream's analysis where an exception raised by the caller's own code (its callable or
+    its iterator: a model's CUDA out-of-memory, a KeyboardInterrupt) reaches the caller as
+    itself, with the pass and block sbrank was reading added as a note (PEP 678), instead of
+    an sbrank.FormatError that would hide its type and traceback."""
+    raised = []
+
+    def blocks():
+        try:
+            it = iter(start())
+        except BaseException as e:  # noqa: B036 the caller's own error, re-raised below
+            raised.append(e)
+            raise
+        while True:
+            try:
+                block = next(it)
+            except StopIteration:
+                return
+            except BaseException as e:  # noqa: B036
+                raised.append(e)
+                raise
+            yield _block_array(block)
+
+    try:
+        return _analyse(blocks, **options)
+    except BaseException as e:
+        if not raised or raised[-1] is e:
+            raise
+        own = raised[-1]
+        own.add_note(f"sbrank.analyse: {e}")
+        raise own.with_traceback(own.__traceback__) from None
 
 
 analyse.__doc__ = _analyse.__doc__

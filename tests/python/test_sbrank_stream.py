@@ -148,6 +148,59 @@ for dtype in (torch.float16, torch.bfloat16):
           r["eps"] == torch.finfo(dtype).eps and r["passes"] >= 1,
           f"{dtype}: block by block, eps {r['eps']:.3g}: rank {r['rank']} as the float32 copy's")
 
+# The caller's own exception (a model's CUDA out-of-memory is a RuntimeError) comes back as
+# itself, with its traceback and the pass and block as a note; not as sbrank.FormatError.
+class ModelFailed(RuntimeError):
+    pass
+
+
+def failing(at):
+    def start():
+        for i in range(10):
+            if i == at:
+                raise ModelFailed("CUDA out of memory (simulated)")
+            yield lp[i * 100:(i + 1) * 100]
+    return start
+
+
+for at in (0, 3):
+    try:
+        sbrank.analyse(failing(at), M=600, method="gram", **facts)
+        check(False, "a stream raising its own error is refused")
+    except ModelFailed as e:
+        notes = getattr(e, "__notes__", [])
+        check(type(e) is ModelFailed and not isinstance(e, sbrank.FormatError) and
+              any(f"block {at}" in n for n in notes) and e.__traceback__ is not None,
+              f"the stream's ModelFailed at block {at} reaches the caller as itself ({notes})")
+
+
+def callable_fails():
+    raise ModelFailed("no model")
+
+
+try:
+    sbrank.analyse(callable_fails, M=600, method="gram", **facts)
+except ModelFailed as e:
+    check(any("pass 1" in n for n in getattr(e, "__notes__", [])),
+          f"a callable that raises: its own error, pass 1 noted ({e.__notes__})")
+
+
+def interrupted():
+    yield lp[:100]
+    raise KeyboardInterrupt
+
+
+try:
+    sbrank.analyse(interrupted, M=600, method="gram", **facts)
+    check(False, "Ctrl-C inside the stream stops analyse")
+except KeyboardInterrupt:
+    check(True, "Ctrl-C inside the stream reaches the caller as KeyboardInterrupt")
+# A bad block is still sbrank's own refusal (not the caller's error).
+try:
+    sbrank.analyse(lambda: iter([lp[:100], lp[:50, :599]]), M=600, method="gram", **facts)
+except sbrank.InputError as e:
+    check("block 1" in str(e), f"a bad block: sbrank.InputError naming it ({e})")
+
 # A full-rank sigsoftmax matrix (T = 4000, M = 2000, d = 64, bias: rank 2000 in float32) held in
 # float16 or bfloat16: NR's tol at their eps swallows all but the rows' mean direction, so the
 # count is 1 "within" the bound 66; the verdict must say the precision cannot decide it, and the
