@@ -90,9 +90,15 @@ def first_runs(d) -> list:
     return list(first.values())
 
 
+def plotted_runs(d) -> list:
+    """Each head's first run whose dump has a rank (sparse top-k's -inf entries have none: its
+    runs are not analysed, so not plotted)."""
+    return [run for run in first_runs(d) if _analysed_run(d.p, run)]
+
+
 def plot_inputs(d) -> list[str]:
-    """The rank result of each head's first seed."""
-    return [os.path.join(run.dir, "logprobs.rank.h5") for run in first_runs(d)]
+    """The rank result of each analysed head's first seed."""
+    return [os.path.join(run.dir, "logprobs.rank.h5") for run in plotted_runs(d)]
 
 
 def _in(run, name: str) -> str:
@@ -519,7 +525,9 @@ def _epoch_plot_done(d, _run) -> Check:
 
 
 def _plot(d, _run) -> None:
-    first = read_json(os.path.join(d.runs[0].dir, "rank.json")) or {}
+    if not plot_inputs(d):
+        return  # no head with a rank (_plot_done says so)
+    first = read_json(os.path.join(plotted_runs(d)[0].dir, "rank.json")) or {}
     title = (f"{d.p.name} profile: {first.get('dataset', '?')} test set, "
              f"T = {first.get('T', '?')}, M = {first.get('M', '?')}, d = {first.get('d', '?')}")
     d.execute(["/usr/bin/python3", os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -531,7 +539,9 @@ def _plot(d, _run) -> None:
 def _plot_done(d, _run) -> Check:
     """Done when the plot is newer than its inputs; not drawn (counted as done, and said so) when
     an input is a committed result's, whose singular values are not in this checkout."""
-    committed = [r.dir for r in first_runs(d)
+    if not plot_inputs(d):
+        return Check(True, "nothing to draw: no head of the profile has a rank")
+    committed = [r.dir for r in plotted_runs(d)
                  if not os.path.exists(_in(r, "logprobs.rank.h5")) and committed_result(d, r)]
     if committed:
         return Check(True, f"not drawn: {len(committed)} of its inputs are committed results "

@@ -49,7 +49,25 @@ def estimate_seconds(p):
     return total
 
 
+def check_sparse_plot():
+    """The sparse profile: its sparse heads have no rank (their dumps hold -inf), so the
+    singular-value plot draws softmax's first seed only (stages.plotted_runs); a profile with no
+    ranked head has nothing to plot and its plot stage is done."""
+    import types
+    import stages
+    p = load_profile(os.path.join(ROOT, "pipeline", "profiles", "sparse.toml"))
+    d = types.SimpleNamespace(p=p, runs=p.runs())
+    ranked = [r.head for r in stages.plotted_runs(d)]
+    check(ranked == ["softmax"] and len(stages.plot_inputs(d)) == 1,
+          f"sparse: the plot reads softmax's rank only ({ranked})")
+    p.heads = [h for h in p.heads if h.startswith("sparse")]
+    d = types.SimpleNamespace(p=p, runs=p.runs())
+    check(stages.plot_inputs(d) == [] and bool(stages._plot_done(d, None)),
+          "no ranked head: nothing to plot, the plot stage is done")
+
+
 def main():
+    check_sparse_plot()
     names = sorted(f[:-5] for f in os.listdir(os.path.join(ROOT, "pipeline", "profiles"))
                    if f.endswith(".toml"))
     check({"smoke", "cpu", "cpu-long", "paper", "classify"} <= set(names), f"shipped profiles: {names}")
