@@ -57,13 +57,21 @@ def shifted(mean, sd, n, seed):
     return list(base + mean + sd * z), list(base)
 
 
+
+
+def margin_cases(name, test, seed, cases):
+    """Each (mean, sd, verdict): paired samples with that mean and sd, judged at margin 0.01."""
+    for mean, sd, want in cases:
+        x, y = shifted(mean, sd, 5, seed)
+        v = test(x, y, 0.01)
+        check(v.verdict == want, f"{name} margin 0.01, mean {mean}, sd {sd}: '{v.verdict}' "
+              f"({want})")
+
+
 # --- equivalence (TOST): the 90% interval inside, outside, across the margin.
-for mean, sd, want in ((0.001, 0.002, "reproduced (equivalent)"),
-                       (0.05, 0.002, "contradicted (not equivalent)"),
-                       (0.009, 0.004, "undecided")):
-    x, y = shifted(mean, sd, 5, 1)
-    v = ct.equivalence(x, y, 0.01)
-    check(v.verdict == want, f"TOST margin 0.01, mean {mean}, sd {sd}: '{v.verdict}' ({want})")
+margin_cases("TOST", ct.equivalence, 1, ((0.001, 0.002, "reproduced (equivalent)"),
+                                         (0.05, 0.002, "contradicted (not equivalent)"),
+                                         (0.009, 0.004, "undecided")))
 # TOST p by hand: the larger of P(T > (mean + m)/se) under H0 <= -m and P(T < (mean - m)/se).
 x, y = shifted(0.003, 0.004, 6, 2)
 v = ct.equivalence(x, y, 0.01)
@@ -79,12 +87,10 @@ check(ct.directional(x, y).verdict == "reproduced" and
       "a significant difference smaller than the margin is still a tie")
 
 # --- non-inferiority: one-sided 95% upper bound against the margin.
-for mean, sd, want in ((0.0, 0.002, "reproduced (no worse)"),
-                       (0.05, 0.002, "contradicted (worse by more than the margin)"),
-                       (0.009, 0.004, "undecided")):
-    x, y = shifted(mean, sd, 5, 4)
-    v = ct.noninferiority(x, y, 0.01)
-    check(v.verdict == want, f"non-inferiority margin 0.01, mean {mean}: '{v.verdict}' ({want})")
+margin_cases("non-inferiority", ct.noninferiority, 4, (
+    (0.0, 0.002, "reproduced (no worse)"),
+    (0.05, 0.002, "contradicted (worse by more than the margin)"),
+    (0.009, 0.004, "undecided")))
 for cand, ref, want in (([1.0, 1.01], [1.0, 1.02], "reproduced (no worse)"),
                         ([1.2, 1.3], [1.0, 1.02], "contradicted (worse by more than the margin)"),
                         ([1.0, 1.1], [1.0, 1.02], "undecided")):
