@@ -16,7 +16,9 @@ DEstimate estimate_d(const contract::RankResult& r, const std::string& bias_from
   e.input_from = r.input_from;
   e.bias_from = bias_from;
   e.minus_normaliser = r.input == "logprobs";
-  e.minus_bias = !bias_from.empty() && r.header.bias;
+  if (!r.header.final_norm.empty()) e.final_norm = r.header.final_norm;
+  e.layernorm = e.final_norm == "layernorm";
+  e.minus_bias = !e.layernorm && !bias_from.empty() && r.header.bias;
   if (e.gap_index < 1)
     throw InputError::described(r.source, "",
                                 r.source +
@@ -40,10 +42,15 @@ std::string describe(const DEstimate& e) {
   std::string why = e.minus_normaliser ? "minus 1 for the log-softmax normaliser (" + e.input_from +
                                              " log-probabilities)"
                                        : "nothing for a normaliser (" + e.input_from + " logits)";
-  why += e.minus_bias ? " and 1 for the decoder bias (" + e.bias_from + ")"
-         : e.bias_from.empty()
-             ? " and nothing for a bias (none stated: --bias 1 if the decoder has one)"
-             : " and nothing for a bias (" + e.bias_from + " = 0)";
+  if (e.layernorm)
+    why +=
+        " and nothing for a bias (final LayerNorm: its centring takes one direction and its "
+        "beta adds a constant one)";
+  else
+    why += e.minus_bias ? " and 1 for the decoder bias (" + e.bias_from + ")"
+           : e.bias_from.empty()
+               ? " and nothing for a bias (none stated: --bias 1 if the decoder has one)"
+               : " and nothing for a bias (" + e.bias_from + " = 0)";
   return "d = " + std::to_string(e.d) + " (" + gap + "; " + why + ")";
 }
 
@@ -57,7 +64,8 @@ std::string estimate_json(const DEstimate& e) {
       {"input_from", e.input_from},
       {"minus_normaliser", e.minus_normaliser ? 1 : 0},
       {"minus_bias", e.minus_bias ? 1 : 0},
-      {"bias_from", e.bias_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.bias_from)}}
+      {"bias_from", e.bias_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.bias_from)},
+      {"final_norm", e.final_norm}}
       .dump();
 }
 

@@ -23,6 +23,11 @@ struct DEstimate {
   double gap = 0;
   bool minus_normaliser = false;  ///< log-probabilities: the normaliser's direction taken off
   bool minus_bias = false;        ///< a decoder bias (given or recorded) taken off
+  /// A final LayerNorm (given or recorded): its centring takes one direction and its beta adds a
+  /// constant one whatever the bias, so the rank is d + [normaliser] and no bias is taken off
+  /// (common/head_spec.h, head_rank_bound).
+  bool layernorm = false;
+  std::string final_norm = "none";  ///< the header's final_norm ("none" when not stated)
   std::string input, input_from, bias_from;
 };
 
@@ -35,7 +40,7 @@ DEstimate estimate_d(const contract::RankResult& result, const std::string& bias
 /// log-softmax normaliser and 1 for the decoder bias)".
 std::string describe(const DEstimate& e);
 /// One JSON object: file, d, gap, gap_index, input, input_from, minus_normaliser, minus_bias,
-/// bias_from.
+/// bias_from, final_norm.
 std::string estimate_json(const DEstimate& e);
 
 }  // namespace sb::analysis

@@ -18,7 +18,9 @@ std::string input_kind_name(InputKind kind) {
 
 int64_t rank_bound(const contract::LogProbHeader& h, InputKind kind) {
   const HeadSpec spec = HeadSpec::parse(h.head_spec.empty() ? h.head : h.head_spec);
-  return head_rank_bound(spec, h.d, h.bias, /*normaliser=*/kind == InputKind::logprobs);
+  const FinalNorm norm =
+      h.final_norm.empty() ? FinalNorm::none : final_norm_from_name(h.final_norm);
+  return head_rank_bound(spec, h.d, h.bias, /*normaliser=*/kind == InputKind::logprobs, norm);
 }
 
 std::optional<InputKind> declared_input(const MatrixSource& source, const std::string& option) {

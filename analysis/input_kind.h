@@ -42,7 +42,9 @@ std::string tolerance_text(double tolerance);
 
 /// The bound on the rank of the header's head (common/head_spec.h, head_rank_bound, which derives
 /// it): d + bias for logits, d + 1 + bias for log-probabilities, plus one per tail cluster for
-/// the adaptive heads (their spelling: attribute 'head_spec', else the name's defaults).
+/// the adaptive heads (their spelling: attribute 'head_spec', else the name's defaults); with a
+/// final LayerNorm (attribute 'final_norm' or --final-norm) d - 1 in place of d and the bias
+/// always counted: d + 1 for log-probabilities, d for logits.
 int64_t rank_bound(const contract::LogProbHeader& h, InputKind kind);
 
 /// --input (logprobs | logits | auto) against the file's attribute 'input': the declared kind,

@@ -45,6 +45,7 @@ class Hdf5Source final : public ReaderSource<contract::LogProbReader> {
   std::string data_name() const override { return "/log_probs"; }
   std::string plain_kind() const override { return "an HDF5 file without format_version"; }
   std::string declared_input() const override { return reader_.header().input; }
+  std::string declared_final_norm() const override { return reader_.header().final_norm; }
 };
 
 class NpySource final : public ReaderSource<NpyMatrix> {

@@ -29,6 +29,8 @@ class MatrixSource {
   /// What the file says its rows hold: "logprobs", "logits" (the HDF5 attribute 'input', on
   /// contract and plain files alike), or "" when it says nothing (every .npy).
   virtual std::string declared_input() const { return ""; }
+  /// The file's attribute 'final_norm' (contract and plain HDF5 alike), "" when it has none.
+  virtual std::string declared_final_norm() const { return ""; }
   /// Rows [begin, begin + count) into out (count x M, row-major), converted to the out type.
   virtual void read_rows(int64_t begin, int64_t count, float* out) const = 0;
   virtual void read_rows(int64_t begin, int64_t count, double* out) const = 0;
@@ -48,6 +50,7 @@ class ForwardingSource : public MatrixSource {
   std::string data_name() const override { return inner_.data_name(); }
   std::string plain_kind() const override { return inner_.plain_kind(); }
   std::string declared_input() const override { return inner_.declared_input(); }
+  std::string declared_final_norm() const override { return inner_.declared_final_norm(); }
 
  protected:
   const MatrixSource& inner() const { return inner_; }

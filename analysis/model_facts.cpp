@@ -15,14 +15,19 @@ std::string join(const std::vector<std::string>& items) {
   return s;
 }
 
-// A given fact against the file's attribute: equal, or a one-line error naming both.
+// A given fact against the file's attribute: equal, or a one-line error naming both. The option
+// is --<name> with '_' spelled '-' (final_norm: --final-norm).
 void agree(const std::string& path, const std::string& name, const std::string& in_file,
            const std::string& given) {
+  std::string option = name;
+  for (char& c : option)
+    if (c == '_') c = '-';
   if (in_file != given)
     throw InputError::described(path, "attribute '" + name + "'",
                                 path + ": attribute '" + name + "' is " + in_file + ", but --" +
-                                    name + " gives " + given +
-                                    " (--head, --d, --bias only fill in what a file lacks)");
+                                    option + " gives " + given +
+                                    " (--head, --d, --bias, --final-norm only fill in what a file "
+                                    "lacks)");
 }
 
 }  // namespace
@@ -37,6 +42,13 @@ void check_model_facts(const ModelFacts& given) {
   }
   if (given.d && *given.d < 1)
     throw OptionError::described("--d", "--d " + std::to_string(*given.d) + ": expected d >= 1");
+  if (!given.final_norm.empty()) {
+    try {
+      final_norm_from_name(given.final_norm);
+    } catch (const OptionError&) {
+      throw OptionError("--final-norm", "none, layernorm or rmsnorm", given.final_norm);
+    }
+  }
   if (given.bias && *given.bias != 0 && *given.bias != 1)
     throw OptionError::described(
         "--bias", "--bias " + std::to_string(*given.bias) + ": expected bias 0 or 1");
@@ -57,6 +69,12 @@ contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFa
     }
     if (given.d) agree(path, "d", std::to_string(file->d), std::to_string(*given.d));
     if (given.bias) agree(path, "bias", file->bias ? "1" : "0", std::to_string(*given.bias));
+    if (given.final_norm.empty() || file->final_norm.empty()) {
+      contract::LogProbHeader h = *file;
+      if (h.final_norm.empty()) h.final_norm = given.final_norm;
+      return h;
+    }
+    agree(path, "final_norm", file->final_norm, given.final_norm);
     return *file;
   }
   std::vector<std::string> missing, options;
@@ -82,6 +100,11 @@ contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFa
   if (given.head != spec.name()) h.head_spec = spec.to_string();
   h.d = *given.d;
   h.bias = *given.bias == 1;
+  h.final_norm = source.declared_final_norm();  // a plain HDF5 file may carry it
+  if (!given.final_norm.empty()) {
+    if (!h.final_norm.empty()) agree(path, "final_norm", h.final_norm, given.final_norm);
+    h.final_norm = given.final_norm;
+  }
   h.M = source.cols();
   h.T = source.rows();
   h.compute_dtype = source.float64() ? "float64" : "float32";

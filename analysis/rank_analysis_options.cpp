@@ -47,6 +47,11 @@ void InputOptions::add_to(CLI::App& app, AnalyseOptions& opt) {
       "--d", d,
       "d of a file without attributes: the size of the vector the decoder multiplies, >= 1");
   bias_option_ = app.add_option("--bias", bias, "bias of a file without attributes: 0 or 1");
+  app.add_option("--final-norm", opt.facts.final_norm,
+                 "the model's normalisation of the decoder's input: none, layernorm (a "
+                 "Transformer's final LayerNorm: bound d + 1 for log-probabilities whatever the "
+                 "bias, d for logits) or rmsnorm (bound as none); default: the file's attribute "
+                 "'final_norm', else none");
 }
 
 void InputOptions::check(const AnalyseOptions& opt) const {

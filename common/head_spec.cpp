@@ -111,6 +111,31 @@ int64_t head_rank_bound(const HeadSpec& spec, int64_t d, bool bias, bool normali
   return theorem2_rank_bound(d, bias) + tails;
 }
 
+std::string final_norm_name(FinalNorm norm) {
+  switch (norm) {
+    case FinalNorm::none:
+      return "none";
+    case FinalNorm::layernorm:
+      return "layernorm";
+    case FinalNorm::rmsnorm:
+      return "rmsnorm";
+  }
+  return "none";
+}
+
+FinalNorm final_norm_from_name(const std::string& name) {
+  for (FinalNorm n : {FinalNorm::none, FinalNorm::layernorm, FinalNorm::rmsnorm})
+    if (name == final_norm_name(n)) return n;
+  throw OptionError("final_norm", "none, layernorm or rmsnorm", name);
+}
+
+int64_t head_rank_bound(const HeadSpec& spec, int64_t d, bool bias, bool normaliser,
+                        FinalNorm norm) {
+  // LayerNorm (head_spec.h): the centred input spans d - 1 directions and beta adds a constant.
+  if (norm == FinalNorm::layernorm) return head_rank_bound(spec, d - 1, /*bias=*/true, normaliser);
+  return head_rank_bound(spec, d, bias, normaliser);
+}
+
 bool may_output_neg_inf(HeadKind kind) { return kind == HeadKind::sparse; }
 
 bool rank_defined(HeadKind kind) { return !may_output_neg_inf(kind); }

@@ -117,7 +117,32 @@ bool rank_bounded(HeadKind kind);
 /// (the L_i are non-linear in h). For logits (no normalisers) the softmax count applies: d +
 /// [bias]. adaptive_sigsoftmax has no bound: log sigsoftmax(z) = z + log sigmoid(z) - L adds the
 /// non-linear log sigmoid of every logit (Theorem 3).
+///
+/// A final normalisation before the decoder (FinalNorm) changes the count through the space h
+/// lives in; head_rank_bound takes it as `norm`:
+///   none, rmsnorm: h = gamma * x / rms(x) spans up to d directions (RMSNorm does not centre), so
+///       the bounds above hold as they are.
+///   layernorm: h = gamma * (x - mean(x)) / std(x) + beta. The centred vector u = (x - mean(x)) /
+///       std(x) lies in {u : sum u = 0}, a subspace of dimension d - 1, so h = diag(gamma) u + beta
+///       lies in an affine subspace of dimension d - 1 whose offset beta is a constant direction.
+///       The logits W h + b = W diag(gamma) u + (W beta + b) then span d - 1 directions plus one
+///       constant, whatever the decoder bias: the bounds above with d - 1 in place of d and a bias
+///       always present. Log-softmax: d - 1 + 1 + 1 = d + 1 (one below a biased decoder's d + 2);
+///       logits: d; the adaptive softmax: d + 1 + n. (A LayerNorm without beta and a decoder
+///       without bias have one fewer; the bound stays an upper bound.)
 int64_t head_rank_bound(const HeadSpec& spec, int64_t d, bool bias, bool normaliser = true);
+
+/// The model's normalisation of the decoder's input (a Transformer's final LayerNorm or RMSNorm),
+/// a fact of the contract (attribute 'final_norm'; rank_analysis --final-norm) that the rank
+/// bound depends on (head_rank_bound's comment derives how).
+enum class FinalNorm { none, layernorm, rmsnorm };
+/// "none", "layernorm", "rmsnorm".
+std::string final_norm_name(FinalNorm norm);
+/// Throws sb::OptionError (option "final_norm") naming the three values.
+FinalNorm final_norm_from_name(const std::string& name);
+/// head_rank_bound with a final normalisation (derivation above).
+int64_t head_rank_bound(const HeadSpec& spec, int64_t d, bool bias, bool normaliser,
+                        FinalNorm norm);
 
 /// The whole of `text` as a finite number (std::stod over the entire string), else nullopt.
 /// Shared by head options and the analysis' --eps.

@@ -88,6 +88,7 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   if (!h.head_spec.empty() && HeadSpec::parse(h.head_spec).name() != h.head)
     throw OptionError::described("header.head_spec", path_ + ": head_spec '" + h.head_spec +
                                                          "' is not a '" + h.head + "' head");
+  if (!h.final_norm.empty()) final_norm_from_name(h.final_norm);  // throws, naming the values
   if (h.compute_dtype != "float32" && h.compute_dtype != "float64")
     throw OptionError::described(
         "header.compute_dtype",
@@ -130,6 +131,7 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   h5::write_attribute(root, "seed", h.seed);
   if (!h.config.empty()) h5::write_attribute(root, "config", h.config);
   if (!h.input.empty()) h5::write_attribute(root, "input", h.input);
+  if (!h.final_norm.empty()) h5::write_attribute(root, "final_norm", h.final_norm);
   if (!h.vocab.empty()) h5::write_strings(root, "vocab", h.vocab);
 }
 
@@ -313,6 +315,13 @@ void LogProbReader::read_contract_attributes() {
 
 void LogProbReader::read_input_attribute() {
   const hid_t root = file_.get();
+  if (h5::has_attribute(root, "final_norm")) {
+    header_.final_norm = h5::read_string_attribute(root, "final_norm", path_);
+    require(header_.final_norm == "none" || header_.final_norm == "layernorm" ||
+                header_.final_norm == "rmsnorm",
+            path_, "attribute 'final_norm'", "\"none\", \"layernorm\" or \"rmsnorm\"",
+            "\"" + header_.final_norm + "\"");
+  }
   if (!h5::has_attribute(root, "input")) return;
   header_.input = h5::read_string_attribute(root, "input", path_);
   require(header_.input == "logprobs" || header_.input == "logits", path_, "attribute 'input'",

@@ -43,6 +43,10 @@ struct LogProbHeader {
   /// logsumexp is 0) or "logits"; empty: not stated (the analysis then detects it). Read from
   /// plain files too.
   std::string input;
+  /// Optional attribute 'final_norm': the model's normalisation of the decoder's input, "none",
+  /// "layernorm" or "rmsnorm" (common/head_spec.h, FinalNorm: a final LayerNorm lowers the bound
+  /// by one with a biased decoder); empty: not stated, read as none.
+  std::string final_norm;
   /// Optional: the word of each column, M of them (written as /vocab; empty = none). The reader
   /// leaves it empty; LogProbReader::read_vocab() reads it.
   std::vector<std::string> vocab;
@@ -141,7 +145,7 @@ class LogProbReader {
 
  private:
   void read_contract_attributes();
-  void read_input_attribute();  ///< the optional 'input' (contract and plain files)
+  void read_input_attribute();  ///< the optional 'input' and 'final_norm' (contract and plain files)
   void read_rows(int64_t begin, int64_t count, hid_t memory_type, void* out) const;
 
   std::string path_;

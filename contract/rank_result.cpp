@@ -45,6 +45,7 @@ std::vector<SharedField> shared_fields(const RankResult& res) {
       {{"gram", res.gram}, /*missing_is_null=*/true},
       {{"input", res.input}},
       {{"input_from", res.input_from}},
+      {{"final_norm", h.final_norm.empty() ? std::string("none") : h.final_norm}},
       {{"precision", res.precision}},
       {{"seconds", res.seconds}},
       {{"blas_threads", int64_t{res.blas_threads}}},

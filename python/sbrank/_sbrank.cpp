@@ -155,7 +155,7 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
                     std::optional<double> budget_gb, const std::string& gram, bool spectrum,
                     bool verdict_only, uint64_t seed, std::optional<int> threads,
                     std::optional<int64_t> M, std::optional<int64_t> T, const py::object& progress,
-                    bool estimate) {
+                    bool estimate, std::optional<std::string> final_norm) {
   AnalyseOptions o;
   o.method = method;
   o.gram = gram;
@@ -167,6 +167,7 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
   if (head) o.facts.head = *head;
   o.facts.d = d;
   o.facts.bias = bias;
+  if (final_norm) o.facts.final_norm = *final_norm;
   std::unique_ptr<MatrixSource> source;
   std::string estimate_text;  // estimate_d=True: estimate_json's object
   py::array array;            // keeps a given array alive while it is read
@@ -312,6 +313,7 @@ PYBIND11_MODULE(_sbrank, m) {
         py::arg("gram") = "auto", py::arg("spectrum") = true, py::arg("verdict_only") = false,
         py::arg("seed") = 0, py::arg("threads") = py::none(), py::arg("M") = py::none(),
         py::arg("T") = py::none(), py::arg("progress") = py::none(), py::arg("estimate_d") = false,
+        py::arg("final_norm") = py::none(),
         R"(Singular values and numerical rank of a T x M log-output matrix (rows = tokens).
 
 matrix: a 2-D numpy array, float32 or float64, any strides (C or Fortran order, a slice, a
@@ -319,6 +321,9 @@ matrix: a 2-D numpy array, float32 or float64, any strides (C or Fortran order, 
   /log_probs) or a .npy file.
 head, d, bias: the model's facts, needed for an array or a plain file (the bound d + 1 + bias
   for log-probabilities, d + bias for logits); a contract file has them.
+final_norm: none | layernorm | rmsnorm, the model's normalisation of the decoder's input (a
+  Transformer's final LayerNorm: bound d + 1 for log-probabilities whatever the bias, d for
+  logits); default: the file's attribute, else none.
 method: auto | exact | gram | sketch. input: auto | logprobs | logits. eps: float32 | float64 |
   a number (default: the data's dtype). budget_gb: the memory the analysis may use.
 gram: auto | rows | columns. spectrum: False counts the rank by inertia (gram) without singular

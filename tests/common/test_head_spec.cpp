@@ -129,3 +129,21 @@ TEST_CASE("head spec: every head's dump has a rank but sparse's, which may hold 
     CHECK(sb::rank_defined(kind) == !sb::may_output_neg_inf(kind));
   }
 }
+
+TEST_CASE("head_spec: a final LayerNorm bounds the log-probs by d + 1 whatever the bias") {
+  using sb::FinalNorm;
+  const auto softmax = HeadSpec::parse("softmax");
+  // LayerNorm: d - 1 centred directions plus beta's constant (derivation in head_spec.h).
+  CHECK(sb::head_rank_bound(softmax, 200, true, true, FinalNorm::layernorm) == 201);
+  CHECK(sb::head_rank_bound(softmax, 200, false, true, FinalNorm::layernorm) == 201);
+  CHECK(sb::head_rank_bound(softmax, 200, true, /*normaliser=*/false, FinalNorm::layernorm) == 200);
+  // RMSNorm does not centre: Theorem 2's count.
+  CHECK(sb::head_rank_bound(softmax, 200, true, true, FinalNorm::rmsnorm) == 202);
+  CHECK(sb::head_rank_bound(softmax, 200, false, true, FinalNorm::none) == 201);
+  // adaptive: one more per tail cluster on top.
+  CHECK(sb::head_rank_bound(HeadSpec::parse("adaptive:cutoffs=10,20"), 200, false, true,
+                            FinalNorm::layernorm) == 203);
+  CHECK(sb::final_norm_from_name("rmsnorm") == FinalNorm::rmsnorm);
+  CHECK(sb::final_norm_name(FinalNorm::layernorm) == "layernorm");
+  CHECK_THROWS_AS(sb::final_norm_from_name("batchnorm"), sb::OptionError);
+}
