@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-adaptive bench-step bench-profile-load plots reproduce readme claims fit format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-transformer bench-train-adaptive bench-step bench-profile-load plots reproduce readme claims fit format clean help
 
 all: build
 
@@ -62,6 +62,7 @@ help:
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
 	@echo "make bench-step     where a training step goes, per operator: results/bench/step_profile.md (~5 min)"
 	@echo "make bench-profile-load  a profile's load with the trainers' --describe answers asked vs kept: results/bench/profile_load.md (~3 min)"
+	@echo "make bench-train-transformer  train_transformer vs the same model in PyTorch: results/bench/transformer_speed.md (~4 min)"
 	@echo "make bench-train-adaptive  the adaptive heads vs the full ones at M = 33278: results/bench/adaptive_speed.md (~5 min; bench-train runs it too)"
 	@echo "make plots      synthetic_logprobs + rank_analysis for every head: results/synthetic/"
 	@echo "make reproduce  deps + build + data + the pipeline of PROFILE=$(PROFILE) (cpu ~2h20m, smoke, paper = plan only,"
@@ -278,6 +279,15 @@ bench-step: bench-wordlm-binary
 
 # The adaptive heads' training speed against the full softmax / sigsoftmax at WikiText-2's
 # vocabulary (M = 33278, a synthetic Zipf corpus; ~5 min): results/bench/adaptive_speed.md.
+# Writes results/bench/transformer_speed.md (~4 min on 2 cores).
+bench-train-transformer: build
+	@{ echo "# Training speed: train_transformer vs the same model in PyTorch (equal threads)"; \
+	  echo; \
+	  echo "Measured $(MEASURED_AT) on $$(nproc) cores with:"; \
+	  echo; echo '```'; echo "bench/bench_transformer_speed.py $(BUILD_DIR)"; echo '```'; echo; \
+	  /usr/bin/python3 bench/bench_transformer_speed.py $(BUILD_DIR); } > results/bench/transformer_speed.md.tmp
+	@mv results/bench/transformer_speed.md.tmp results/bench/transformer_speed.md
+
 bench-train-adaptive: bench-wordlm-binary
 	@{ echo "# Training speed: the adaptive heads vs the full heads at M = 33278 (bench_wordlm)"; \
 	  echo; \

@@ -40,11 +40,13 @@ double resolution_rel(SvdMethod method, bool float64) {
 // order: the Gram matrix's (M, or T for the row Gram); cols: the matrix's M.
 Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64, int64_t cols,
                         int64_t order) {
-  if (!o.on_progress) return {};
+  if (!o.on_progress && !o.poll) return {};
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   return [&o, start, last = start, name = method_name(method), method, float64, cols, order](
              int64_t done, int64_t total) mutable {
+    if (o.poll) o.poll();  // every block, and before the solve (done == total)
+    if (!o.on_progress) return;
     const auto now = clock::now();
     const double elapsed = std::chrono::duration<double>(now - start).count();
     const bool final = done == total;
@@ -77,7 +79,7 @@ Progress progress_lines(const AnalyseOptions& o, SvdMethod method, bool float64,
 
 // The sketch's progress: per pass, rows read with an ETA for the pass, then the pass's window.
 SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
-  if (!o.on_progress) return {};
+  if (!o.on_progress && !o.poll) return {};
   using clock = std::chrono::steady_clock;
   struct State {
     clock::time_point start, last;
@@ -86,6 +88,8 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
   auto state = std::make_shared<State>();
   SketchProgress p;
   p.rows = [&o, state, rows](int pass, int64_t k, int64_t done, int64_t total) {
+    if (o.poll) o.poll();
+    if (!o.on_progress) return;
     const auto now = clock::now();
     if (pass != state->pass) *state = {now, now, pass};
     const double elapsed = std::chrono::duration<double>(now - state->start).count();
@@ -104,6 +108,7 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
     o.on_progress(text);
   };
   p.pass_done = [&o](const SketchPass& s) {
+    if (!o.on_progress) return;
     char line[240];
     std::snprintf(line, sizeof line,
                   "sketch: pass %d (k = %lld%s) in %s: rank %lld, window [%lld, %lld], "

@@ -61,6 +61,11 @@ struct AnalyseOptions {
   /// and always the last block's and the solver's.
   std::function<void(const std::string& line)> on_progress;
   double progress_seconds = 10;
+  /// Called after every block of every pass and before the dense solve that ends a pass (the
+  /// eigen- or singular-value call), whether or not progress lines are wanted; it throws to stop
+  /// the analysis there, which leaves nothing written (sbrank: Ctrl-C raises KeyboardInterrupt
+  /// within a block or one LAPACK call). Empty: never asked.
+  std::function<void()> poll;
   GramBackend backend;  ///< gram: where G is accumulated and solved; empty: here, by LAPACK
   /// sketch (sketch.h): k starts at the bound + sketch_oversampling and grows up to
   /// sketch_max_k (<= 0: min(T, M), lowered to what the memory limit holds); sketch_probes

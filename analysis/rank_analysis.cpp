@@ -67,13 +67,13 @@ int main(int argc, char** argv) {
                    "rank_analysis: --device cuda: this build has no rank_analysis_torch (it is "
                    "built only against a CUDA LibTorch: README, \"CUDA builds\"); use --device "
                    "cpu\n");
-      return 2;
+      return sb::kExitBadInput;
     }
     argv[0] = const_cast<char*>(torch.c_str());
     execv(torch.c_str(), argv);
     std::fprintf(stderr, "rank_analysis: --device cuda: cannot run %s: %s\n", torch.c_str(),
                  std::strerror(errno));
-    return 2;
+    return sb::kExitBadInput;
   }
   // rank_analysis_main reports its own errors; this is the last resort for anything that escapes
   // it (or the MPI session's start), so that no raw exception (std::bad_alloc from a large

@@ -112,10 +112,9 @@ void describe_app(CLI::App& app) {
       "  rank_analysis --blas\n"
       "Every input is opened and checked (header, shape, attributes, the facts given, the\n"
       "method's memory) before any is analysed, and results are written only once every input\n"
-      "has been analysed: a bad input anywhere in the list writes nothing.\n"
-      "Exit status: 0 done, 2 bad input or not enough memory (one line on stderr naming the file\n"
-      "or option, the field and what is expected; no output file), 3 --check found a\n"
-      "Theorem-2-bounded head above its bound.");
+      "has been analysed: a bad input anywhere in the list writes nothing.\n" +
+      sb::exit_statuses_text(
+          {sb::kExitOk, sb::kExitBadInput, sb::kExitBoundExceeded, sb::kExitInternal}));
 }
 
 /// The files opened and checked, and the plan of each (nothing analysed yet).
@@ -199,7 +198,7 @@ int report(const ReportOptions& rep, const InputOptions& in, const Prepared& p,
   }
   if (rep.check_bound)
     for (const auto& r : results)
-      if (r.report.theorem2_bounded && !r.report.within_bound) return 3;
+      if (r.report.theorem2_bounded && !r.report.within_bound) return sb::kExitBoundExceeded;
   return 0;
 }
 
@@ -240,7 +239,7 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
   auto refuse = [root](const std::string& why) {
     // The first line only: a library's message (c10::Error) can carry a backtrace after it.
     if (root) std::fprintf(stderr, "rank_analysis: %s\n", first_line(why).c_str());
-    return 2;
+    return sb::kExitBadInput;
   };
   if (const int status = listing(rep, in, refuse); status >= 0) return status;
   Doing doing;

@@ -87,9 +87,14 @@ endfunction()
 # LibTorch translation unit costs ~25 s to compile, this one well under a second). The row builds
 # <build>/trainers/train_<KIND>, where the pipeline finds every trainer and reads what it needs
 # from `train_<KIND> --describe --json`.
+# Each row is also recorded (global property SB_TRAINER_REGISTRY, "kind folder library" with the
+# folder relative to the project root): the link graph, the design test and the --describe test
+# read the registry from <build>/trainer_registry.txt, so no other file lists the trainers.
 function(sb_trainer kind folder)
   add_subdirectory(${folder})
   get_filename_component(library ${folder} NAME)
+  file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${folder})
+  set_property(GLOBAL APPEND PROPERTY SB_TRAINER_REGISTRY "${kind} ${rel} ${library}")
   set(main ${CMAKE_CURRENT_SOURCE_DIR}/${folder}/main.cpp)
   sb_executable(train_${kind} ${main})
   target_link_libraries(train_${kind} PRIVATE ${library})

@@ -1,5 +1,7 @@
 #include "common/errors.h"
 
+#include <typeinfo>
+
 #include <cstdio>
 #include <new>
 
@@ -19,7 +21,7 @@ std::string standard_line(const std::string& where, const std::string& expected,
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 InputError::InputError(std::string file, std::string field, std::string expected, std::string got)
-    : Error(standard_line(file + ": " + field, expected, got)),
+    : Error(standard_line(file.empty() ? field : file + ": " + field, expected, got)),
       file_(std::move(file)),
       field_(std::move(field)),
       expected_(std::move(expected)) {}
@@ -69,6 +71,17 @@ ErrorReport error_report(const std::exception_ptr& error, const std::string& mem
     report = {Kind::memory,
               "out of memory (" + (memory_hint.empty() ? "std::bad_alloc" : memory_hint) + ")",
               kExitBadInput};
+  } catch (const std::logic_error& e) {
+    // Our own std::logic_error is a defect: a state no input reaches (tests/common/
+    // check_typed_errors.py holds every throw to it). The library's subclasses
+    // (std::invalid_argument from std::stoi, std::out_of_range) stay bad input, as below.
+    if (typeid(e) == typeid(std::logic_error))
+      report = {Kind::internal,
+                "internal error (a defect of this program, not of its input; please report it): " +
+                    first_line(e.what()),
+                kExitInternal};
+    else
+      report = {Kind::other, first_line(e.what()), kExitBadInput};
   } catch (const std::exception& e) {
     // A library's own exception (std::filesystem, CLI11, nlohmann::json) that no reader
     // translated: still one line and the bad-input status, as the standards ask.
@@ -77,6 +90,42 @@ ErrorReport error_report(const std::exception_ptr& error, const std::string& mem
     report = {Kind::other, "unknown error", kExitBadInput};
   }
   return report;
+}
+
+std::string exit_statuses_text(std::initializer_list<int> statuses) {
+  std::string text = "Exit status:";
+  const char* sep = " ";
+  for (int status : statuses) {
+    std::string what;
+    switch (status) {
+      case kExitOk:
+        what = "done";
+        break;
+      case kExitBadInput:
+        what =
+            "bad input, an unwritable output or not enough memory (one line on stderr naming "
+            "the file or option, the field and what is expected; no output file)";
+        break;
+      case kExitBoundExceeded:
+        what = "--check found a rank-bounded head above its bound";
+        break;
+      case kExitNonFinite:
+        what = "non-finite loss (the last checkpoint kept)";
+        break;
+      case kExitInternal:
+        what = "internal error (a defect: please report it)";
+        break;
+      case kExitInterrupted:
+        what = "interrupted by Ctrl-C or SIGTERM (checkpoint saved; continue with --resume)";
+        break;
+      default:
+        what = "?";
+        break;
+    }
+    text += sep + std::to_string(status) + " " + what;
+    sep = ", ";
+  }
+  return text + ".";
 }
 
 int report_error(const std::string& program, const std::exception_ptr& error,

@@ -24,17 +24,25 @@
 // the writers guarantee that nothing that did not close cleanly is under its final name.
 
 #include <exception>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace sb {
 
-/// Exit statuses shared by every binary of the suite.
+/// Exit statuses shared by every binary of the suite, the only place they are numbers; every
+/// binary's --help states its own from exit_statuses_text.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 2;       // bad input, an unwritable output, out of memory
+inline constexpr int kExitBoundExceeded = 3;  // rank_analysis --check: a bounded head above it
 inline constexpr int kExitNonFinite = 4;      // a trainer's loss became NaN or infinite
+inline constexpr int kExitInternal = 70;      // a defect of the program (EX_SOFTWARE, sysexits.h)
 inline constexpr int kExitInterrupted = 130;  // SIGINT/SIGTERM: a checkpoint was saved
+
+/// "Exit status: 0 done, 2 bad input (...), ..., 70 internal error (...)": the paragraph of
+/// --help for the statuses a binary can return, in the order given, each described once here.
+std::string exit_statuses_text(std::initializer_list<int> statuses);
 
 /// Base of every error a user can act on. what() is one line.
 class Error : public std::runtime_error {
@@ -47,7 +55,8 @@ class Error : public std::runtime_error {
 /// the expected value; `got` is what was found, when that is short enough to print.
 class InputError : public Error {
  public:
-  /// The standard line: "FILE: FIELD: expected EXPECTED" and ", got GOT" when got is not empty.
+  /// The standard line: "FILE: FIELD: expected EXPECTED" and ", got GOT" when got is not empty
+  /// ("FIELD: ..." when file is empty: a config key, whose file the caller names).
   InputError(std::string file, std::string field, std::string expected, std::string got = {});
 
   /// A line written in full at the throw site (it names the file and the field itself); the
@@ -116,7 +125,7 @@ class WriteError : public Error {
 /// What a binary prints and returns for an exception: the first line of its message (prefixed
 /// with the program's name by the caller) and the exit status.
 struct ErrorReport {
-  enum class Kind { input, format, option, write, memory, other };
+  enum class Kind { input, format, option, write, memory, internal, other };
   Kind kind = Kind::other;
   std::string line;  // one line, no trailing newline
   int status = kExitBadInput;

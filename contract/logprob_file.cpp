@@ -25,10 +25,9 @@ void require(bool ok, const std::string& path, const std::string& field,
 
 }  // namespace
 
-LogProbHeader make_header(const std::string& head, int64_t d, bool bias, int64_t M, int64_t T,
+LogProbHeader make_header(const HeadSpec& spec, int64_t d, bool bias, int64_t M, int64_t T,
                           DumpSource source, const std::string& compute_dtype) {
   LogProbHeader h;
-  const HeadSpec spec = HeadSpec::parse(head);
   h.head = spec.name();
   if (spec.to_string() != h.head) h.head_spec = spec.to_string();
   h.d = d;

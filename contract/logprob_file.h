@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "common/head_spec.h"
+
 #include "contract/hdf5_handles.h"
 
 namespace sb::contract {
@@ -64,7 +66,7 @@ struct DumpSource {
 /// The one way a producer fills a header: the model's facts (head spelling: `head` gets its
 /// registry name, `head_spec` the spelling when it has options; d, decoder bias), the
 /// matrix's shape (M columns, T rows), where the rows come from and the computation's dtype.
-LogProbHeader make_header(const std::string& head, int64_t d, bool bias, int64_t M, int64_t T,
+LogProbHeader make_header(const HeadSpec& head, int64_t d, bool bias, int64_t M, int64_t T,
                           DumpSource source, const std::string& compute_dtype = "float32");
 
 /// A scalar root attribute by name: what a file says of its model and, in a rank result, of the
@@ -145,7 +147,8 @@ class LogProbReader {
 
  private:
   void read_contract_attributes();
-  void read_input_attribute();  ///< the optional 'input' and 'final_norm' (contract and plain files)
+  void
+  read_input_attribute();  ///< the optional 'input' and 'final_norm' (contract and plain files)
   void read_rows(int64_t begin, int64_t count, hid_t memory_type, void* out) const;
 
   std::string path_;

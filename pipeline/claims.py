@@ -183,7 +183,10 @@ def markdown(sections: list[tuple[str, list[Row]]], thesis: str = "") -> str:
 def sections(results: str) -> list[tuple[str, list[Row]]]:
     import claims_others
     import claims_sigsoftmax
-    return claims_sigsoftmax.sections(results) + claims_others.sections(results)
+    import claims_transformer
+    return claims_sigsoftmax.sections(results) + claims_others.sections(results) + [
+        ("This suite's question: the bottleneck in a Transformer LM (issue 5/5)",
+         claims_transformer.rows(results))]
 
 
 def main() -> int:
@@ -196,7 +199,9 @@ def main() -> int:
               "committed results/ directory)", file=sys.stderr)
         return 2
     import claims_controls
-    text = markdown(sections(args.results), claims_controls.thesis(args.results))
+    import claims_transformer
+    text = markdown(sections(args.results), claims_controls.thesis(args.results) + "\n\n" +
+                    claims_transformer.finding(args.results))
     if args.out:
         write_text_atomically(args.out, text)
     else:

@@ -156,8 +156,43 @@ def _fail(path: str, field: str, expected: str, got: object) -> ProfileError:
     return ProfileError(f"{path}: field '{field}': expected {expected}, got {got!r}")
 
 
-def load_profile(path: str) -> Profile:
-    """Reads and checks a profile; raises ProfileError naming the file and the field."""
+def _is_int(value: object, lo: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= lo
+
+
+# The sub-tables' keys, each as (default, check, expected): the schema load_profile applies, in
+# the manner of the trainers' key tables (trainers/runkit/config_table.h). `strict`: a key not
+# listed is refused (analysis keeps unknown keys for the stages that read them, e.g. check).
+_TABLES = {
+    "analysis": (False, {
+        "method": ("auto", lambda v: v in ("auto", "exact", "gram", "sketch"),
+                   "auto, exact, gram or sketch"),
+        # tasks > 1: the analyse stage runs rank_analysis --mpi under srun or mpirun.
+        "tasks": (1, lambda v: _is_int(v, 1), "an integer >= 1"),
+        "nodes": (1, lambda v: _is_int(v, 1), "an integer >= 1"),
+        "seeds": (0, lambda v: _is_int(v, 0), "an integer >= 0 (0 = every seed)"),
+        "verdict_only": (False, lambda v: isinstance(v, bool), "true or false"),
+        "keep_dumps": (True, lambda v: v is True or v is False or v == "analysed",
+                       'true, false or "analysed"'),
+    }),
+    "dyneval": (True, {
+        "enabled": (False, lambda v: isinstance(v, bool), "true or false"),
+        "args": ([], lambda v: isinstance(v, list), "a list of dyneval's arguments"),
+        "predicted_gain": (0.0, lambda v: isinstance(v, (int, float)) and
+                           not isinstance(v, bool) and 0 <= v < 1,
+                           "a fraction in [0, 1) (0.05 = 5%)"),
+    }),
+    "epoch_ranks": (True, {
+        "rows": (0, lambda v: _is_int(v, 0), "an integer >= 0 (0 = no epoch dumps)"),
+        "method": ("exact", lambda v: v in ("auto", "exact", "gram"), "auto, exact or gram"),
+        "keep_dumps": (False, lambda v: isinstance(v, bool), "true or false"),
+    }),
+}
+# The trainer keys a profile sets itself: no override, no sweep of them.
+_OWN_KEYS = ("head", "seed", "out", "threads", "epoch_dump_rows")
+
+
+def _read(path: str) -> dict:
     try:
         data = load_toml(path)
     except FileNotFoundError:
@@ -175,132 +210,121 @@ def load_profile(path: str) -> Profile:
     for key in ("name", "out", "config", "scaled_down"):
         if not data[key].strip():
             raise _fail(path, key, "a non-empty string", data[key])
+    return data
+
+
+def _check_table(path: str, name: str, table: dict) -> dict:
+    """One sub-table against _TABLES: every listed key's check, unknown keys where strict."""
+    strict, schema = _TABLES[name]
+    for key in table:
+        if strict and key not in schema:
+            raise _fail(path, f"{name}.{key}", "one of " + ", ".join(schema), key)
+    for key, (default, ok, expected) in schema.items():
+        if not ok(table.get(key, default)):
+            raise _fail(path, f"{name}.{key}", expected, table.get(key))
+    return dict(table)
+
+
+def _check_analysis(path: str, analysis: dict) -> None:
+    """The rules between analysis keys."""
+    method, tasks = analysis.get("method", "auto"), analysis.get("tasks", 1)
+    if analysis.get("nodes", 1) > tasks:
+        raise _fail(path, "analysis.nodes", f"at most analysis.tasks = {tasks}",
+                    analysis.get("nodes"))
+    if tasks > 1 and method == "exact":
+        raise _fail(path, "analysis.method", "auto, gram or sketch with analysis.tasks > 1 (the "
+                    "exact SVD runs in one process)", "exact")
+    if analysis.get("verdict_only", False) and method not in ("auto", "sketch"):
+        raise _fail(path, "analysis.method", "sketch or auto with analysis.verdict_only (only the "
+                    "sketch stops at the verdict)", method)
+
+
+def _seed_list(path: str, field: str, value: object) -> list[int]:
+    if (not isinstance(value, list) or not value or not all(_is_int(s, 0) for s in value)
+            or len(set(value)) != len(value)):
+        raise _fail(path, field, "a non-empty list of distinct seeds >= 0", value)
+    return list(value)
+
+
+def _check_overrides(path: str, field: str, table: object) -> dict:
+    if not isinstance(table, dict):
+        raise _fail(path, field, "a table of trainer keys", table)
+    for key, value in table.items():
+        if key in _OWN_KEYS:
+            raise _fail(path, f"{field}.{key}", "a key the profile does not set itself", key)
+        if isinstance(value, (dict, list)):
+            raise _fail(path, f"{field}.{key}", "a scalar", value)
+    return dict(table)
+
+
+def _check_sweep(path: str, sweep: dict) -> dict:
+    if not sweep:
+        return {}
+    if set(sweep) != {"key", "values"}:
+        raise _fail(path, "sweep", "a table of key and values", sorted(sweep))
+    if not isinstance(sweep["key"], str) or not sweep["key"] or sweep["key"] in _OWN_KEYS:
+        raise _fail(path, "sweep.key", "a trainer key the profile does not set itself",
+                    sweep["key"])
+    values = sweep["values"]
+    if not isinstance(values, list) or len(values) < 2 or len(set(values)) != len(values) or \
+            not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise _fail(path, "sweep.values", "a list of at least two distinct numbers", values)
+    return dict(sweep)
+
+
+def _check_scalars(path: str, data: dict) -> None:
+    """The top-level fields with a range: heads, threads, jobs, order, trainer, estimates."""
     heads = data["heads"]
     if not heads or not all(isinstance(h, str) and h for h in heads):
         raise _fail(path, "heads", "a non-empty list of head specs", heads)
     if len(set(heads)) != len(heads):
         raise _fail(path, "heads", "distinct heads", heads)
-
-    def seed_list(field: str, value: object) -> list[int]:
-        if (not isinstance(value, list) or not value or
-                not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)
-                or len(set(value)) != len(value)):
-            raise _fail(path, field, "a non-empty list of distinct seeds >= 0", value)
-        return list(value)
-
-    seeds = seed_list("seeds", data["seeds"])
-    by_head = {h: seed_list(f"seeds_by_head.{h}", s)
-               for h, s in data.get("seeds_by_head", {}).items()}
-    threads = data.get("threads", 0)
-    if threads < 0:
-        raise _fail(path, "threads", "an integer >= 0 (0 = number of cores)", threads)
-    jobs = data.get("jobs", 1)
-    if jobs < 0:
+    if data.get("threads", 0) < 0:
+        raise _fail(path, "threads", "an integer >= 0 (0 = number of cores)", data["threads"])
+    if data.get("jobs", 1) < 0:
         raise _fail(path, "jobs", "an integer >= 0 (0 = cores // threads; 1 = one run at a time)",
-                    jobs)
-    analysis = data.get("analysis", {})
-    if analysis.get("method", "auto") not in ("auto", "exact", "gram", "sketch"):
-        raise _fail(path, "analysis.method", "auto, exact, gram or sketch",
-                    analysis.get("method"))
-    # tasks > 1: the analyse stage runs rank_analysis --mpi under srun (in a Slurm job) or mpirun.
-    for key in ("tasks", "nodes"):
-        value = analysis.get(key, 1)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise _fail(path, f"analysis.{key}", "an integer >= 1", value)
-    if analysis.get("nodes", 1) > analysis.get("tasks", 1):
-        raise _fail(path, "analysis.nodes", f"at most analysis.tasks = {analysis.get('tasks', 1)}",
-                    analysis.get("nodes"))
-    if analysis.get("tasks", 1) > 1 and analysis.get("method", "auto") == "exact":
-        raise _fail(path, "analysis.method", "auto, gram or sketch with analysis.tasks > 1 (the "
-                    "exact SVD runs in one process)", "exact")
-    a_seeds = analysis.get("seeds", 0)
-    if not isinstance(a_seeds, int) or isinstance(a_seeds, bool) or a_seeds < 0:
-        raise _fail(path, "analysis.seeds", "an integer >= 0 (0 = every seed)", a_seeds)
-    if not isinstance(analysis.get("verdict_only", False), bool):
-        raise _fail(path, "analysis.verdict_only", "true or false", analysis.get("verdict_only"))
-    if analysis.get("verdict_only", False) and analysis.get("method", "auto") not in ("auto",
-                                                                                      "sketch"):
-        raise _fail(path, "analysis.method", "sketch or auto with analysis.verdict_only (only the "
-                    "sketch stops at the verdict)", analysis.get("method"))
-    if analysis.get("keep_dumps", True) not in (True, False, "analysed"):
-        raise _fail(path, "analysis.keep_dumps", 'true, false or "analysed"',
-                    analysis.get("keep_dumps"))
-    dyneval = data.get("dyneval", {})
-    for key in dyneval:
-        if key not in ("enabled", "args", "predicted_gain"):
-            raise _fail(path, f"dyneval.{key}", "one of enabled, args, predicted_gain", key)
-    if not isinstance(dyneval.get("enabled", False), bool):
-        raise _fail(path, "dyneval.enabled", "true or false", dyneval["enabled"])
-    if not isinstance(dyneval.get("args", []), list):
-        raise _fail(path, "dyneval.args", "a list of dyneval's arguments", dyneval["args"])
-    gain = dyneval.get("predicted_gain", 0.0)
-    if not isinstance(gain, (int, float)) or isinstance(gain, bool) or not 0 <= gain < 1:
-        raise _fail(path, "dyneval.predicted_gain", "a fraction in [0, 1) (0.05 = 5%)", gain)
-    epoch_ranks = data.get("epoch_ranks", {})
-    for key, value in epoch_ranks.items():
-        if key not in ("rows", "method", "keep_dumps"):
-            raise _fail(path, f"epoch_ranks.{key}", "one of rows, method, keep_dumps", key)
-    rows = epoch_ranks.get("rows", 0)
-    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
-        raise _fail(path, "epoch_ranks.rows", "an integer >= 0 (0 = no epoch dumps)", rows)
-    if epoch_ranks.get("method", "exact") not in ("auto", "exact", "gram"):
-        raise _fail(path, "epoch_ranks.method", "auto, exact or gram", epoch_ranks.get("method"))
-    if not isinstance(epoch_ranks.get("keep_dumps", False), bool):
-        raise _fail(path, "epoch_ranks.keep_dumps", "true or false", epoch_ranks["keep_dumps"])
-    estimates = data.get("estimate_seconds", {})
-    for key, value in estimates.items():
+                    data["jobs"])
+    if data.get("order", "head") not in ("head", "seed"):
+        raise _fail(path, "order", "head or seed", data["order"])
+    trainer = data.get("trainer", "wordlm")
+    if not isinstance(trainer, str) or not trainer.replace("_", "").isalnum():
+        raise _fail(path, "trainer", "a trainer kind (build/trainers/train_<kind>, e.g. wordlm)",
+                    trainer)
+    for key, value in data.get("estimate_seconds", {}).items():
         if key not in STAGE_NAMES + ("mixture_cost",) or \
                 not isinstance(value, (int, float)) or value < 0:
             raise _fail(path, f"estimate_seconds.{key}", "a stage name with seconds >= 0", value)
-    def check_overrides(field: str, table: object) -> dict:
-        if not isinstance(table, dict):
-            raise _fail(path, field, "a table of trainer keys", table)
-        for key, value in table.items():
-            if key in ("head", "seed", "out", "threads", "epoch_dump_rows"):
-                raise _fail(path, f"{field}.{key}", "a key the profile does not set itself", key)
-            if isinstance(value, (dict, list)):
-                raise _fail(path, f"{field}.{key}", "a scalar", value)
-        return dict(table)
 
+
+def load_profile(path: str) -> Profile:
+    """Reads and checks a profile; raises ProfileError naming the file and the field."""
+    data = _read(path)
+    _check_scalars(path, data)
+    tables = {name: _check_table(path, name, data.get(name, {})) for name in _TABLES}
+    _check_analysis(path, tables["analysis"])
     try:
         slurm = parse_slurm_table(data.get("slurm", {}))
         gpu = parse_gpu_table(data.get("gpu_throughput", {}))
     except (SlurmTableError, GpuTableError) as e:
         raise _fail(path, e.field, e.expected, e.got) from None
-
-    order = data.get("order", "head")
-    if order not in ("head", "seed"):
-        raise _fail(path, "order", "head or seed", order)
-    trainer = data.get("trainer", "wordlm")
-    if not isinstance(trainer, str) or not trainer.replace("_", "").isalnum():
-        raise _fail(path, "trainer", "a trainer kind (build/trainers/train_<kind>, e.g. wordlm)",
-                    trainer)
-    sweep = data.get("sweep", {})
-    if sweep:
-        if set(sweep) != {"key", "values"}:
-            raise _fail(path, "sweep", "a table of key and values", sorted(sweep))
-        if not isinstance(sweep["key"], str) or not sweep["key"] or sweep["key"] in (
-                "head", "seed", "out", "threads", "epoch_dump_rows"):
-            raise _fail(path, "sweep.key", "a trainer key the profile does not set itself",
-                        sweep["key"])
-        values = sweep["values"]
-        if not isinstance(values, list) or len(values) < 2 or len(set(values)) != len(values) or \
-                not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            raise _fail(path, "sweep.values", "a list of at least two distinct numbers", values)
-    overrides = check_overrides("overrides", data.get("overrides", {}))
-    by_head_overrides = {h: check_overrides(f"overrides_by_head.{h}", t)
-                         for h, t in data.get("overrides_by_head", {}).items()}
     return Profile(
         path=path, name=data["name"], description=data.get("description", ""),
         scaled_down=" ".join(data["scaled_down"].split()), out=data["out"],
-        config=data["config"], threads=threads, jobs=jobs, heads=list(heads), seeds=seeds,
-        seeds_by_head=by_head, order=order, overrides=overrides, overrides_by_head=by_head_overrides,
+        config=data["config"], threads=data.get("threads", 0), jobs=data.get("jobs", 1),
+        heads=list(data["heads"]), seeds=_seed_list(path, "seeds", data["seeds"]),
+        seeds_by_head={h: _seed_list(path, f"seeds_by_head.{h}", s)
+                       for h, s in data.get("seeds_by_head", {}).items()},
+        order=data.get("order", "head"),
+        overrides=_check_overrides(path, "overrides", data.get("overrides", {})),
+        overrides_by_head={h: _check_overrides(path, f"overrides_by_head.{h}", t)
+                           for h, t in data.get("overrides_by_head", {}).items()},
         score_after_training=data.get("score_after_training", False),
-        dyneval=dict(data.get("dyneval", {})), analysis=dict(analysis),
-        epoch_ranks=dict(epoch_ranks),
-        estimate_seconds={k: float(v) for k, v in estimates.items()},
+        dyneval=tables["dyneval"], analysis=tables["analysis"],
+        epoch_ranks=tables["epoch_ranks"],
+        estimate_seconds={k: float(v) for k, v in data.get("estimate_seconds", {}).items()},
         run_here=data.get("run_here", True), requires=data.get("requires", ""), slurm=slurm,
-        gpu_throughput=gpu, trainer=trainer, sweep=dict(sweep),
+        gpu_throughput=gpu, trainer=data.get("trainer", "wordlm"),
+        sweep=_check_sweep(path, data.get("sweep", {})),
         prediction=" ".join(data.get("prediction", "").split()))
 
 

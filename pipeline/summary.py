@@ -138,7 +138,7 @@ def dyneval_findings(runs, res: dict, predicted_gain: float) -> list[str]:
     predicts one: dyneval.predicted_gain) every run's relative gain at least that."""
     gain = {}  # (name, seed) -> (static, dynamic) test ppl
     for r in runs:
-        p = res[id(r)]["ppl"]
+        p = res[r.dir]["ppl"]
         if ("dyneval", "test") in p:
             gain[(r.name, r.seed)] = (p[("dyneval static", "test")], p[("dyneval", "test")])
     if not gain:
@@ -171,7 +171,7 @@ def findings_section(runs, res: dict, predicted_gain: float = 0.0) -> list[str]:
     lower = {}  # head name -> rank_analysis's verdict, where the rank is a window, not a count
     text = {}  # head name -> its rank as the table prints it
     for r in runs:
-        k = res[id(r)]["rank"]
+        k = res[r.dir]["rank"]
         if k and r.name not in rank:
             rank[r.name] = (rank_window(k), k["bound"], r.head)
             text[r.name] = rank_text(k)
@@ -179,7 +179,7 @@ def findings_section(runs, res: dict, predicted_gain: float = 0.0) -> list[str]:
                 lower[r.name] = k.get("verdict", "")
     ppl = {}  # head name -> {seed: finetune test ppl}
     for r in runs:
-        v = res[id(r)]["ppl"].get(("finetune", "test"))
+        v = res[r.dir]["ppl"].get(("finetune", "test"))
         if v is not None:
             ppl.setdefault(r.name, {})[r.seed] = v
     out = ["## Findings, checked on the numbers above\n",
@@ -189,7 +189,7 @@ def findings_section(runs, res: dict, predicted_gain: float = 0.0) -> list[str]:
         # The adaptive softmax's bound d + 1 + (tail clusters) + bias (docs/protocol.md), which
         # every analysed seed must meet exactly; adaptive sigsoftmax is held against it.
         _, b, label = rank["adaptive"]
-        every = [res[id(r)]["rank"] for r in runs if r.name == "adaptive" and res[id(r)]["rank"]]
+        every = [res[r.dir]["rank"] for r in runs if r.name == "adaptive" and res[r.dir]["rank"]]
         out.append(f"- {label}'s rank is within its bound d + 1 + (tail clusters) + 1 = {b} in "
                    f"every analysed seed: {yes(all(x['rank'] <= x['bound'] for x in every))} "
                    f"(ranks {', '.join(str(x['rank']) for x in every)})")
@@ -282,8 +282,8 @@ def table4_section(by_name, res: dict) -> list[str]:
     for name, paper_name in (("adaptive", "adaptive_softmax"),
                              ("adaptive_sigsoftmax", "adaptive_sigsoftmax")):
         rs = runs[name]
-        ours = mean_std([res[id(r)]["ppl"][("finetune", "test")] for r in rs
-                          if ("finetune", "test") in res[id(r)]["ppl"]])
+        ours = mean_std([res[r.dir]["ppl"][("finetune", "test")] for r in rs
+                          if ("finetune", "test") in res[r.dir]["ppl"]])
         mean, std = paper.get((paper_name, "test_ppl")), paper.get((paper_name, "test_ppl_std"))
         theirs = "-" if mean is None else f"{mean:.2f}" + ("" if std is None else f" ± {std:.2f}")
         w = rs[0].head if rs else name
@@ -293,10 +293,10 @@ def table4_section(by_name, res: dict) -> list[str]:
 
 
 def write_summary(profile, runs, global_timings: dict) -> str:
-    res = {id(r): run_results(r, profile.trainer) for r in runs}
+    res = {r.dir: run_results(r, profile.trainer) for r in runs}
     heads = list(dict.fromkeys(r.head for r in runs))
     by_head = {h: [r for r in runs if r.head == h] for h in heads}
-    first = next((res[id(r)]["rank"] for r in runs if res[id(r)]["rank"]), {})
+    first = next((res[r.dir]["rank"] for r in runs if res[r.dir]["rank"]), {})
     # the paper's CSVs say "wt2" for the corpus the trainers call "wikitext-2"
     dataset = PAPER_DATASET.get(first.get("dataset", "ptb"), first.get("dataset", "ptb"))
     config = run_config(runs[0].dir) or {}
@@ -322,7 +322,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("|---|---|---|" + "---|" * len(STAGES))
     for h in heads:
         rs = by_head[h]
-        cells = [mean_std([res[id(r)]["ppl"][k] for r in rs if k in res[id(r)]["ppl"]])
+        cells = [mean_std([res[r.dir]["ppl"][k] for r in rs if k in res[r.dir]["ppl"]])
                  for k in STAGES]
         w(f"| {h} | ours | {len(rs)} | " + " | ".join(cells) + " |")
         name = rs[0].name
@@ -350,8 +350,8 @@ def write_summary(profile, runs, global_timings: dict) -> str:
             continue
         a_label = a_runs[0].head if a_runs else a_name
         b_label = b_runs[0].head if b_runs else b_name
-        ppl_a = {r.seed: res[id(r)]["ppl"] for r in a_runs}
-        ppl_b = {r.seed: res[id(r)]["ppl"] for r in b_runs}
+        ppl_a = {r.seed: res[r.dir]["ppl"] for r in a_runs}
+        ppl_b = {r.seed: res[r.dir]["ppl"] for r in b_runs}
         lines = []
         for key in STAGES:
             seeds = [s for s in ppl_a if s in ppl_b and key in ppl_a[s] and key in ppl_b[s]]
@@ -378,7 +378,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("Rank = #{sigma > tol}, tol = 0.5 sqrt(M + T + 1) sigma_max eps (Numerical Recipes), eps of "
       "the dump's compute dtype; numpy rank = numpy.linalg.matrix_rank's default tol. Bound = d + 2 "
       "(decoder bias; the adaptive heads: d + 1 + (tail clusters) + 1, docs/protocol.md). Paper: d = 400, bound 402, full PTB/WT2 (`results/paper/paper_ranks.csv`).\n")
-    n_analysed = int(profile.analysis.get("seeds", 0)) if hasattr(profile, "analysis") else 0
+    n_analysed = int(profile.analysis.get("seeds", 0))
     if n_analysed:
         w(f"The full test set of the first {n_analysed} seed(s) of every head (profile "
           "`analysis.seeds`); every seed's rank on the first test rows is in [Rank during "
@@ -388,8 +388,8 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for h in heads:
         for r in by_head[h]:
-            k = res[id(r)]["rank"]
-            if not k and hasattr(profile, "analysed") and not profile.analysed(r):
+            k = res[r.dir]["rank"]
+            if not k and not profile.analysed(r):
                 continue  # the profile analyses the full test set of the first seeds only
             if not k:
                 w(f"| {h} | {r.seed} | " + " | ".join(["-"] * 13) + " |")
@@ -414,6 +414,6 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     names = ["train", "finetune", "dump", "score", "dyneval", "analyse", "epoch_ranks"]
     w("| run | " + " | ".join(names) + " | total |")
     w("|---|" + "---|" * (len(names) + 1))
-    wall_time_rows(w, runs, lambda r: res[id(r)]["stages"], names, global_timings)
+    wall_time_rows(w, runs, lambda r: res[r.dir]["stages"], names, global_timings)
     return write_markdown(os.path.join(profile.out, "summary.md"), out)
 

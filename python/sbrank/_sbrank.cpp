@@ -75,6 +75,12 @@ py::str python_text(const std::string& text) {
 // (.filename), memory -> MemoryError, anything else -> ValueError. The classes are defined once,
 // in sbrank/__init__.py, the package this module belongs to.
 [[noreturn]] void raise_python(const std::exception_ptr& error) {
+  try {  // a Python exception raised inside the analysis (Ctrl-C's KeyboardInterrupt): as it is
+    std::rethrow_exception(error);
+  } catch (py::error_already_set&) {
+    throw;
+  } catch (...) {
+  }
   using Kind = sb::ErrorReport::Kind;
   const sb::ErrorReport report = sb::error_report(error);
   if (report.kind == Kind::memory) {
@@ -202,6 +208,12 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
         (*cb)(line);
       };
     }
+    // Ctrl-C: Python's handler only sets a flag while the analysis runs without the GIL; this
+    // asks for it between blocks (AnalyseOptions::poll) and raises KeyboardInterrupt there.
+    o.poll = [] {
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    };
     const bool stream = !py::isinstance<py::str>(matrix) && !py::isinstance<py::array>(matrix) &&
                         !py::hasattr(matrix, "__fspath__") && PyCallable_Check(matrix.ptr());
     if ((M || T) && !stream)

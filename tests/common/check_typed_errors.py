@@ -8,8 +8,10 @@ trainers/, python/sbrank/) for `throw std::runtime_error(`, `std::invalid_argume
 `std::out_of_range(` and `std::domain_error(`: each must be an sb::InputError, FormatError,
 OptionError or WriteError, so that error_report() can tell the kinds apart and sbrank can raise
 the matching Python class. A `throw std::logic_error(` (a programming error no input reaches)
-must have a `// internal:` comment on one of the three lines above it, saying why. Then it runs
-itself on a planted snippet and fails unless both rules catch it: the checker can fail.
+must have a `// internal:` comment on one of the three lines above it, saying why. And no exit
+status is a literal outside common/ (`return 2;`, `return 130;`, `exit(3)` in a file with a main or
+a cli_main): they are common/errors.h's named statuses. Then it runs itself on a planted snippet
+and fails unless every rule catches it: the checker can fail.
 """
 import os
 import re
@@ -20,6 +22,8 @@ from checks import ROOT, check, finish
 FOLDERS = ["common", "contract", "datasets", "analysis", "trainers", "python/sbrank"]
 UNTYPED = re.compile(r"throw\s+std::(runtime_error|invalid_argument|out_of_range|domain_error)\s*\(")
 LOGIC = re.compile(r"throw\s+std::logic_error\s*\(")
+LITERAL_STATUS = re.compile(r"\b(return|exit\s*\()\s*([1-9]\d*)\s*\)?\s*;")
+MAIN = re.compile(r"\b(int\s+main\s*\(|cli_main\s*\(|_main\s*\()")
 
 
 def violations(name, text):
@@ -33,6 +37,8 @@ def violations(name, text):
         elif LOGIC.search(code) and not any("// internal:" in lines[j]
                                             for j in range(max(0, i - 3), i + 1)):
             found.append(f"{name}:{i + 1}: logic_error without an '// internal:' reason")
+        elif not name.startswith("common/") and MAIN.search(text) and LITERAL_STATUS.search(code):
+            found.append(f"{name}:{i + 1}: literal exit status: {line.strip()}")
     return found
 
 
@@ -63,6 +69,9 @@ def main():
     caught = violations("planted.cpp", planted)
     check(len(caught) == 2 and "untyped" in caught[0] and "internal" in caught[1],
           f"the checker catches a planted untyped throw and an unexplained logic_error: {caught}")
+    status = violations("analysis/planted.cpp", "int main() {\n  if (bad) return 2;\n  return 0;\n}\n")
+    check(len(status) == 1 and "literal exit status" in status[0],
+          f"the checker catches a planted literal exit status: {status}")
     return finish()
 
 

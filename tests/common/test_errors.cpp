@@ -30,6 +30,9 @@ TEST_CASE(
   CHECK(e.expected() == "an integer >= 1");
   // Without what was found, the line stops at the expected value.
   CHECK(std::string(sb::InputError("a.toml", "lr", "> 0").what()) == "a.toml: lr: expected > 0");
+  // A config key whose file the caller names: no empty "FILE: " in front.
+  CHECK(std::string(sb::InputError("", "heads", "a divisor of 16", "3").what()) ==
+        "heads: expected a divisor of 16, got 3");
 }
 
 TEST_CASE("errors: a described error keeps the thrower's line and still carries file and field") {
@@ -65,7 +68,7 @@ TEST_CASE("errors: a write error names the file once") {
   CHECK(moved.file() == "out.h5");
 }
 
-TEST_CASE("errors: every exception maps to its kind, one line and exit status 2") {
+TEST_CASE("errors: every exception maps to its kind, one line and exit status 2 (a defect: 70)") {
   using Kind = sb::ErrorReport::Kind;
   CHECK(report_of(sb::FormatError("f", "magic", "SBLP")).kind == Kind::format);
   CHECK(report_of(sb::InputError("f", "d", "1")).kind == Kind::input);
@@ -74,8 +77,9 @@ TEST_CASE("errors: every exception maps to its kind, one line and exit status 2"
   CHECK(report_of(std::bad_alloc()).kind == Kind::memory);
   CHECK(report_of(std::out_of_range("library")).kind == Kind::other);
   for (const auto& r : {report_of(sb::InputError("f", "d", "1")), report_of(std::bad_alloc()),
-                        report_of(std::logic_error("x"))})
+                        report_of(std::out_of_range("library"))})
     CHECK(r.status == sb::kExitBadInput);
+  CHECK(report_of(std::logic_error("x")).status == sb::kExitInternal);
   // Only the first line of a message reaches the user (a library's what() may hold a trace).
   const auto multi = report_of(std::runtime_error("first\nsecond\nthird"));
   CHECK(multi.line == "first");
@@ -112,4 +116,26 @@ TEST_CASE("errors: report_error prints one line prefixed with the program and re
   std::fclose(capture);
   CHECK(status == 2);
   CHECK(std::string(buffer, n) == "rank_analysis: a.h5: /log_probs: expected 2-D\n");
+}
+
+TEST_CASE("errors: a defect (our std::logic_error) exits with its own status, not bad input") {
+  const auto defect = sb::error_report(std::make_exception_ptr(std::logic_error("no <eos>")));
+  CHECK(defect.status == sb::kExitInternal);
+  CHECK(defect.kind == sb::ErrorReport::Kind::internal);
+  CHECK(defect.line.find("internal error") == 0);
+  CHECK(defect.line.find("no <eos>") != std::string::npos);
+  // The library's subclasses of logic_error (std::stoi's invalid_argument) are input it was given.
+  const auto parse = sb::error_report(std::make_exception_ptr(std::invalid_argument("stoi")));
+  CHECK(parse.status == sb::kExitBadInput);
+  CHECK(sb::error_report(std::make_exception_ptr(sb::InputError("f", "d", "1"))).status ==
+        sb::kExitBadInput);
+}
+
+TEST_CASE("errors: --help's exit-status paragraph comes from the named statuses") {
+  const std::string text = sb::exit_statuses_text(
+      {sb::kExitOk, sb::kExitBadInput, sb::kExitBoundExceeded, sb::kExitInternal});
+  CHECK(text.find("Exit status: 0 done, 2 bad input") == 0);
+  CHECK(text.find(", 3 --check found") != std::string::npos);
+  CHECK(text.find(", 70 internal error") != std::string::npos);
+  CHECK(text.find("130") == std::string::npos);  // only the statuses asked for
 }

@@ -192,6 +192,44 @@ with tempfile.TemporaryDirectory() as tmp:
           f"difference {want.effect:.3g}" in sentence,
           f"the README's sentence follows from the mechanism verdict ({sentence[:90]}...)")
 
+    # The Transformer section: paired ppl rows per d, rank rows over every seed, the README's
+    # paragraph from their verdicts.
+    import claims_transformer
+    check(claims_transformer.finding(tmp).startswith("**The Transformer.** Not yet run"),
+          "no transformer runs: the paragraph says so")
+    tdir = os.path.join(tmp, "transformer")
+    for seed in (1, 2, 3):
+        for head, loss, rank, verdict in (("softmax", 5.60, 33, "within_bound"),
+                                          ("sigsoftmax", 5.55, 900, "exceeds_bound"),
+                                          ("mos", 5.62, 700, "exceeds_bound")):
+            run = os.path.join(tdir, f"{head}_d_model32_s{seed}")
+            write_final(run, "transformer", {"test_loss": loss + 0.001 * seed * (head == "mos")})
+            with open(os.path.join(run, "rank.json"), "w") as f:
+                json.dump({"rank": rank, "bound": 33, "verdict": verdict, "M": 10000,
+                           "T": 5000, "final_norm": "layernorm"}, f)
+    trows = {r.claim: r for r in claims_transformer.rows(tmp)}
+    sig = trows["Transformer LM, d = 32: sigsoftmax has lower test perplexity than softmax"]
+    want = ct.directional([5.60] * 3, [5.55] * 3)
+    check(sig.verdict == want.verdict == "reproduced" and sig.n == 3,
+          f"transformer: sigsoftmax's paired gain at d = 32 ({sig.verdict})")
+    mos = trows["Transformer LM, d = 32: MoS (K = 2) has lower test perplexity than softmax"]
+    check(mos.verdict == "contradicted", f"transformer: MoS worse in every seed ({mos.verdict})")
+    soft = trows["Transformer LM, d = 32: softmax's log-output rank is at most the final-LayerNorm "
+                 "bound d + 1"]
+    check(soft.verdict == "reproduced" and soft.n == 3, f"softmax within d + 1 ({soft.verdict})")
+    with open(os.path.join(tdir, "sigsoftmax_d_model32_s2", "rank.json"), "w") as f:
+        json.dump({"rank": 20, "rank_min": 20, "rank_max": 5000, "bound": 33,
+                   "verdict": "undecided", "M": 10000, "T": 5000}, f)
+    over = {r.claim: r for r in claims_transformer.rows(tmp)}[
+        "Transformer LM, d = 32: sigsoftmax's log-output rank exceeds the final-LayerNorm bound "
+        "d + 1"]
+    check(over.verdict == "undecided", f"one undecided seed makes the rank row undecided "
+          f"({over.verdict})")
+    para = claims_transformer.finding(tmp)
+    check("Of 1 perplexity comparisons" not in para and "2 perplexity comparisons" in para and
+          "1 find the other head better" in para, f"the Transformer paragraph counts the verdicts "
+          f"({para})")
+
     # The converged fits: Theorem 2's count and Theorem 4's non-inferiority; an unsettled d is
     # left out and named.
     fits = []

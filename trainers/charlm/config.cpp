@@ -80,8 +80,7 @@ const runkit::TrainerDescriptor<CharConfig>& descriptor() {
           "matrix to <out>/logprobs.h5 (batch size 1, every test symbol).\nSettings: defaults, "
           "then --config FILE (TOML), then --<key> VALUE. Outputs: <out>/config.toml, "
           "metrics.jsonl, checkpoint.pt, best.pt, logprobs.h5, final.json (bits per "
-          "character).\nExit status: 0 done, 2 bad input, 4 non-finite loss, 130 interrupted "
-          "(checkpoint saved; continue with --resume)."),
+          "character)."),
       &key_table, &validate};
   return d;
 }

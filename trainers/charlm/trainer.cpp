@@ -121,10 +121,9 @@ void CharTrainer::finish() {
   ids.insert(ids.end(), corpus_.test.begin(), corpus_.test.end());
   const auto stream = torch::tensor(ids, torch::kLong).view({-1, 1});  // (T + 1, 1)
   const int64_t T = stream.size(0) - 1;
-  const auto header = contract::make_header(model->head_spec().to_string(), model->d(),
-                                            /*bias=*/true, corpus_.vocab.size(), T,
-                                            {config_.dataset + "_char", "test", config_.seed,
-                                             table_.to_toml(config_), corpus_.vocab.words()});
+  const auto header =
+      contract::make_header(model->head_spec(), model->d(), /*bias=*/true, corpus_.vocab.size(), T,
+                            test_dump_source(corpus_.vocab.words(), config_.dataset + "_char"));
   double dump_ppl = 0;
   {
     torch::NoGradGuard no_grad;
@@ -148,20 +147,17 @@ void CharTrainer::finish() {
   std::printf("| best model %s | valid bpc %6.3f | test bpc %6.3f | %lld rows written to %s\n",
               path("best.pt").c_str(), bpc(result_.valid_loss), bpc(result_.test_loss),
               static_cast<long long>(T), path("logprobs.h5").c_str());
-  write_final({{"head", config_.head},
-               {"dataset", config_.dataset + "_char"},
-               {"seed", config_.seed},
-               {"best_model", path("best.pt")},
-               {"valid_loss", result_.valid_loss},
-               {"dump", path("logprobs.h5")},
-               {"dump_rows", T},
-               {"dump_ppl", dump_ppl}},
-              {{"valid_bpc", bpc(result_.valid_loss)},
-               {"test_loss", result_.test_loss},
-               {"test_bpc", bpc(result_.test_loss)},
-               {"d", model->d()},
-               {"M", corpus_.vocab.size()},
-               {"epochs", state_.epoch - 1}});
+  runkit::FinalCommon common = final_common();
+  common.dataset = config_.dataset + "_char";
+  common.valid_loss = result_.valid_loss;
+  common.dump_rows = T;
+  common.dump_ppl = dump_ppl;
+  write_final(common, {{"valid_bpc", bpc(result_.valid_loss)},
+                       {"test_loss", result_.test_loss},
+                       {"test_bpc", bpc(result_.test_loss)},
+                       {"d", model->d()},
+                       {"M", corpus_.vocab.size()},
+                       {"epochs", state_.epoch - 1}});
 }
 
 int train(const CharConfig& config, const runkit::TrainerRun& run) {

@@ -27,9 +27,7 @@ runkit::TrainerFacts facts() {
       "Settings: the defaults (the paper's), then --config FILE (TOML, the keys below), then "
       "--<key> VALUE. Outputs in --out: config.toml, metrics.jsonl, checkpoint.pt, best.pt, "
       "final.json (test error %, test NLL, test loss), logprobs.h5 (the test set's log-outputs, "
-      "T x 10, for rank_analysis; not for mse).\n"
-      "Exit status: 0 done, 2 bad input or config, 4 non-finite loss, 130 interrupted "
-      "(checkpoint saved; --resume continues).");
+      "T x 10, for rank_analysis; not for mse).");
   f.stages = {"classify"};  // trains, tests the best model and dumps in one command
   f.own_heads = {"mse"};
   return f;

@@ -195,10 +195,9 @@ void ClassifierTrainer::finish() {
   const bool dump = config_.dump_test && !is_mse(config_);
   std::unique_ptr<contract::LogProbWriter> writer;
   if (dump) {
-    const auto h =
-        contract::make_header(HeadSpec::parse(config_.head).to_string(), config_.fc, /*bias=*/true,
-                              static_cast<int64_t>(classes_.size()), splits_.test.size(),
-                              {dataset_, "test", config_.seed, table_.to_toml(config_), classes_});
+    const auto h = contract::make_header(HeadSpec::parse(config_.head), config_.fc, /*bias=*/true,
+                                         static_cast<int64_t>(classes_.size()), splits_.test.size(),
+                                         test_dump_source(classes_, dataset_));
     writer = std::make_unique<contract::LogProbWriter>(path("logprobs.h5"), h);
   }
   const auto test =
@@ -224,14 +223,12 @@ void ClassifierTrainer::finish() {
     std::printf("  %lld test labels outside the head's support (log-probability -inf)\n",
                 static_cast<long long>(test.outside_support));
   const nlohmann::json dump_ppl = dump ? number_or_null(ppl) : nlohmann::json(nullptr);
-  final_ = {{"head", config_.head},
-            {"dataset", dataset_},
-            {"seed", config_.seed},
-            {"best_model", path("best.pt")},
-            {"valid_loss", valid.loss},
-            {"dump", dump ? path("logprobs.h5") : ""},
-            {"dump_rows", dump ? test.images : int64_t{0}},
-            {"dump_ppl", dump_ppl}};
+  runkit::FinalCommon common = final_common();
+  common.dataset = dataset_;
+  common.valid_loss = valid.loss;
+  common.dump = dump ? path("logprobs.h5") : "";
+  common.dump_rows = dump ? test.images : int64_t{0};
+  if (dump) common.dump_ppl = ppl;
   const nlohmann::json section{
       {"split", config_.split},
       {"d", config_.fc},
@@ -249,7 +246,7 @@ void ClassifierTrainer::finish() {
       {"test_nll", is_mse(config_) ? nlohmann::json(nullptr) : number_or_null(test.nll)},
       {"test_outside_support", test.outside_support},
       {"test_ppl", dump_ppl}};
-  final_ = write_final(final_, section);
+  final_ = write_final(common, section);
 }
 
 int train(const ClassifierConfig& config, const runkit::TrainerRun& run) {

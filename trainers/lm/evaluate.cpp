@@ -54,8 +54,8 @@ double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t b
   const auto data = data::batchify(ids, /*batch_size=*/1);  // (N, 1), on the CPU: the targets
   const auto inputs = data.to(runkit::device_of(*model));   // (N, 1), on the model's device
   const int64_t n = data.size(0), M = model->options.vocab_size();
-  const auto header = contract::make_header(model->options.head().to_string(), model->d(),
-                                            /*bias=*/true, M, n - 1, std::move(source));
+  const auto header = contract::make_header(model->options.head(), model->d(), /*bias=*/true, M,
+                                            n - 1, std::move(source));
   contract::LogProbWriter writer(path, header);
   const int64_t segments = (n - 1 + bptt - 1) / bptt;
   auto state = model->zero_state(1);

@@ -358,7 +358,7 @@ runkit::EpochTrainer::Next WordLmTrainer::before_epoch() {
 }
 
 contract::DumpSource WordLmTrainer::dump_source() const {
-  return {config_.dataset, "test", config_.seed, table_.to_toml(config_), corpus_.vocab.words()};
+  return test_dump_source(corpus_.vocab.words());
 }
 
 void WordLmTrainer::finish() {
@@ -381,18 +381,15 @@ void WordLmTrainer::finish() {
     std::printf("| test ppl %9.2f | %lld rows written to %s\n", result_.test_ppl,
                 static_cast<long long>(rows), result_.dump_path.c_str());
   }
-  write_final({{"head", config_.head},
-               {"dataset", config_.dataset},
-               {"seed", config_.seed},
-               {"best_model", best},
-               {"valid_loss", result_.best_valid_loss},
-               {"dump", result_.dump_path},
-               {"dump_rows", rows},
-               {"dump_ppl",
-                config_.dump_test ? nlohmann::json(result_.test_ppl) : nlohmann::json(nullptr)}},
-              {{"valid_ppl", std::exp(result_.best_valid_loss)},
-               {"test_ppl", result_.test_ppl},
-               {"asgd_epoch", asgd_epoch_}});
+  runkit::FinalCommon common = final_common();
+  common.best_model = best;
+  common.valid_loss = result_.best_valid_loss;
+  common.dump = result_.dump_path;
+  common.dump_rows = rows;
+  if (config_.dump_test) common.dump_ppl = result_.test_ppl;
+  write_final(common, {{"valid_ppl", std::exp(result_.best_valid_loss)},
+                       {"test_ppl", result_.test_ppl},
+                       {"asgd_epoch", asgd_epoch_}});
 }
 
 int WordLmTrainer::run(Phase until) {

@@ -89,8 +89,7 @@ const runkit::TrainerDescriptor<NplmConfig>& descriptor() {
           "matrix to <out>/logprobs.h5.\nContexts span sentence boundaries (<eos> is a token; the "
           "first context of a split is padded with <eos>). Settings: defaults, then --config FILE "
           "(TOML), then --<key> VALUE. Outputs: <out>/config.toml, metrics.jsonl, checkpoint.pt, "
-          "best.pt, logprobs.h5, final.json.\nExit status: 0 done, 2 bad input, 4 non-finite loss, "
-          "130 interrupted (checkpoint saved; continue with --resume)."),
+          "best.pt, logprobs.h5, final.json."),
       &key_table, &validate};
   return d;
 }

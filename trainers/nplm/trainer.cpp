@@ -166,9 +166,8 @@ void NplmTrainer::finish() {
     words.clear();
     for (const auto w : classes_.words) words.push_back(corpus_.vocab.word(w));
   }
-  const auto header = contract::make_header(
-      model->options.head().to_string(), model->d(), /*bias=*/true, model->options.M(), rows,
-      {config_.dataset, "test", config_.seed, table_.to_toml(config_), words});
+  const auto header = contract::make_header(model->options.head(), model->d(), /*bias=*/true,
+                                            model->options.M(), rows, test_dump_source(words));
   {
     torch::NoGradGuard no_grad;
     model->eval();
@@ -186,15 +185,11 @@ void NplmTrainer::finish() {
   result_.dump_rows = rows;
   std::printf("| dump ppl %9.2f | %lld test rows written to %s\n", result_.dump_ppl,
               static_cast<long long>(rows), path("logprobs.h5").c_str());
-  write_final({{"head", config_.head},
-               {"dataset", config_.dataset},
-               {"seed", config_.seed},
-               {"best_model", path("best.pt")},
-               {"valid_loss", result_.valid_loss},
-               {"dump", path("logprobs.h5")},
-               {"dump_rows", rows},
-               {"dump_ppl", std::isfinite(result_.dump_ppl) ? nlohmann::json(result_.dump_ppl)
-                                                            : nlohmann::json(nullptr)}},
+  runkit::FinalCommon common = final_common();
+  common.valid_loss = result_.valid_loss;
+  common.dump_rows = rows;
+  common.dump_ppl = result_.dump_ppl;  // sparse: not finite, written null
+  write_final(common,
               {{"valid_ppl", has_ppl ? nlohmann::json(std::exp(result_.valid_loss)) : nullptr},
                {"test_loss", result_.test_loss},
                {"test_ppl", has_ppl ? nlohmann::json(std::exp(result_.test_loss)) : nullptr},

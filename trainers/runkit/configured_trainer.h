@@ -16,7 +16,9 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "contract/logprob_file.h"
 #include "trainers/runkit/epoch_trainer.h"
 #include "trainers/runkit/trainer_descriptor.h"
 
@@ -47,6 +49,26 @@ class ConfiguredTrainer : public EpochTrainer {
   /// default, and the saved text is written again in today's format.
   std::string normalise_saved_config(const std::string& saved) const override {
     return table_.trajectory_toml(table_.load_text(saved, path("checkpoint.pt") + " config"));
+  }
+
+  /// Where a test-set dump of this run comes from: the config's dataset (or `dataset`), split
+  /// "test", seed and whole config.toml, and the columns' words.
+  contract::DumpSource test_dump_source(std::vector<std::string> vocab,
+                                        std::string dataset = "") const {
+    return {dataset.empty() ? config_.dataset : std::move(dataset), "test", config_.seed,
+            table_.to_toml(config_), std::move(vocab)};
+  }
+  /// final.json's common keys as the config gives them: head, dataset, seed; best_model
+  /// <run>/best.pt and dump <run>/logprobs.h5. The trainer sets valid_loss, dump_rows and
+  /// dump_ppl, and whatever differs for it.
+  FinalCommon final_common() const {
+    FinalCommon c;
+    c.head = config_.head;
+    c.dataset = config_.dataset;
+    c.seed = config_.seed;
+    c.best_model = path("best.pt");
+    c.dump = path("logprobs.h5");
+    return c;
   }
 
   const ConfigTable<Config>& table_;

@@ -1,5 +1,7 @@
 #include "trainers/runkit/epoch_trainer.h"
 
+#include <cmath>
+
 #include <cstdio>
 #include <filesystem>
 
@@ -109,7 +111,16 @@ EpochTrainer::EpochEnd EpochTrainer::non_finite(double loss) {
   return EpochEnd::non_finite;
 }
 
-nlohmann::json EpochTrainer::write_final(nlohmann::json common, const nlohmann::json& section) {
+nlohmann::json EpochTrainer::write_final(const FinalCommon& c, const nlohmann::json& section) {
+  const bool ppl = c.dump_ppl && std::isfinite(*c.dump_ppl);
+  nlohmann::json common{{"head", c.head},
+                        {"dataset", c.dataset},
+                        {"seed", c.seed},
+                        {"best_model", c.best_model},
+                        {"valid_loss", c.valid_loss},
+                        {"dump", c.dump},
+                        {"dump_rows", c.dump_rows},
+                        {"dump_ppl", ppl ? nlohmann::json(*c.dump_ppl) : nlohmann::json(nullptr)}};
   common["event"] = "final";
   common["schema"] = kFinalSchema;
   common["trainer"] = trainer_;

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "trainers/runkit/checkpoint.h"
@@ -34,6 +35,20 @@
 #include "trainers/runkit/run_state.h"
 
 namespace sb::runkit {
+
+/// The keys every trainer's final.json holds at its top level (docs/design.md, "Run directory"),
+/// typed once; write_final adds event, schema, trainer, steps and blas, and the trainer's own
+/// section under its kind. ConfiguredTrainer::final_common fills what the config says.
+struct FinalCommon {
+  std::string head;     ///< the head as the config spells it
+  std::string dataset;  ///< the data the results are on (the charlm: <corpus>_char)
+  int64_t seed = 0;
+  std::string best_model;  ///< the weights the results describe
+  double valid_loss = 0;   ///< mean validation loss of best_model
+  std::string dump;        ///< the log-output file, "" when none was written
+  int64_t dump_rows = 0;
+  std::optional<double> dump_ppl;  ///< null when no dump or not finite
+};
 
 class EpochTrainer {
  public:
@@ -115,11 +130,10 @@ class EpochTrainer {
   bool count_batch(double loss, int64_t tokens);
   /// Prints the non-finite-loss error and writes its record; returns EpochEnd::non_finite.
   EpochEnd non_finite(double loss);
-  /// Writes final.json in the one schema (docs/design.md, "Run directory"): `common` holds the
-  /// keys every trainer writes (head, dataset, seed, best_model, valid_loss, dump, dump_ppl,
-  /// dump_rows), `section` the trainer's own; event, schema, trainer and steps are added here.
-  /// The record also goes to metrics.jsonl; it is returned.
-  nlohmann::json write_final(nlohmann::json common, const nlohmann::json& section);
+  /// Writes final.json in the one schema (docs/design.md, "Run directory"): `common`'s keys,
+  /// `section` the trainer's own under its kind; event, schema, trainer, steps and blas are added
+  /// here. The record also goes to metrics.jsonl; it is returned.
+  nlohmann::json write_final(const FinalCommon& common, const nlohmann::json& section);
   /// Writes the checkpoint now.
   void save();
 

@@ -98,7 +98,9 @@ template <class Config, class Body>
 int trainer_main(int argc, char** argv, const TrainerDescriptor<Config>& d, Body body,
                  const std::function<void(CLI::App&)>& own_options = {}) {
   blas::use_best_core(argv);
-  CLI::App app{d.facts.help};
+  CLI::App app{d.facts.help + "\n" +
+               exit_statuses_text(
+                   {kExitOk, kExitBadInput, kExitNonFinite, kExitInterrupted, kExitInternal})};
   if (own_options) own_options(app);
   const ConfigTable<Config>& table = d.key_table();
   ConfigArgs args;

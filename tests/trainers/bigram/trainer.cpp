@@ -78,9 +78,9 @@ void BigramTrainer::finish() {
   runkit::load_weights(path("best.pt"), *model);
   const double valid_loss = mean_nll(valid_), test_loss = mean_nll(test_);
   const int64_t rows = test_.targets.size(0);
-  const auto header = contract::make_header(
-      model->options.head().to_string(), config_.d, /*bias=*/true, corpus_.vocab.size(), rows,
-      {config_.dataset, "test", config_.seed, table_.to_toml(config_), corpus_.vocab.words()});
+  const auto header =
+      contract::make_header(model->options.head(), config_.d, /*bias=*/true, corpus_.vocab.size(),
+                            rows, test_dump_source(corpus_.vocab.words()));
   double dump_ppl = 0;
   {
     torch::NoGradGuard no_grad;
@@ -89,18 +89,14 @@ void BigramTrainer::finish() {
     runkit::write_rows(writer, model->log_probs(test_.previous), test_.targets);
     dump_ppl = writer.finish();
   }
-  write_final({{"head", config_.head},
-               {"dataset", config_.dataset},
-               {"seed", config_.seed},
-               {"best_model", path("best.pt")},
-               {"valid_loss", valid_loss},
-               {"dump", path("logprobs.h5")},
-               {"dump_rows", rows},
-               {"dump_ppl", dump_ppl}},
-              {{"valid_ppl", std::exp(valid_loss)},
-               {"test_loss", test_loss},
-               {"test_ppl", std::exp(test_loss)},
-               {"d", config_.d}});
+  runkit::FinalCommon common = final_common();
+  common.valid_loss = valid_loss;
+  common.dump_rows = rows;
+  common.dump_ppl = dump_ppl;
+  write_final(common, {{"valid_ppl", std::exp(valid_loss)},
+                       {"test_loss", test_loss},
+                       {"test_ppl", std::exp(test_loss)},
+                       {"d", config_.d}});
 }
 
 int train(const BigramConfig& config, const runkit::TrainerRun& run) {

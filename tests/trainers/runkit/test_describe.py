@@ -18,7 +18,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from checks import check, finish  # noqa: E402
 
 build = os.path.abspath(sys.argv[1])
-KINDS = ("wordlm", "nplm", "charlm", "classifier", "bigram")
+# The registry (the sb_trainer rows, cmake/Dependencies.cmake), as CMake wrote it: no list here.
+KINDS = tuple(line.split()[0] for line in open(os.path.join(build, "trainer_registry.txt"))
+              if line.strip())
+check({"wordlm", "nplm", "charlm", "classifier", "transformer", "bigram"} <= set(KINDS),
+      f"the registry lists every trainer ({', '.join(KINDS)})")
 STAGES = {"train", "finetune", "dump", "classify"}  # pipeline/stages.py's trainer stages
 
 

@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""Training tokens/s of train_transformer against the same model in PyTorch (Debian's torch,
+bench/transformer_reference.py: the model the parity test holds equal to ours), at equal threads,
+measured in one run: rounds alternate which side goes first; the ratio is the median over rounds.
+Both sides train the profile's model (trainers/configs/transformer_ptb_cpu.toml: 2 blocks, 4
+heads, context 64, batch 32, M = 10000) at each d, with AdamW and clipping, dropout 0.1. Ours:
+the tok/s of the progress line after a warm-up interval (the first WARMUP batches are not timed);
+the reference: wall time of BATCHES steps after WARMUP on random tokens. Prints Markdown, with a
+FLOP model beside the times: per token 6 x (the blocks' parameters + d M for the tied decoder)
+multiply-adds x 2 (forward and backward), attention's T-dependent part left out.
+
+  bench/bench_transformer_speed.py BUILD_DIR [ROUNDS=3] [THREADS=2]
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+build = sys.argv[1] if len(sys.argv) > 1 else "build"
+rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+threads = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(here)
+binary = os.path.join(build, "trainers", "train_transformer")
+config = os.path.join(root, "trainers", "configs", "transformer_ptb_cpu.toml")
+M, LAYERS, HEADS, CONTEXT, BATCH = 10000, 2, 4, 64, 32
+WARMUP, BATCHES = 10, 30
+if not os.access(binary, os.X_OK):
+    sys.exit(f"bench_transformer_speed: {binary} not built (make build)")
+sys.path.insert(0, here)
+import torch  # noqa: E402
+import transformer_reference as ref  # noqa: E402
+
+
+def ours(d):
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [binary, "--config", config, "--d_model", str(d), "--threads", str(threads),
+               "--epochs", "1", "--max_batches", str(WARMUP + BATCHES), "--log_interval",
+               str(WARMUP), "--valid_tokens", "640", "--test_tokens", "640", "--dump_rows", "64",
+               "--out", os.path.join(tmp, "run")]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    rates = [float(x) for x in re.findall(r"tok/s\s+([0-9.]+)", out)]
+    # Intervals after the first (warm-up): their mean tokens/s, weighted equally (equal batches).
+    timed = rates[1:]
+    return len(timed) * 1.0 / sum(1.0 / r for r in timed)
+
+
+def reference(d):
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    model = ref.TransformerLm(M, d, LAYERS, HEADS, CONTEXT, dropout=0.1)
+    opt = ref.make_optimizer(model, 1e-3, 0.1)
+    model.train()
+    ids = torch.randint(0, M, (WARMUP + BATCHES, BATCH, CONTEXT + 1))
+    for s in range(WARMUP + BATCHES):
+        if s == WARMUP:
+            start = time.perf_counter()
+        ref.train_step(model, opt, ids[s][:, :-1], ids[s][:, 1:], 1.0, 1e-3)
+    return BATCHES * BATCH * CONTEXT / (time.perf_counter() - start)
+
+
+def flops_per_token(d):
+    blocks = LAYERS * (12 * d * d)  # qkv 3d^2, out d^2, MLP 8 d^2
+    return 6 * (blocks + d * M)
+
+
+print(f"| d | ours tok/s | PyTorch tok/s | ratio (ours / PyTorch, median of {rounds}) | "
+      "FLOP model (GFLOP/s ours) |")
+print("|---|---|---|---|---|")
+for d in (32, 64, 128):
+    a, b = [], []
+    for r in range(rounds):
+        if r % 2 == 0:
+            a.append(ours(d))
+            b.append(reference(d))
+        else:
+            b.append(reference(d))
+            a.append(ours(d))
+        print(f"bench_transformer_speed: d = {d} round {r + 1}: ours {a[-1]:.0f}, PyTorch "
+              f"{b[-1]:.0f} tok/s", file=sys.stderr, flush=True)
+    ratio = statistics.median(x / y for x, y in zip(a, b))
+    print(f"| {d} | {statistics.median(a):.0f} | {statistics.median(b):.0f} | {ratio:.2f}x | "
+          f"{flops_per_token(d) / 1e6:.1f} MFLOP/token ({statistics.median(a) * flops_per_token(d) / 1e9:.1f}) |")

@@ -1,0 +1,51 @@
+#!/usr/bin/python3
+"""Ctrl-C during sbrank.analyse: SIGINT sent to the process while the Gram path runs over a
+~1 GB float32 array raises KeyboardInterrupt within a block (AnalyseOptions::poll, asked after
+every block of 4096 rows and before the eigensolver), and the module works again afterwards.
+
+The array (T = 40000, M = 6000) makes the Gram pass ~1.4e12 flops, tens of seconds on 2 cores;
+one block is 4096 / 40000 of it. The signal goes at 2 s; the test asserts KeyboardInterrupt came
+within 10 s of it (a block and the time to notice) and long before the analysis would have ended
+(its own progress line's ETA at the interrupt). The size of a block, not of the matrix, sets the
+delay: a multi-GB matrix only lengthens what is saved. Argument 1: the build directory.
+"""
+import os
+import signal
+import sys
+import threading
+import time
+
+build = os.path.abspath(sys.argv[1])
+sys.path.insert(0, os.path.join(build, "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "fixtures"))
+import numpy as np  # noqa: E402
+
+import sbrank  # noqa: E402
+from checks import check, finish  # noqa: E402
+
+T, M, SIGNAL_AT = 40000, 6000, 2.0
+rng = np.random.default_rng(0)
+a = rng.standard_normal((T, M), dtype=np.float32)
+lines = []
+timer = threading.Timer(SIGNAL_AT, lambda: os.kill(os.getpid(), signal.SIGINT))
+start = time.monotonic()
+timer.start()
+caught, result = None, None
+try:
+    result = sbrank.analyse(a, head="softmax", d=10, bias=1, method="gram", input="logits",
+                            progress=lines.append, threads=2)
+except KeyboardInterrupt:
+    caught = time.monotonic()
+timer.cancel()
+delay = None if caught is None else caught - start - SIGNAL_AT
+eta = [line for line in lines if "ETA" in line]
+check(caught is not None and result is None,
+      f"SIGINT during the Gram pass raises KeyboardInterrupt ({len(lines)} progress lines)")
+check(delay is not None and 0 <= delay < 10,
+      f"... within 10 s of the signal ({delay if delay is None else round(delay, 2)} s; last "
+      f"line {lines[-1] if lines else None!r})")
+small = sbrank.analyse(a[:500, :300], head="softmax", d=10, bias=1, method="gram",
+                       input="logits")
+check(small["rank"] == 300, f"the module analyses again after the interrupt (rank {small['rank']})")
+sys.exit(finish())
