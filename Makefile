@@ -279,23 +279,22 @@ bench-step: bench-wordlm-binary
 
 # The adaptive heads' training speed against the full softmax / sigsoftmax at WikiText-2's
 # vocabulary (M = 33278, a synthetic Zipf corpus; ~5 min): results/bench/adaptive_speed.md.
+# $(call bench_report,TITLE,SCRIPT ARGS,NAME): runs the Python bench script and writes its Markdown
+# under a header (the date, commit, BLAS and the command) to results/bench/NAME.md, atomically.
+define bench_report
+	@{ echo "# $(1)"; echo; echo "Measured $(MEASURED_AT) on $$(nproc) cores with:"; \
+	  echo; echo '```'; echo "$(2)"; echo '```'; echo; \
+	  /usr/bin/python3 $(2); } > results/bench/$(3).md.tmp
+	@mv results/bench/$(3).md.tmp results/bench/$(3).md
+	@cat results/bench/$(3).md
+endef
+
 # Writes results/bench/transformer_speed.md (~4 min on 2 cores).
 bench-train-transformer: build
-	@{ echo "# Training speed: train_transformer vs the same model in PyTorch (equal threads)"; \
-	  echo; \
-	  echo "Measured $(MEASURED_AT) on $$(nproc) cores with:"; \
-	  echo; echo '```'; echo "bench/bench_transformer_speed.py $(BUILD_DIR)"; echo '```'; echo; \
-	  /usr/bin/python3 bench/bench_transformer_speed.py $(BUILD_DIR); } > results/bench/transformer_speed.md.tmp
-	@mv results/bench/transformer_speed.md.tmp results/bench/transformer_speed.md
+	$(call bench_report,Training speed: train_transformer vs the same model in PyTorch (equal threads),bench/bench_transformer_speed.py $(BUILD_DIR),transformer_speed)
 
 bench-train-adaptive: bench-wordlm-binary
-	@{ echo "# Training speed: the adaptive heads vs the full heads at M = 33278 (bench_wordlm)"; \
-	  echo; \
-	  echo "Measured $(MEASURED_AT) on $$(nproc) cores with:"; \
-	  echo; echo '```'; echo "bench/bench_adaptive_speed.py $(BUILD_DIR)"; echo '```'; echo; \
-	  /usr/bin/python3 bench/bench_adaptive_speed.py $(BUILD_DIR); } > results/bench/adaptive_speed.md.tmp
-	@mv results/bench/adaptive_speed.md.tmp results/bench/adaptive_speed.md
-	@cat results/bench/adaptive_speed.md
+	$(call bench_report,Training speed: the adaptive heads vs the full heads at M = 33278 (bench_wordlm),bench/bench_adaptive_speed.py $(BUILD_DIR),adaptive_speed)
 
 plots: build
 	pipeline/synthetic_demo.sh $(BUILD_DIR) results/synthetic

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "common/errors.h"
 
@@ -111,21 +113,21 @@ int64_t head_rank_bound(const HeadSpec& spec, int64_t d, bool bias, bool normali
   return theorem2_rank_bound(d, bias) + tails;
 }
 
+namespace {
+constexpr std::pair<FinalNorm, const char*> kFinalNorms[] = {{FinalNorm::none, "none"},
+                                                             {FinalNorm::layernorm, "layernorm"},
+                                                             {FinalNorm::rmsnorm, "rmsnorm"}};
+}  // namespace
+
 std::string final_norm_name(FinalNorm norm) {
-  switch (norm) {
-    case FinalNorm::none:
-      return "none";
-    case FinalNorm::layernorm:
-      return "layernorm";
-    case FinalNorm::rmsnorm:
-      return "rmsnorm";
-  }
+  for (const auto& [n, name] : kFinalNorms)
+    if (n == norm) return name;
   return "none";
 }
 
 FinalNorm final_norm_from_name(const std::string& name) {
-  for (FinalNorm n : {FinalNorm::none, FinalNorm::layernorm, FinalNorm::rmsnorm})
-    if (name == final_norm_name(n)) return n;
+  for (const auto& [n, text] : kFinalNorms)
+    if (name == text) return n;
   throw OptionError("final_norm", "none, layernorm or rmsnorm", name);
 }
 

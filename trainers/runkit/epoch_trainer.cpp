@@ -111,16 +111,14 @@ EpochTrainer::EpochEnd EpochTrainer::non_finite(double loss) {
   return EpochEnd::non_finite;
 }
 
+// final.json's shared keys by their member names; dump_ppl, optional, is written below.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FinalCommon, head, dataset, seed, best_model, valid_loss, dump,
+                                   dump_rows)
+
 nlohmann::json EpochTrainer::write_final(const FinalCommon& c, const nlohmann::json& section) {
+  nlohmann::json common = c;
   const bool ppl = c.dump_ppl && std::isfinite(*c.dump_ppl);
-  nlohmann::json common{{"head", c.head},
-                        {"dataset", c.dataset},
-                        {"seed", c.seed},
-                        {"best_model", c.best_model},
-                        {"valid_loss", c.valid_loss},
-                        {"dump", c.dump},
-                        {"dump_rows", c.dump_rows},
-                        {"dump_ppl", ppl ? nlohmann::json(*c.dump_ppl) : nlohmann::json(nullptr)}};
+  common["dump_ppl"] = ppl ? nlohmann::json(*c.dump_ppl) : nlohmann::json(nullptr);
   common["event"] = "final";
   common["schema"] = kFinalSchema;
   common["trainer"] = trainer_;
