@@ -252,6 +252,38 @@ MemoryLimit memory_limit(const AnalyseOptions& options) {
   return limit;
 }
 
+std::string OptionSpelling::name(const std::string& key) const {
+  if (!command_line) return key;
+  std::string option = "--" + key;
+  for (char& c : option)
+    if (c == '_') c = '-';
+  return option;
+}
+
+std::string OptionSpelling::setting(const std::string& key, const std::string& value) const {
+  return command_line ? name(key) + " " + value : key + "=" + value;
+}
+
+void check_front_end_options(const AnalyseOptions& o, std::optional<double> budget_gb,
+                             std::optional<int> threads, const OptionSpelling& spell) {
+  if (o.input != "logprobs" && o.input != "logits" && o.input != "auto")
+    throw OptionError::described(spell.name("input"), spell.setting("input", o.input) +
+                                                          ": expected logprobs, logits or auto");
+  if (budget_gb && !(std::isfinite(*budget_gb) && *budget_gb > 0)) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", *budget_gb);
+    throw OptionError::described(
+        spell.name("budget_gb"),
+        spell.setting("budget_gb", value) + ": expected a finite number of GiB > 0");
+  }
+  if (threads && *threads < 1)
+    throw OptionError::described(
+        spell.name("threads"),
+        spell.setting("threads", std::to_string(*threads)) + ": expected threads >= 1");
+  check_model_facts(o.facts);
+  check_sketch_options(o);
+}
+
 void check_sketch_options(const AnalyseOptions& o) {
   if (o.sketch_oversampling < 0)
     throw OptionError::described("--sketch-oversampling",

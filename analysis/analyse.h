@@ -152,6 +152,21 @@ struct AnalysisPlan {
 /// Throws sb::OptionError naming the option, the value and what is expected.
 void check_sketch_options(const AnalyseOptions& options);
 
+/// How a front end spells an option in its messages: rank_analysis "--budget-gb 0", sbrank
+/// "budget_gb=0". The key is the Python spelling (budget_gb); the command line's is --budget-gb.
+struct OptionSpelling {
+  bool command_line = true;
+  std::string name(const std::string& key) const;
+  std::string setting(const std::string& key, const std::string& value) const;
+};
+
+/// The checks both front ends make of what they were given, one function and one message per
+/// check (throws sb::OptionError naming the option as `spell` spells it): input is logprobs,
+/// logits or auto; budget_gb, when given, a finite number of GiB > 0; threads, when given, >= 1;
+/// the model facts (check_model_facts) and the sketch's options (check_sketch_options).
+void check_front_end_options(const AnalyseOptions& options, std::optional<double> budget_gb,
+                             std::optional<int> threads, const OptionSpelling& spell);
+
 /// Checks the options against `source` (facts, eps, precision, block rows) and picks the method;
 /// refuses one whose memory estimate exceeds `limit` (a device backend's Gram path is not
 /// counted against the host's memory), naming the bytes it needs, the limit and whether the

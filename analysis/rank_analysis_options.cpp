@@ -56,9 +56,6 @@ void InputOptions::add_to(CLI::App& app, AnalyseOptions& opt) {
 
 void InputOptions::check(const AnalyseOptions& opt) const {
   if (!opt.eps.empty()) parse_eps(opt.eps);
-  if (opt.input != "logprobs" && opt.input != "logits" && opt.input != "auto")
-    throw OptionError::described("--input",
-                                 "--input " + opt.input + ": expected logprobs, logits or auto");
   if (files.empty()) throw OptionError::described("files", "no input files (see --help)");
 }
 
@@ -73,6 +70,34 @@ std::string InputOptions::bias_source(bool plain_file) const {
 }
 
 // ---- method
+
+void MethodOptions::add_sketch_options(CLI::App& app, AnalyseOptions& opt) {
+  sketch_.push_back(app.add_option("--sketch-oversampling", opt.sketch_oversampling,
+                                   "sketch: the first k is the bound + this, >= 0")
+                        ->capture_default_str());
+  sketch_.push_back(app.add_option("--sketch-max-k", opt.sketch_max_k,
+                                   "sketch: the cap on k, >= 1 (default: min(T, M), lowered to "
+                                   "what the memory limit holds); at the cap an unresolved "
+                                   "count reads 'rank >= n'"));
+  sketch_.push_back(
+      app.add_option("--sketch-probes", opt.sketch_probes,
+                     "sketch: Gaussian probes of ||A (I - Q Q^T)|| per pass, 12 to 256: each check "
+                     "fails with probability <= 1e-12 (the result states the total); more "
+                     "probes, a tighter bound (its factor 10^(12/p) sqrt(2/pi): 1.6 at 40)")
+          ->capture_default_str());
+  sketch_.push_back(app.add_option("--sketch-max-passes", opt.sketch_max_passes,
+                                   "sketch: at most this many passes over the matrix, >= 2")
+                        ->capture_default_str());
+  sketch_.push_back(app.add_flag(
+      "--sketch-no-check", no_check,
+      "sketch: every pass also forms the next basis, even one predicted to certify (for timing)"));
+  app.add_option("--seed", opt.seed, "sketch: seed of its Gaussian draws (same seed, same result)")
+      ->capture_default_str();
+  sketch_.push_back(app.add_flag(
+      "--verdict-only", opt.verdict_only,
+      "sketch: stop once the verdict (within / exceeds the bound) is certain, which needs only "
+      "k = bound + oversampling; with --method auto it takes the sketch"));
+}
 
 void MethodOptions::add_to(CLI::App& app, AnalyseOptions& opt, const DeviceChoice& devices) {
   threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -123,31 +148,7 @@ void MethodOptions::add_to(CLI::App& app, AnalyseOptions& opt, const DeviceChoic
                "takes gram; with --method exact (which always computes the singular values) "
                "it is refused")
       ->excludes(spectrum_flag);
-  sketch_.push_back(app.add_option("--sketch-oversampling", opt.sketch_oversampling,
-                                   "sketch: the first k is the bound + this, >= 0")
-                        ->capture_default_str());
-  sketch_.push_back(app.add_option("--sketch-max-k", opt.sketch_max_k,
-                                   "sketch: the cap on k, >= 1 (default: min(T, M), lowered to "
-                                   "what the memory limit holds); at the cap an unresolved "
-                                   "count reads 'rank >= n'"));
-  sketch_.push_back(
-      app.add_option("--sketch-probes", opt.sketch_probes,
-                     "sketch: Gaussian probes of ||A (I - Q Q^T)|| per pass, 12 to 256: each check "
-                     "fails with probability <= 1e-12 (the result states the total); more "
-                     "probes, a tighter bound (its factor 10^(12/p) sqrt(2/pi): 1.6 at 40)")
-          ->capture_default_str());
-  sketch_.push_back(app.add_option("--sketch-max-passes", opt.sketch_max_passes,
-                                   "sketch: at most this many passes over the matrix, >= 2")
-                        ->capture_default_str());
-  sketch_.push_back(app.add_flag(
-      "--sketch-no-check", no_check,
-      "sketch: every pass also forms the next basis, even one predicted to certify (for timing)"));
-  app.add_option("--seed", opt.seed, "sketch: seed of its Gaussian draws (same seed, same result)")
-      ->capture_default_str();
-  sketch_.push_back(app.add_flag(
-      "--verdict-only", opt.verdict_only,
-      "sketch: stop once the verdict (within / exceeds the bound) is certain, which needs only "
-      "k = bound + oversampling; with --method auto it takes the sketch"));
+  add_sketch_options(app, opt);
   app.add_flag("--no-overlap", no_overlap,
                "gram: read the next row block after dsyrk instead of beside it (for timing); "
                "not with --method exact");
@@ -172,19 +173,12 @@ void refuse_if(bool given, const std::string& what) {
 }  // namespace
 
 void MethodOptions::check(const AnalyseOptions& opt, bool estimate_d, bool writes_spectrum) const {
-  if (threads < 1)
-    throw OptionError::described(
-        "--threads", "--threads " + std::to_string(threads) + ": expected threads >= 1");
-  if (budget_->count() > 0 && !(std::isfinite(budget_gb) && budget_gb > 0)) {
-    char value[32];
-    std::snprintf(value, sizeof value, "%g", budget_gb);
-    throw OptionError::described("--budget-gb", std::string("--budget-gb ") + value +
-                                                    ": expected a finite number of GiB > 0");
-  }
+  check_front_end_options(opt,
+                          budget_->count() > 0 ? std::optional<double>(budget_gb) : std::nullopt,
+                          threads, OptionSpelling{/*command_line=*/true});
   if (opt.block_rows < 1)
     throw OptionError::described("--block-rows", "--block-rows " + std::to_string(opt.block_rows) +
                                                      ": expected block rows >= 1");
-  check_sketch_options(opt);
   const std::string& method = opt.method;
   const bool exact = method == "exact";
   refuse_if(gram_->count() > 0 && exact,

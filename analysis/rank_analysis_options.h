@@ -53,6 +53,8 @@ struct MethodOptions {
   void apply(AnalyseOptions& opt, const DeviceChoice& devices, bool needs_spectrum) const;
 
  private:
+  /// --sketch-*, --seed and --verdict-only.
+  void add_sketch_options(CLI::App& app, AnalyseOptions& opt);
   bool sketch_given() const;
   CLI::Option* gram_ = nullptr;
   CLI::Option* precision_ = nullptr;

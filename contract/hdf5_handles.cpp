@@ -359,6 +359,57 @@ void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>
   write_typed(file, name, dims, H5T_STD_I64LE, H5T_NATIVE_INT64, values);
 }
 
+Handle create_dataset(hid_t file, const std::string& name, hid_t file_type,
+                      const std::vector<hsize_t>& dims, const std::vector<hsize_t>& chunk,
+                      const std::string& path) {
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  const bool ok = space.valid() && plist.valid() &&
+                  (chunk.empty() ||
+                   H5Pset_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data()) >= 0);
+  Handle ds(ok ? H5Dcreate2(file, name.c_str(), file_type, space.get(), H5P_DEFAULT, plist.get(),
+                            H5P_DEFAULT)
+               : H5I_INVALID_HID,
+            H5Dclose);
+  if (!ds.valid()) throw WriteError(path, path + ": cannot create dataset '/" + name + "'");
+  return ds;
+}
+
+RowSlab select_rows(hid_t dataset, hsize_t begin, hsize_t count, const std::string& path) {
+  const auto d = dims(dataset);
+  const hsize_t start[2] = {begin, 0};
+  const hsize_t n[2] = {count, d.size() > 1 ? d[1] : 1};
+  const int rank = d.size() > 1 ? 2 : 1;
+  RowSlab slab{Handle(H5Dget_space(dataset), H5Sclose),
+               Handle(H5Screate_simple(rank, n, nullptr), H5Sclose)};
+  if (!slab.file_space.valid() || !slab.memory_space.valid() ||
+      H5Sselect_hyperslab(slab.file_space.get(), H5S_SELECT_SET, start, nullptr, n, nullptr) < 0)
+    throw FormatError::described(path, "rows",
+                                 path + ": cannot select rows " + std::to_string(begin) + ".." +
+                                     std::to_string(begin + count));
+  return slab;
+}
+
+bool write_slab(hid_t dataset, hid_t memory_type, const RowSlab& slab, const void* values) {
+  return H5Dwrite(dataset, memory_type, slab.memory_space.get(), slab.file_space.get(), H5P_DEFAULT,
+                  values) >= 0;
+}
+
+bool read_slab(hid_t dataset, hid_t memory_type, const RowSlab& slab, void* out) {
+  return H5Dread(dataset, memory_type, slab.memory_space.get(), slab.file_space.get(), H5P_DEFAULT,
+                 out) >= 0;
+}
+
+bool read_all(hid_t dataset, hid_t memory_type, void* out) {
+  return H5Dread(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0;
+}
+
+ElementType element_type(hid_t dataset) {
+  Handle type(H5Dget_type(dataset), H5Tclose);
+  if (!type.valid()) return {};
+  return {H5Tget_class(type.get()), H5Tget_size(type.get())};
+}
+
 void require_free_space(const std::string& path, double bytes, const std::string& what) {
   const char* skip = std::getenv("SB_SKIP_SPACE_CHECK");
   if (skip != nullptr && std::string(skip) == "1") return;

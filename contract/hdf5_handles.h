@@ -81,6 +81,34 @@ void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>
 void write_array(hid_t file, const std::string& name, const std::vector<hsize_t>& dims,
                  const int64_t* values);
 
+/// Creates dataset `name` of `file_type` with `dims`, chunked by `chunk` (empty: contiguous);
+/// throws sb::WriteError naming `path` and the dataset when any step fails.
+Handle create_dataset(hid_t file, const std::string& name, hid_t file_type,
+                      const std::vector<hsize_t>& dims, const std::vector<hsize_t>& chunk,
+                      const std::string& path);
+
+/// Rows [begin, begin + count) of a 1-D or 2-D dataset (every column): its file space with the
+/// rows selected and a memory space of their shape. Throws sb::FormatError naming `path` and the
+/// dataset when a step fails (rows outside the dataset).
+struct RowSlab {
+  Handle file_space, memory_space;
+};
+RowSlab select_rows(hid_t dataset, hsize_t begin, hsize_t count, const std::string& path);
+/// H5Dwrite / H5Dread of a slab in `memory_type`; false when HDF5 reports a failure (the caller
+/// names the file and what it means: a full disk when writing, a truncated file when reading).
+[[nodiscard]] bool write_slab(hid_t dataset, hid_t memory_type, const RowSlab& slab,
+                              const void* values);
+[[nodiscard]] bool read_slab(hid_t dataset, hid_t memory_type, const RowSlab& slab, void* out);
+/// H5Dread of a whole dataset; false on failure.
+[[nodiscard]] bool read_all(hid_t dataset, hid_t memory_type, void* out);
+
+/// A dataset's element type: its class and size in bytes.
+struct ElementType {
+  H5T_class_t type_class = H5T_NO_CLASS;
+  size_t size = 0;
+};
+ElementType element_type(hid_t dataset);
+
 /// Throws sb::WriteError "<path>: not written: it needs <X> (<what>), the filesystem has <Y>
 /// free" when the filesystem holding `path` has less than `bytes` available to this user, before
 /// anything is created (a full-test WikiText-2 dump is 32.7 GB: better refused at its start than

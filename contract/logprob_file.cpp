@@ -107,21 +107,10 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
   target_buffer_.reserve(static_cast<size_t>(chunk_rows_));
 
   file_ = h5::create_file(tmp_, path_);
-  const hsize_t lp_dims[2] = {static_cast<hsize_t>(h.T), static_cast<hsize_t>(h.M)};
-  const hsize_t lp_chunk[2] = {static_cast<hsize_t>(chunk_rows_), static_cast<hsize_t>(h.M)};
-  h5::Handle space(H5Screate_simple(2, lp_dims, nullptr), H5Sclose);
-  h5::Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  H5Pset_chunk(plist.get(), 2, lp_chunk);
-  log_probs_ = h5::Handle(H5Dcreate2(file_.get(), "log_probs", H5T_IEEE_F32LE, space.get(),
-                                     H5P_DEFAULT, plist.get(), H5P_DEFAULT),
-                          H5Dclose);
-  const hsize_t t_dims[1] = {static_cast<hsize_t>(h.T)};
-  h5::Handle tspace(H5Screate_simple(1, t_dims, nullptr), H5Sclose);
-  targets_ = h5::Handle(H5Dcreate2(file_.get(), "targets", H5T_STD_I64LE, tspace.get(), H5P_DEFAULT,
-                                   H5P_DEFAULT, H5P_DEFAULT),
-                        H5Dclose);
-  if (!log_probs_.valid() || !targets_.valid())
-    throw WriteError(tmp_, tmp_ + ": cannot create datasets");
+  const auto T = static_cast<hsize_t>(h.T), M = static_cast<hsize_t>(h.M);
+  log_probs_ = h5::create_dataset(file_.get(), "log_probs", H5T_IEEE_F32LE, {T, M},
+                                  {static_cast<hsize_t>(chunk_rows_), M}, tmp_);
+  targets_ = h5::create_dataset(file_.get(), "targets", H5T_STD_I64LE, {T}, {}, tmp_);
 
   const hid_t root = file_.get();
   h5::write_attribute(root, "format_version", kLogProbFormatVersion);
@@ -166,18 +155,11 @@ void LogProbWriter::write_rows(const float* rows, const int64_t* targets, int64_
 void LogProbWriter::flush_chunk() {
   const hsize_t n = target_buffer_.size();
   if (n == 0) return;
-  const hsize_t start[2] = {static_cast<hsize_t>(flushed_), 0};
-  const hsize_t count[2] = {n, static_cast<hsize_t>(header_.M)};
-  h5::Handle fspace(H5Dget_space(log_probs_.get()), H5Sclose);
-  H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
-  h5::Handle mspace(H5Screate_simple(2, count, nullptr), H5Sclose);
-  h5::Handle tfspace(H5Dget_space(targets_.get()), H5Sclose);
-  H5Sselect_hyperslab(tfspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
-  h5::Handle tmspace(H5Screate_simple(1, count, nullptr), H5Sclose);
-  if (H5Dwrite(log_probs_.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), H5P_DEFAULT,
-               buffer_.data()) < 0 ||
-      H5Dwrite(targets_.get(), H5T_NATIVE_INT64, tmspace.get(), tfspace.get(), H5P_DEFAULT,
-               target_buffer_.data()) < 0)
+  const auto begin = static_cast<hsize_t>(flushed_);
+  const auto rows = h5::select_rows(log_probs_.get(), begin, n, tmp_);
+  const auto targets = h5::select_rows(targets_.get(), begin, n, tmp_);
+  if (!h5::write_slab(log_probs_.get(), H5T_NATIVE_FLOAT, rows, buffer_.data()) ||
+      !h5::write_slab(targets_.get(), H5T_NATIVE_INT64, targets, target_buffer_.data()))
     throw WriteError(path_, path_ + ": not written: the write failed at row " +
                                 std::to_string(flushed_) + "; is the disk full?");
   flushed_ += static_cast<int64_t>(n);
@@ -210,9 +192,9 @@ LogProbReader::LogProbReader(std::string path, Contract contract) : path_(std::m
   log_probs_ = h5::open_dataset(root, "log_probs", path_);
 
   // /log_probs: float32 or float64, rank 2.
-  h5::Handle type(H5Dget_type(log_probs_.get()), H5Tclose);
-  const bool is_float = H5Tget_class(type.get()) == H5T_FLOAT;
-  const size_t size = H5Tget_size(type.get());
+  const auto type = h5::element_type(log_probs_.get());
+  const bool is_float = type.type_class == H5T_FLOAT;
+  const size_t size = type.size;
   require(is_float && (size == 4 || size == 8), path_, "dataset '/log_probs' dtype",
           "float32 or float64", is_float ? "float" + std::to_string(8 * size) : "a non-float type");
   float64_ = size == 8;
@@ -235,9 +217,8 @@ LogProbReader::LogProbReader(std::string path, Contract contract) : path_(std::m
   require(d == want, path_, "dataset '/log_probs' shape",
           shape_string(want) + " from attributes T, M", shape_string(d));
   // /targets: integer, shape (T,).
-  h5::Handle ttype(H5Dget_type(targets.get()), H5Tclose);
-  require(H5Tget_class(ttype.get()) == H5T_INTEGER, path_, "dataset '/targets' dtype", "int64",
-          "a non-integer type");
+  require(h5::element_type(targets.get()).type_class == H5T_INTEGER, path_,
+          "dataset '/targets' dtype", "int64", "a non-integer type");
   const auto td = h5::dims(targets.get());
   const std::vector<hsize_t> twant = {static_cast<hsize_t>(header_.T)};
   require(td == twant, path_, "dataset '/targets' shape", shape_string(twant), shape_string(td));
@@ -346,12 +327,9 @@ void LogProbReader::read_rows(int64_t begin, int64_t count, hid_t memory_type, v
                                                      std::to_string(begin + count) +
                                                      ") outside [0, " + std::to_string(rows()) +
                                                      ")");
-  const hsize_t start[2] = {static_cast<hsize_t>(begin), 0};
-  const hsize_t n[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(cols())};
-  h5::Handle fspace(H5Dget_space(log_probs_.get()), H5Sclose);
-  H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, n, nullptr);
-  h5::Handle mspace(H5Screate_simple(2, n, nullptr), H5Sclose);
-  if (H5Dread(log_probs_.get(), memory_type, mspace.get(), fspace.get(), H5P_DEFAULT, out) < 0)
+  const auto slab = h5::select_rows(log_probs_.get(), static_cast<hsize_t>(begin),
+                                    static_cast<hsize_t>(count), path_);
+  if (!h5::read_slab(log_probs_.get(), memory_type, slab, out))
     throw FormatError::described(path_, "dataset '/log_probs'",
                                  path_ + ": reading /log_probs rows " + std::to_string(begin) +
                                      ".." + std::to_string(begin + count) +
@@ -364,7 +342,7 @@ std::vector<int64_t> LogProbReader::read_targets() const {
   if (plain_) throw std::logic_error(path_ + ": a plain file (no format_version) has no /targets");
   auto ds = h5::open_dataset(file_.get(), "targets", path_);
   std::vector<int64_t> out(static_cast<size_t>(rows()));
-  if (H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+  if (!h5::read_all(ds.get(), H5T_NATIVE_INT64, out.data()))
     throw FormatError::described(path_, "dataset '/targets'",
                                  path_ + ": reading /targets failed (truncated file?)");
   return out;

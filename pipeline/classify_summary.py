@@ -63,19 +63,62 @@ def write_plot(profile, heads: list[str], errors: dict[str, list[float]]) -> Non
     save_figure_pair(fig, prefix)
 
 
+def _rank_section(runs, first_final: dict) -> list[str]:
+    """Each analysed run's rank (T x 10: the bound cannot bind on a 10-class task)."""
+    out: list[str] = []
+    w = out.append
+    w("## Rank of the test log-output matrix\n")
+    w("rank_analysis on each head's dumps (T test images x M = 10 classes). With d = "
+      f"{first_final.get('d', '?')}, Theorem 2's bound d + 2 exceeds M = 10: every T x 10 matrix "
+      "is within it, so these ranks cannot show the softmax bottleneck (it needs d + 2 < M); "
+      "they are listed to show that the dump and the analysis work on classifiers. No rank for "
+      "mse (no probabilities) and sparse (-inf off the top k: undefined).\n")
+    w("| head | seed | T | M | d | bound | rank | numpy rank | verdict |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        rk = read_json_or_empty(os.path.join(r.dir, "rank.json"))
+        if rk:
+            w(f"| {r.head} | {r.seed} | {rk.get('T')} | {rk.get('M')} | {rk.get('d')} | "
+              f"{rk.get('bound')} | {rk.get('rank')} | {rk.get('rank_numpy', '-')} | "
+              f"{rk.get('verdict', '-')} |")
+    w("")
+
+    return out
+
+
+def _wall_time_section(runs, heads) -> list[str]:
+    """The mean classify stage per head and the total recorded stage time."""
+    out: list[str] = []
+    w = out.append
+    w("## Wall time\n")
+    total = 0.0
+    per_head = []
+    for h in heads:
+        secs = [read_json_or_empty(os.path.join(r.dir, "stages.json")).get("classify", {}).get("seconds", 0.0)
+                for r in runs if r.head == h]
+        total += sum(secs)
+        per_head.append(f"{h} {format_duration(statistics.mean(secs)) if secs else '-'}")
+    w("Mean classify stage per run: " + ", ".join(per_head) + ".\n")
+    analyse = sum(read_json_or_empty(os.path.join(r.dir, "stages.json")).get("analyse", {}).get("seconds", 0.0)
+                  for r in runs)
+    w(f"**All stages: {format_duration(total + analyse)}** (sum of the recorded classify and "
+      "analyse stage times).\n")
+    return out
+
+
 def write_summary(profile, runs, global_timings: dict) -> str:
-    finals = {id(r): read_final(os.path.join(r.dir, "final.json"), profile.trainer) for r in runs}
+    finals = {r.dir: read_final(os.path.join(r.dir, "final.json"), profile.trainer) for r in runs}
     final = {i: section(f) if f else {} for i, f in finals.items()}  # the classifier's keys
     heads = list(dict.fromkeys(r.head for r in runs))
-    by_head = {h: [r for r in runs if r.head == h and final[id(r)]] for h in heads}
-    first = next((r for r in runs if final[id(r)]), None)
-    first_final = final[id(first)] if first else {}
+    by_head = {h: [r for r in runs if r.head == h and final[r.dir]] for h in heads}
+    first = next((r for r in runs if final[r.dir]), None)
+    first_final = final[first.dir] if first else {}
     paper = paper_rows()
     facts = head_facts.registry()
     out: list[str] = []
     w = out.append
     profile_header(w, profile)
-    ds = (finals[id(first)]["dataset"] or "?") if first else "?"
+    ds = (finals[first.dir]["dataset"] or "?") if first else "?"
     w(f"**Our setting:** dataset {ds}, {first_final.get('split', '?')} split, "
       f"{first_final.get('train_images', '?')} train / {first_final.get('valid_images', '?')} "
       f"valid / {first_final.get('test_images', '?')} test images, d = "
@@ -100,7 +143,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     errors: dict[str, list[float]] = {}
     for h in heads:
         rs = by_head[h]
-        fs = [final[id(r)] for r in rs]
+        fs = [final[r.dir] for r in rs]
         errors[h] = [f["test_error_pct"] for f in fs]
         nlls = [f.get("test_nll") for f in fs]
         outside = sum(int(f.get("test_outside_support", 0)) for f in fs)
@@ -126,35 +169,8 @@ def write_summary(profile, runs, global_timings: dict) -> str:
                   f"{r['loss_std']}" for (t, _), r in paper.items() if t == 2) + ".\n")
     w("![test error per head](test_error.png)\n")
 
-    w("## Rank of the test log-output matrix\n")
-    w("rank_analysis on each head's dumps (T test images x M = 10 classes). With d = "
-      f"{first_final.get('d', '?')}, Theorem 2's bound d + 2 exceeds M = 10: every T x 10 matrix "
-      "is within it, so these ranks cannot show the softmax bottleneck (it needs d + 2 < M); "
-      "they are listed to show that the dump and the analysis work on classifiers. No rank for "
-      "mse (no probabilities) and sparse (-inf off the top k: undefined).\n")
-    w("| head | seed | T | M | d | bound | rank | numpy rank | verdict |")
-    w("|---|---|---|---|---|---|---|---|---|")
-    for r in runs:
-        rk = read_json_or_empty(os.path.join(r.dir, "rank.json"))
-        if rk:
-            w(f"| {r.head} | {r.seed} | {rk.get('T')} | {rk.get('M')} | {rk.get('d')} | "
-              f"{rk.get('bound')} | {rk.get('rank')} | {rk.get('rank_numpy', '-')} | "
-              f"{rk.get('verdict', '-')} |")
-    w("")
-
-    w("## Wall time\n")
-    total = 0.0
-    per_head = []
-    for h in heads:
-        secs = [read_json_or_empty(os.path.join(r.dir, "stages.json")).get("classify", {}).get("seconds", 0.0)
-                for r in runs if r.head == h]
-        total += sum(secs)
-        per_head.append(f"{h} {format_duration(statistics.mean(secs)) if secs else '-'}")
-    w("Mean classify stage per run: " + ", ".join(per_head) + ".\n")
-    analyse = sum(read_json_or_empty(os.path.join(r.dir, "stages.json")).get("analyse", {}).get("seconds", 0.0)
-                  for r in runs)
-    w(f"**All stages: {format_duration(total + analyse)}** (sum of the recorded classify and "
-      "analyse stage times).\n")
+    out.extend(_rank_section(runs, first_final))
+    out.extend(_wall_time_section(runs, heads))
     if any(errors.values()):
         write_plot(profile, [h for h in heads if errors[h]], errors)
     return write_markdown(os.path.join(profile.out, "summary.md"), out)

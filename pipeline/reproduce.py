@@ -414,11 +414,17 @@ class Driver:
         return seconds
 
 
-def main() -> int:
+def _profile_names() -> list[str]:
+    """The shipped profiles, by name."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles")
+    return sorted(n[:-len(".toml")] for n in os.listdir(folder) if n.endswith(".toml"))
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
-        epilog="Profiles: pipeline/profiles/{smoke,cpu,cpu-long,paper,nplm,char}.toml. "
-               "Re-running resumes.")
+        epilog=f"Profiles (pipeline/profiles/): {', '.join(_profile_names())}. Re-running "
+               "resumes.")
     ap.add_argument("--profile", default="cpu",
                     help="a name from pipeline/profiles/ or a path to a profile TOML (default cpu)")
     ap.add_argument("--build", default="build", help="the CMake build directory (default build)")
@@ -448,38 +454,48 @@ def main() -> int:
                          "threads); each run keeps the profile's threads")
     ap.add_argument("--run", default=None,
                     help="with --stage: only this run, by its directory name (softmax_s141)")
-    args = ap.parse_args()
+    return ap
+
+
+def _run(args, path: str) -> int:
+    """What main does once the arguments are read; raises PipelineError for a refusal."""
+    profile = load_profile(path)
+    if args.out:
+        profile.out = args.out
+    if args.jobs is not None and args.jobs < 0:
+        raise StageError(f"--jobs {args.jobs}: expected an integer >= 0 (0 = cores // threads)")
+    driver = Driver(profile, args.build, args.allow_dirty, args.jobs)
+    if args.run is not None and not args.stage:
+        raise StageError("--run needs --stage")
+    if args.scheduler == "slurm":
+        from slurm import SlurmBackend
+        backend = SlurmBackend(driver, path, args.partition, args.account)
+        poll = float(os.environ.get("SB_SLURM_POLL_SECONDS", 5))  # tests poll faster
+        if driver.source.dirty and not args.allow_dirty and not args.dry_run:
+            raise StageError(driver.source.refusal())  # the last job writes the tables
+        return backend.dry_run() if args.dry_run else backend.submit(args.wait, poll)
+    if args.stage:
+        driver.go(driver.select(args.stage, args.run))
+        return 0
+    if args.plan or args.dry_run or (not driver.p.run_here and not args.force):
+        driver.print_plan()
+        if not driver.p.run_here and not (args.plan or args.dry_run):
+            print(f"{PREFIX} profile {driver.p.name} is not meant for this machine "
+                  f"({driver.p.requires or 'run_here = false'}): printed the plan only; "
+                  f"--force runs it anyway, --scheduler slurm submits it to a cluster")
+        return 0
+    driver.go()
+    return 0
+
+
+def main() -> int:
+    args = _parser().parse_args()
     path = args.profile if args.profile.endswith(".toml") else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "profiles", args.profile + ".toml")
     # A Slurm job at its time limit gets SIGTERM: stop like Ctrl-C (the trainer saves too).
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        profile = load_profile(path)
-        if args.out:
-            profile.out = args.out
-        if args.jobs is not None and args.jobs < 0:
-            raise StageError(f"--jobs {args.jobs}: expected an integer >= 0 (0 = cores // threads)")
-        driver = Driver(profile, args.build, args.allow_dirty, args.jobs)
-        if args.run is not None and not args.stage:
-            raise StageError("--run needs --stage")
-        if args.scheduler == "slurm":
-            from slurm import SlurmBackend
-            backend = SlurmBackend(driver, path, args.partition, args.account)
-            poll = float(os.environ.get("SB_SLURM_POLL_SECONDS", 5))  # tests poll faster
-            if driver.source.dirty and not args.allow_dirty and not args.dry_run:
-                raise StageError(driver.source.refusal())  # the last job writes the tables
-            return backend.dry_run() if args.dry_run else backend.submit(args.wait, poll)
-        if args.stage:
-            driver.go(driver.select(args.stage, args.run))
-            return 0
-        if args.plan or args.dry_run or (not driver.p.run_here and not args.force):
-            driver.print_plan()
-            if not driver.p.run_here and not (args.plan or args.dry_run):
-                print(f"{PREFIX} profile {driver.p.name} is not meant for this machine "
-                      f"({driver.p.requires or 'run_here = false'}): printed the plan only; "
-                      f"--force runs it anyway, --scheduler slurm submits it to a cluster")
-            return 0
-        driver.go()
+        return _run(args, path)
     except PipelineError as e:  # every refusal (pipeline_errors.py), caught once
         print(f"{PREFIX} error: {e}", file=sys.stderr)
         return 2
@@ -487,7 +503,6 @@ def main() -> int:
         print(f"\n{PREFIX} interrupted: checkpoints are saved; run the same command again to "
               "resume", file=sys.stderr)
         return 130
-    return 0
 
 
 if __name__ == "__main__":

@@ -164,6 +164,67 @@ def dyneval_findings(runs, res: dict, predicted_gain: float) -> list[str]:
     return out
 
 
+def _adaptive_findings(runs, res, rank, text, ppl) -> list[str]:
+    """The adaptive profile's findings: the adaptive softmax within and at its bound d + 1 +
+    (tail clusters) + 1, adaptive sigsoftmax above it, and the perplexity direction."""
+    out = []
+    if "adaptive" not in rank:
+        return out
+    # The adaptive softmax's bound d + 1 + (tail clusters) + bias (docs/protocol.md), which
+    # every analysed seed must meet exactly; adaptive sigsoftmax is held against it.
+    _, b, label = rank["adaptive"]
+    every = [res[r.dir]["rank"] for r in runs if r.name == "adaptive" and res[r.dir]["rank"]]
+    out.append(f"- {label}'s rank is within its bound d + 1 + (tail clusters) + 1 = {b} in "
+               f"every analysed seed: {yes(all(x['rank'] <= x['bound'] for x in every))} "
+               f"(ranks {', '.join(str(x['rank']) for x in every)})")
+    # The bound attained: a tenth of the tolerance counts exactly b values (rank_sweep[1]),
+    # and the spectrum drops right after the b-th (spectral_gap = sigma_b / sigma_(b+1)).
+    sweep = [(x.get("rank_sweep") or [None, None])[1] for x in every]
+    out.append(f"- the bound is attained: at a tenth of the tolerance {label}'s rank is exactly "
+               f"{b} in every analysed seed: {yes(all(v == b for v in sweep))} ("
+               + ", ".join(f"{v}, sigma_{b} / sigma_{b + 1} = {x.get('spectral_gap', 0):.3g}"
+                           for v, x in zip(sweep, every)) + ")")
+    if "adaptive_sigsoftmax" in rank:
+        (k2, _), b2, label2 = rank["adaptive_sigsoftmax"]
+        out.append(f"- {label2} exceeds the adaptive softmax's bound {b2}: {yes(k2 > b2)} "
+                   f"({text['adaptive_sigsoftmax']})")
+    if "adaptive" in ppl and "adaptive_sigsoftmax" in ppl:
+        ma = statistics.mean(ppl["adaptive_sigsoftmax"].values())
+        mb = statistics.mean(ppl["adaptive"].values())
+        out.append(f"- test perplexity adaptive_sigsoftmax <= adaptive (the direction of "
+                   f"K18-S Table 4): {yes(ma <= mb)} ({fmt(ma)} vs {fmt(mb)}; significance: "
+                   "the t-test above)")
+    return out
+
+
+def _order_findings(rank, shown, verdict) -> list[str]:
+    """Table 3's order among the analysed heads, decided on their rank windows."""
+    out = []
+
+    def all_of(pairs):
+        # every pair's order: NO if one fails for every count, yes if all hold, else undecided
+        got = [window_order(rank[x][0], rank[y][0], strict) for x, y, strict in pairs]
+        return False if False in got else None if None in got else True
+
+    # The paper's rank order (Kanai et al. 2018, Table 3): MoSS >= MoS > ReLU > sigsoftmax >
+    # sigmoid > softmax; softmax at d + 2. The single heads: every head that is not a mixture
+    # (rank_analysis --list-heads), in run order, g:ReLU left out (the claim below excepts it).
+    facts = head_facts.registry()
+    singles = [n for n in rank if not facts.is_mixture(n) and n != "relu"]
+    for mix in ("mos", "moss"):
+        if mix in rank and singles:
+            top = max(singles, key=lambda n: rank[n][0][1])
+            above = all_of([(mix, n, True) for n in singles])
+            out.append(f"- {rank[mix][2]} ranks above every single head but g:ReLU (the paper's "
+                       f"order): {verdict(above)} ({shown(mix)} vs {rank[top][2]} {shown(top)})")
+    order = [n for n in ("moss", "mos", "sigsoftmax", "sigmoid", "softmax") if n in rank]
+    in_order = all_of([(x, y, (x, y) != ("moss", "mos")) for x, y in zip(order, order[1:])])
+    out.append("- the paper's order MoSS >= MoS > sigsoftmax > g:sigmoid > softmax (g:ReLU left "
+               f"out): {verdict(in_order)} "
+               f"({' / '.join(f'{rank[n][2]} {shown(n)}' for n in order)})")
+    return out
+
+
 def findings_section(runs, res: dict, predicted_gain: float = 0.0) -> list[str]:
     """The paper's claims checked on this profile's numbers, each line 'yes' or 'NO' (computed
     here from the tables above, never written by hand); nothing when softmax has no rank."""
@@ -185,31 +246,7 @@ def findings_section(runs, res: dict, predicted_gain: float = 0.0) -> list[str]:
     out = ["## Findings, checked on the numbers above\n",
            "Each line is computed by `pipeline/summary.py` from this profile's results (first "
            "seed's full-test rank; test perplexity after finetuning, mean over seeds).\n"]
-    if "adaptive" in rank:
-        # The adaptive softmax's bound d + 1 + (tail clusters) + bias (docs/protocol.md), which
-        # every analysed seed must meet exactly; adaptive sigsoftmax is held against it.
-        _, b, label = rank["adaptive"]
-        every = [res[r.dir]["rank"] for r in runs if r.name == "adaptive" and res[r.dir]["rank"]]
-        out.append(f"- {label}'s rank is within its bound d + 1 + (tail clusters) + 1 = {b} in "
-                   f"every analysed seed: {yes(all(x['rank'] <= x['bound'] for x in every))} "
-                   f"(ranks {', '.join(str(x['rank']) for x in every)})")
-        # The bound attained: a tenth of the tolerance counts exactly b values (rank_sweep[1]),
-        # and the spectrum drops right after the b-th (spectral_gap = sigma_b / sigma_(b+1)).
-        sweep = [(x.get("rank_sweep") or [None, None])[1] for x in every]
-        out.append(f"- the bound is attained: at a tenth of the tolerance {label}'s rank is exactly "
-                   f"{b} in every analysed seed: {yes(all(v == b for v in sweep))} ("
-                   + ", ".join(f"{v}, sigma_{b} / sigma_{b + 1} = {x.get('spectral_gap', 0):.3g}"
-                               for v, x in zip(sweep, every)) + ")")
-        if "adaptive_sigsoftmax" in rank:
-            (k2, _), b2, label2 = rank["adaptive_sigsoftmax"]
-            out.append(f"- {label2} exceeds the adaptive softmax's bound {b2}: {yes(k2 > b2)} "
-                       f"({text['adaptive_sigsoftmax']})")
-        if "adaptive" in ppl and "adaptive_sigsoftmax" in ppl:
-            ma = statistics.mean(ppl["adaptive_sigsoftmax"].values())
-            mb = statistics.mean(ppl["adaptive"].values())
-            out.append(f"- test perplexity adaptive_sigsoftmax <= adaptive (the direction of "
-                       f"K18-S Table 4): {yes(ma <= mb)} ({fmt(ma)} vs {fmt(mb)}; significance: "
-                       "the t-test above)")
+    out.extend(_adaptive_findings(runs, res, rank, text, ppl))
     if "softmax" not in rank:
         out.extend(dyneval_findings(runs, res, predicted_gain))
         out.append("")
@@ -233,27 +270,7 @@ def findings_section(runs, res: dict, predicted_gain: float = 0.0) -> list[str]:
                    "(the certificate left them open), not counts: the orders below hold or fail "
                    "for every count in the windows, and are undecided where windows overlap")
 
-    def all_of(pairs):
-        # every pair's order: NO if one fails for every count, yes if all hold, else undecided
-        got = [window_order(rank[x][0], rank[y][0], strict) for x, y, strict in pairs]
-        return False if False in got else None if None in got else True
-
-    # The paper's rank order (Kanai et al. 2018, Table 3): MoSS >= MoS > ReLU > sigsoftmax >
-    # sigmoid > softmax; softmax at d + 2. The single heads: every head that is not a mixture
-    # (rank_analysis --list-heads), in run order, g:ReLU left out (the claim below excepts it).
-    facts = head_facts.registry()
-    singles = [n for n in rank if not facts.is_mixture(n) and n != "relu"]
-    for mix in ("mos", "moss"):
-        if mix in rank and singles:
-            top = max(singles, key=lambda n: rank[n][0][1])
-            above = all_of([(mix, n, True) for n in singles])
-            out.append(f"- {rank[mix][2]} ranks above every single head but g:ReLU (the paper's "
-                       f"order): {verdict(above)} ({shown(mix)} vs {rank[top][2]} {shown(top)})")
-    order = [n for n in ("moss", "mos", "sigsoftmax", "sigmoid", "softmax") if n in rank]
-    in_order = all_of([(x, y, (x, y) != ("moss", "mos")) for x, y in zip(order, order[1:])])
-    out.append("- the paper's order MoSS >= MoS > sigsoftmax > g:sigmoid > softmax (g:ReLU left "
-               f"out): {verdict(in_order)} "
-               f"({' / '.join(f'{rank[n][2]} {shown(n)}' for n in order)})")
+    out.extend(_order_findings(rank, shown, verdict))
     for a, b in (("sigsoftmax", "softmax"), ("moss", "mos")):
         if a in ppl and b in ppl:
             ma, mb = statistics.mean(ppl[a].values()), statistics.mean(ppl[b].values())
@@ -292,25 +309,10 @@ def table4_section(by_name, res: dict) -> list[str]:
     return out
 
 
-def write_summary(profile, runs, global_timings: dict) -> str:
-    res = {r.dir: run_results(r, profile.trainer) for r in runs}
-    heads = list(dict.fromkeys(r.head for r in runs))
-    by_head = {h: [r for r in runs if r.head == h] for h in heads}
-    first = next((res[r.dir]["rank"] for r in runs if res[r.dir]["rank"]), {})
-    # the paper's CSVs say "wt2" for the corpus the trainers call "wikitext-2"
-    dataset = PAPER_DATASET.get(first.get("dataset", "ptb"), first.get("dataset", "ptb"))
-    config = run_config(runs[0].dir) or {}
-    proxy = config.get("train_split") == "valid"
-    paper_ppl = {(r["head"], r["stage"], r["split"]): (float(r["ppl_mean"]), float(r["ppl_std"]))
-                 for r in paper_csv("paper_results.csv") if r["dataset"] == dataset}
-    paper_rank = {r["head"]: int(r["rank"]) for r in paper_csv("paper_ranks.csv")
-                  if r["dataset"] == dataset}
+def _ppl_section(heads, by_head, res, paper_ppl, proxy: bool, config: dict) -> list[str]:
+    """Tables 1 and 2's analog: perplexity per head and stage beside the paper's."""
     out = []
     w = out.append
-    profile_header(w, profile)
-    w(f"**Our setting:** {_setting(profile, runs)}\n")
-    w(f"**Machine:** {machine_line()}.\n")
-
     w("## Perplexity (Tables 1 and 2 analog)\n")
     w("train = the best model of the main phase (before finetuning), valid and test with batch "
       "size 1 (score.json); finetune = after ASGD finetuning, valid with the evaluation batch "
@@ -339,10 +341,14 @@ def write_summary(profile, runs, global_timings: dict) -> str:
           f"over a vocabulary padded to M = {config.get('vocab_size')}; "
           f"the paper's trained on the full training split. The ranks below are measured at the "
           f"paper's T x M.\n")
-    def by_name(name: str) -> list:
-        return next((rs for h, rs in by_head.items() if rs[0].name == name), [])
+    return out
 
-    # The paper's two tests (Kanai et al. 2018, Tables 1 and 2): softmax vs sigsoftmax, MoS vs MoSS.
+
+def _paired_sections(by_name, res) -> list[str]:
+    """The paper's tests (Kanai et al. 2018, Tables 1 and 2): softmax vs sigsoftmax, MoS vs
+    MoSS, and the adaptive pair, paired t per stage."""
+    out = []
+    w = out.append
     for a_name, b_name in (("softmax", "sigsoftmax"), ("mos", "moss"),
                            ("adaptive", "adaptive_sigsoftmax")):
         a_runs, b_runs = by_name(a_name), by_name(b_name)
@@ -371,9 +377,13 @@ def write_summary(profile, runs, global_timings: dict) -> str:
         else:
             w(f"Paired t-test {a_label} vs {b_label}: not computed (needs >= 2 seeds of both).")
         w("")
+    return out
 
-    out.extend(table4_section(by_name, res))
 
+def _rank_section(profile, heads, by_head, res, paper_rank) -> list[str]:
+    """Table 3's analog: every analysed run's rank against its bound, and the spectra plot."""
+    out = []
+    w = out.append
     w("## Numerical rank of the test-set log-output matrix (Table 3 analog)\n")
     w("Rank = #{sigma > tol}, tol = 0.5 sqrt(M + T + 1) sigma_max eps (Numerical Recipes), eps of "
       "the dump's compute dtype; numpy rank = numpy.linalg.matrix_rank's default tol. Bound = d + 2 "
@@ -406,10 +416,39 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("![singular values](singular_values.png)\n")
     w("Singular values of every head's log-output matrix (first seed; supplementary Figure 1 "
       "analog): `singular_values.png`, `singular_values.svg`.\n")
+    return out
 
+
+def write_summary(profile, runs, global_timings: dict) -> str:
+    """results/<profile>/summary.md of a word-LM profile: its header, perplexities and the paired
+    tests, Table 4, ranks, findings, rank during training and wall times."""
+    res = {r.dir: run_results(r, profile.trainer) for r in runs}
+    heads = list(dict.fromkeys(r.head for r in runs))
+    by_head = {h: [r for r in runs if r.head == h] for h in heads}
+    first = next((res[r.dir]["rank"] for r in runs if res[r.dir]["rank"]), {})
+    # the paper's CSVs say "wt2" for the corpus the trainers call "wikitext-2"
+    dataset = PAPER_DATASET.get(first.get("dataset", "ptb"), first.get("dataset", "ptb"))
+    config = run_config(runs[0].dir) or {}
+    paper_ppl = {(r["head"], r["stage"], r["split"]): (float(r["ppl_mean"]), float(r["ppl_std"]))
+                 for r in paper_csv("paper_results.csv") if r["dataset"] == dataset}
+    paper_rank = {r["head"]: int(r["rank"]) for r in paper_csv("paper_ranks.csv")
+                  if r["dataset"] == dataset}
+
+    def by_name(name: str) -> list:
+        return next((rs for h, rs in by_head.items() if rs[0].name == name), [])
+
+    out = []
+    w = out.append
+    profile_header(w, profile)
+    w(f"**Our setting:** {_setting(profile, runs)}\n")
+    w(f"**Machine:** {machine_line()}.\n")
+    out.extend(_ppl_section(heads, by_head, res, paper_ppl,
+                            config.get("train_split") == "valid", config))
+    out.extend(_paired_sections(by_name, res))
+    out.extend(table4_section(by_name, res))
+    out.extend(_rank_section(profile, heads, by_head, res, paper_rank))
     out.extend(findings_section(runs, res, float(profile.dyneval.get("predicted_gain", 0.0))))
     out.extend(rank_vs_epoch_section(profile, runs))
-
     w("## Wall time of every stage\n")
     names = ["train", "finetune", "dump", "score", "dyneval", "analyse", "epoch_ranks"]
     w("| run | " + " | ".join(names) + " | total |")

@@ -179,23 +179,10 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
   py::array array;            // keeps a given array alive while it is read
   sb::contract::RankResult result;
   try {
-    if (input != "logprobs" && input != "logits" && input != "auto")
-      throw sb::OptionError::described("input",
-                                       "input=" + input + ": expected logprobs, logits or auto");
-    if (budget_gb) {
-      if (!(*budget_gb > 0) || !std::isfinite(*budget_gb))
-        throw sb::OptionError::described("budget_gb", "budget_gb=" + std::to_string(*budget_gb) +
-                                                          ": expected a finite number of GiB > 0");
-      o.budget_bytes = *budget_gb * double(1ull << 30);
-    }
-    if (threads) {
-      if (*threads < 1)
-        throw sb::OptionError::described(
-            "threads", "threads=" + std::to_string(*threads) + ": expected threads >= 1");
-      openblas_set_num_threads(*threads);
-    }
-    check_model_facts(o.facts);
-    check_sketch_options(o);
+    // The command line's checks and messages, spelled as this function's arguments.
+    check_front_end_options(o, budget_gb, threads, OptionSpelling{/*command_line=*/false});
+    if (budget_gb) o.budget_bytes = *budget_gb * double(1ull << 30);
+    if (threads) openblas_set_num_threads(*threads);
     if (estimate && !spectrum)
       throw sb::OptionError::described(
           "estimate_d",

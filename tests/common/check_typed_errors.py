@@ -23,6 +23,7 @@ FOLDERS = ["common", "contract", "datasets", "analysis", "trainers", "python/sbr
 UNTYPED = re.compile(r"throw\s+std::(runtime_error|invalid_argument|out_of_range|domain_error)\s*\(")
 LOGIC = re.compile(r"throw\s+std::logic_error\s*\(")
 LITERAL_STATUS = re.compile(r"\b(return|exit\s*\()\s*([1-9]\d*)\s*\)?\s*;")
+RAW_H5 = re.compile(r"\bH5[DSPFAGTL][a-z_]+\w*\s*\(")
 MAIN = re.compile(r"\b(int\s+main\s*\(|cli_main\s*\(|_main\s*\()")
 
 
@@ -39,6 +40,9 @@ def violations(name, text):
             found.append(f"{name}:{i + 1}: logic_error without an '// internal:' reason")
         elif not name.startswith("common/") and MAIN.search(text) and LITERAL_STATUS.search(code):
             found.append(f"{name}:{i + 1}: literal exit status: {line.strip()}")
+        elif "hdf5_handles" not in name and RAW_H5.search(code):
+            found.append(f"{name}:{i + 1}: raw HDF5 call outside contract/hdf5_handles: "
+                         f"{line.strip()}")
     return found
 
 
@@ -72,6 +76,10 @@ def main():
     status = violations("analysis/planted.cpp", "int main() {\n  if (bad) return 2;\n  return 0;\n}\n")
     check(len(status) == 1 and "literal exit status" in status[0],
           f"the checker catches a planted literal exit status: {status}")
+    raw = violations("contract/planted.cpp", "void f(hid_t s) {\n  H5Sselect_hyperslab(s, "
+                     "H5S_SELECT_SET, a, nullptr, b, nullptr);\n}\n")
+    check(len(raw) == 1 and "raw HDF5 call" in raw[0],
+          f"the checker catches a planted raw HDF5 call: {raw}")
     return finish()
 
 
