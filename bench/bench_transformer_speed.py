@@ -10,6 +10,11 @@ FLOP model beside the times: per token 6 x (the blocks' parameters + d M for the
 multiply-adds x 2 (forward and backward), attention's T-dependent part left out.
 
   bench/bench_transformer_speed.py BUILD_DIR [ROUNDS=3] [THREADS=2]
+
+The reference runs in a process of its own with LD_LIBRARY_PATH at the OpenMP OpenBLAS
+(/usr/lib/x86_64-linux-gnu/openblas-openmp), the BLAS our binaries load (cmake/Dependencies.cmake):
+with Debian's default pthread OpenBLAS beside LibTorch's OpenMP pool the two oversubscribe the
+cores, which measured 20x slower here and would be a comparison of BLAS builds, not of trainers.
 """
 import os
 import re
@@ -19,6 +24,9 @@ import sys
 import tempfile
 import time
 
+OMP_BLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+if len(sys.argv) > 1 and sys.argv[1] == "--reference":  # the child: one reference timing
+    sys.argv = [sys.argv[0], "build", "1", sys.argv[3]] + sys.argv[2:3]
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 threads = int(sys.argv[3]) if len(sys.argv) > 3 else 2
@@ -62,11 +70,25 @@ def reference(d):
     return BATCHES * BATCH * CONTEXT / (time.perf_counter() - start)
 
 
+def reference_in_child(d):
+    """reference(d) in a child process with the OpenMP OpenBLAS (the module docstring)."""
+    env = dict(os.environ, LD_LIBRARY_PATH=OMP_BLAS + (":" + os.environ["LD_LIBRARY_PATH"]
+                                                       if os.environ.get("LD_LIBRARY_PATH") else ""))
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--reference", str(d),
+                          str(threads)], check=True, capture_output=True, text=True, env=env)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def flops_per_token(d):
     blocks = LAYERS * (12 * d * d)  # qkv 3d^2, out d^2, MLP 8 d^2
     return 6 * (blocks + d * M)
 
 
+if len(sys.argv) > 4:  # the child (see the top): print the reference's tokens/s and stop
+    print(reference(int(sys.argv[4])))
+    sys.exit(0)
+if not os.path.exists(os.path.join(OMP_BLAS, "libblas.so.3")):
+    sys.exit(f"bench_transformer_speed: {OMP_BLAS} missing (libopenblas0-openmp)")
 print(f"| d | ours tok/s | PyTorch tok/s | ratio (ours / PyTorch, median of {rounds}) | "
       "FLOP model (GFLOP/s ours) |")
 print("|---|---|---|---|---|")
@@ -75,9 +97,9 @@ for d in (32, 64, 128):
     for r in range(rounds):
         if r % 2 == 0:
             a.append(ours(d))
-            b.append(reference(d))
+            b.append(reference_in_child(d))
         else:
-            b.append(reference(d))
+            b.append(reference_in_child(d))
             a.append(ours(d))
         print(f"bench_transformer_speed: d = {d} round {r + 1}: ours {a[-1]:.0f}, PyTorch "
               f"{b[-1]:.0f} tok/s", file=sys.stderr, flush=True)
