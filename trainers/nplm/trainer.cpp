@@ -9,20 +9,9 @@
 #include "datasets/data_location.h"
 #include "trainers/heads/unigram_bias.h"
 #include "trainers/runkit/dump_rows.h"
+#include "trainers/runkit/epoch_order.h"
 
 namespace sb::nplm {
-
-namespace {
-
-/// The permutation of the training rows in `epoch`: a generator of its own, seeded by (seed,
-/// epoch), so a resumed epoch replays the same order without saving it.
-torch::Tensor epoch_order(int64_t rows, int64_t seed, int64_t epoch) {
-  auto gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 1000003ULL +
-                                            static_cast<uint64_t>(epoch));
-  return torch::randperm(rows, gen, torch::kLong);  // (rows)
-}
-
-}  // namespace
 
 double mean_nll(Nplm& model, const Contexts& data, int64_t batch,
                 const runkit::ProgressFn& progress) {
@@ -101,7 +90,7 @@ NplmTrainer::EpochEnd NplmTrainer::train_epoch() {
   const int64_t T = train_.targets.size(0), B = config_.batch_size;
   const int64_t full = (T + B - 1) / B;
   const int64_t batches = config_.max_batches > 0 ? std::min(full, config_.max_batches) : full;
-  const auto order = epoch_order(T, config_.seed, state_.epoch);  // (T)
+  const auto order = runkit::epoch_order(T, config_.seed, state_.epoch);  // (T)
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(state_.lr);
   model->train();
   runkit::IntervalMeter meter(state_.batch);

@@ -8,18 +8,11 @@
 #include "common/errors.h"
 #include "datasets/data_location.h"
 #include "trainers/runkit/dump_rows.h"
+#include "trainers/runkit/epoch_order.h"
 
 namespace sb::transformer {
 
 namespace {
-
-/// The permutation of the training windows in `epoch`: a generator of its own, seeded by (seed,
-/// epoch), so a resumed epoch replays the same order without saving it.
-torch::Tensor epoch_order(int64_t rows, int64_t seed, int64_t epoch) {
-  auto gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 1000003ULL +
-                                            static_cast<uint64_t>(epoch));
-  return torch::randperm(rows, gen, torch::kLong);  // (rows)
-}
 
 constexpr int64_t kEvalBatch = 16;  // windows per evaluation batch
 
@@ -154,7 +147,7 @@ double TransformerTrainer::validate() { return mean_nll(with_eos(corpus_.valid),
 TransformerTrainer::EpochEnd TransformerTrainer::train_epoch() {
   const int64_t n_batches = batches(), B = config_.batch_size;
   const int64_t total = n_batches * config_.epochs;
-  const auto order = epoch_order(windows_.size(0), config_.seed, state_.epoch);
+  const auto order = runkit::epoch_order(windows_.size(0), config_.seed, state_.epoch);
   model->train();
   runkit::IntervalMeter meter(state_.batch);
   while (state_.batch < n_batches) {
