@@ -109,14 +109,19 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
   };
   p.pass_done = [&o](const SketchPass& s) {
     if (!o.on_progress) return;
-    char line[240];
+    char line[240], kind[64] = "";
+    if (s.power > 0)
+      std::snprintf(kind, sizeof kind, ", power step %d on c = %lld", s.power,
+                    static_cast<long long>(s.count));
+    else if (s.check)
+      std::snprintf(kind, sizeof kind, ", check");
     std::snprintf(line, sizeof line,
                   "sketch: pass %d (k = %lld%s) in %s: rank %lld, window [%lld, %lld], "
                   "residual bound %.3g (tol %.3g)%s",
-                  s.pass, static_cast<long long>(s.k), s.check ? ", check" : "",
-                  sb::format_duration(s.seconds).c_str(), static_cast<long long>(s.rank),
-                  static_cast<long long>(s.rank_min), static_cast<long long>(s.rank_max),
-                  s.residual, s.tol, s.rank_min == s.rank_max ? ": certified" : "");
+                  s.pass, static_cast<long long>(s.k), kind, sb::format_duration(s.seconds).c_str(),
+                  static_cast<long long>(s.rank), static_cast<long long>(s.rank_min),
+                  static_cast<long long>(s.rank_max), s.residual, s.tol,
+                  s.rank_min == s.rank_max ? ": certified" : "");
     o.on_progress(line);
   };
   return p;
@@ -297,6 +302,10 @@ void check_sketch_options(const AnalyseOptions& o) {
     throw OptionError::described("--sketch-max-passes", "--sketch-max-passes " +
                                                             std::to_string(o.sketch_max_passes) +
                                                             ": expected at least 2 passes");
+  if (o.sketch_power_steps < 0 || o.sketch_power_steps > 64)
+    throw OptionError::described("--sketch-power-steps", "--sketch-power-steps " +
+                                                             std::to_string(o.sketch_power_steps) +
+                                                             ": expected 0 to 64 steps");
   if (o.sketch_max_k < 0)
     throw OptionError::described("--sketch-max-k", "--sketch-max-k " +
                                                        std::to_string(o.sketch_max_k) +
@@ -412,6 +421,10 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   }
   plan.row_gram = plan.row_gram && plan.method == SvdMethod::gram;
   plan.bytes = method_bytes(plan.method, rows, cols, o, plan.sketch_k);
+  plan.sketch_fallback =
+      o.method == "auto" && plan.method == SvdMethod::gram && !o.collective &&
+      !options.backend.accumulate && plan.sketch_k > 0 &&
+      method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_k) <= limit.bytes;
   // A device backend accumulates and solves G there: the host holds one block at a time.
   const bool on_host = !(plan.method == SvdMethod::gram && options.backend.accumulate);
   if (on_host && plan.bytes > limit.bytes)
@@ -443,6 +456,7 @@ SketchOptions sketch_options(const AnalysisPlan& plan, const AnalyseOptions& opt
   so.verdict_only = options.verdict_only;
   so.overlap = options.overlap_read;
   so.check_passes = options.sketch_check_passes;
+  so.power_steps = options.sketch_power_steps;
   so.collective = options.collective;
   so.total_rows = rows;
   so.row_offset = row_offset;
@@ -591,6 +605,30 @@ void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
   res.singular_values = std::move(st.sigma);
 }
 
+/// auto's second try (AnalysisPlan::sketch_fallback): the sketch over the same source, its time
+/// added to the Gram path's, and why in one line.
+contract::RankResult sketch_after_gram(const MatrixSource& src, const AnalysisPlan& plan,
+                                       const AnalyseOptions& options,
+                                       const contract::RankResult& gram) {
+  AnalysisPlan sketch = plan;
+  sketch.method = SvdMethod::sketch;
+  sketch.row_gram = false;
+  sketch.sketch_fallback = false;
+  sketch.bytes = method_bytes(SvdMethod::sketch, src.rows(), src.cols(), options, plan.sketch_k);
+  const auto& g = gram.report;
+  char why[300];
+  std::snprintf(why, sizeof why,
+                "auto: the Gram path left rank %lld..%lld in %.1f s (its rounding bound %.3g "
+                "against tol %.3g): the sketch",
+                static_cast<long long>(g.rank_min), static_cast<long long>(g.rank_max),
+                gram.seconds, std::sqrt(std::max(g.gram_error + g.solver_error, 0.0)), g.tol);
+  if (options.on_progress) options.on_progress(why);
+  contract::RankResult res = analyse(src, sketch, options);
+  res.seconds += gram.seconds;
+  res.method_note = why;
+  return res;
+}
+
 }  // namespace
 
 contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
@@ -633,6 +671,8 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   res.blas_library = blas.library;
   res.blas_core = blas.core;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (plan.sketch_fallback && res.report.has_certificate && !res.report.certified)
+    return sketch_after_gram(src, plan, options, res);
   return res;
 }
 

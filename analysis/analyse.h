@@ -75,6 +75,7 @@ struct AnalyseOptions {
   int64_t sketch_max_k = 0;
   int sketch_probes = 40;
   int sketch_max_passes = 10;
+  int sketch_power_steps = 24;  ///< per attempt (sketch.h, "Power steps"); 0: never
   /// a pass predicted to certify forms no next basis (sketch.h, "Checks"); false: every pass does
   bool sketch_check_passes = true;
   uint64_t seed = 0;
@@ -146,6 +147,10 @@ struct AnalysisPlan {
   std::string input_by;            ///< "--input" | "attribute 'input'" | "" (detect)
   int64_t sketch_k = 0;    ///< sketch: the first k (bound + oversampling, at most min(T, M))
   int64_t sketch_cap = 0;  ///< sketch: the largest k, within min(T, M) and the memory limit
+  /// --method auto took the Gram path and the sketch fits too: a Gram certificate that leaves a
+  /// window (its rounding bound above tol's neighbours) hands over to the sketch, which resolves
+  /// singular values to u ||A|| rather than sqrt(gamma_T) ||A||_F (sketch.h, residual_power.h)
+  bool sketch_fallback = false;
 };
 
 /// The sketch's options in range (oversampling >= 0, 1 to 64 probes, >= 2 passes, max k >= 0).

@@ -88,6 +88,13 @@ void MethodOptions::add_sketch_options(CLI::App& app, AnalyseOptions& opt) {
   sketch_.push_back(app.add_option("--sketch-max-passes", opt.sketch_max_passes,
                                    "sketch: at most this many passes over the matrix, >= 2")
                         ->capture_default_str());
+  sketch_.push_back(
+      app.add_option("--sketch-power-steps", opt.sketch_power_steps,
+                     "sketch: power steps on the probes alone (one pass each) that bound "
+                     "||A (I - Q_c Q_c^T)||_2 for the c top Ritz vectors, which certifies a count "
+                     "with a long tail of values just below tol; at most this many per attempt, "
+                     "0 to 64 (0: never)")
+          ->capture_default_str());
   sketch_.push_back(app.add_flag(
       "--sketch-no-check", no_check,
       "sketch: every pass also forms the next basis, even one predicted to certify (for timing)"));

@@ -83,12 +83,18 @@ void print_warnings(const contract::RankResult& r) {
         "above the tolerance %.3e: the rank may be underestimated; use --method exact "
         "--precision float64\n",
         r.source.c_str(), r.method.c_str(), p.resolution, p.resolution / p.sigma_max, p.tol);
+  // The residual the bound is on: Q's (k columns), or the top c Ritz vectors' after power steps
+  // (analysis/residual_power.h).
+  char residual[96] = "||A (I - QQ^T)||";
+  if (p.residual_count > 0)
+    std::snprintf(residual, sizeof residual, "||A (I - Q_c Q_c^T)|| (c = %lld, %d power steps)",
+                  static_cast<long long>(p.residual_count), p.sketch_power_passes);
   if (p.sketch_k > 0)
     std::printf(
-        "sketch: %s: k = %lld after %d passes; ||A (I - QQ^T)|| <= %.3e (tol %.3e) except with "
+        "sketch: %s: k = %lld after %d passes; %s <= %.3e (tol %.3e) except with "
         "probability %.1e; singular values: the %lld Ritz values (lower bounds)%s\n",
-        r.source.c_str(), static_cast<long long>(p.sketch_k), p.sketch_passes, p.residual_bound,
-        p.tol, p.failure_probability, static_cast<long long>(p.sketch_k),
+        r.source.c_str(), static_cast<long long>(p.sketch_k), p.sketch_passes, residual,
+        p.residual_bound, p.tol, p.failure_probability, static_cast<long long>(p.sketch_k),
         p.residual_bound >= p.tol_lo
             ? "; the residual is not below tol, so singular values past k may exceed it"
             : "");
@@ -113,9 +119,12 @@ void print_table(const std::vector<contract::RankResult>& results) {
       "sweep(tol*10^-2..2)", "tol", "eps", "sigma_max", "gap@b", "max_gap@i", "verdict", "method",
       "seconds", "certificate");
   for (const auto& r : results) print_row(r);
-  for (const auto& r : results)
+  for (const auto& r : results) {
     if (!r.input_note.empty())
       std::printf("input: %s: %s\n", r.source.c_str(), r.input_note.c_str());
+    if (!r.method_note.empty())
+      std::printf("method: %s: %s\n", r.source.c_str(), r.method_note.c_str());
+  }
   print_criteria();
   for (const auto& r : results) print_warnings(r);
 }

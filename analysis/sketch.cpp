@@ -14,10 +14,13 @@
 #include "analysis/block_stream.h"
 #include "analysis/collective.h"
 #include "analysis/inertia.h"
+#include "analysis/residual_power.h"
+#include "analysis/sketch_parts.h"
 #include "analysis/streamed_qr.h"
 #include "common/errors.h"
 
 namespace sb::analysis {
+using namespace sketch_detail;
 namespace {
 
 constexpr double kUnit = kFloat64Eps / 2;  // u = 2^-53
@@ -70,25 +73,18 @@ double certified_defect(double computed, int64_t m, int64_t k) {
   return computed + gamma_float64(static_cast<double>(m)) * (kk + std::sqrt(kk) * computed) * 1.001;
 }
 
+}  // namespace
+
 // The first k columns of y replaced by an orthonormal basis of their span (Householder), and
 // the certified orthogonality defect eta of the result (sketch.h). Cholesky QR (shifted
 // CholeskyQR3, Fukaya et al. 2020) was tried: at GPT-2's shape (M = 50257, k = 780) its dsyrk /
 // dtrsm steps took longer than dgeqrf + dorgqr (solve 6.8 s against 4.8 s per run).
-double orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
+double sketch_detail::orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
   householder_orthonormalise(y, m, k);
   return certified_defect(orthogonality_defect(y, m, k), m, k);
 }
 
-// One pass's accumulations (sketch.h): Y = A^T A Q, R (A Q = Q' R, streamed_qr.h), n_i =
-// ||A w_i||^2, and on the first pass the finite scan, the signs and sum a_ij^2.
-struct PassSums {
-  int64_t k = 0;
-  std::vector<double> y, r, probe_sq;
-  double z_frobenius_sq = 0;  // ||fl(A Q)||_F^2
-  double qr_factor = 0;       // the streamed QR's backward error factor f
-  double frobenius_sq = 0;
-  bool positive = false, negative = false;
-};
+namespace {
 
 // Rows gathered per factorisation of the streamed QR: 2k, at least 2048 (streamed_qr.h; its cost
 // 2 T k^2 flops a pass against the products' 4 T M k).
@@ -169,17 +165,6 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
   return true;
 }
 
-// The bounds of sketch.h from one pass's sums.
-struct Window {
-  std::vector<double> sigma, lower, upper;  // the Ritz values sigma_i(R), their certified bracket
-  double residual = 0;                      // e
-  double value_error = 0;                   // e_R + e_Z: how far a Ritz value may be off
-  double residual_floor = 0;                // the part of e that is rounding: no pass lowers it
-  double tol = 0, tol_lo = 0, tol_hi = 0;
-  int64_t rank = 0, rank_min = 0, rank_max = 0;
-  double rounding = 0;  // the bracket of sigma_1 less e, for the report
-};
-
 // HMT lemma 4.1 with alpha = 10^(12 / p): ||B|| <= alpha sqrt(2 / pi) max_i ||B omega_i|| except
 // with probability alpha^-p = 1e-12, whatever p; more probes make the factor smaller (p = 12:
 // 8.0, p = 40: 1.6, p = 64: 1.24).
@@ -220,10 +205,16 @@ Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
   w.sigma.resize(static_cast<size_t>(k));
   w.lower.resize(w.sigma.size());
   w.upper.resize(w.sigma.size());
+  // The orthogonal split (sketch.h, "Upper"): sigma_i^2 <= sigma_i(A Q^)^2 + ||A P||^2, with
+  // sigma_i(A Q^) <= (s_i + e_R + e_Z) / sqrt(1 - eta) and ||A P|| <= e + eta sigma_1.
+  const double q_inv = 1 / std::sqrt(std::max(1 - eta, 0.5));
+  const double sigma1_upper = (ritz[0] + w.value_error) * q_norm + w.residual;
+  const double split = w.residual + eta * sigma1_upper;
   for (size_t i = 0; i < w.sigma.size(); ++i) {
     w.sigma[i] = ritz[i];
     w.lower[i] = std::max(w.sigma[i] - w.value_error, 0.0) / q_norm;
-    w.upper[i] = (w.sigma[i] + w.value_error) * q_norm + w.residual;
+    const double ritz_upper = (w.sigma[i] + w.value_error);
+    w.upper[i] = std::min(ritz_upper * q_norm + w.residual, std::hypot(ritz_upper * q_inv, split));
   }
   w.rounding = w.upper[0] - w.residual - w.lower[0];
   w.tol = c * w.sigma[0];
@@ -266,9 +257,7 @@ Probes draw_probes(std::vector<double>& basis, int64_t m, int64_t k, int64_t p, 
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(p), blas_int(k),
                 -1.0, basis.data(), blas_int(m), qt.data(), blas_int(k), 1.0, omega, blas_int(m));
   }
-  const double f_rel =
-      2 * gamma_float64(static_cast<double>(m)) * std::sqrt(double(k)) * std::pow(1 + pr.eta, 1.5) +
-      3 * kUnit;
+  const double f_rel = projection_error(m, k, pr.eta);
   for (int64_t i = 0; i < p; ++i) {
     const auto s = static_cast<size_t>(i);
     pr.w_norm[s] = cblas_dnrm2(blas_int(m), basis.data() + (k + i) * m, 1) * (1 + 2 * kUnit * m);
@@ -316,11 +305,15 @@ bool meet(PassSums& sums, FiniteScan* scan, const Collective& coll, int64_t row_
   return true;
 }
 
+}  // namespace
+
 /// A window that answers what was asked: certified, or (verdict_only) on one side of the bound.
-bool settled(const Window& w, const SketchOptions& o) {
+bool sketch_detail::settled(const Window& w, const SketchOptions& o) {
   return w.rank_min == w.rank_max ||
          (o.verdict_only && (w.rank_min > o.bound || w.rank_max <= o.bound));
 }
+
+namespace {
 
 /// When to stop iterating and when to widen the basis, from each pass's window.
 struct Steering {
@@ -415,6 +408,7 @@ void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t r
   r.sketch_k = k;
   r.sketch_passes = pass;
   r.residual_bound = w.residual;
+  r.residual_count = w.residual_count;
   r.failure_probability = checks * std::pow(10.0, -kCheckFailureLog10);
   out.sigma = std::move(w.sigma);
   out.lower = std::move(w.lower);
@@ -460,6 +454,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   Window w;
   SketchResult out;
   Steering steer;
+  PowerAttempts power;
   // A full pass, then a check when the next is predicted to certify (closes_next); a check that
   // does not settle turns the rest into full passes (sketch.h, "Checks").
   PassKind kind = PassKind::full;
@@ -492,6 +487,14 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     if (progress.pass_done)
       progress.pass_done({pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol,
                           since(pass_start), kind == PassKind::check});
+    if (power.wanted(w, o, k, steer.passes_at_k, kind == PassKind::check, pass)) {
+      power.k = k;
+      power.c = w.rank;
+      power.pass = pass;
+      power.passes += power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows, frobenius,
+                                    out.same_sign, block_rows, pass + power.passes, rng, timing,
+                                    progress, &checks);
+    }
     if (kind == PassKind::check) {
       ++check_passes;
       timing->solve += since(solve_start);
@@ -514,8 +517,9 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     basis.assign(sums.y.begin(), sums.y.begin() + m * k);
     timing->solve += since(solve_start);
   }
-  fill_report(out, w, o, rows, cols, k, pass, checks);
+  fill_report(out, w, o, rows, cols, k, pass + power.passes, checks);
   out.report.sketch_check_passes = check_passes;
+  out.report.sketch_power_passes = power.passes;
   return out;
 }
 

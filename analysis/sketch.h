@@ -25,7 +25,11 @@
 //   Upper: A = A Q Q^T + A (I - Q Q^T) gives (Weyl, for singular values)
 //          sigma_i(A) <= sigma_i(A Q Q^T) + ||A (I - Q Q^T)||_2 <= s_i + e  (i <= k),
 //          sigma_(k+1)(A) <= e, since A Q Q^T has rank <= k (Eckart-Young),
-//          where e >= ||A (I - Q Q^T)||_2.
+//          where e >= ||A (I - Q Q^T)||_2. Sharper where s_i is near e: with Q^ an orthonormal
+//          basis of range(Q) and P = I - Q^ Q^^T, A = A Q^ Q^^T + A P splits A A^T into two PSD
+//          terms (A Q^ Q^^T P A^T = 0), so (Weyl) sigma_i(A)^2 <= sigma_i(A Q^)^2 + ||A P||^2:
+//          sigma_i <= sqrt(s_i^2 + e^2) up to rounding (below); upper_i is the smaller of the two.
+//          A tail of Ritz values just below tol then stays below it unless e is near tol.
 //   e:     HMT lemma 4.1 (after Dixon 1983): for a fixed matrix B, alpha > 1 and p independent
 //          standard Gaussian vectors omega_i, ||B||_2 <= alpha sqrt(2/pi) max_i ||B omega_i||
 //          except with probability at most alpha^-p. We take alpha = 10^(12/p): every check fails
@@ -58,14 +62,16 @@
 //       ||omega_i|| (Q^T omega, then Q (Q^T omega), then the difference), so ||A w_i|| <=
 //       ||fl(A fl(w_i))|| + gamma_M F ||fl(w_i)|| + F ||f_i||, the observed norm itself inflated
 //       by gamma_T.
-// So lower_i = (s_i - e_R - e_Z) / sqrt(1 + eta) and upper_i = (s_i + e_R + e_Z) sqrt(1 + eta)
-// + e. With float32 data and the float32 eps, e_R + e_Z is about 2e-3 of tol at WikiText-2's
-// size (T = 245570, k = 412, ||A||_F = 2 sigma_1; the eigenvalues of H, gamma_T ||AQ||_F^2,
-// moved a singular value at tol by 6% of tol): what separates rank_min
-// from rank_max is e, which subspace iteration drives down to the order of sigma_(k+1).
-// With the float64 eps no a priori bound can certify: tol = c_NR sigma_1 is then about
-// sqrt(M + T) u sigma_1, below the rounding of a single product with A (gamma_M F), so rank_max
-// stays at min(T, M) while the Ritz values (and the nominal rank) are still accurate to u ||A||.
+// So lower_i = (s_i - e_R - e_Z) / sqrt(1 + eta) and upper_i = min((s_i + e_R + e_Z) sqrt(1 + eta)
+// + e, sqrt((s_i + e_R + e_Z)^2 / (1 - eta) + (e + eta upper_1)^2)): Q^ = Q (Q^T Q)^(-1/2) gives
+// sigma_i(A Q^) <= sigma_i(A Q) / sqrt(1 - eta), and ||A P|| <= ||A (I - Q Q^T)|| + ||A|| eta. With
+// float32 data and the float32 eps, e_R + e_Z is about 2e-3 of tol at WikiText-2's size (T =
+// 245570, k = 412, ||A||_F = 2 sigma_1; the eigenvalues of H, gamma_T ||AQ||_F^2, moved a singular
+// value at tol by 6% of tol): what separates rank_min from rank_max is e, which subspace iteration
+// drives down to the order of sigma_(k+1). With the float64 eps no a priori bound can certify: tol
+// = c_NR sigma_1 is then about sqrt(M + T) u sigma_1, below the rounding of a single product with A
+// (gamma_M F), so rank_max stays at min(T, M) while the Ritz values (and the nominal rank) are
+// still accurate to u ||A||.
 //
 // Checks. A pass's Y is only needed if another pass follows. After a full pass whose window is
 // still open, the next pass is a check (Q' = orth(Y), the probes and R, no Y: 2 T M (k + p) flops
@@ -100,6 +106,17 @@
 // the window then, so k grows only for the nominal count. verdict_only stops as soon as the verdict
 // is settled: rank_min > bound (exceeds) or rank_max <= bound (within), which needs only k = bound
 // + oversampling.
+//
+// Power steps (residual_power.h). After the second pass at a k (or a check), when the window is
+// open above a nominal count c that is certified from below (rank_min = c, clear of k), the
+// sketch fixes Q_c, the c top Ritz vectors (Q V_c, V from R's SVD, re-orthonormalised), and
+// bounds ||A (I - Q_c Q_c^T)||_2 by power steps on fresh probes: one pass over A each, 4 T M p
+// flops. A bound below tol_lo certifies the count (sigma_(c+1) <= the bound, Eckart-Young), and
+// every upper_i past c drops to it; the report's residual_bound is then that bound. An attempt
+// that stops (the probes' Rayleigh quotient reaches tol: a value at or above tol lies outside
+// Q_c; or the steps it would need exceed power_steps) hands back to the iteration above, and is
+// not repeated at the same (k, c) before two more passes. Each power step is a pass
+// (sketch_passes counts it, sketch_power_passes says how many) and a check (1e-12 each).
 
 #include <cstdint>
 #include <functional>
@@ -128,6 +145,10 @@ struct SketchOptions {
   bool overlap = true;        ///< read block b + 1 while block b is multiplied
   /// a pass without the next basis where the one before predicts it certifies ("Checks")
   bool check_passes = true;
+  /// Power steps on the probes alone (residual_power.h) bound ||A (I - Q_c Q_c^T)||_2 for the c
+  /// top Ritz vectors when the count is certified from below but the residual keeps the window
+  /// open; at most this many passes per attempt (0: never).
+  int power_steps = 24;
   /// Several processes (collective.h): this one streams rows [row_offset, row_offset + the
   /// reader's rows) of a matrix of total_rows; Y, R (stacked, one more QR step), the probe norms,
   /// the Frobenius norm, the signs and the non-finite counts are added over the processes after
@@ -142,6 +163,8 @@ struct SketchPass {
   int64_t k = 0, rank = 0, rank_min = 0, rank_max = 0;
   double residual = 0, tol = 0, seconds = 0;
   bool check = false;  ///< a check: no next basis formed
+  int power = 0;       ///< > 0: a power step on the probes alone (residual_power.h), its index
+  int64_t count = 0;   ///< power steps: the c whose residual they bound
 };
 
 /// Progress within a pass (rows read of this pass) and after each pass.

@@ -11,6 +11,10 @@ one run, printed as Markdown on stdout (progress on stderr):
          more than RAM; deleted afterwards): the sketch, and --verdict-only, against the
          rank-only Gram run of results/bench/rank_wt2_rank_only.md (2258 s; not rerun: 38
          minutes).
+  tail   A count with a long tail just below tol: T = 30000, M = 6000 float32 .npy
+         (bench/make_spectrum_npy.py: 1200 values from sigma_1 down to 3 tol, 3000 over
+         [0.2, 0.9] tol; rank 1200): the sketch with and without power steps
+         (--sketch-power-steps 0), the Gram path and auto, beside the time to read the file once.
   llama  Llama 3's vocabulary: M = 128256, T = 100000, d = 512, no bias (51.3 GB float32 .npy
          from bench/make_lowrank_npy.py, deleted afterwards): the sketch under --budget-gb 8.
 
@@ -90,8 +94,8 @@ def table(shape, reference=None):
                 f"{j.get('rank_min')}..{j.get('rank_max')}" if j.get("certified") is False else "-")
         if j.get("sketch_k"):
             cert += f" (p <= {j['failure_probability']:.1e})" if j.get("certified") else ""
-        kp = (f"{j['sketch_k']}, {j['sketch_passes']} ({j.get('sketch_check_passes', 0)} check)"
-              if j.get("sketch_k") else "-")
+        kp = (f"{j['sketch_k']}, {j['sketch_passes']} ({j.get('sketch_check_passes', 0)} check, "
+              f"{j.get('sketch_power_passes', 0)} power)" if j.get("sketch_k") else "-")
         ratio = reference[1](name, args, wall) if reference else ""
         print(f"| {name} | `{args}` | {wall:.1f} | {rss:.0f} | {j['rank']} | {j['bound']} | "
               f"{j['verdict']} | {cert} | {kp} | {ratio} |")
@@ -107,10 +111,13 @@ def flop_lines(shape, gflops):
         if s == shape and j.get("sketch_k"):
             tm, k = 2 * j["T"] * j["M"], j["sketch_k"]
             checks = j.get("sketch_check_passes", 0)
-            full = j["sketch_passes"] - checks
-            flops = full * tm * (2 * k + 40) + checks * tm * (k + 40)
+            power = j.get("sketch_power_passes", 0)
+            full = j["sketch_passes"] - checks - power
+            # A power step: A_b W and A_b^T Z on the 40 probes alone, 2 T M (2p).
+            flops = full * tm * (2 * k + 40) + checks * tm * (k + 40) + power * tm * 80
             model_s = flops / gflops / 1e9
-            print(f"- FLOP model, {name} `{args}`: {full} full pass(es) and {checks} check(s): "
+            print(f"- FLOP model, {name} `{args}`: {full} full pass(es), {checks} check(s) and "
+                  f"{power} power step(s): "
                   f"<= {flops / 1e12:.2f} TFLOP at the measured dgemm rate {gflops:.0f} GFLOP/s "
                   f"= {model_s:.1f} s; measured {j['seconds_accumulate']:.1f} s in the products "
                   f"({j['seconds_accumulate'] / model_s:.2f}x the model), "
@@ -202,7 +209,37 @@ def llama():
     flop_lines(shape, GFLOPS)
 
 
+def tail():
+    t, m, count, tail_n = 30000, 6000, 1200, 3000
+    shape = "tail"
+    path = os.path.join(work, f"tail_{t}x{m}.npy")
+    if not os.path.exists(path):
+        wall, _, _ = measure(["/usr/bin/python3", os.path.join(here, "make_spectrum_npy.py"), path,
+                              "--T", str(t), "--M", str(m), "--count", str(count),
+                              "--tail", str(tail_n)])
+        log(f"wrote {path} in {wall:.0f} s")
+    start = time.perf_counter()
+    subprocess.run(["sh", "-c", 'cat "$1" > /dev/null', "sh", path], check=True)
+    read_s = time.perf_counter() - start
+    # Facts for the bound: a sigsoftmax-like head, d = 100 with a bias (bound 101 for logits).
+    facts = ["--head", "sigsoftmax", "--d", "100", "--bias", "1"]
+    analyse(shape, "tail (.npy)", path, facts + ["--method", "sketch"])
+    analyse(shape, "tail (.npy)", path, facts + ["--method", "sketch", "--sketch-power-steps", "0"])
+    analyse(shape, "tail (.npy)", path, facts + ["--method", "gram"])
+    analyse(shape, "tail (.npy)", path, facts)  # auto
+    print(f"### A count with a long tail just below tol: T = {t}, M = {m}, float32 .npy "
+          f"({t * m * 4 / 1e9:.2f} GB), rank {count} (1200 values from sigma_1 down to 3 tol, "
+          f"then {tail_n} over [0.2, 0.9] tol)\n")
+    table(shape, ("time / reading the file once",
+                  lambda name, args, wall: f"{wall / read_s:.0f}x"))
+    print(f"- Reading the file once (`cat FILE > /dev/null`, same run; the file fits the page "
+          f"cache, as it does for every run above): {read_s:.2f} s")
+    core = next(j for s_, _, _, _, _, j in rows if s_ == shape).get("blas_core", "?")
+    print(f"- BLAS core: {core}; dgemm {GFLOPS:.0f} GFLOP/s")
+    flop_lines(shape, GFLOPS)
+
+
 GFLOPS = gemm_gflops("float64")
 log(f"dgemm {GFLOPS:.0f} GFLOP/s")
 for shape in shapes:
-    {"gpt2": gpt2, "wt2": wt2, "llama": llama}[shape]()
+    {"gpt2": gpt2, "wt2": wt2, "llama": llama, "tail": tail}[shape]()

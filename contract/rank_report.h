@@ -70,6 +70,12 @@ struct RankReport {
   int64_t sketch_k = 0;
   int sketch_passes = 0;
   int sketch_check_passes = 0;  ///< of sketch_passes: checks, which form no next basis
+  /// of sketch_passes: power steps on the probes alone (analysis/residual_power.h); when they
+  /// certified the count, residual_bound bounds ||A (I - Q_c Q_c^T)||_2 for the c top Ritz vectors
+  int sketch_power_passes = 0;
+  /// > 0: residual_bound is the power steps' bound on ||A (I - Q_c Q_c^T)||_2 with c = this;
+  /// 0: the probes' bound on ||A (I - Q Q^T)||_2 for the whole basis (k columns)
+  int64_t residual_count = 0;
   double residual_bound = std::numeric_limits<double>::quiet_NaN();
   double failure_probability = 0;
   /// "certified", "uncertain +-3", or "-" without a certificate.

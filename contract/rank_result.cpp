@@ -116,6 +116,7 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "sketch_k", r.sketch_k);
     h5::write_attribute(root, "sketch_passes", int64_t{r.sketch_passes});
     h5::write_attribute(root, "sketch_check_passes", int64_t{r.sketch_check_passes});
+    h5::write_attribute(root, "sketch_power_passes", int64_t{r.sketch_power_passes});
     h5::write_attribute(root, "residual_bound", r.residual_bound);
     h5::write_attribute(root, "failure_probability", r.failure_probability);
     h5::finish_file(file, tmp, path);
@@ -140,6 +141,7 @@ std::string rank_result_json(const RankResult& res) {
     for (const int64_t k : r.rank_sweep)
       j["rank_sweep"].push_back(k >= 0 ? nlohmann::json(k) : nullptr);
   }
+  if (!res.method_note.empty()) j["method_note"] = res.method_note;
   j["seconds_read"] = res.timing.read;
   j["seconds_accumulate"] = res.timing.accumulate;
   j["seconds_solve"] = res.timing.solve;
@@ -160,6 +162,8 @@ std::string rank_result_json(const RankResult& res) {
     j["sketch_k"] = r.sketch_k;
     j["sketch_passes"] = r.sketch_passes;
     j["sketch_check_passes"] = r.sketch_check_passes;
+    j["sketch_power_passes"] = r.sketch_power_passes;
+    j["residual_count"] = r.residual_count;
     j["residual_bound"] = num(r.residual_bound);
     j["failure_probability"] = r.failure_probability;
   }

@@ -18,13 +18,15 @@ struct RankResult {
   std::string input;       ///< what the rows hold: "logprobs" | "logits" (analysis/input_kind.h)
   std::string input_from;  ///< "--input" | "attribute 'input'" | "detected"
   std::string input_note;  ///< detected: why, in one line for the table (not written to files)
-  std::string precision;   ///< of the SVD: "float32" | "float64"
+  /// --method auto that changed its mind: why, in one line (rank.json "method_note")
+  std::string method_note;
+  std::string precision;  ///< of the SVD: "float32" | "float64"
   std::string solver;  ///< the LAPACK route: "sgesdd", "dsyevd_2stage", "power_iteration+cholesky"
   double seconds = 0;
-  SpectrumTiming timing;  ///< read / accumulate / solve split of `seconds`
-  int blas_threads = 0;   ///< OpenBLAS's thread count during the run
+  SpectrumTiming timing;     ///< read / accumulate / solve split of `seconds`
+  int blas_threads = 0;      ///< OpenBLAS's thread count during the run
   std::string blas_library;  ///< the BLAS and its build (openblas_get_config)
-  std::string blas_core;     ///< the kernel family it ran (openblas_get_corename; common/blas_core.h)
+  std::string blas_core;  ///< the kernel family it ran (openblas_get_corename; common/blas_core.h)
   int processes = 1;      ///< processes that streamed the rows (rank_analysis --mpi)
   RankReport report;
   std::vector<double> singular_values;

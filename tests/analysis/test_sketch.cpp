@@ -289,3 +289,78 @@ TEST_CASE(
     CHECK(r.report.rank == 30);
   }
 }
+
+namespace {
+
+// The shape of a trained non-softmax head's dump, scaled down: `count` values log-spaced from 1
+// down to 3 tol, then `tail` values spread evenly over [0.2, 0.9] tol, then zeros; the rank is
+// `count` with a tail just below tol that makes the probes' Frobenius-like residual bound large.
+std::vector<double> tail_below_tol(int64_t t, int64_t m, int64_t count, int64_t tail) {
+  const double tol = nr_tol(t, m, 1.0, kFloat32Eps);
+  std::vector<double> s;
+  for (int64_t i = 0; i < count; ++i)
+    s.push_back(std::pow(3 * tol, static_cast<double>(i) / static_cast<double>(count - 1)));
+  for (int64_t i = 0; i < tail; ++i)
+    s.push_back(tol * (0.9 - 0.7 * static_cast<double>(i) / static_cast<double>(tail - 1)));
+  s.resize(static_cast<size_t>(std::min(t, m)), 0.0);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sketch: a count with a long tail of singular values just below tol is certified (the "
+    "residual's 2-norm bounded by power steps), in float32 data, and never a wrong count") {
+  const int64_t t = 3000, m = 1200, count = 240, tail = 600;
+  const auto s = tail_below_tol(t, m, count, tail);
+  const auto a64 = prescribed_matrix(t, m, s, /*seed=*/61);
+  const std::vector<float> a(a64.begin(), a64.end());  // float32 data, as the tool's files
+  // The truth: float64 dgesdd of the float32 data (float32 storage moves each sigma by about
+  // 1e-8, 0.3% of tol: the count stays 240, with 3 tol and 0.9 tol either side of tol).
+  std::vector<double> copy(a.begin(), a.end()), exact(static_cast<size_t>(m));
+  REQUIRE(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, t, copy.data(), m, exact.data(), nullptr, 1,
+                         nullptr, 1) == 0);
+  const double tol = nr_tol(t, m, exact[0], kFloat32Eps);
+  int64_t exact_rank = 0;
+  for (double v : exact) exact_rank += v > tol;
+  REQUIRE(exact_rank == count);
+  FiniteScan scan;
+  auto o = with_bound(100);
+  o.max_k = 2 * count;  // the tail cannot be taken into the basis (at M = 33278 it costs too much)
+  const auto r = sketch_rank(reader(a, m), t, m, o, &scan);
+  INFO("rank " << r.report.rank << " in [" << r.report.rank_min << ", " << r.report.rank_max
+               << "], k " << r.report.sketch_k << ", passes " << r.report.sketch_passes
+               << ", power " << r.report.sketch_power_passes << ", residual "
+               << r.report.residual_bound / tol << " tol");
+  CHECK(r.report.rank_min <= count);
+  CHECK(count <= r.report.rank_max);
+  CHECK(r.report.certified);
+  CHECK(r.report.rank == count);
+  CHECK_FALSE(r.report.within_bound);
+  // Certified by the power steps: the bound is theirs, on the count's residual, below tol; each
+  // step a pass and a check.
+  CHECK(r.report.sketch_power_passes > 0);
+  CHECK(r.report.residual_count == count);
+  CHECK(r.report.residual_bound < r.report.tol_lo);
+  CHECK(r.report.residual_bound >= exact[count]);  // it bounds sigma_(c+1) from above
+  CHECK(r.report.failure_probability == Approx(r.report.sketch_passes * 1e-12).epsilon(1e-12));
+  // Past the count every upper bound is the power bound, so the gap at the count is certified.
+  REQUIRE(r.upper.size() > static_cast<size_t>(count));
+  CHECK(r.upper[count] <= r.report.residual_bound);
+  CHECK(r.report.largest_gap_index == count);
+  // Over more seeds a certified count is always the true one.
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    o.seed = seed;
+    const auto again = sketch_rank(reader(a, m), t, m, o, &scan);
+    INFO("seed " << seed);
+    CHECK(again.report.rank_min <= count);
+    CHECK(count <= again.report.rank_max);
+    if (again.report.certified) CHECK(again.report.rank == count);
+  }
+  // Without power steps the window stays open: the single-probe bound sees the tail.
+  o.power_steps = 0;
+  const auto plain = sketch_rank(reader(a, m), t, m, o, &scan);
+  CHECK_FALSE(plain.report.certified);
+  CHECK(plain.report.rank_max > count);
+  CHECK(plain.report.sketch_power_passes == 0);
+}

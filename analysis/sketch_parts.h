@@ -1,0 +1,65 @@
+#pragma once
+// The sketch's pieces shared by its two files: one pass's sums and its window (sketch.cpp), and
+// the power steps on the count (sketch_power.cpp; sketch.h, "Power steps"). Not an interface:
+// only analysis/sketch*.cpp include it.
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "analysis/sketch.h"
+
+namespace sb::analysis::sketch_detail {
+
+// One pass's accumulations (sketch.h): Y = A^T A Q, R (A Q = Q' R, streamed_qr.h), n_i =
+// ||A w_i||^2, and on the first pass the finite scan, the signs and sum a_ij^2.
+struct PassSums {
+  int64_t k = 0;
+  std::vector<double> y, r, probe_sq;
+  double z_frobenius_sq = 0;  // ||fl(A Q)||_F^2
+  double qr_factor = 0;       // the streamed QR's backward error factor f
+  double frobenius_sq = 0;
+  bool positive = false, negative = false;
+};
+
+// The bounds of sketch.h from one pass's sums.
+struct Window {
+  std::vector<double> sigma, lower, upper;  // the Ritz values sigma_i(R), their certified bracket
+  double residual = 0;                      // e
+  int64_t residual_count = 0;               // > 0: e is the power steps' bound for Q_c
+  double value_error = 0;                   // e_R + e_Z: how far a Ritz value may be off
+  double residual_floor = 0;                // the part of e that is rounding: no pass lowers it
+  double tol = 0, tol_lo = 0, tol_hi = 0;
+  int64_t rank = 0, rank_min = 0, rank_max = 0;
+  double rounding = 0;  // the bracket of sigma_1 less e, for the report
+};
+
+/// A window that answers what was asked: certified, or (verdict_only) on one side of the bound.
+bool settled(const Window& w, const SketchOptions& o);
+
+/// The first k columns of y (M x k, column-major) replaced by an orthonormal basis of their span,
+/// and the certified orthogonality defect eta of the result (sketch.h).
+double orthonormalise(std::vector<double>& y, int64_t m, int64_t k);
+
+/// When to try power steps (sketch.h, "Power steps"), and where they were last tried.
+struct PowerAttempts {
+  int64_t k = -1, c = -1;
+  int pass = 0;
+  int passes = 0;  ///< power steps so far, over all attempts
+
+  bool wanted(const Window& w, const SketchOptions& o, int64_t k_now, int passes_at_k, bool check,
+              int pass_now) const;
+};
+
+/// Power steps on the count c = w.rank (residual_power.h) with the top c Ritz vectors of the pass
+/// whose basis Q is basis's first k columns and whose R is sums.r; a bound below tol_lo closes the
+/// window at c. Returns the passes they took; the bounds evaluated are added to *checks.
+template <class In>
+int power_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
+                  int64_t cols, const std::vector<double>& basis, const PassSums& sums, Window& w,
+                  const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
+                  int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
+                  const SketchProgress& progress, int* checks);
+
+}  // namespace sb::analysis::sketch_detail

@@ -1,0 +1,99 @@
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+
+#include "analysis/residual_power.h"
+#include "analysis/sketch_parts.h"
+#include "analysis/streamed_qr.h"
+
+namespace sb::analysis::sketch_detail {
+namespace {
+
+int blas_int(int64_t n) { return static_cast<int>(n); }
+
+/// The c top Ritz vectors of a pass, Q V_c (V from R's SVD), re-orthonormalised; *eta their
+/// certified orthogonality defect.
+std::vector<double> ritz_vectors(const std::vector<double>& basis, const std::vector<double>& r,
+                                 int64_t m, int64_t k, int64_t c, double* eta) {
+  std::vector<double> a = r, sv(static_cast<size_t>(k)), vt(static_cast<size_t>(k * k)),
+                      superb(static_cast<size_t>(k));
+  const auto lk = static_cast<lapack_int>(k);
+  check_sketch_lapack(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', lk, lk, a.data(), lk, sv.data(),
+                                     nullptr, 1, vt.data(), lk, superb.data()),
+                      "dgesvd", k);
+  std::vector<double> q_c(static_cast<size_t>(m * c));
+  // Q_c = Q V(:, 1:c) = Q (V^T(1:c, :))^T: (M, c).
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, blas_int(m), blas_int(c), blas_int(k), 1.0,
+              basis.data(), blas_int(m), vt.data(), blas_int(k), 0.0, q_c.data(), blas_int(m));
+  *eta = orthonormalise(q_c, m, c);
+  return q_c;
+}
+
+}  // namespace
+
+bool PowerAttempts::wanted(const Window& w, const SketchOptions& o, int64_t k_now, int passes_at_k,
+                           bool check, int pass_now) const {
+  const int64_t count = w.rank;
+  if (o.power_steps <= 0 || settled(w, o) || count < 1 || w.rank_min != count ||
+      w.rank_max <= count || count >= k_now - std::max<int64_t>(o.oversampling / 2, 1))
+    return false;
+  if (!check && passes_at_k < 2) return false;
+  return !(k_now == k && count == c && pass_now - pass < 2);
+}
+
+template <class In>
+int power_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
+                  int64_t cols, const std::vector<double>& basis, const PassSums& sums, Window& w,
+                  const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
+                  int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
+                  const SketchProgress& progress, int* checks) {
+  const int64_t c = w.rank;
+  double eta_c = 0;
+  const auto q_c = ritz_vectors(basis, sums.r, cols, k, c, &eta_c);
+  ResidualPowerOptions po;
+  po.probes = o.probes;
+  po.max_steps = o.power_steps;
+  po.target = w.tol_lo;
+  po.sigma1_upper = w.upper[0];
+  po.abs_norm = same_sign ? w.upper[0] : frobenius;
+  po.total_rows = rows;
+  po.block_rows = block_rows;
+  po.overlap = o.overlap;
+  po.collective = o.collective;
+  int step = 1;
+  auto step_done = [&](const ResidualPowerStep& s) {
+    step = s.step + 1;
+    if (progress.pass_done)
+      progress.pass_done({pass_before + s.step, k, w.rank, w.rank_min,
+                          s.bound < w.tol_lo ? c : w.rank_max, s.bound, w.tol, s.seconds, false,
+                          s.step, c});
+  };
+  std::function<void(int64_t)> on_rows;
+  if (progress.rows)
+    on_rows = [&](int64_t done) { progress.rows(pass_before + step, k, done, local_rows); };
+  const auto res = residual_power_bound<In>(read, local_rows, cols, q_c, c, eta_c, po, rng, timing,
+                                            step_done, on_rows);
+  *checks += res.checks;
+  if (res.bound < w.tol_lo) {
+    w.rank_max = std::max(w.rank_min, std::min(w.rank_max, c));
+    w.residual = res.bound;
+    w.residual_count = c;
+    for (size_t i = static_cast<size_t>(c); i < w.upper.size(); ++i)
+      w.upper[i] = std::min(w.upper[i], res.bound);
+  }
+  return res.steps;
+}
+
+template int power_attempt<float>(const std::function<void(int64_t, int64_t, float*)>&, int64_t,
+                                  int64_t, const std::vector<double>&, const PassSums&, Window&,
+                                  const SketchOptions&, int64_t, int64_t, double, bool, int64_t,
+                                  int, std::mt19937_64&, SpectrumTiming*, const SketchProgress&,
+                                  int*);
+template int power_attempt<double>(const std::function<void(int64_t, int64_t, double*)>&, int64_t,
+                                   int64_t, const std::vector<double>&, const PassSums&, Window&,
+                                   const SketchOptions&, int64_t, int64_t, double, bool, int64_t,
+                                   int, std::mt19937_64&, SpectrumTiming*, const SketchProgress&,
+                                   int*);
+
+}  // namespace sb::analysis::sketch_detail

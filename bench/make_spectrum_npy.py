@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""Writes a float32 .npy (T, M) with a prescribed spectrum, the shape of a trained non-softmax
+head's dump: A = U diag(s) V^T with U (T x r) and V (M x r) the Q factors of Gaussian matrices,
+r = count + tail, and relative to sigma_1 = 1 and the float32 NR tolerance
+tol = 0.5 sqrt(M + T + 1) 2^-23:
+  `count` values log-spaced from 1 down to 3 tol, then `tail` values evenly over [0.2, 0.9] tol.
+The numerical rank is `count` (float32 rounding moves each sigma by about 1e-9, far below the
+margins 3 tol and 0.9 tol); the tail makes a single-probe residual bound about sqrt(tail) times
+the residual's 2-norm.
+
+  make_spectrum_npy.py OUT.npy --T 30000 --M 6000 --count 1200 --tail 3000 [--seed 0]
+
+Progress on stderr. The file is written to OUT.npy.tmp and renamed when complete."""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out")
+    p.add_argument("--T", type=int, required=True)
+    p.add_argument("--M", type=int, required=True)
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--tail", type=int, required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--block-rows", type=int, default=2048)
+    a = p.parse_args()
+    r = a.count + a.tail
+    if min(a.T, a.M, a.count, a.block_rows) < 1 or a.tail < 2 or r > min(a.T, a.M):
+        sys.exit("make_spectrum_npy.py: expected --T, --M, --count, --block-rows >= 1, "
+                 "--tail >= 2 and count + tail <= min(T, M)")
+    tol = 0.5 * np.sqrt(a.M + a.T + 1) * float(np.finfo(np.float32).eps)
+    s = np.concatenate([np.geomspace(1.0, 3 * tol, a.count),
+                        tol * np.linspace(0.9, 0.2, a.tail)])
+    rng = np.random.default_rng(a.seed)
+    start = time.perf_counter()
+    u, _ = np.linalg.qr(rng.standard_normal((a.T, r)))  # (T, r)
+    v, _ = np.linalg.qr(rng.standard_normal((a.M, r)))  # (M, r)
+    vs = (v * s).T  # (r, M)
+    print(f"make_spectrum_npy: factors in {time.perf_counter() - start:.0f}s", file=sys.stderr,
+          flush=True)
+    tmp = a.out + ".tmp"
+    out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(a.T, a.M))
+    for b in range(0, a.T, a.block_rows):
+        n = min(a.block_rows, a.T - b)
+        out[b:b + n] = u[b:b + n] @ vs
+    out.flush()
+    del out
+    os.replace(tmp, a.out)
+    print(f"make_spectrum_npy: wrote {a.out} in {time.perf_counter() - start:.0f}s "
+          f"(rank {a.count}, tol {tol:.3g} sigma_1)", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()
