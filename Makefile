@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-transformer bench-train-adaptive bench-step bench-profile-load plots reproduce readme claims fit format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-tail bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-transformer bench-train-adaptive bench-step bench-profile-load plots reproduce readme claims fit format clean help
 
 all: build
 
@@ -58,6 +58,7 @@ help:
 	@echo "make fuzz       libFuzzer harnesses of the file readers, FUZZ_SECONDS=$(FUZZ_SECONDS) s each (clang; $(FUZZ_DIR)/)"
 	@echo "make bench      run the head and BLAS benchmarks and print their ratio tables"
 	@echo "make bench-rank rank-analysis benchmarks: a PTB-size matrix (~17 min), then the sketch at GPT-2's shape (~15 min)"
+	@echo "make bench-rank-tail  the sketch's power steps on a count with a long tail below tol (~15 min)"
 	@echo "make bench-rank-large the sketch at WikiText-2's test size and Llama 3's vocabulary (~1 h, 90 GB disk)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
 	@echo "make bench-step     where a training step goes, per operator: results/bench/step_profile.md (~5 min)"
@@ -197,6 +198,10 @@ bench-rank: build bench-rank-sketch
 # deleted after its runs, ~1 hour and 52 GB of disk.
 bench-rank-sketch: build
 	@$(call bench_sketch,gpt2,rank_gpt2_shape,GPT-2's shape)
+# A count with a long tail just below tol (a 0.7 GB .npy, ~15 minutes): power steps against none,
+# the Gram path and auto, into results/bench/rank_tail.md.
+bench-rank-tail: build
+	@$(call bench_sketch,tail,rank_tail,a count with a long tail just below tol)
 bench-rank-large: bench-rank-wt2 bench-rank-llama
 bench-rank-wt2: build
 	@$(call bench_sketch,wt2,rank_wt2_sketch,WikiText-2's test size)
