@@ -671,7 +671,10 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   res.blas_library = blas.library;
   res.blas_core = blas.core;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (plan.sketch_fallback && res.report.has_certificate && !res.report.certified)
+  // The sketch pays where its basis, about the certified count, stays under half of min(T, M)
+  // (choose_method's rule): a window at 9000 of 10000 stays the Gram path's.
+  if (plan.sketch_fallback && res.report.has_certificate && !res.report.certified &&
+      2 * (res.report.rank_min + options.sketch_oversampling) <= std::min(rows, cols))
     return sketch_after_gram(src, plan, options, res);
   return res;
 }

@@ -149,7 +149,8 @@ struct AnalysisPlan {
   int64_t sketch_cap = 0;  ///< sketch: the largest k, within min(T, M) and the memory limit
   /// --method auto took the Gram path and the sketch fits too: a Gram certificate that leaves a
   /// window (its rounding bound above tol's neighbours) hands over to the sketch, which resolves
-  /// singular values to u ||A|| rather than sqrt(gamma_T) ||A||_F (sketch.h, residual_power.h)
+  /// singular values to u ||A|| rather than sqrt(gamma_T) ||A||_F (sketch.h, residual_power.h),
+  /// when the window's lower end plus the oversampling is at most half of min(T, M)
   bool sketch_fallback = false;
 };
 
