@@ -66,6 +66,11 @@ def load_result(path):
             if missing:
                 raise InputError(f"{path}: missing attribute(s) {', '.join(missing)}")
             attrs = {a: f.attrs[a] for a in REQUIRED_ATTRS}
+            # The certificate (rank.h5 since the Gram path certifies): 1 certified, 0 a window,
+            # -1 none (exact). Older files lack it: the rank alone.
+            window = None
+            if "certified" in f.attrs and int(f.attrs["certified"]) == 0:
+                window = (int(f.attrs["rank_min"]), int(f.attrs["rank_max"]))
     except InputError:
         raise
     except (OSError, ValueError, TypeError) as exc:  # not HDF5, bad dtype, ...
@@ -85,7 +90,30 @@ def load_result(path):
         "sigma_max": sigma_max,
         "bound": int(attrs["bound"]),
         "bias": int(attrs["bias"]),
+        "window": window,
     }
+
+
+def rank_label(r):
+    """The rank as the tables give it: a count, or the certified window rank_min..rank_max."""
+    return f"{r['window'][0]}..{r['window'][1]}" if r["window"] else str(r["rank"])
+
+
+def draw_curves(ax, results, colours, lw=1.5, label=True):
+    """One curve per result; softmax (the curve the bound is about) last, so no other curve or
+    the bound line hides it."""
+    order = sorted(results, key=lambda r: r["head"] == "softmax")
+    for r in order:
+        x = np.arange(1, r["sv"].size + 1)
+        # Exact zeros (or negative round-off) cannot go on a log axis; dropping
+        # them (NaN = gap) beats clipping to FLOOR, which would stretch the
+        # axis down to 1e-300 and flatten the informative part of the curve.
+        y = r["sv"] / r["sigma_max"]
+        y = np.where(y > 0, y, np.nan)
+        softmax = r["head"] == "softmax"
+        ax.plot(x, y, color=head_colour(r["head"], colours), lw=lw * (1.6 if softmax else 1),
+                zorder=4 if softmax else 3,
+                label=f"{r['head']} (rank {rank_label(r)})" if label else None)
 
 
 def head_colour(head, assigned):
@@ -103,20 +131,13 @@ def head_colour(head, assigned):
 def make_figure(results, title):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     colours = {}
-    for r in results:
-        x = np.arange(1, r["sv"].size + 1)
-        # Exact zeros (or negative round-off) cannot go on a log axis; dropping
-        # them (NaN = gap) beats clipping to FLOOR, which would stretch the
-        # axis down to 1e-300 and flatten the informative part of the curve.
-        y = r["sv"] / r["sigma_max"]
-        y = np.where(y > 0, y, np.nan)
-        ax.plot(x, y, color=head_colour(r["head"], colours), lw=1.5,
-                label=f"{r['head']} (rank {r['rank']})")
+    draw_curves(ax, results, colours)
 
-    # One dashed line per distinct (bound, bias) pair; label depends on bias.
-    for bound, bias in sorted({(r["bound"], r["bias"]) for r in results}):
+    # One dashed line per distinct (bound, bias) pair, behind the curves; label depends on bias.
+    bounds = sorted({(r["bound"], r["bias"]) for r in results})
+    for bound, bias in bounds:
         name = "d+2" if bias == 1 else "d+1"
-        ax.axvline(bound, color="black", ls="--", lw=1, label=f"{name} = {bound}")
+        ax.axvline(bound, color="black", ls="--", lw=0.8, zorder=2, label=f"{name} = {bound}")
 
     # One dotted line per distinct normalised tolerance; label only the first
     # so the legend does not repeat "NR tol".
@@ -139,6 +160,22 @@ def make_figure(results, title):
         ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize="small")
+    # Where the bound sits in the first 5% of the axis, an inset shows indices 1..3 x bound:
+    # the drop (or not) at the bound that the whole-axis view squeezes into one pixel column.
+    top_bound = max(b for b, _ in bounds)
+    length = max(r["sv"].size for r in results)
+    if 20 * top_bound < length:
+        inset = ax.inset_axes([0.42, 0.12, 0.3, 0.38])
+        draw_curves(inset, results, colours, lw=1.2, label=False)
+        for bound, _ in bounds:
+            inset.axvline(bound, color="black", ls="--", lw=0.8, zorder=2)
+        for t in tols:
+            inset.axhline(max(t, FLOOR), color="gray", ls=":", lw=1)
+        inset.set_yscale("log")
+        inset.set_xlim(0, 3 * top_bound)
+        inset.set_ylim(ax.get_ylim())
+        inset.tick_params(labelsize=6)
+        inset.set_title(f"i = 1..{3 * top_bound}", fontsize=7)
     fig.tight_layout()
     return fig
 

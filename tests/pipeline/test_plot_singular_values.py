@@ -19,7 +19,7 @@ PY = "/usr/bin/python3"  # Debian Python with numpy/h5py/matplotlib
 SCRIPT = os.path.join(ROOT, "pipeline", "plot_singular_values.py")
 
 
-def write_result(path, sv, head, rank, bound, bias, d, as_bytes=False, with_sv=True):
+def write_result(path, sv, head, rank, bound, bias, d, as_bytes=False, with_sv=True, window=None):
     """Write a synthetic result file matching the rank_analysis schema."""
     sv = np.asarray(sv, dtype=np.float64)
     s = (lambda v: v.encode()) if as_bytes else (lambda v: v)  # exercise both string kinds
@@ -41,6 +41,9 @@ def write_result(path, sv, head, rank, bound, bias, d, as_bytes=False, with_sv=T
         a["d"] = np.int64(d)
         a["bias"] = np.int64(bias)
         a["eps"] = np.float64(1e-12)
+        if window:  # a certificate that left a window (rank.h5's certified = 0)
+            a["certified"] = np.int64(0)
+            a["rank_min"], a["rank_max"] = np.int64(window[0]), np.int64(window[1])
 
 
 def run(args):
@@ -84,6 +87,27 @@ def main():
             for label in ("softmax (rank 66)", "sigsoftmax (rank 100)",
                           "mos (rank 100)", "d+2 = 66", "NR tol", "test spectra"):
                 check(label in text, f"SVG contains {label!r}")
+        # A window is labelled as the tables give it, and a bound in the first 5% of a long axis
+        # gets an inset of indices 1..3 x bound.
+        long_n = 2000
+        f_win = os.path.join(tmp, "window.h5")
+        write_result(f_win, 2.0 * np.exp(-np.arange(long_n) / 300.0), "sigsoftmax", 120, 66,
+                     bias=1, d=64, window=(117, 123))
+        f_long_soft = os.path.join(tmp, "long_softmax.h5")
+        write_result(f_long_soft, np.concatenate([np.linspace(1.0, 0.1, 66),
+                                                  np.full(long_n - 66, 1e-10)]),
+                     "softmax", 66, 66, bias=1, d=64)
+        lprefix = os.path.join(tmp, "long")
+        r = run([f_win, f_long_soft, "--out", lprefix])
+        check(r.returncode == 0, f"long run exit 0 ({r.stderr.strip()})")
+        if os.path.isfile(lprefix + ".svg"):
+            with open(lprefix + ".svg", encoding="utf-8") as fh:
+                text = fh.read()
+            check("sigsoftmax (rank 117..123)" in text, "a window is labelled rank_min..rank_max")
+            check("i = 1..198" in text, "the inset around the bound is drawn")
+            # softmax is drawn last (on top of every other curve), so its legend entry is last
+            check(text.index("softmax (rank 66)") > text.index("sigsoftmax (rank 117..123)"),
+                  "softmax is drawn after the other heads")
         leftovers = [p for p in os.listdir(tmp) if p.startswith(".tmp_")]
         check(not leftovers, f"no temp files left behind ({leftovers})")
 
