@@ -19,6 +19,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from atomic_io import save_figure_atomically  # noqa: E402
@@ -67,22 +68,28 @@ def main():
         return 2
 
     fig, ax = plt.subplots(figsize=(8, 5))
-    colours, seeds = {}, {}
+    colours, labelled = {}, set()
+    # One line style per seed, the same for every head, with a key of its own.
+    seed_style = {seed: STYLES[i % len(STYLES)]
+                  for i, seed in enumerate(sorted({r["seed"] for r in runs}))}
     bounds = set()
     finetune_starts = set()
+    tick_labels = {}  # step -> "1", "2", ... in the main phase, "ft 1", ... in finetuning
     for r in runs:
         name = r["head"].split(":", 1)[0]
         colour = colours.setdefault(r["head"], COLOURS.get(name) or SPARE[len(colours) % len(SPARE)])
-        style = STYLES[len(seeds.setdefault(r["head"], [])) % len(STYLES)]
-        seeds[r["head"]].append(r["seed"])
         steps = [e["step"] for e in r["epochs"]]
         ranks = [e["rank"] for e in r["epochs"]]
-        first = len(seeds[r["head"]]) == 1
-        ax.plot(steps, ranks, style, marker="o", markersize=3, color=colour,
-                label=r["head"] if first else None)
+        ax.plot(steps, ranks, seed_style[r["seed"]], marker="o", markersize=3, color=colour,
+                label=r["head"] if r["head"] not in labelled else None)
+        labelled.add(r["head"])
         bounds.add(r["bound"])
         finetune_starts.update(e["step"] - 0.5 for e in r["epochs"]
                                if e["phase"] == "finetune" and e.get("epoch") == 1)
+        for e in r["epochs"]:
+            epoch = e.get("epoch", e["step"])
+            tick_labels.setdefault(e["step"],
+                                   f"ft {epoch}" if e["phase"] == "finetune" else str(epoch))
     for b in sorted(bounds):
         ax.axhline(b, color="black", linestyle="--", linewidth=1,
                    label=f"softmax bound d + 2 = {b}")
@@ -91,13 +98,20 @@ def main():
         ax.annotate(" finetuning", xy=(x, 1), xycoords=("data", "axes fraction"), va="top",
                     ha="left", fontsize=8, color="gray")
     ax.set_yscale("log")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("epoch (main phase, then finetuning)")
+    if len(tick_labels) <= 30:
+        ax.set_xticks(sorted(tick_labels), [tick_labels[k] for k in sorted(tick_labels)])
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("epoch (main phase, then finetuning: ft)")
     rows = sorted({r["rows"] for r in runs})
     ax.set_ylabel(f"numerical rank of the first {', '.join(map(str, rows))} test rows")
     ax.set_title(args.title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    handles, _ = ax.get_legend_handles_labels()
+    if len(seed_style) > 1:  # the seed key: line styles, in black
+        handles += [Line2D([], [], color="black", linestyle=style, label=f"seed {seed}")
+                    for seed, style in seed_style.items()]
+    ax.legend(handles=handles, fontsize=8, loc="best")
     fig.tight_layout()
     save_figure_atomically(fig, args.out + ".png", dpi=150)
     save_figure_atomically(fig, args.out + ".svg")
