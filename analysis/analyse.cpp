@@ -193,7 +193,7 @@ double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseO
                     int64_t sketch_k) {
   if (method == SvdMethod::exact) return exact_bytes(rows, cols, o.precision == "float64");
   if (method == SvdMethod::sketch)
-    return sketch_bytes(rows, cols, std::max<int64_t>(sketch_k, 1), o.sketch_probes, o.block_rows);
+    return sketch_bytes(rows, cols, std::max<int64_t>(sketch_k, 1), o.sketch.probes, o.block_rows);
   return uses_row_gram(rows, cols, o) ? row_gram_bytes(rows, cols)
                                       : gram_bytes(rows, cols, o.block_rows);
 }
@@ -290,25 +290,25 @@ void check_front_end_options(const AnalyseOptions& o, std::optional<double> budg
 }
 
 void check_sketch_options(const AnalyseOptions& o) {
-  if (o.sketch_oversampling < 0)
+  if (o.sketch.oversampling < 0)
     throw OptionError::described("--sketch-oversampling",
-                                 "--sketch-oversampling " + std::to_string(o.sketch_oversampling) +
+                                 "--sketch-oversampling " + std::to_string(o.sketch.oversampling) +
                                      ": expected an oversampling >= 0");
-  if (o.sketch_probes < 12 || o.sketch_probes > 256)
+  if (o.sketch.probes < 12 || o.sketch.probes > 256)
     throw OptionError::described(
         "--sketch-probes",
-        "--sketch-probes " + std::to_string(o.sketch_probes) + ": expected 12 to 256 probes");
-  if (o.sketch_max_passes < 2)
+        "--sketch-probes " + std::to_string(o.sketch.probes) + ": expected 12 to 256 probes");
+  if (o.sketch.max_passes < 2)
     throw OptionError::described("--sketch-max-passes", "--sketch-max-passes " +
-                                                            std::to_string(o.sketch_max_passes) +
+                                                            std::to_string(o.sketch.max_passes) +
                                                             ": expected at least 2 passes");
-  if (o.sketch_power_steps < 0 || o.sketch_power_steps > 64)
+  if (o.sketch.power_steps < 0 || o.sketch.power_steps > 64)
     throw OptionError::described("--sketch-power-steps", "--sketch-power-steps " +
-                                                             std::to_string(o.sketch_power_steps) +
+                                                             std::to_string(o.sketch.power_steps) +
                                                              ": expected 0 to 64 steps");
-  if (o.sketch_max_k < 0)
+  if (o.sketch.max_k < 0)
     throw OptionError::described("--sketch-max-k", "--sketch-max-k " +
-                                                       std::to_string(o.sketch_max_k) +
+                                                       std::to_string(o.sketch.max_k) +
                                                        ": expected k >= 1, or 0 for min(T, M)");
 }
 
@@ -319,8 +319,8 @@ namespace {
 void plan_sketch(AnalysisPlan& plan, const AnalyseOptions& o, int64_t rows, int64_t cols,
                  int64_t bound, const MemoryLimit& limit) {
   const int64_t full = std::min(rows, cols);
-  plan.sketch_k = std::clamp<int64_t>(bound + o.sketch_oversampling, 1, full);
-  plan.sketch_cap = o.sketch_max_k > 0 ? std::min(o.sketch_max_k, full) : full;
+  plan.sketch_k = std::clamp<int64_t>(bound + o.sketch.oversampling, 1, full);
+  plan.sketch_cap = o.sketch.max_k > 0 ? std::min(o.sketch.max_k, full) : full;
   if (plan.sketch_cap < plan.sketch_k) plan.sketch_k = plan.sketch_cap;
   if (method_bytes(SvdMethod::sketch, rows, cols, o, plan.sketch_cap) <= limit.bytes) return;
   int64_t lo = plan.sketch_k, hi = plan.sketch_cap;
@@ -403,7 +403,7 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   try {
     low_rank_expected = !plan.header.head.empty() &&
                         rank_bounded(head_kind_from_name(plan.header.head)) &&
-                        bound + o.sketch_oversampling < std::min(rows, cols);
+                        bound + o.sketch.oversampling < std::min(rows, cols);
   } catch (const std::exception&) {  // a head name the registry does not know: no expectation
   }
   plan.method =
@@ -442,21 +442,16 @@ namespace {
 /// The sketch's settings from the plan and the options (analysis/sketch.h).
 SketchOptions sketch_options(const AnalysisPlan& plan, const AnalyseOptions& options, int64_t rows,
                              int64_t row_offset) {
-  SketchOptions so;
+  SketchOptions so = options.sketch;  // the user's settings; the rest from the plan
   so.bound = rank_bound(plan.header, plan.input.value_or(InputKind::logprobs));
   so.theorem2_bounded = rank_bounded(head_kind_from_name(plan.header.head));
   so.eps = plan.eps;
-  so.oversampling = options.sketch_oversampling;
   so.initial_k = plan.sketch_k;
   so.max_k = plan.sketch_cap;
-  so.probes = options.sketch_probes;
-  so.max_passes = options.sketch_max_passes;
   so.seed = options.seed;
   so.block_rows = options.block_rows;
   so.verdict_only = options.verdict_only;
   so.overlap = options.overlap_read;
-  so.check_passes = options.sketch_check_passes;
-  so.power_steps = options.sketch_power_steps;
   so.collective = options.collective;
   so.total_rows = rows;
   so.row_offset = row_offset;
@@ -674,7 +669,7 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   // The sketch pays where its basis, about the certified count, stays under half of min(T, M)
   // (choose_method's rule): a window at 9000 of 10000 stays the Gram path's.
   if (plan.sketch_fallback && res.report.has_certificate && !res.report.certified &&
-      2 * (res.report.rank_min + options.sketch_oversampling) <= std::min(rows, cols))
+      2 * (res.report.rank_min + options.sketch.oversampling) <= std::min(rows, cols))
     return sketch_after_gram(src, plan, options, res);
   return res;
 }

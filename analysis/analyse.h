@@ -13,6 +13,7 @@
 #include "analysis/input_kind.h"
 #include "analysis/matrix_source.h"
 #include "analysis/model_facts.h"
+#include "analysis/sketch.h"
 #include "analysis/spectrum.h"
 #include "contract/rank_result.h"
 
@@ -67,17 +68,12 @@ struct AnalyseOptions {
   /// within a block or one LAPACK call). Empty: never asked.
   std::function<void()> poll;
   GramBackend backend;  ///< gram: where G is accumulated and solved; empty: here, by LAPACK
-  /// sketch (sketch.h): k starts at the bound + sketch_oversampling and grows up to
-  /// sketch_max_k (<= 0: min(T, M), lowered to what the memory limit holds); sketch_probes
-  /// Gaussian probes per check (each check fails with probability <= 1e-12); at most
-  /// sketch_max_passes passes over A; `seed` draws the Gaussians.
-  int64_t sketch_oversampling = 10;
-  int64_t sketch_max_k = 0;
-  int sketch_probes = 40;
-  int sketch_max_passes = 10;
-  int sketch_power_steps = 24;  ///< per attempt (sketch.h, "Power steps"); 0: never
-  /// a pass predicted to certify forms no next basis (sketch.h, "Checks"); false: every pass does
-  bool sketch_check_passes = true;
+  /// The sketch's settings a user chooses (sketch.h; --sketch-*): oversampling (k starts at the
+  /// bound + it), max_k (<= 0: min(T, M), lowered to what the memory limit holds), probes per
+  /// check, max_passes, check_passes, power_steps. What the file decides (the bound, eps, the
+  /// first k, the rows, the collective) the plan fills in; `seed`, `verdict_only`, `block_rows` and
+  /// `overlap_read` below are the analysis's own and are copied in too.
+  SketchOptions sketch;
   uint64_t seed = 0;
   /// Only the verdict (within / exceeds the bound) is asked: the sketch stops once it is certain,
   /// and auto takes the sketch.

@@ -72,24 +72,24 @@ std::string InputOptions::bias_source(bool plain_file) const {
 // ---- method
 
 void MethodOptions::add_sketch_options(CLI::App& app, AnalyseOptions& opt) {
-  sketch_.push_back(app.add_option("--sketch-oversampling", opt.sketch_oversampling,
+  sketch_.push_back(app.add_option("--sketch-oversampling", opt.sketch.oversampling,
                                    "sketch: the first k is the bound + this, >= 0")
                         ->capture_default_str());
-  sketch_.push_back(app.add_option("--sketch-max-k", opt.sketch_max_k,
+  sketch_.push_back(app.add_option("--sketch-max-k", opt.sketch.max_k,
                                    "sketch: the cap on k, >= 1 (default: min(T, M), lowered to "
                                    "what the memory limit holds); at the cap an unresolved "
                                    "count reads 'rank >= n'"));
   sketch_.push_back(
-      app.add_option("--sketch-probes", opt.sketch_probes,
+      app.add_option("--sketch-probes", opt.sketch.probes,
                      "sketch: Gaussian probes of ||A (I - Q Q^T)|| per pass, 12 to 256: each check "
                      "fails with probability <= 1e-12 (the result states the total); more "
                      "probes, a tighter bound (its factor 10^(12/p) sqrt(2/pi): 1.6 at 40)")
           ->capture_default_str());
-  sketch_.push_back(app.add_option("--sketch-max-passes", opt.sketch_max_passes,
+  sketch_.push_back(app.add_option("--sketch-max-passes", opt.sketch.max_passes,
                                    "sketch: at most this many passes over the matrix, >= 2")
                         ->capture_default_str());
   sketch_.push_back(
-      app.add_option("--sketch-power-steps", opt.sketch_power_steps,
+      app.add_option("--sketch-power-steps", opt.sketch.power_steps,
                      "sketch: power steps on the probes alone (one pass each) that bound "
                      "||A (I - Q_c Q_c^T)||_2 for the c top Ritz vectors, which certifies a count "
                      "with a long tail of values just below tol; at most this many per attempt, "
@@ -241,7 +241,7 @@ void MethodOptions::apply(AnalyseOptions& opt, const DeviceChoice& devices,
   }
   opt.spectrum = spectrum || needs_spectrum;
   opt.overlap_read = !no_overlap;
-  opt.sketch_check_passes = !no_check;
+  opt.sketch.check_passes = !no_check;
 }
 
 // ---- report

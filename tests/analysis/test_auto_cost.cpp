@@ -12,10 +12,6 @@
 
 using namespace sb::analysis;
 
-namespace {
-constexpr double kFloat32Eps = std::numeric_limits<float>::epsilon();
-}
-
 TEST_CASE("auto's FLOP models are the documented formulas", "[analyse][auto]") {
   // n^2 m + 4 n^3 with n = min(T, M): PTB 1e8 * 82429 + 4e12.
   CHECK(gram_flops(82429, 10000) == Approx(1e8 * 82429 + 4e12).epsilon(1e-12));
