@@ -600,6 +600,13 @@ void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
   res.singular_values = std::move(st.sigma);
 }
 
+/// The process's peak resident set so far (getrusage: kilobytes on Linux), in MiB.
+double peak_rss_mib() {
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<double>(usage.ru_maxrss) / 1024;
+}
+
 /// auto's second try (AnalysisPlan::sketch_fallback): the sketch over the same source, its time
 /// added to the Gram path's, and why in one line.
 contract::RankResult sketch_after_gram(const MatrixSource& src, const AnalysisPlan& plan,
@@ -665,11 +672,15 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   res.blas_threads = blas.threads;
   res.blas_library = blas.library;
   res.blas_core = blas.core;
+  res.memory_estimate_mib = plan.bytes / double(1 << 20);
+  res.peak_rss_mib = peak_rss_mib();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // The sketch pays where its basis, about the certified count, stays under half of min(T, M)
-  // (choose_method's rule): a window at 9000 of 10000 stays the Gram path's.
+  // The sketch pays where its basis stays under half of min(T, M) (choose_method's rule); k grows
+  // by doubling to about twice the count, so the count must lie under a quarter: a window at
+  // 4000 or 9000 of 10000 stays the Gram path's (a pass at k = 8000 would cost 22 k^3 for R's SVD
+  // alone, more than the whole Gram path).
   if (plan.sketch_fallback && res.report.has_certificate && !res.report.certified &&
-      2 * (res.report.rank_min + options.sketch.oversampling) <= std::min(rows, cols))
+      4 * (res.report.rank_min + options.sketch.oversampling) <= std::min(rows, cols))
     return sketch_after_gram(src, plan, options, res);
   return res;
 }

@@ -146,7 +146,7 @@ struct AnalysisPlan {
   /// --method auto took the Gram path and the sketch fits too: a Gram certificate that leaves a
   /// window (its rounding bound above tol's neighbours) hands over to the sketch, which resolves
   /// singular values to u ||A|| rather than sqrt(gamma_T) ||A||_F (sketch.h, residual_power.h),
-  /// when the window's lower end plus the oversampling is at most half of min(T, M)
+  /// when the window's lower end plus the oversampling is at most a quarter of min(T, M)
   bool sketch_fallback = false;
 };
 

@@ -52,6 +52,8 @@ std::vector<SharedField> shared_fields(const RankResult& res) {
       {{"blas_library", res.blas_library}},
       {{"blas_core", res.blas_core}},
       {{"processes", int64_t{res.processes}}},
+      {{"memory_estimate_mib", res.memory_estimate_mib}},
+      {{"peak_rss_mib", res.peak_rss_mib}},
       {{"solver", res.solver}},
       {{"rank", r.rank}},
       {{"tol", r.tol}},

@@ -27,7 +27,9 @@ struct RankResult {
   int blas_threads = 0;      ///< OpenBLAS's thread count during the run
   std::string blas_library;  ///< the BLAS and its build (openblas_get_config)
   std::string blas_core;  ///< the kernel family it ran (openblas_get_corename; common/blas_core.h)
-  int processes = 1;      ///< processes that streamed the rows (rank_analysis --mpi)
+  double memory_estimate_mib = 0;  ///< the plan's peak estimate for the method (analyse.h)
+  double peak_rss_mib = 0;         ///< the process's peak resident set when the analysis ended
+  int processes = 1;               ///< processes that streamed the rows (rank_analysis --mpi)
   RankReport report;
   std::vector<double> singular_values;
 };

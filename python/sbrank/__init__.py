@@ -66,7 +66,8 @@ The result is a dict with the fields of `rank_analysis --json`; the ones most re
     rank_min, rank_max  the window the certificate proves
     rank_sweep      the rank at tol x 10^j, j = -2..2: how firm the count is
     largest_gap, largest_gap_index  the largest sigma_i / sigma_(i+1) and its i
-    method, gram, precision, solver  how it was computed; seconds, blas_core, blas_library
+    method, gram, precision, solver  how it was computed; seconds, blas_core, blas_library;
+    peak_rss_mib, memory_estimate_mib  the peak resident memory and the plan's estimate
     T, M, d, bias, head  the matrix's shape and the model's facts
     input           "logprobs" | "logits": what the rows hold
     singular_values  a float64 numpy array, descending (None for spectrum=False)
