@@ -552,9 +552,12 @@ double sketch_bytes(int64_t rows, int64_t cols, int64_t k, int probes, int64_t b
   const double b = static_cast<double>(std::min(rows, sketch_block_rows(cols, block_rows)));
   const double kp = kk + probes;
   // basis (Q | W), Y, two float64 blocks, Z, the streamed QR's buffer, R and its SVD's copy,
-  // QR's tau and workspace.
+  // QR's tau and workspace; during power steps (sketch_power.cpp) also Q_c (at most k columns),
+  // R's right singular vectors and the chain's two M x p blocks (an upper bound: the streamed
+  // QR's buffer is freed by then).
   const double qr_buffer = (kk + static_cast<double>(qr_chunk_rows(k))) * kk;
-  return 8 * (m * kp + m * kk + 2 * b * m + b * kp + qr_buffer + 3 * kk * kk + 64 * kk) +
+  const double power = m * kk + kk * kk + 2 * m * probes;
+  return 8 * (m * kp + m * kk + 2 * b * m + b * kp + qr_buffer + 3 * kk * kk + 64 * kk + power) +
          kStageBytes;
 }
 

@@ -10,9 +10,9 @@
 //   R with A Q = Q' R       (k x k: a streamed QR of the rows of A Q, streamed_qr.h),
 //   n_i = ||A w_i||^2       (the probes, i = 1..p),
 // with w_i = (I - Q Q^T) omega_i for fresh standard Gaussian omega_i. Memory: Q, Y and the probes,
-// 8 M (2k + p) bytes, the QR's buffer 8 (k + c) k (c = max(2k, 2048) rows), plus two row blocks
-// and their products; A itself is never held. Flops: about 4 T M k per pass (A_b [Q W], then
-// A_b^T Z) and 2 T k^2 for R.
+// 8 M (2k + p) bytes (8 M (3k + 3p) with the power steps' Q_c and chain), the QR's buffer 8 (k + c)
+// k (c = max(2k, 2048) rows), plus two row blocks and their products; A itself is never held.
+// Flops: about 4 T M k per pass (A_b [Q W], then A_b^T Z) and 2 T k^2 for R.
 //
 // The Ritz values are the singular values of R: the one-sided finish. They equal the square
 // roots of the eigenvalues of H = (AQ)^T (AQ), but are computed to an error of order u ||A||
@@ -188,7 +188,8 @@ void apply_bound(RankReport& report, const SketchResult& sketch, int64_t bound, 
                  int64_t cols);
 
 /// Peak bytes of the sketch with k columns on a rows x cols matrix (Q, Y, the probes, two float64
-/// row blocks, their products, the staging buffer, the streamed QR, R).
+/// row blocks, their products, the staging buffer, the streamed QR, R; the power steps' Q_c and
+/// probe chain).
 double sketch_bytes(int64_t rows, int64_t cols, int64_t k, int probes, int64_t block_rows = 0);
 /// Rows per block on a matrix of `cols` columns: 256 MiB of float64 rows (the product A_b^T Z
 /// ran at 47 GFLOP/s with 252 rows, 53 with 1024, in float64 at M = 33278, k = 412 on 2 cores),
