@@ -90,6 +90,10 @@ double log_or_minus_inf(double v) {
 
 }  // namespace
 
+double probe_factor(int probes) {
+  return std::pow(10.0, kFailureLog10 / probes) * std::sqrt(2 / std::acos(-1.0));
+}
+
 double projection_error(int64_t m, int64_t k, double eta) {
   return 2 * gamma_float64(static_cast<double>(m)) * std::sqrt(double(k)) * std::pow(1 + eta, 1.5) +
          3 * kUnit;
@@ -108,8 +112,7 @@ ResidualPowerResult residual_power_bound(
   const double gamma_m = gamma_float64(static_cast<double>(m)), gamma_t = gamma_float64(rows);
   const double f = projection_error(m, c, eta);
   const double n_abs = o.abs_norm, s1 = o.sigma1_upper;
-  const double log_factor = std::log(std::pow(10.0, kFailureLog10 / static_cast<double>(p)) *
-                                     std::sqrt(2 / std::acos(-1.0)));
+  const double log_factor = std::log(probe_factor(static_cast<int>(p)));
   ResidualPowerResult out;
   out.bound = s1;
 

@@ -113,6 +113,11 @@ ResidualPowerResult residual_power_bound(
     const std::function<void(const ResidualPowerStep&)>& step_done = {},
     const std::function<void(int64_t rows_done)>& rows_done = {});
 
+/// HMT lemma 4.1's factor with alpha = 10^(12 / p): ||B|| <= alpha sqrt(2 / pi) max_i
+/// ||B omega_i|| except with probability alpha^-p = 1e-12, whatever p (p = 12: 8.0, p = 40: 1.6,
+/// p = 64: 1.24). The sketch's single-probe bound and the power steps' both use it.
+double probe_factor(int probes);
+
 /// ||fl(P v) - P v|| / ||v|| for P = I - Q Q^T with k columns of orthonormality defect eta on M
 /// rows: f = 2 gamma_M sqrt(k) (1 + eta)^(3/2) + 3u (Q^T v, then Q (Q^T v), then the difference).
 double projection_error(int64_t m, int64_t k, double eta);

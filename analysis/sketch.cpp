@@ -165,13 +165,6 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
   return true;
 }
 
-// HMT lemma 4.1 with alpha = 10^(12 / p): ||B|| <= alpha sqrt(2 / pi) max_i ||B omega_i|| except
-// with probability alpha^-p = 1e-12, whatever p; more probes make the factor smaller (p = 12:
-// 8.0, p = 40: 1.6, p = 64: 1.24).
-double probe_factor(int probes) {
-  return std::pow(10.0, kCheckFailureLog10 / probes) * std::sqrt(2 / std::acos(-1.0));
-}
-
 Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
                const std::vector<double>& w_norm, const std::vector<double>& w_err, int64_t rows,
                int64_t cols, int64_t k, double eta, double frobenius, double eps) {
