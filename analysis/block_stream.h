@@ -15,6 +15,41 @@
 
 namespace sb::analysis {
 
+/// The most bytes of a reader's own type (float32 or float64) staged at a time on their way to
+/// float64 (RowStage): 16 MiB, so a float32 source never holds a second whole block.
+inline constexpr double kStageBytes = double(int64_t{16} << 20);
+
+/// The staging buffer between a reader of rows of type In and the float64 blocks, shared by the
+/// sketch's passes, the power steps and the row Gram: rows come in stages of at most max_rows
+/// rows and at most kStageBytes.
+template <class In>
+class RowStage {
+ public:
+  RowStage(int64_t cols, int64_t max_rows)
+      : cols_(cols),
+        rows_(std::max<int64_t>(1, std::min<int64_t>(max_rows, static_cast<int64_t>(kStageBytes) /
+                                                                   (int64_t{sizeof(In)} *
+                                                                    std::max<int64_t>(cols, 1))))),
+        buffer_(static_cast<size_t>(rows_ * cols_)) {}
+
+  /// Reads rows [begin, begin + count) through read(first, n, In* out), a stage at a time, and
+  /// hands each to visit(const In* rows, int64_t first, int64_t n) (row-major n x cols); visit
+  /// returns false to stop, and then so does for_each.
+  template <class Read, class Visit>
+  bool for_each(const Read& read, int64_t begin, int64_t count, Visit&& visit) {
+    for (int64_t s = 0; s < count; s += rows_) {
+      const int64_t n = std::min(rows_, count - s);
+      read(begin + s, n, buffer_.data());
+      if (!visit(static_cast<const In*>(buffer_.data()), begin + s, n)) return false;
+    }
+    return true;
+  }
+
+ private:
+  int64_t cols_, rows_;
+  std::vector<In> buffer_;
+};
+
 /// load(begin, count, out) fills out (count x cols, row-major float64) and returns false to stop
 /// (non-finite entries); consume(block, n) uses the block of n rows; done(rows_done) follows each
 /// block (progress). timing->read gets the time spent waiting for loads, timing->accumulate the

@@ -17,7 +17,6 @@ namespace {
 
 constexpr double kUnit = kFloat64Eps / 2;  // u = 2^-53
 constexpr double kFailureLog10 = 12;       // each bound fails w.p. <= 1e-12
-constexpr double kStageBytes = double(int64_t{16} << 20);
 
 int blas_int(int64_t n) { return static_cast<int>(n); }
 
@@ -99,57 +98,50 @@ double projection_error(int64_t m, int64_t k, double eta) {
          3 * kUnit;
 }
 
-template <class In>
-ResidualPowerResult residual_power_bound(
-    const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows, int64_t cols,
-    const std::vector<double>& q_c, int64_t c, double eta, const ResidualPowerOptions& o,
-    std::mt19937_64& rng, SpectrumTiming* timing,
-    const std::function<void(const ResidualPowerStep&)>& step_done,
-    const std::function<void(int64_t)>& rows_done) {
-  using clock = std::chrono::steady_clock;
-  const int64_t m = cols, p = o.probes;
-  const double rows = static_cast<double>(o.total_rows > 0 ? o.total_rows : local_rows);
-  const double gamma_m = gamma_float64(static_cast<double>(m)), gamma_t = gamma_float64(rows);
-  const double f = projection_error(m, c, eta);
-  const double n_abs = o.abs_norm, s1 = o.sigma1_upper;
-  const double log_factor = std::log(probe_factor(static_cast<int>(p)));
-  ResidualPowerResult out;
-  out.bound = s1;
+namespace {
 
-  // The start: omega, then w_0 = fl(P~ fl(P~ omega)) (header).
-  std::vector<double> w(static_cast<size_t>(m * p)), y(w.size()), coef;
-  std::normal_distribution<double> normal(0.0, 1.0);
-  for (auto& v : w) v = normal(rng);
-  const auto omega_norm = column_norms(w.data(), m, p);
-  project(q_c, m, c, w.data(), p, coef);
-  auto v_norm = column_norms(w.data(), m, p);
-  project(q_c, m, c, w.data(), p, coef);
-  // Each probe's terms; the start's mu_-1 is a term of power 0 (x ||r_j|| / x^(2j+1) carries
-  // x^(2j+1) mu_-1).
-  std::vector<std::vector<Term>> chain(static_cast<size_t>(p));
-  for (size_t i = 0; i < chain.size(); ++i)
-    chain[i].push_back(
-        {log_or_minus_inf((eta * eta + (1 + eta) * f) * omega_norm[i] + f * v_norm[i]), 0});
-  std::vector<double> log_scale(static_cast<size_t>(p), 0.0);  // true = stored * e^log_scale
+// The probes' state across the power steps: w (M x p), the next y = A^T A w, each probe's
+// chain of rounding terms (header) and the exact power-of-two scale the probes carry.
+struct PowerChain {
+  PowerChain(const std::vector<double>& q, int64_t cols, int64_t c_cols, double eta_q,
+             double total_rows, const ResidualPowerOptions& o)
+      : q_c(q),
+        m(cols),
+        p(o.probes),
+        c(c_cols),
+        eta(eta_q),
+        f(projection_error(cols, c_cols, eta_q)),
+        gamma_m(gamma_float64(static_cast<double>(cols))),
+        gamma_t(gamma_float64(total_rows)),
+        n_abs(o.abs_norm),
+        s1(o.sigma1_upper) {}
 
-  const int64_t block_rows = std::max<int64_t>(1, std::min(o.block_rows, local_rows));
-  const int64_t stage_rows =
-      std::min(block_rows,
-               std::max<int64_t>(1, static_cast<int64_t>(kStageBytes) / (int64_t{sizeof(In)} * m)));
-  std::vector<In> stage(static_cast<size_t>(stage_rows * m));
-  std::vector<double> z(static_cast<size_t>(block_rows * p));
-  auto load = [&](int64_t begin, int64_t count, double* dst) {
-    for (int64_t s = 0; s < count; s += stage_rows) {
-      const int64_t n = std::min(stage_rows, count - s);
-      read(begin + s, n, stage.data());
-      std::copy(stage.begin(), stage.begin() + n * m, dst + s * m);
-    }
-    return true;
-  };
+  const std::vector<double>& q_c;
+  int64_t m, p, c;
+  double eta, f, gamma_m, gamma_t, n_abs, s1;
+  std::vector<double> w, y, coef, log_scale;  // true probe = stored * e^log_scale
+  std::vector<std::vector<Term>> chain;
 
-  for (int step = 0; step < o.max_steps; ++step) {
-    const auto start = clock::now();
-    // Rescale each probe to unit norm by a power of two (exact).
+  // The start: omega, then w_0 = fl(P~ fl(P~ omega)). The start's mu_-1 is a term of power 0
+  // (x ||r_j|| / x^(2j+1) carries x^(2j+1) mu_-1).
+  void start(std::mt19937_64& rng) {
+    w.resize(static_cast<size_t>(m * p));
+    y.resize(w.size());
+    log_scale.assign(static_cast<size_t>(p), 0.0);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (auto& v : w) v = normal(rng);
+    const auto omega_norm = column_norms(w.data(), m, p);
+    project(q_c, m, c, w.data(), p, coef);
+    const auto v_norm = column_norms(w.data(), m, p);
+    project(q_c, m, c, w.data(), p, coef);
+    chain.assign(static_cast<size_t>(p), {});
+    for (size_t i = 0; i < chain.size(); ++i)
+      chain[i].push_back(
+          {log_or_minus_inf((eta * eta + (1 + eta) * f) * omega_norm[i] + f * v_norm[i]), 0});
+  }
+
+  // Rescales each probe to unit norm by a power of two (exact); returns the norms' bounds.
+  std::vector<double> rescale() {
     auto w_norm = column_norms(w.data(), m, p);
     for (int64_t i = 0; i < p; ++i) {
       const auto s = static_cast<size_t>(i);
@@ -159,63 +151,31 @@ ResidualPowerResult residual_power_bound(
       w_norm[s] = std::ldexp(w_norm[s], -e);
       log_scale[s] += e * std::log(2.0);
     }
-    const auto q_part = range_parts(q_c, m, c, eta, w.data(), p, w_norm);
+    return w_norm;
+  }
 
-    // One pass: z = A w (its norms), y = A^T z.
-    std::fill(y.begin(), y.end(), 0.0);
-    std::vector<double> z_sq(static_cast<size_t>(p), 0.0);
-    stream_blocks(
-        local_rows, m, block_rows, o.overlap, timing, load,
-        [&](const double* x, int64_t n) {
-          // The row-major n x M block is the column-major M x n matrix X = A_b^T.
-          cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(p),
-                      blas_int(m), 1.0, x, blas_int(m), w.data(), blas_int(m), 0.0, z.data(),
-                      blas_int(n));
-          cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(p),
-                      blas_int(n), 1.0, x, blas_int(m), z.data(), blas_int(n), 1.0, y.data(),
-                      blas_int(m));
-          for (int64_t i = 0; i < p; ++i) {
-            const double* col = z.data() + i * n;
-            z_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
-          }
-        },
-        [&](int64_t done) {
-          if (rows_done) rows_done(done);
-        });
-    if (o.collective) {
-      o.collective->allreduce_sum(y.data(), static_cast<int64_t>(y.size()));
-      o.collective->allreduce_sum(z_sq.data(), p);
-    }
-    ++out.steps;
-
-    // The bound after this step (j = step), per probe: the main term over x^(2j+1), the chain's.
-    std::vector<std::vector<Term>> terms = chain;
-    out.estimate = 0;
-    std::vector<double> z_norm(static_cast<size_t>(p));
-    for (size_t i = 0; i < terms.size(); ++i) {
-      z_norm[i] = std::sqrt(std::max(z_sq[i], 0.0) * (1 + gamma_t));
+  // The terms of the bound after step j, per probe: the chain's and the main term over
+  // x^(2j+1). `estimate` gets the probes' largest Rayleigh quotient.
+  std::vector<std::vector<Term>> terms(int step, const std::vector<double>& z_norm,
+                                       const std::vector<double>& z_sq,
+                                       const std::vector<double>& w_norm,
+                                       const std::vector<double>& q_part, double& estimate) const {
+    std::vector<std::vector<Term>> out = chain;
+    estimate = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
       const double main = z_norm[i] + gamma_m * n_abs * w_norm[i] + s1 * q_part[i];
-      terms[i].push_back({log_scale[i] + log_or_minus_inf(main), 2 * step + 1});
-      if (w_norm[i] > 0) out.estimate = std::max(out.estimate, std::sqrt(z_sq[i]) / w_norm[i]);
+      out[i].push_back({log_scale[i] + log_or_minus_inf(main), 2 * step + 1});
+      if (w_norm[i] > 0) estimate = std::max(estimate, std::sqrt(z_sq[i]) / w_norm[i]);
     }
-    out.bound = std::min(out.bound, largest_root(terms, log_factor, s1));
-    ++out.checks;
-    if (step_done)
-      step_done({step + 1, out.bound, out.estimate,
-                 std::chrono::duration<double>(clock::now() - start).count()});
-    if (o.target > 0 && (out.bound < o.target || !(out.estimate < o.target))) break;
-    // The steps a bound below the target still needs, from the bound's ratio to the estimate:
-    // ratio^(2j+1) = K, and K^(1/(2q+1)) estimate < target for 2q + 1 > ln K / ln(target / est).
-    if (o.target > 0 && out.estimate > 0) {
-      const double log_k = (2 * step + 1) * std::log(out.bound / out.estimate);
-      const double needed = 0.5 * (log_k / std::log(o.target / out.estimate) - 1);
-      if (needed > o.max_steps - 1) break;
-    }
+    return out;
+  }
 
-    // The next probes: w <- fl(P~ fl(P~ y)), and this step's mu_l (header) into the chain.
+  // The next probes: w <- fl(P~ fl(P~ y)), and this step's mu_l (header) into the chain.
+  void advance(int step, const std::vector<double>& z_norm, const std::vector<double>& w_norm,
+               const std::vector<double>& q_part) {
     const auto y_norm = column_norms(y.data(), m, p);
     project(q_c, m, c, y.data(), p, coef);
-    v_norm = column_norms(y.data(), m, p);
+    const auto v_norm = column_norms(y.data(), m, p);
     project(q_c, m, c, y.data(), p, coef);
     for (size_t i = 0; i < chain.size(); ++i) {
       const double a =
@@ -226,6 +186,97 @@ ResidualPowerResult residual_power_bound(
       chain[i].push_back({log_scale[i] + log_or_minus_inf(b), 2 * step + 1});
     }
     w.swap(y);
+  }
+};
+
+// One pass over A: z = A w (its squared column norms into z_sq), y = A^T z; summed over the
+// processes of a collective.
+template <class In>
+void power_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
+                const ResidualPowerOptions& o, SpectrumTiming* timing,
+                const std::function<void(int64_t)>& rows_done, PowerChain& s,
+                std::vector<double>& z_sq) {
+  const int64_t m = s.m, p = s.p;
+  const int64_t block_rows = std::max<int64_t>(1, std::min(o.block_rows, local_rows));
+  RowStage<In> stage(m, block_rows);
+  auto load = [&](int64_t begin, int64_t count, double* dst) {
+    return stage.for_each(read, begin, count, [&](const In* src, int64_t at, int64_t n) {
+      std::copy(src, src + n * m, dst + (at - begin) * m);
+      return true;
+    });
+  };
+  std::vector<double> z(static_cast<size_t>(block_rows * p));
+  std::fill(s.y.begin(), s.y.end(), 0.0);
+  z_sq.assign(static_cast<size_t>(p), 0.0);
+  stream_blocks(
+      local_rows, m, block_rows, o.overlap, timing, load,
+      [&](const double* x, int64_t n) {
+        // The row-major n x M block is the column-major M x n matrix X = A_b^T.
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(p), blas_int(m),
+                    1.0, x, blas_int(m), s.w.data(), blas_int(m), 0.0, z.data(), blas_int(n));
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(p),
+                    blas_int(n), 1.0, x, blas_int(m), z.data(), blas_int(n), 1.0, s.y.data(),
+                    blas_int(m));
+        for (int64_t i = 0; i < p; ++i) {
+          const double* col = z.data() + i * n;
+          z_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
+        }
+      },
+      [&](int64_t done) {
+        if (rows_done) rows_done(done);
+      });
+  if (o.collective) {
+    o.collective->allreduce_sum(s.y.data(), static_cast<int64_t>(s.y.size()));
+    o.collective->allreduce_sum(z_sq.data(), p);
+  }
+}
+
+// Whether to stop after a step: the bound below the target, or the probes' estimate at it (a
+// value above the target lies outside Q_c), or more steps predicted than are left. The steps a
+// bound below the target still needs, from the bound's ratio to the estimate: ratio^(2j+1) = K,
+// and K^(1/(2q+1)) estimate < target for 2q + 1 > ln K / ln(target / est).
+bool power_done(const ResidualPowerResult& r, const ResidualPowerOptions& o, int step) {
+  if (!(o.target > 0)) return false;
+  if (r.bound < o.target || !(r.estimate < o.target)) return true;
+  if (!(r.estimate > 0)) return false;
+  const double log_k = (2 * step + 1) * std::log(r.bound / r.estimate);
+  const double needed = 0.5 * (log_k / std::log(o.target / r.estimate) - 1);
+  return needed > o.max_steps - 1;
+}
+
+}  // namespace
+
+template <class In>
+ResidualPowerResult residual_power_bound(
+    const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows, int64_t cols,
+    const std::vector<double>& q_c, int64_t c, double eta, const ResidualPowerOptions& o,
+    std::mt19937_64& rng, SpectrumTiming* timing,
+    const std::function<void(const ResidualPowerStep&)>& step_done,
+    const std::function<void(int64_t)>& rows_done) {
+  using clock = std::chrono::steady_clock;
+  const double rows = static_cast<double>(o.total_rows > 0 ? o.total_rows : local_rows);
+  PowerChain s(q_c, cols, c, eta, rows, o);
+  s.start(rng);
+  const double log_factor = std::log(probe_factor(o.probes));
+  ResidualPowerResult out;
+  out.bound = o.sigma1_upper;
+  std::vector<double> z_sq, z_norm(static_cast<size_t>(o.probes));
+  for (int step = 0; step < o.max_steps; ++step) {
+    const auto start = clock::now();
+    const auto w_norm = s.rescale();
+    const auto q_part = range_parts(q_c, s.m, c, eta, s.w.data(), s.p, w_norm);
+    power_pass(read, local_rows, o, timing, rows_done, s, z_sq);
+    ++out.steps;
+    for (size_t i = 0; i < z_norm.size(); ++i)
+      z_norm[i] = std::sqrt(std::max(z_sq[i], 0.0) * (1 + s.gamma_t));
+    const auto terms = s.terms(step, z_norm, z_sq, w_norm, q_part, out.estimate);
+    out.bound = std::min(out.bound, largest_root(terms, log_factor, o.sigma1_upper));
+    ++out.checks;
+    if (step_done)
+      step_done({step + 1, out.bound, out.estimate,
+                 std::chrono::duration<double>(clock::now() - start).count()});
+    if (power_done(out, o, step)) break;
+    s.advance(step, z_norm, w_norm, q_part);
   }
   return out;
 }

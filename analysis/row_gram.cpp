@@ -7,10 +7,10 @@
 #include <functional>
 #include <vector>
 
+#include "analysis/block_stream.h"
+
 namespace sb::analysis {
 namespace {
-
-constexpr double kStageBytes = double(int64_t{16} << 20);
 
 double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -33,32 +33,30 @@ GramMatrix row_gram_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   std::vector<double> g(static_cast<size_t>(n * n), 0.0);  // upper triangle of A A^T, col-major
   // The panel: T rows of w columns, row-major, i.e. the column-major w x T matrix A_p^T.
   std::vector<double> panel(static_cast<size_t>(n * w));
-  const int64_t stage_rows = std::max<int64_t>(
-      1, std::min<int64_t>(n, static_cast<int64_t>(kStageBytes) / (int64_t{sizeof(In)} * m)));
-  std::vector<In> stage(static_cast<size_t>(stage_rows * m));
+  RowStage<In> stage(m, n);
   bool positive = false, negative = false;
   int64_t done = 0;
   for (int64_t p = 0; p < passes; ++p) {
     const int64_t c0 = p * w, wc = std::min(w, m - c0);
     auto start = std::chrono::steady_clock::now();
-    for (int64_t r = 0; r < n; r += stage_rows) {
-      const int64_t count = std::min(stage_rows, n - r);
-      read(r, count, stage.data());
+    const bool clean = stage.for_each(read, 0, n, [&](const In* rows_in, int64_t r, int64_t count) {
       if (p == 0) {  // every entry passes through the first pass: scan and sign facts there
-        scan->scan(stage.data(), r, count, m);
-        if (!scan->clean()) return gram;
+        scan->scan(rows_in, r, count, m);
+        if (!scan->clean()) return false;
         for (int64_t i = 0; i < count * m; ++i) {
-          positive |= stage[static_cast<size_t>(i)] > 0;
-          negative |= stage[static_cast<size_t>(i)] < 0;
+          positive |= rows_in[i] > 0;
+          negative |= rows_in[i] < 0;
         }
       }
       for (int64_t i = 0; i < count; ++i) {
-        const In* src = stage.data() + i * m + c0;
+        const In* src = rows_in + i * m + c0;
         std::copy(src, src + wc, panel.begin() + (r + i) * w);
       }
       done += count;
       if (progress && done < n * passes) progress(done, n * passes);
-    }
+      return true;
+    });
+    if (!clean) return gram;
     timing->read += since(start);
     start = std::chrono::steady_clock::now();
     // C = X^T X with X = A_p^T (wc x T, leading dimension w): the panel's A_p A_p^T.

@@ -24,7 +24,6 @@ using namespace sketch_detail;
 namespace {
 
 constexpr double kUnit = kFloat64Eps / 2;  // u = 2^-53
-constexpr double kStageBytes = double(int64_t{16} << 20);
 constexpr double kCheckFailureLog10 = 12;  // each check's residual bound fails w.p. <= 1e-12
 
 double since(std::chrono::steady_clock::time_point start) {
@@ -106,25 +105,20 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
   sums.y.assign(with_y ? static_cast<size_t>(m * k) : 0, 0.0);
   StreamedQr qr(k, qr_chunk_rows(k));
   sums.probe_sq.assign(static_cast<size_t>(p), 0.0);
-  const int64_t stage_rows =
-      std::min(block_rows,
-               std::max<int64_t>(1, static_cast<int64_t>(kStageBytes) / (int64_t{sizeof(In)} * m)));
-  std::vector<In> stage(static_cast<size_t>(stage_rows * m));
+  RowStage<In> stage(m, block_rows);
   std::vector<double> z(static_cast<size_t>(std::min(block_rows, rows) * kp));
   // Rows [begin, begin + count) into out as float64 (row-major count x M); false at non-finite
   // entries (first pass only: later passes read the same rows).
   auto load = [&](int64_t begin, int64_t count, double* out) {
-    for (int64_t s = 0; s < count; s += stage_rows) {
-      const int64_t c = std::min(stage_rows, count - s);
-      read(begin + s, c, stage.data());
+    return stage.for_each(read, begin, count, [&](const In* src, int64_t at, int64_t c) {
       if (first) {
-        scan->scan(stage.data(), begin + s, c, m);
+        scan->scan(src, at, c, m);
         if (!scan->clean()) return false;
       }
-      double* dst = out + s * m;
+      double* dst = out + (at - begin) * m;
       double sq = 0;
       for (int64_t i = 0; i < c * m; ++i) {
-        const double v = static_cast<double>(stage[static_cast<size_t>(i)]);
+        const double v = static_cast<double>(src[i]);
         if (first) {
           sums.positive |= v > 0;
           sums.negative |= v < 0;
@@ -133,8 +127,8 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
         dst[i] = v;
       }
       sums.frobenius_sq += sq;
-    }
-    return true;
+      return true;
+    });
   };
   const bool clean = stream_blocks(
       rows, m, block_rows, overlap, timing, load,
@@ -420,6 +414,25 @@ void check_options(const SketchOptions& o) {
         "--sketch-oversampling " + std::to_string(o.oversampling) + ": expected >= 0");
 }
 
+// The next basis: Y = A^T A Q (sums.y), widened with Gaussian columns to next_k when the rank
+// may reach past k, orthonormalised into basis; returns its orthogonality defect.
+double next_basis(PassSums& sums, int64_t m, int64_t k, int64_t next_k, std::mt19937_64& rng,
+                  std::vector<double>& basis) {
+  sums.y.resize(static_cast<size_t>(m * next_k));
+  gaussian_columns(sums.y, m, k, next_k, rng);
+  const double eta = orthonormalise(sums.y, m, next_k);
+  basis.assign(sums.y.begin(), sums.y.begin() + m * next_k);
+  return eta;
+}
+
+// The row progress of pass `pass` at k, or an empty function when nobody listens.
+std::function<void(int64_t)> rows_progress(const SketchProgress& progress, int pass, int64_t k,
+                                           int64_t local_rows) {
+  if (!progress.rows) return {};
+  return
+      [&progress, pass, k, local_rows](int64_t done) { progress.rows(pass, k, done, local_rows); };
+}
+
 template <class In>
 SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                          int64_t cols, const SketchOptions& o, FiniteScan* scan,
@@ -457,23 +470,16 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     const auto pass_start = std::chrono::steady_clock::now();
     const Probes pr = draw_probes(basis, m, k, p, eta, rng);
     const bool first = pass == 0;
-    const int current_pass = pass + 1;
-    std::function<void(int64_t)> on_rows;
-    if (progress.rows)
-      on_rows = [&, current_pass, k](int64_t done) {
-        progress.rows(current_pass, k, done, local_rows);
-      };
     const bool clean =
         run_pass(read, local_rows, cols, k, p, block_rows, basis, kind == PassKind::full, first,
-                 o.overlap, scan, timing, sums, on_rows);
+                 o.overlap, scan, timing, sums, rows_progress(progress, pass + 1, k, local_rows));
     if (coll ? !meet(sums, scan, *coll, o.row_offset, p, first, timing) : !clean) return out;
     ++pass;
     ++steer.passes_at_k;
     const auto solve_start = std::chrono::steady_clock::now();
     if (first) {
       out.same_sign = !(sums.positive && sums.negative);
-      const double tm = static_cast<double>(rows) * static_cast<double>(cols);
-      frobenius = std::sqrt(sums.frobenius_sq * (1 + gamma_float64(tm)));
+      frobenius = std::sqrt(sums.frobenius_sq * (1 + gamma_float64(double(rows) * double(cols))));
     }
     w = bracket(sums, pr.omega_norm, pr.w_norm, pr.w_err, rows, cols, k, pr.eta, frobenius, o.eps);
     ++checks;
@@ -481,9 +487,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       progress.pass_done({pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol,
                           since(pass_start), kind == PassKind::check});
     if (power.wanted(w, o, k, steer.passes_at_k, kind == PassKind::check, pass)) {
-      power.k = k;
-      power.c = w.rank;
-      power.pass = pass;
+      power.start(k, w.rank, pass);
       power.passes += power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows, frobenius,
                                     out.same_sign, block_rows, pass + power.passes, rng, timing,
                                     progress, &checks);
@@ -502,12 +506,8 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       break;
     }
     if (checks_allowed && next_k == k && closes_next(w, o, k)) kind = PassKind::check;
-    // The next basis: Y = A^T A Q, widened with Gaussian columns when the rank may reach past k.
-    sums.y.resize(static_cast<size_t>(m * next_k));
-    gaussian_columns(sums.y, m, k, next_k, rng);
-    eta = orthonormalise(sums.y, m, next_k);
+    eta = next_basis(sums, m, k, next_k, rng, basis);
     k = next_k;
-    basis.assign(sums.y.begin(), sums.y.begin() + m * k);
     timing->solve += since(solve_start);
   }
   fill_report(out, w, o, rows, cols, k, pass + power.passes, checks);

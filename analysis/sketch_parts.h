@@ -50,6 +50,12 @@ struct PowerAttempts {
 
   bool wanted(const Window& w, const SketchOptions& o, int64_t k_now, int passes_at_k, bool check,
               int pass_now) const;
+  /// An attempt at (k_now, c_now) after pass pass_now: wanted() does not repeat it too soon.
+  void start(int64_t k_now, int64_t c_now, int pass_now) {
+    k = k_now;
+    c = c_now;
+    pass = pass_now;
+  }
 };
 
 /// Power steps on the count c = w.rank (residual_power.h) with the top c Ritz vectors of the pass

@@ -11,23 +11,18 @@ the residual's 2-norm.
   make_spectrum_npy.py OUT.npy --T 30000 --M 6000 --count 1200 --tail 3000 [--seed 0]
 
 Progress on stderr. The file is written to OUT.npy.tmp and renamed when complete."""
-import argparse
-import os
 import sys
 import time
 
 import numpy as np
 
+from npy_rows import shape_parser, write_rows
+
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out")
-    p.add_argument("--T", type=int, required=True)
-    p.add_argument("--M", type=int, required=True)
+    p = shape_parser(__doc__)
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--tail", type=int, required=True)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--block-rows", type=int, default=2048)
     a = p.parse_args()
     r = a.count + a.tail
     if min(a.T, a.M, a.count, a.block_rows) < 1 or a.tail < 2 or r > min(a.T, a.M):
@@ -43,14 +38,7 @@ def main():
     vs = (v * s).T  # (r, M)
     print(f"make_spectrum_npy: factors in {time.perf_counter() - start:.0f}s", file=sys.stderr,
           flush=True)
-    tmp = a.out + ".tmp"
-    out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(a.T, a.M))
-    for b in range(0, a.T, a.block_rows):
-        n = min(a.block_rows, a.T - b)
-        out[b:b + n] = u[b:b + n] @ vs
-    out.flush()
-    del out
-    os.replace(tmp, a.out)
+    write_rows(a.out, a.T, a.M, a.block_rows, lambda b, n: u[b:b + n] @ vs, "make_spectrum_npy")
     print(f"make_spectrum_npy: wrote {a.out} in {time.perf_counter() - start:.0f}s "
           f"(rank {a.count}, tol {tol:.3g} sigma_1)", file=sys.stderr, flush=True)
 

@@ -1,6 +1,7 @@
 #include "common/head_spec.h"
 
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -153,7 +154,14 @@ HeadSpec HeadSpec::of(HeadKind kind) {
 
 std::string HeadSpec::name() const { return head_name(kind); }
 
+namespace {
+std::atomic<std::size_t> parses{0};
+}  // namespace
+
+std::size_t HeadSpec::parse_count() { return parses.load(); }
+
 HeadSpec HeadSpec::parse(const std::string& text) {
+  ++parses;
   const auto colon = text.find(':');
   HeadSpec spec = of(head_kind_from_name(text.substr(0, colon)));
   if (colon == std::string::npos) return spec;

@@ -3,6 +3,7 @@
 // and the analysis. LibTorch-free on purpose: the analysis is plain linear algebra over a file and
 // must not depend on LibTorch (docs/design.md), yet it needs to know which heads Theorem 2 bounds.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,6 +48,9 @@ struct HeadSpec {
   /// Parses `name[:key=value,...]`; throws sb::OptionError (option "head") naming the valid
   /// names/keys.
   static HeadSpec parse(const std::string& text);
+  /// How many times parse() has run in this process: a test checks that a trainer run parses its
+  /// head once (a config holds a HeadSetting, common/head_setting.h).
+  static std::size_t parse_count();
   /// The default spec of a head (its own eps default: 1e-8 for relu, 0.0198 for spherical).
   static HeadSpec of(HeadKind kind);
   /// Round-trips through parse(): the name plus the hyperparameters that apply to this head.

@@ -84,7 +84,9 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
         "header.M, header.T",
         path_ + ": M and T must be >= 1, got " + std::to_string(h.M) + ", " + std::to_string(h.T));
   head_kind_from_name(h.head);  // throws, listing the valid names
-  if (!h.head_spec.empty() && HeadSpec::parse(h.head_spec).name() != h.head)
+  // A spelling of the head: "<head>:<options>" (make_header writes spec.to_string() of the spec
+  // the run parsed once; the reader parses it back). Checked by its name, not parsed again.
+  if (!h.head_spec.empty() && h.head_spec.rfind(h.head + ":", 0) != 0)
     throw OptionError::described("header.head_spec", path_ + ": head_spec '" + h.head_spec +
                                                          "' is not a '" + h.head + "' head");
   if (!h.final_norm.empty()) final_norm_from_name(h.final_norm);  // throws, naming the values

@@ -155,6 +155,75 @@ class PyPass final : public BlockPass {
   int64_t index_ = 0;
 };
 
+// The matrix argument as a source: a stream of row blocks (a callable; M needed, T optional), a
+// path to an HDF5 or .npy file, or an array (kept alive in `array` while it is read).
+std::unique_ptr<MatrixSource> open_source(const py::object& matrix, const std::string& input,
+                                          const std::string& method, std::optional<int64_t> M,
+                                          std::optional<int64_t> T, py::array& array) {
+  std::unique_ptr<MatrixSource> source;
+  const bool stream = !py::isinstance<py::str>(matrix) && !py::isinstance<py::array>(matrix) &&
+                      !py::hasattr(matrix, "__fspath__") && PyCallable_Check(matrix.ptr());
+  if ((M || T) && !stream)
+    throw sb::OptionError::described(M ? "M" : "T",
+                                     "M, T: only for a stream of row blocks (a callable)");
+  if (stream) {
+    if (!M) throw sb::OptionError("M", "the vocabulary size of the stream's blocks");
+    if (method == "exact")
+      throw sb::OptionError::described("method",
+                                       "method=exact: a stream is never stored whole; use gram or "
+                                       "sketch (or auto)");
+    auto start = std::make_shared<py::object>(matrix);
+    auto passes = std::make_shared<int>(0);
+    PassFactory factory = [start, passes]() -> std::unique_ptr<BlockPass> {
+      py::gil_scoped_acquire gil;
+      ++*passes;
+      try {
+        return std::make_unique<PyPass>(py::iter((*start)()), *passes);
+      } catch (py::error_already_set& e) {
+        throw sb::FormatError::described("<stream>", "",
+                                         "<stream>: pass " + std::to_string(*passes) +
+                                             ": calling the blocks' callable raised " +
+                                             sb::first_line(e.what()));
+      }
+    };
+    {
+      py::gil_scoped_release release;
+      source =
+          std::make_unique<StreamSource>(factory, *M, T.value_or(-1), input == "auto" ? "" : input);
+    }
+  } else if (py::isinstance<py::str>(matrix) || py::hasattr(matrix, "__fspath__")) {
+    const auto path = py::module_::import("os").attr("fspath")(matrix).cast<std::string>();
+    py::gil_scoped_release release;
+    source = open_matrix(path);
+  } else if (py::isinstance<py::array>(matrix)) {
+    array = py::reinterpret_borrow<py::array>(matrix);
+    source = std::make_unique<ArraySource>(view_of(array, input));
+  } else {
+    throw sb::OptionError("matrix",
+                          "a 2-D numpy array or CPU torch tensor (float32 or float64) or a path "
+                          "to an HDF5 or .npy file",
+                          py::str(py::type::of(matrix).attr("__name__")).cast<std::string>());
+  }
+  return source;
+}
+
+// The progress callback (called with the GIL) and the Ctrl-C poll. Python's handler only sets a
+// flag while the analysis runs without the GIL; the poll asks for it between blocks
+// (AnalyseOptions::poll) and raises KeyboardInterrupt there.
+void set_callbacks(AnalyseOptions& o, const py::object& progress) {
+  if (!progress.is_none()) {
+    auto cb = std::make_shared<py::object>(progress);
+    o.on_progress = [cb](const std::string& line) {
+      py::gil_scoped_acquire gil;
+      (*cb)(line);
+    };
+  }
+  o.poll = [] {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
+}
+
 py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
                     std::optional<int64_t> d, std::optional<int> bias, const std::string& method,
                     const std::string& input, std::optional<std::string> eps,
@@ -188,63 +257,8 @@ py::dict analyse_py(const py::object& matrix, std::optional<std::string> head,
           "estimate_d",
           "estimate_d=True with spectrum=False: the estimate reads the gap "
           "between singular values, which the inertia count does not give");
-    if (!progress.is_none()) {
-      auto cb = std::make_shared<py::object>(progress);
-      o.on_progress = [cb](const std::string& line) {
-        py::gil_scoped_acquire gil;
-        (*cb)(line);
-      };
-    }
-    // Ctrl-C: Python's handler only sets a flag while the analysis runs without the GIL; this
-    // asks for it between blocks (AnalyseOptions::poll) and raises KeyboardInterrupt there.
-    o.poll = [] {
-      py::gil_scoped_acquire gil;
-      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    };
-    const bool stream = !py::isinstance<py::str>(matrix) && !py::isinstance<py::array>(matrix) &&
-                        !py::hasattr(matrix, "__fspath__") && PyCallable_Check(matrix.ptr());
-    if ((M || T) && !stream)
-      throw sb::OptionError::described(M ? "M" : "T",
-                                       "M, T: only for a stream of row blocks (a callable)");
-    if (stream) {
-      if (!M) throw sb::OptionError("M", "the vocabulary size of the stream's blocks");
-      if (o.method == "exact")
-        throw sb::OptionError::described(
-            "method",
-            "method=exact: a stream is never stored whole; use gram or "
-            "sketch (or auto)");
-      auto start = std::make_shared<py::object>(matrix);
-      auto passes = std::make_shared<int>(0);
-      PassFactory factory = [start, passes]() -> std::unique_ptr<BlockPass> {
-        py::gil_scoped_acquire gil;
-        ++*passes;
-        try {
-          return std::make_unique<PyPass>(py::iter((*start)()), *passes);
-        } catch (py::error_already_set& e) {
-          throw sb::FormatError::described("<stream>", "",
-                                           "<stream>: pass " + std::to_string(*passes) +
-                                               ": calling the blocks' callable raised " +
-                                               sb::first_line(e.what()));
-        }
-      };
-      {
-        py::gil_scoped_release release;
-        source = std::make_unique<StreamSource>(factory, *M, T.value_or(-1),
-                                                input == "auto" ? "" : input);
-      }
-    } else if (py::isinstance<py::str>(matrix) || py::hasattr(matrix, "__fspath__")) {
-      const auto path = py::module_::import("os").attr("fspath")(matrix).cast<std::string>();
-      py::gil_scoped_release release;
-      source = open_matrix(path);
-    } else if (py::isinstance<py::array>(matrix)) {
-      array = py::reinterpret_borrow<py::array>(matrix);
-      source = std::make_unique<ArraySource>(view_of(array, input));
-    } else {
-      throw sb::OptionError("matrix",
-                            "a 2-D numpy array or CPU torch tensor (float32 or float64) or a path "
-                            "to an HDF5 or .npy file",
-                            py::str(py::type::of(matrix).attr("__name__")).cast<std::string>());
-    }
+    set_callbacks(o, progress);
+    source = open_source(matrix, input, o.method, M, T, array);
     py::gil_scoped_release release;
     const auto plan = plan_analysis(*source, o, memory_limit(o));
     result = analyse(*source, plan, o);

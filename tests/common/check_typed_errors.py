@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-from checks import ROOT, check, finish
+from checks import ROOT, check, check_scan, finish
 
 FOLDERS = ["common", "contract", "datasets", "analysis", "trainers", "python/sbrank"]
 UNTYPED = re.compile(r"throw\s+std::(runtime_error|invalid_argument|out_of_range|domain_error)\s*\(")
@@ -62,10 +62,7 @@ def scan(root):
 def main():
     root = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else ROOT
     found, files = scan(root)
-    check(files > 50, f"the scan read the sources ({files} files)")
-    for v in found:
-        print("     " + v)
-    check(not found, f"no untyped throw and no unexplained logic_error ({len(found)} found)")
+    check_scan(found, files, 50, "no untyped throw and no unexplained logic_error")
     planted = ('void f(int n) {\n  if (n < 0) throw std::invalid_argument("n < 0");\n'
                '  if (n > 9) throw std::logic_error("no reason");\n  // internal: checked above\n'
                '  if (n == 5) throw std::logic_error("explained");\n'

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/head_setting.h"
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/trainer_descriptor.h"
 
@@ -20,11 +21,11 @@ struct CharConfig {
   int64_t valid_chars = 0;      // same for validation
   int64_t test_chars = 0;       // same for test
   // model
-  std::string head = "softmax";  // output head (registry spelling); no mixtures, no sparse
-  int64_t emsize = 64;           // character embedding size
-  int64_t nhid = 1024;           // LSTM units = d (paper: 1024)
-  int64_t nlayers = 1;           // paper: 1
-  int64_t latent = 0;            // d: a linear map nhid -> latent (0 = none, d = nhid)
+  HeadSetting head;     // softmax; output head (registry spelling); no mixtures, no sparse
+  int64_t emsize = 64;  // character embedding size
+  int64_t nhid = 1024;  // LSTM units = d (paper: 1024)
+  int64_t nlayers = 1;  // paper: 1
+  int64_t latent = 0;   // d: a linear map nhid -> latent (0 = none, d = nhid)
   // training
   int64_t batch_size = 100;  // paper: 100
   int64_t eval_batch_size = 10;

@@ -36,7 +36,7 @@ double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
 CharTrainer::CharTrainer(CharConfig config, CharCorpus corpus, std::string run_dir)
     : ConfiguredTrainer(descriptor(), std::move(config), std::move(run_dir)),
       corpus_(std::move(corpus)) {
-  const auto head = HeadSpec::parse(config_.head);
+  const HeadSpec& head = config_.head.spec();
   check_head_fits(head, corpus_.vocab.size(), "symbols of the character vocabulary");
   model = CharLstm(corpus_.vocab.size(), head, config_.emsize, config_.nhid, config_.nlayers,
                    config_.latent);
@@ -164,16 +164,12 @@ int train(const CharConfig& config, const runkit::TrainerRun& run) {
   const auto dir = data::find_corpus_dir(config.dataset, config.data);
   auto chars = char_corpus(data::load_corpus(dir));
   runkit::truncate_splits(chars, config.train_chars, config.valid_chars, config.test_chars);
-  std::printf(
-      "%s characters: %s, %s, M = %lld; LSTM %lld x %lld (d = %lld), head %s; %d thread%s; run "
-      "directory %s\n",
-      config.dataset.c_str(), dir.c_str(), runkit::split_sizes(chars, "symbols").c_str(),
-      static_cast<long long>(chars.vocab.size()), static_cast<long long>(config.nlayers),
-      static_cast<long long>(config.nhid),
-      static_cast<long long>(config.latent > 0 ? config.latent : config.nhid), config.head.c_str(),
-      run.threads, run.threads == 1 ? "" : "s", run.run_dir.c_str());
-  CharTrainer trainer(config, std::move(chars), run.run_dir);
-  return runkit::run_trainer(trainer, run.flags);
+  const int64_t d = config.latent > 0 ? config.latent : config.nhid;
+  const std::string what =
+      config.dataset + " characters: " + dir + ", " + runkit::split_sizes(chars, "symbols") +
+      ", M = " + std::to_string(chars.vocab.size()) + "; LSTM " + std::to_string(config.nlayers) +
+      " x " + std::to_string(config.nhid) + " (d = " + std::to_string(d) + ")";
+  return runkit::train_with<CharTrainer>(config, run, std::move(chars), what);
 }
 
 int cli_main(int argc, char** argv) {

@@ -113,23 +113,23 @@ void validate(const ClassifierConfig& cfg) {
     throw InputError::described("", "split",
                                 "split must be random or official, got \"" + cfg.split + "\"");
   if (is_mse(cfg)) return;
-  const HeadSpec spec = parse_head_setting(cfg.head, " (or mse)");
+  const HeadSpec& spec = cfg.head.spec();
   if (is_adaptive(spec))
     throw InputError::described(
         "", "head",
-        "head = \"" + cfg.head +
+        "head = \"" + cfg.head.text() +
             "\": the adaptive heads need a frequency-sorted vocabulary; they "
             "train in train_wordlm");
   if (spec.kind == HeadKind::sparse && spec.k > 10)
-    throw InputError::described(
-        "", "head",
-        "head = \"" + cfg.head + "\": k must be <= 10 classes, got " + std::to_string(spec.k));
+    throw InputError::described("", "head",
+                                "head = \"" + cfg.head.text() +
+                                    "\": k must be <= 10 classes, got " + std::to_string(spec.k));
   // At z = 0 the gradient of log spherical (z^2 + eps) and of log softmax(|z|) with respect to z
   // is zero (d z^2 / dz = 0; torch's d|z|/dz = sign(0) = 0): a zero output layer would never move.
   if ((spec.kind == HeadKind::spherical || spec.kind == HeadKind::softmax_abs) &&
       cfg.output_init_std == 0)
     throw InputError::described("", "output_init_std",
-                                "head = \"" + cfg.head +
+                                "head = \"" + cfg.head.text() +
                                     "\" with output_init_std = 0: the head's gradient vanishes at "
                                     "zero logits, so a zero output layer never trains; set "
                                     "output_init_std > 0 (e.g. 0.01)");

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/head_setting.h"
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/trainer_descriptor.h"
 
@@ -23,11 +24,11 @@ struct ClassifierConfig {
   int64_t valid_size = 10000;             // validation images
   int64_t test_size = 10000;              // test images (official: the first N of t10k)
   // model
-  std::string head = "softmax";  // registry spelling (common/head_spec.h) or "mse"
-  int64_t conv1 = 30;            // feature maps of the first conv-pool layer
-  int64_t conv2 = 60;            // feature maps of the second
-  int64_t fc = 500;              // units of the fully connected layer = d
-  double output_init_std = 0;    // std of the output layer's initial weights (0 = zeros)
+  HeadSetting head{{"mse"}};   // softmax; registry spelling (common/head_setting.h) or "mse"
+  int64_t conv1 = 30;          // feature maps of the first conv-pool layer
+  int64_t conv2 = 60;          // feature maps of the second
+  int64_t fc = 500;            // units of the fully connected layer = d
+  double output_init_std = 0;  // std of the output layer's initial weights (0 = zeros)
   // training
   double lr = 0.01;
   double momentum = 0.9;  // Nesterov
@@ -59,7 +60,7 @@ const runkit::TrainerDescriptor<ClassifierConfig>& descriptor();
 
 /// True for "mse": squared error on the one-hot target over the linear outputs (paper sec. 1),
 /// no probabilities.
-inline bool is_mse(const ClassifierConfig& cfg) { return cfg.head == "mse"; }
+inline bool is_mse(const ClassifierConfig& cfg) { return cfg.head.is_own(); }
 
 using ConfigArgs = runkit::ConfigArgs;
 

@@ -32,7 +32,7 @@ ConvNet make_conv_net(const ClassifierConfig& cfg) {
   o.conv2 = cfg.conv2;
   o.fc = cfg.fc;
   o.mse = is_mse(cfg);
-  if (!o.mse) o.head = HeadSpec::parse(cfg.head);
+  if (!o.mse) o.head = cfg.head.spec();
   o.output_init_std = cfg.output_init_std;
   return ConvNet(o);
 }
@@ -195,7 +195,7 @@ void ClassifierTrainer::finish() {
   const bool dump = config_.dump_test && !is_mse(config_);
   std::unique_ptr<contract::LogProbWriter> writer;
   if (dump) {
-    const auto h = contract::make_header(HeadSpec::parse(config_.head), config_.fc, /*bias=*/true,
+    const auto h = contract::make_header(config_.head.spec(), config_.fc, /*bias=*/true,
                                          static_cast<int64_t>(classes_.size()), splits_.test.size(),
                                          test_dump_source(classes_, dataset_));
     writer = std::make_unique<contract::LogProbWriter>(path("logprobs.h5"), h);
@@ -253,13 +253,11 @@ int train(const ClassifierConfig& config, const runkit::TrainerRun& run) {
   const auto dir = data::find_image_dataset_dir(config.dataset, config.data);
   const auto data = data::load_image_dataset(config.dataset, dir);
   auto splits = make_splits(data, config);
-  std::printf(
-      "%s: %s, %s split: %lld train / %lld valid / %lld test images; head %s; %d thread%s; run "
-      "directory %s\n",
-      config.dataset.c_str(), dir.c_str(), config.split.c_str(),
-      static_cast<long long>(splits.train.size()), static_cast<long long>(splits.valid.size()),
-      static_cast<long long>(splits.test.size()), config.head.c_str(), run.threads,
-      run.threads == 1 ? "" : "s", run.run_dir.c_str());
+  std::printf("%s: %s, %s split: %lld train / %lld valid / %lld test images; %s\n",
+              config.dataset.c_str(), dir.c_str(), config.split.c_str(),
+              static_cast<long long>(splits.train.size()),
+              static_cast<long long>(splits.valid.size()),
+              static_cast<long long>(splits.test.size()), run.line_end(config.head.text()).c_str());
   std::fflush(stdout);
   ClassifierTrainer trainer(config, std::move(splits), data.classes, data.name, run.run_dir);
   return runkit::run_trainer(trainer, run.flags);

@@ -191,7 +191,7 @@ void validate(const WordLmConfig& cfg) {
     throw InputError::described(
         "", "device", "device must be auto, cpu, cuda or cuda:N, got \"" + cfg.device + "\"");
 
-  const HeadSpec spec = parse_head_setting(cfg.head);
+  const HeadSpec& spec = cfg.head.spec();
   const bool mixture = is_mixture(spec);
   if (cfg.bias_init != "zero" && cfg.bias_init != "unigram" && cfg.bias_init != "uniform")
     throw InputError::described(
@@ -201,14 +201,14 @@ void validate(const WordLmConfig& cfg) {
     throw InputError::described("", "bias_init",
                                 "bias_init = \"unigram\" needs a single head with finite "
                                 "log-outputs, not head = \"" +
-                                    cfg.head + "\"");
+                                    cfg.head.text() + "\"");
   if (!mixture && cfg.nhidlast != 0 && cfg.nhidlast != cfg.emsize)
     throw InputError::described(
         "", "nhidlast",
         "nhidlast = " + std::to_string(cfg.nhidlast) +
             " needs a mixture head (mos/moss): a single head's decoder input is emsize = " +
-            std::to_string(cfg.emsize) + " (head = \"" + cfg.head + "\"; set nhidlast = 0 or " +
-            std::to_string(cfg.emsize) + ")");
+            std::to_string(cfg.emsize) + " (head = \"" + cfg.head.text() +
+            "\"; set nhidlast = 0 or " + std::to_string(cfg.emsize) + ")");
 }
 
 void add_config_options(CLI::App& app, ConfigArgs& args) { key_table().add_options(app, args); }

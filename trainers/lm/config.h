@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/head_setting.h"
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/trainer_descriptor.h"
 
@@ -39,10 +40,10 @@ struct WordLmConfig {
   // has a larger corpus' M (the WikiText-2 proxy at the paper's 33278); 0 = the corpus' own.
   int64_t vocab_size = 0;
   // model (AWD-LSTM, Merity et al. 2018)
-  std::string head = "softmax";  // output head, registry spelling ("mos:K=15", "sparse:k=20")
-  int64_t emsize = 400;          // embedding size = d (tied decoder input size)
-  int64_t nhid = 1150;           // hidden units of the inner LSTM layers
-  int64_t nhidlast = 0;          // units of the last LSTM layer; 0 = emsize
+  HeadSetting head;      // softmax; output head, registry spelling ("mos:K=15", "sparse:k=20")
+  int64_t emsize = 400;  // embedding size = d (tied decoder input size)
+  int64_t nhid = 1150;   // hidden units of the inner LSTM layers
+  int64_t nhidlast = 0;  // units of the last LSTM layer; 0 = emsize
   int64_t nlayers = 3;
   double dropout = 0.4;     // locked dropout on the last layer's output
   double dropouth = 0.25;   // locked dropout between LSTM layers

@@ -154,7 +154,7 @@ Evaluation set_up(const std::string& run_dir, const DynevalInputs& in, const Dyn
   std::printf(
       "dyneval: %s, head %s, d %lld; weights %s; %s: %zu train / %zu valid / %zu test tokens; "
       "%d thread%s; device %s\n",
-      run_dir.c_str(), config.head.c_str(), static_cast<long long>(e.model->d()),
+      run_dir.c_str(), config.head.text().c_str(), static_cast<long long>(e.model->d()),
       in.weights.c_str(), config.dataset.c_str(), e.corpus.train.size(), e.valid.size() - 1,
       e.test.size() - 1, n_threads, n_threads == 1 ? "" : "s",
       runkit::describe_device(device).c_str());
@@ -228,7 +228,7 @@ nlohmann::json result_head(const std::string& run_dir, const DynevalInputs& in,
   return {{"run", run_dir},
           {"weights", in.weights},
           {"dataset", in.run_config.dataset},
-          {"head", in.run_config.head},
+          {"head", in.run_config.head.text()},
           {"valid_tokens", e.valid.size() - 1},
           {"test_tokens", e.test.size() - 1}};
 }

@@ -36,7 +36,7 @@ int64_t draw_seq_len(int64_t base) {
 }
 
 AwdLstm make_awd_lstm(const WordLmConfig& c, int64_t vocab_size) {
-  const auto head = HeadSpec::parse(c.head);
+  const HeadSpec& head = c.head.spec();
   check_head_fits(head, vocab_size, "words of the vocabulary");
   return AwdLstm(AwdLstmOptions(vocab_size, head)
                      .emsize(c.emsize)
@@ -402,11 +402,10 @@ int train(WordLmConfig config, const runkit::TrainerRun& run, const std::string&
   const auto device = runkit::resolve_device(config.device);  // fails here, before the corpus
   config.device = device.str();  // what config.toml records: cpu, cuda:0, ...
   auto [corpus, dir] = load_word_corpus(config);
-  std::printf("%s: %s, %s, vocabulary %lld; head %s; %d thread%s; device %s; run directory %s\n",
-              config.dataset.c_str(), dir.c_str(), runkit::split_sizes(corpus, "tokens").c_str(),
-              static_cast<long long>(corpus.vocab.size()), config.head.c_str(), run.threads,
-              run.threads == 1 ? "" : "s", runkit::describe_device(device).c_str(),
-              run.run_dir.c_str());
+  std::printf("%s: %s, %s, vocabulary %lld; %s\n", config.dataset.c_str(), dir.c_str(),
+              runkit::split_sizes(corpus, "tokens").c_str(),
+              static_cast<long long>(corpus.vocab.size()),
+              run.line_end(config.head.text(), runkit::describe_device(device)).c_str());
   WordLmTrainer trainer(config, std::move(corpus), run.run_dir);
   if (run.flags.resume) trainer.resume();
   trainer.stop_after_batches = run.flags.stop_after_batches;

@@ -28,7 +28,7 @@ WordCorpus load_word_corpus(const WordLmConfig& config, bool truncate_eval) {
   data::pad_vocabulary(w.corpus, config.vocab_size, "vocab_size");
   // The adaptive heads cut their clusters from a frequency-sorted vocabulary; the sort comes
   // before any truncation (it counts the whole training split).
-  if (is_adaptive(HeadSpec::parse(config.head))) data::sort_by_frequency(w.corpus);
+  if (is_adaptive(config.head.spec())) data::sort_by_frequency(w.corpus);
   runkit::truncate(w.corpus.train, config.train_tokens);
   if (truncate_eval) {
     runkit::truncate(w.corpus.valid, config.valid_tokens);

@@ -61,10 +61,10 @@ void validate(const NplmConfig& c) {
   key_table().check_ranges(c);
   // Sparse top-k gives log 0 to the words outside its top k: no perplexity, so only as a
   // classifier (classes > 0), judged by its error as Sun et al. 2021 judge it.
-  const HeadSpec parsed = parse_head_setting(c.head);
+  const HeadSpec& parsed = c.head.spec();
   if (parsed.kind == HeadKind::sparse && c.classes == 0)
     throw InputError::described("", "head",
-                                "head = \"" + c.head +
+                                "head = \"" + c.head.text() +
                                     "\": sparse needs classes > 0 (a classifier: its log 0 "
                                     "outside the top k has no perplexity)");
   const HeadSpec spec = parsed.kind == HeadKind::sparse
@@ -73,8 +73,8 @@ void validate(const NplmConfig& c) {
                                                          "train_nplm --describe lists them; the "
                                                          "adaptive heads train in train_wordlm");
   if (spec.kind == HeadKind::sigsoftmax && spec.learnable_bias)
-    throw InputError::described("", "head",
-                                "head = \"" + c.head + "\": sigsoftmax:b=1 is not supported here");
+    throw InputError::described(
+        "", "head", "head = \"" + c.head.text() + "\": sigsoftmax:b=1 is not supported here");
   runkit::require_dataset(c.dataset);
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/head_setting.h"
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/trainer_descriptor.h"
 
@@ -21,12 +22,12 @@ struct NplmConfig {
   int64_t valid_tokens = 0;     // same for validation
   int64_t test_tokens = 0;      // same for test
   // model
-  std::string head = "softmax";  // output head (registry spelling); no mixtures; sparse: classes
-  int64_t classes = 0;           // 0 = the LM; C = predict only the C most frequent words
-  int64_t context = 6;           // words of context (paper: 6)
-  int64_t emsize = 250;          // word embedding size (paper: 250)
-  int64_t layers = 2;            // ReLU hidden layers (paper: 2 for softmax, 3 for spherical)
-  int64_t hidden = 809;          // units per hidden layer = d (paper's softmax: 809)
+  HeadSetting head;      // softmax; output head (registry spelling); no mixtures; sparse: classes
+  int64_t classes = 0;   // 0 = the LM; C = predict only the C most frequent words
+  int64_t context = 6;   // words of context (paper: 6)
+  int64_t emsize = 250;  // word embedding size (paper: 250)
+  int64_t layers = 2;    // ReLU hidden layers (paper: 2 for softmax, 3 for spherical)
+  int64_t hidden = 809;  // units per hidden layer = d (paper's softmax: 809)
   // training
   int64_t batch_size = 250;  // paper: 250
   double lr = 0.1;           // plain SGD learning rate (not given in the paper)

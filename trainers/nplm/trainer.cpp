@@ -69,7 +69,7 @@ NplmTrainer::NplmTrainer(NplmConfig config, data::Corpus corpus, std::string run
     targets.assign(train_.targets.data_ptr<int64_t>(),
                    train_.targets.data_ptr<int64_t>() + train_.targets.size(0));
   }
-  const auto head = HeadSpec::parse(config_.head);
+  const HeadSpec& head = config_.head.spec();
   check_head_fits(head, M, config_.classes > 0 ? "classes" : "words of the vocabulary");
   model = Nplm(NplmOptions(corpus_.vocab.size(), head)
                    .context(config_.context)
@@ -194,15 +194,11 @@ int train(const NplmConfig& config, const runkit::TrainerRun& run) {
   const auto dir = data::find_corpus_dir(config.dataset, config.data);
   auto corpus = data::load_corpus(dir);
   runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens, config.test_tokens);
-  std::printf(
-      "%s: %s, %s, vocabulary %lld; nplm, context %lld, %lld x %lld ReLU, head %s; %d thread%s; "
-      "run directory %s\n",
-      config.dataset.c_str(), dir.c_str(), runkit::split_sizes(corpus, "tokens").c_str(),
-      static_cast<long long>(corpus.vocab.size()), static_cast<long long>(config.context),
-      static_cast<long long>(config.layers), static_cast<long long>(config.hidden),
-      config.head.c_str(), run.threads, run.threads == 1 ? "" : "s", run.run_dir.c_str());
-  NplmTrainer trainer(config, std::move(corpus), run.run_dir);
-  return runkit::run_trainer(trainer, run.flags);
+  const std::string what =
+      config.dataset + ": " + dir + ", " + runkit::split_sizes(corpus, "tokens") + ", vocabulary " +
+      std::to_string(corpus.vocab.size()) + "; nplm, context " + std::to_string(config.context) +
+      ", " + std::to_string(config.layers) + " x " + std::to_string(config.hidden) + " ReLU";
+  return runkit::train_with<NplmTrainer>(config, run, std::move(corpus), what);
 }
 
 int cli_main(int argc, char** argv) {

@@ -19,7 +19,8 @@
 //   const ConfigTable<MyConfig>& my_table() {
 //     using C = MyConfig;
 //     static const ConfigTable<C> table("My configuration (where/it/lives.h)", {
-//         {"model", {key("nhid", &C::nhid, "hidden units", at_least(1))}},
+//         {"model", {key("nhid", &C::nhid, "hidden units", at_least(1)),
+//                    key("head", &C::head, "output head")}},  // a HeadSetting: parsed once
 //         {"outputs", {key("out", &C::out, "run directory").not_trajectory()}}});
 //     return table;
 //   }
@@ -33,6 +34,8 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "common/head_setting.h"
 
 namespace CLI {
 class App;
@@ -93,23 +96,31 @@ struct KeyInfo {
 /// One row of the key table of the config struct C: the key and the member it reads and writes.
 template <class C>
 struct ConfigKey : KeyInfo {
-  using Field = std::variant<int64_t C::*, double C::*, std::string C::*, bool C::*>;
+  using Field =
+      std::variant<int64_t C::*, double C::*, std::string C::*, bool C::*, HeadSetting C::*>;
   Field field;
 
   ConfigValue get(const C& c) const {
     return std::visit(
         [&](auto f) {
           using T = std::decay_t<decltype(c.*f)>;
-          return ConfigValue(std::in_place_type<T>, c.*f);
+          if constexpr (std::is_same_v<T, HeadSetting>)
+            return ConfigValue(std::in_place_type<std::string>, (c.*f).text());
+          else
+            return ConfigValue(std::in_place_type<T>, c.*f);
         },
         field);
   }
-  /// `v` holds the key's type (the engine's parsers make sure of it).
+  /// `v` holds the key's type (the engine's parsers make sure of it). A head column parses its
+  /// spelling here, once (common/head_setting.h).
   void set(C& c, const ConfigValue& v) const {
     std::visit(
         [&](auto f) {
           using T = std::decay_t<decltype(c.*f)>;
-          c.*f = std::get<T>(v);
+          if constexpr (std::is_same_v<T, HeadSetting>)
+            c.*f = std::get<std::string>(v);
+          else
+            c.*f = std::get<T>(v);
         },
         field);
   }
@@ -135,8 +146,9 @@ template <class C, class T>
 ConfigKey<C> key(std::string name, T C::*field, std::string description,
                  ConfigRange range = any_value()) {
   static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, double> ||
-                    std::is_same_v<T, std::string> || std::is_same_v<T, bool>,
-                "a config key is an int64_t, a double, a std::string or a bool");
+                    std::is_same_v<T, std::string> || std::is_same_v<T, bool> ||
+                    std::is_same_v<T, HeadSetting>,
+                "a config key is an int64_t, a double, a std::string, a bool or a HeadSetting");
   ConfigKey<C> k;
   k.name = std::move(name);
   k.description = std::move(description);
@@ -146,8 +158,8 @@ ConfigKey<C> key(std::string name, T C::*field, std::string description,
     k.type = "integer";
   else if constexpr (std::is_same_v<T, double>)
     k.type = "number";
-  else if constexpr (std::is_same_v<T, std::string>)
-    k.type = "string";
+  else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, HeadSetting>)
+    k.type = "string";  // a head column: a string in the file, parsed when set
   else
     k.type = "boolean";
   return k;

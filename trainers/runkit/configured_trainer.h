@@ -63,7 +63,7 @@ class ConfiguredTrainer : public EpochTrainer {
   /// dump_ppl, and whatever differs for it.
   FinalCommon final_common() const {
     FinalCommon c;
-    c.head = config_.head;
+    c.head = config_.head.text();
     c.dataset = config_.dataset;
     c.seed = config_.seed;
     c.best_model = path("best.pt");

@@ -45,6 +45,11 @@ int print_description(const TrainerFacts& facts, const KeyTable& table,
   return 0;
 }
 
+std::string TrainerRun::line_end(const std::string& head, const std::string& device) const {
+  return "head " + head + "; " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
+         (device.empty() ? "" : "; device " + device) + "; run directory " + run_dir;
+}
+
 void check_fresh_run(const std::string& run_dir, bool resume) {
   if (!resume && std::filesystem::exists(std::filesystem::path(run_dir) / "checkpoint.pt"))
     throw OptionError::described("--resume", run_dir +

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <utility>
@@ -81,6 +82,10 @@ struct TrainerRun {
   RunFlags flags;
   int threads = 1;      ///< set_up_process's count
   std::string run_dir;  ///< run_dir(config), checked by check_fresh_run
+
+  /// "head H; 2 threads; run directory D" ("; device X" before the run directory when given):
+  /// the end of every trainer's first line.
+  std::string line_end(const std::string& head, const std::string& device = "") const;
 };
 
 /// The frame of every trainer's main, over its descriptor: --config FILE and --<key> VALUE for
@@ -131,6 +136,17 @@ int run_trainer(Trainer& trainer, const RunFlags& flags) {
   trainer.stop_after_batches = flags.stop_after_batches;
   handle_interrupts();
   return trainer.run();
+}
+
+/// The end of a one-command trainer's body: prints its first line, "<data and model>; head H;
+/// N threads; run directory D", builds Trainer(config, data, run directory) and runs it
+/// (run_trainer).
+template <class Trainer, class Config, class Data>
+int train_with(const Config& config, const TrainerRun& run, Data data, const std::string& what) {
+  std::printf("%s; %s\n", what.c_str(), run.line_end(config.head.text()).c_str());
+  std::fflush(stdout);
+  Trainer trainer(config, std::move(data), run.run_dir);
+  return run_trainer(trainer, run.flags);
 }
 
 }  // namespace sb::runkit

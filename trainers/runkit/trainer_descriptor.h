@@ -58,7 +58,7 @@ struct TrainerDescriptor {
   /// (head_file_name: "mos:K=2" -> "mos_K_2").
   std::string run_dir(const Config& c) const {
     if (!c.out.empty()) return c.out;
-    return "results/" + facts.run_prefix + c.dataset + "_" + head_file_name(c.head);
+    return "results/" + facts.run_prefix + c.dataset + "_" + head_file_name(c.head.text());
   }
 
   /// validate(c)'s message, "" when c passes.

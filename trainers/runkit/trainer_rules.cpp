@@ -6,12 +6,12 @@
 
 namespace sb::runkit {
 
-HeadSpec single_finite_head(const std::string& head, const std::string& trainer,
+HeadSpec single_finite_head(const HeadSetting& head, const std::string& trainer,
                             const std::string& note) {
-  const HeadSpec spec = parse_head_setting(head);
+  const HeadSpec spec = head.spec();
   if (is_mixture(spec) || is_adaptive(spec) || may_output_neg_inf(spec.kind))
     throw InputError::described("", "head",
-                                "head = \"" + head + "\": " + trainer +
+                                "head = \"" + head.text() + "\": " + trainer +
                                     " takes a single head with finite log-outputs" +
                                     (note.empty() ? "" : " (" + note + ")"));
   return spec;

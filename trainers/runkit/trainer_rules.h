@@ -10,16 +10,16 @@
 
 #include <string>
 
-#include "common/head_spec.h"
+#include "common/head_setting.h"
 #include "trainers/runkit/trainer_descriptor.h"
 
 namespace sb::runkit {
 
 /// The head of a trainer that takes one registry head with finite log-outputs (nplm, charlm):
-/// parses `head` (parse_head_setting) and refuses a mixture, an adaptive head and a head that may
-/// output -inf (sparse) with sb::InputError on the key "head": `head = "H": TRAINER takes a
-/// single head with finite log-outputs (NOTE)`, the parenthesis only with a note.
-HeadSpec single_finite_head(const std::string& head, const std::string& trainer,
+/// takes `head`'s spec (its parse error, if any) and refuses a mixture, an adaptive head and a head
+/// that may output -inf (sparse) with sb::InputError on the key "head": `head = "H": TRAINER takes
+/// a single head with finite log-outputs (NOTE)`, the parenthesis only with a note.
+HeadSpec single_finite_head(const HeadSetting& head, const std::string& trainer,
                             const std::string& note = "");
 
 /// A corpus or image set must be named: sb::InputError on the key "dataset" when it is empty.

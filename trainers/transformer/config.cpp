@@ -66,10 +66,10 @@ const runkit::ConfigTable<TransformerConfig>& key_table() {
 
 void validate(const TransformerConfig& c) {
   key_table().check_ranges(c);
-  const HeadSpec spec = parse_head_setting(c.head);
+  const HeadSpec& spec = c.head.spec();
   if (is_adaptive(spec) || may_output_neg_inf(spec.kind))
     throw InputError::described("", "head",
-                                "head = \"" + c.head +
+                                "head = \"" + c.head.text() +
                                     "\": train_transformer takes a head with finite log-outputs "
                                     "over the whole vocabulary (no adaptive, no sparse)");
   if (c.d_model % c.heads != 0)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/head_setting.h"
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/trainer_descriptor.h"
 
@@ -21,13 +22,13 @@ struct TransformerConfig {
   int64_t valid_tokens = 0;     // same for validation
   int64_t test_tokens = 0;      // same for test
   // model
-  std::string head = "softmax";          // output head (registry spelling); mixtures allowed
-  int64_t d_model = 128;                 // d: the residual width, the decoder's input size
-  int64_t layers = 2;                    // Transformer blocks
-  int64_t heads = 4;                     // attention heads (d_model must divide by it)
-  int64_t d_ff = 0;                      // MLP width (0 = 4 d_model)
-  int64_t context = 64;                  // tokens of context (the attention window)
-  double dropout = 0.1;                  // on attention weights, residual branches, embeddings
+  HeadSetting head;       // softmax; output head (registry spelling); mixtures allowed
+  int64_t d_model = 128;  // d: the residual width, the decoder's input size
+  int64_t layers = 2;     // Transformer blocks
+  int64_t heads = 4;      // attention heads (d_model must divide by it)
+  int64_t d_ff = 0;       // MLP width (0 = 4 d_model)
+  int64_t context = 64;   // tokens of context (the attention window)
+  double dropout = 0.1;   // on attention weights, residual branches, embeddings
   std::string final_norm = "layernorm";  // before the decoder: layernorm | rmsnorm | none
   bool decoder_bias = true;              // the tied decoder's bias (M)
   // training

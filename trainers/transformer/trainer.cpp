@@ -88,7 +88,7 @@ TransformerTrainer::TransformerTrainer(TransformerConfig config, data::Corpus co
                                        std::string run_dir)
     : ConfiguredTrainer(descriptor(), std::move(config), std::move(run_dir)),
       corpus_(std::move(corpus)) {
-  const auto head = HeadSpec::parse(config_.head);
+  const HeadSpec& head = config_.head.spec();
   const int64_t M = corpus_.vocab.size();
   check_head_fits(head, M, "words of the vocabulary");
   model = TransformerLm(TransformerLmOptions(M, head, config_.d_model)
@@ -240,16 +240,12 @@ int train(const TransformerConfig& config, const runkit::TrainerRun& run) {
   const auto dir = data::find_corpus_dir(config.dataset, config.data);
   auto corpus = data::load_corpus(dir);
   runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens, config.test_tokens);
-  std::printf(
-      "%s: %s, %s, vocabulary %lld; transformer, %lld x d = %lld, %lld heads, context %lld, "
-      "final %s, head %s; %d thread%s; run directory %s\n",
-      config.dataset.c_str(), dir.c_str(), runkit::split_sizes(corpus, "tokens").c_str(),
-      static_cast<long long>(corpus.vocab.size()), static_cast<long long>(config.layers),
-      static_cast<long long>(config.d_model), static_cast<long long>(config.heads),
-      static_cast<long long>(config.context), config.final_norm.c_str(), config.head.c_str(),
-      run.threads, run.threads == 1 ? "" : "s", run.run_dir.c_str());
-  TransformerTrainer trainer(config, std::move(corpus), run.run_dir);
-  return runkit::run_trainer(trainer, run.flags);
+  const std::string what =
+      config.dataset + ": " + dir + ", " + runkit::split_sizes(corpus, "tokens") + ", vocabulary " +
+      std::to_string(corpus.vocab.size()) + "; transformer, " + std::to_string(config.layers) +
+      " x d = " + std::to_string(config.d_model) + ", " + std::to_string(config.heads) +
+      " heads, context " + std::to_string(config.context) + ", final " + config.final_norm;
+  return runkit::train_with<TransformerTrainer>(config, run, std::move(corpus), what);
 }
 
 int cli_main(int argc, char** argv) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/head_setting.h"
 #include "trainers/runkit/config_table.h"
 #include "trainers/runkit/trainer_descriptor.h"
 
@@ -20,8 +21,8 @@ struct BigramConfig {
   int64_t valid_tokens = 5000;
   int64_t test_tokens = 2000;
   // model
-  std::string head = "softmax";  // output head (registry spelling); single heads only
-  int64_t d = 16;                // embedding size = d, the decoder's input size
+  HeadSetting head;  // softmax; output head (registry spelling); single heads only
+  int64_t d = 16;    // embedding size = d, the decoder's input size
   // training
   int64_t batch_size = 100;
   double lr = 0.5;  // plain SGD

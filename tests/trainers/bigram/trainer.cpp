@@ -28,7 +28,7 @@ BigramTrainer::BigramTrainer(BigramConfig config, data::Corpus corpus, std::stri
   train_ = bigrams(corpus_.train, eos);
   valid_ = bigrams(corpus_.valid, eos);
   test_ = bigrams(corpus_.test, eos);
-  const auto head = HeadSpec::parse(config_.head);
+  const HeadSpec& head = config_.head.spec();
   check_head_fits(head, corpus_.vocab.size(), "words of the vocabulary");
   model = Bigram(BigramOptions(corpus_.vocab.size(), head).d(config_.d));
   optimizer_ = std::make_unique<torch::optim::SGD>(model->parameters(),
@@ -102,11 +102,8 @@ void BigramTrainer::finish() {
 int train(const BigramConfig& config, const runkit::TrainerRun& run) {
   auto corpus = data::load_corpus(data::find_corpus_dir(config.dataset, config.data));
   runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens, config.test_tokens);
-  std::printf("bigram: %s; head %s; run directory %s\n",
-              runkit::split_sizes(corpus, "tokens").c_str(), config.head.c_str(),
-              run.run_dir.c_str());
-  BigramTrainer trainer(config, std::move(corpus), run.run_dir);
-  return runkit::run_trainer(trainer, run.flags);
+  const std::string what = "bigram: " + runkit::split_sizes(corpus, "tokens");
+  return runkit::train_with<BigramTrainer>(config, run, std::move(corpus), what);
 }
 
 int cli_main(int argc, char** argv) {

@@ -414,7 +414,7 @@ TEST_CASE("config: every shipped config file loads, validates and matches its na
     WordLmConfig c;
     REQUIRE_NOTHROW(c = sb::lm::load_config_file(path.string()));
     REQUIRE_NOTHROW(sb::lm::validate(c));
-    const auto spec = sb::HeadSpec::parse(c.head);
+    const auto spec = c.head.spec();
     const std::string stem = path.stem().string();
     by_stem[stem] = c;
     // <dataset>_<profile>_<head name>.toml: the name says what the file holds.
@@ -444,7 +444,7 @@ TEST_CASE("config: every shipped config file loads, validates and matches its na
   for (const char* stem : {"ptb_paper_mos", "ptb_paper_moss"}) {
     INFO(stem);
     const auto& c = by_stem[stem];
-    CHECK(sb::HeadSpec::parse(c.head).experts == 15);
+    CHECK(c.head.spec().experts == 15);
     CHECK((c.nhid == 960 && c.nhidlast == 620 && c.emsize == 280 && c.nlayers == 3));
     CHECK((c.batch_size == 12 && c.lr == 20));
     CHECK((c.dropouti == 0.4 && c.dropouth == 0.225 && c.dropout == 0.4));

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/head_spec.h"
 #include "contract/logprob_file.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
@@ -90,11 +91,15 @@ TEST_CASE("trainer: the dump follows the HDF5 contract and its ppl is the printe
   const TempDir dir("trainer_dump");
   SB_OR_SKIP(corpus, ptb_slice(8000, 2000, 300));
   auto config = tiny_config(dir);
-  config.head = "sigsoftmax";
+  const std::size_t parses = sb::HeadSpec::parse_count();
+  config.head = "sigsoftmax";  // parsed here (common/head_setting.h), and nowhere after
   config.epochs = 1;
   config.finetune_epochs = 0;
+  validate(config);
   WordLmTrainer trainer(config, corpus, dir.string());
   REQUIRE(trainer.run() == kFinished);
+  // Config, validation, model, training, the dump's header and final.json: one parse of the head.
+  CHECK(sb::HeadSpec::parse_count() - parses == 1);
   const contract::LogProbReader reader(trainer.result().dump_path);  // validates the schema
   const auto& h = reader.header();
   CHECK(h.head == "sigsoftmax");

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/head_spec.h"
 #include "contract/logprob_file.h"
 #include "datasets/corpus.h"
 #include "tests/fixtures/corpus_or_skip.h"
@@ -228,10 +229,14 @@ TEST_CASE("train_nplm: the dump follows the HDF5 contract and its ppl is the tes
   const TempDir dir("nplm_dump");
   SB_OR_SKIP(corpus, ptb_slice(5000, 1000, 300));
   auto config = tiny_config(dir);
-  config.head = "taylor";
+  const std::size_t parses = HeadSpec::parse_count();
+  config.head = "taylor";  // parsed here (common/head_setting.h), and nowhere after
   config.epochs = 1;
+  nplm::validate(config);
   NplmTrainer trainer(config, corpus, dir.string());
   REQUIRE(trainer.run() == runkit::kFinished);
+  // Config, validation, model, training, the dump's header and final.json: one parse of the head.
+  CHECK(HeadSpec::parse_count() - parses == 1);
   const contract::LogProbReader reader((dir / "logprobs.h5").string());  // validates the schema
   const auto& h = reader.header();
   CHECK(h.head == "taylor");
