@@ -189,23 +189,21 @@ struct PowerChain {
   }
 };
 
-// One pass over A: z = A w (its squared column norms into z_sq), y = A^T z; summed over the
-// processes of a collective.
+// One pass over A in blocks of block_rows: z = A w (its squared column norms into z_sq),
+// y = A^T z; summed over the processes of a collective. stage and z (block_rows x p) are the
+// caller's, made once for every step.
 template <class In>
 void power_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
-                const ResidualPowerOptions& o, SpectrumTiming* timing,
-                const std::function<void(int64_t)>& rows_done, PowerChain& s,
-                std::vector<double>& z_sq) {
+                int64_t block_rows, const ResidualPowerOptions& o, SpectrumTiming* timing,
+                const std::function<void(int64_t)>& rows_done, RowStage<In>& stage,
+                std::vector<double>& z, PowerChain& s, std::vector<double>& z_sq) {
   const int64_t m = s.m, p = s.p;
-  const int64_t block_rows = std::max<int64_t>(1, std::min(o.block_rows, local_rows));
-  RowStage<In> stage(m, block_rows);
   auto load = [&](int64_t begin, int64_t count, double* dst) {
     return stage.for_each(read, begin, count, [&](const In* src, int64_t at, int64_t n) {
       std::copy(src, src + n * m, dst + (at - begin) * m);
       return true;
     });
   };
-  std::vector<double> z(static_cast<size_t>(block_rows * p));
   std::fill(s.y.begin(), s.y.end(), 0.0);
   z_sq.assign(static_cast<size_t>(p), 0.0);
   stream_blocks(
@@ -260,12 +258,15 @@ ResidualPowerResult residual_power_bound(
   const double log_factor = std::log(probe_factor(o.probes));
   ResidualPowerResult out;
   out.bound = o.sigma1_upper;
+  const int64_t block_rows = std::max<int64_t>(1, std::min(o.block_rows, local_rows));
+  RowStage<In> stage(cols, block_rows);
+  std::vector<double> z(static_cast<size_t>(block_rows * o.probes));
   std::vector<double> z_sq, z_norm(static_cast<size_t>(o.probes));
   for (int step = 0; step < o.max_steps; ++step) {
     const auto start = clock::now();
     const auto w_norm = s.rescale();
     const auto q_part = range_parts(q_c, s.m, c, eta, s.w.data(), s.p, w_norm);
-    power_pass(read, local_rows, o, timing, rows_done, s, z_sq);
+    power_pass(read, local_rows, block_rows, o, timing, rows_done, stage, z, s, z_sq);
     ++out.steps;
     for (size_t i = 0; i < z_norm.size(); ++i)
       z_norm[i] = std::sqrt(std::max(z_sq[i], 0.0) * (1 + s.gamma_t));
