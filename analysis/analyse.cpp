@@ -616,8 +616,18 @@ contract::RankResult sketch_after_gram(const MatrixSource& src, const AnalysisPl
   sketch.method = SvdMethod::sketch;
   sketch.row_gram = false;
   sketch.sketch_fallback = false;
-  sketch.bytes = method_bytes(SvdMethod::sketch, src.rows(), src.cols(), options, plan.sketch_k);
   const auto& g = gram.report;
+  // The count is at most the Gram path's rank_max: the first basis starts above it, as
+  // plan_sketch's starts above the bound (k0 = rank_max + oversampling), within the cap and half
+  // of min(T, M) (choose_method's rule), never below the plan's k0. One doubling at most: past
+  // 2 k0 no count is left to find (the window's upper end is the Gram path's), and a wider basis
+  // only chases the residual of a flat tail below tol, which a 5000 x 10000 float32 dump of a
+  // trained sigsoftmax LM kept at 3 to 7 tol up to k = 3592.
+  const int64_t half = std::min(src.rows(), src.cols()) / 2;
+  sketch.sketch_k = std::max(
+      plan.sketch_k, std::min({g.rank_max + options.sketch.oversampling, plan.sketch_cap, half}));
+  sketch.sketch_cap = std::max(sketch.sketch_k, std::min(plan.sketch_cap, 2 * sketch.sketch_k));
+  sketch.bytes = method_bytes(SvdMethod::sketch, src.rows(), src.cols(), options, sketch.sketch_k);
   char why[300];
   std::snprintf(why, sizeof why,
                 "auto: the Gram path left rank %lld..%lld in %.1f s (its rounding bound %.3g "
@@ -628,6 +638,14 @@ contract::RankResult sketch_after_gram(const MatrixSource& src, const AnalysisPl
   contract::RankResult res = analyse(src, sketch, options);
   res.seconds += gram.seconds;
   res.method_note = why;
+  const auto s = res.report;
+  if (narrow_window(res.report, g) &&
+      (s.rank_min != res.report.rank_min || s.rank_max != res.report.rank_max)) {
+    std::snprintf(why, sizeof why, "; the window is both's: sketch %lld..%lld, Gram %lld..%lld",
+                  static_cast<long long>(s.rank_min), static_cast<long long>(s.rank_max),
+                  static_cast<long long>(g.rank_min), static_cast<long long>(g.rank_max));
+    res.method_note += why;
+  }
   return res;
 }
 

@@ -69,6 +69,23 @@ void certify_from_spectrum(RankReport& report, const std::vector<double>& sigma,
   set_certificate(report, f, w, count_above(w.t_hi), count_above(w.t_lo), true);
 }
 
+bool narrow_window(RankReport& r, const RankReport& other) {
+  if (!r.has_certificate || !other.has_certificate) return false;
+  const int64_t lo = std::max(r.rank_min, other.rank_min),
+                hi = std::min(r.rank_max, other.rank_max);
+  if (lo > hi) return false;
+  r.rank_min = lo;
+  r.rank_max = hi;
+  r.rank = std::clamp(r.rank, lo, hi);
+  r.certified = lo == hi;
+  r.uncertain = std::max(r.rank - lo, hi - r.rank);
+  if (r.rank_min > r.bound)
+    r.within_bound = false;
+  else if (r.rank_max <= r.bound)
+    r.within_bound = true;
+  return true;
+}
+
 RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bool same_sign,
                            int64_t bound, bool theorem2_bounded, std::string* solver,
                            double* power_seconds) {

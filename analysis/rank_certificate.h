@@ -63,6 +63,19 @@ RankWindow rank_window(const GramFacts& f, double eps);
 void certify_from_spectrum(RankReport& report, const std::vector<double>& sigma, int64_t rows,
                            int64_t cols, bool same_sign);
 
+/// Two certificates of one count: the true rank at tol lies in each window, so in their
+/// intersection. auto's hand-over (analyse.h, AnalysisPlan::sketch_fallback) narrows the sketch's
+/// window by the Gram path's: the sketch's lower end (its Ritz values, sketch.h) often rises past
+/// the Gram path's, while its upper end stays open where a flat tail just below tol (float32
+/// noise) keeps the probes' residual bound above tol, and the Gram path's upper end is a count of
+/// eigenvalues of Gh. Both windows bracket the same threshold tol (sigma_1's bracket differs by
+/// the methods' errors, each window covering its own), so rank_min = max, rank_max = min;
+/// certified when they meet; the nominal rank is kept within the window; the verdict follows the
+/// window as apply_bound's (sketch.h). Disjoint windows (one certificate wrong: the sketch's
+/// failure probability, or the eigensolver's estimated backward error) leave `report` as it
+/// was and return false.
+bool narrow_window(RankReport& report, const RankReport& other);
+
 /// The rank-only path on the accumulated Gh (rows: the inner dimension; the order is the
 /// counter's): lambda_1 by power iteration, then the window count
 /// InertiaCounter::split; where it cannot conclude, LDL^T counts at t_lo and t_hi and, only when

@@ -16,7 +16,10 @@ std::string RankReport::certificate() const {
     char p[32];
     std::snprintf(p, sizeof p, "%.1e", failure_probability);
     if (certified) return std::string("certified (p <= ") + p + ")";
-    if (residual_bound >= tol_lo) return "rank >= " + std::to_string(rank_min);
+    // An upper end past the basis is the residual's "anything below k may count" (sketch.h);
+    // one narrowed by the Gram path's window (auto's hand-over) reads as a window.
+    if (residual_bound >= tol_lo && rank_max > sketch_k)
+      return "rank >= " + std::to_string(rank_min);
   }
   return certified ? "certified" : "uncertain +-" + std::to_string(uncertain);
 }

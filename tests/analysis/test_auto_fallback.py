@@ -62,6 +62,25 @@ def main():
         check(auto["seconds"] > gram["seconds"] * 0.5,
               "the result's time includes the Gram path's")
 
+        # A sketch held to two passes without power steps stops with its window open above
+        # (the probes' residual sees the tail); the Gram path's window bounds it from above.
+        short = ["--sketch-max-passes", "2", "--sketch-power-steps", "0"]
+        alone = analyse(low, ["--method", "sketch", *short])
+        check(alone["certified"] is False and alone["rank_max"] == min(T, M),
+              f"the sketch alone, held to two passes, leaves {alone['rank_min']}.."
+              f"{alone['rank_max']} open")
+        both = analyse(low, short)
+        lo, hi = both["rank_min"], both["rank_max"]
+        check(both["method"] == "sketch" and lo <= 240 <= hi,
+              f"auto's window {lo}..{hi} holds the true count 240")
+        check(hi <= gram["rank_max"] < min(T, M),
+              f"its upper end is the Gram path's: {hi} <= {gram['rank_max']}")
+        check(lo >= gram["rank_min"], f"its lower end is at least the Gram path's: {lo}")
+        check("the window is both's" in both.get("method_note", ""),
+              f"the note says the window is both's: {both.get('method_note')!r}")
+        check(both["certified"] == (lo == hi) and lo <= both["rank"] <= hi,
+              f"the nominal rank {both['rank']} lies in the window, certified iff it is closed")
+
         high = os.path.join(tmp, "high.npy")
         spectrum_npy(high, count=700, tail=400, seed=2)
         near_full = analyse(high)

@@ -321,3 +321,47 @@ TEST_CASE("rank analysis: the overlapped read accumulates the same Gram matrix a
   CHECK(s3.describe() == s4.describe());
   CHECK(s4.first_row == 700);
 }
+
+TEST_CASE(
+    "rank certificate: two windows of one count narrow to their intersection, the verdict "
+    "follows it, and disjoint windows leave the report as it was") {
+  auto window = [](int64_t lo, int64_t rank, int64_t hi) {
+    RankReport r;
+    r.has_certificate = true;
+    r.rank_min = lo;
+    r.rank = rank;
+    r.rank_max = hi;
+    r.bound = 129;
+    r.within_bound = false;
+    return r;
+  };
+  // The transformer profile's sigsoftmax dump at d = 128: sketch 429..5000, Gram 422..439.
+  RankReport sketch = window(429, 429, 5000);
+  REQUIRE(narrow_window(sketch, window(422, 430, 439)));
+  CHECK(sketch.rank_min == 429);
+  CHECK(sketch.rank_max == 439);
+  CHECK(sketch.rank == 429);
+  CHECK_FALSE(sketch.certified);
+  CHECK(sketch.uncertain == 10);
+  CHECK(sketch.verdict() == "exceeds_bound");
+  // Meeting windows certify; the nominal rank moves into the window.
+  RankReport meet = window(100, 140, 200);
+  REQUIRE(narrow_window(meet, window(120, 120, 120)));
+  CHECK(meet.certified);
+  CHECK(meet.rank == 120);
+  CHECK(meet.uncertain == 0);
+  // A window that falls within the bound turns the verdict.
+  RankReport below = window(110, 131, 5000);
+  REQUIRE(narrow_window(below, window(100, 120, 128)));
+  CHECK(below.rank_max == 128);
+  CHECK(below.within_bound);
+  // Disjoint windows: one certificate is wrong; nothing changes.
+  RankReport apart = window(300, 310, 5000);
+  CHECK_FALSE(narrow_window(apart, window(100, 120, 200)));
+  CHECK(apart.rank_min == 300);
+  CHECK(apart.rank_max == 5000);
+  // Without a certificate on either side there is nothing to intersect.
+  RankReport bare = window(300, 310, 5000);
+  RankReport none;
+  CHECK_FALSE(narrow_window(bare, none));
+}

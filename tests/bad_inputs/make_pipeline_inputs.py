@@ -36,47 +36,48 @@ NPLM = os.path.join(ROOT, "trainers", "configs", "nplm_ptb_cpu.toml")
 CHAR = os.path.join(ROOT, "trainers", "configs", "char_ptb_cpu.toml")
 CLASSIFY = os.path.join(ROOT, "trainers", "configs", "classify_fashion.toml")
 
+
+
+def spec_case(spec: str, why: str, file: bool = True):
+    """A one-head list whose spelling common/head_spec.cpp refuses, and the line it gives."""
+    return (dict(heads=f'["{spec}"]'),
+            ("{file}: " if file else "") + "field 'heads[0]': expected a head spec as "
+            f"common/head_spec.cpp parses it (head '{spec}': {why}")
+
+
+def refused_case(trainer: str, config: str, heads: str, index: int, head: str, why: str,
+                 file: bool = True):
+    """A head the trainer's own validate refuses (its --describe verdict), and the line."""
+    return (dict(trainer=trainer, config=config, heads=f"[{heads}]"),
+            ("{file}: " if file else "") + f"field 'heads[{index}]': expected a head that "
+            f"train_{trainer} takes with these settings (head = \"{head}\": {why}")
+
+
 # case -> (profile keyword arguments, expected stderr substring; {file} = the profile's name)
 CASES = {
     "unknown_head": (dict(heads='["softmax", "bogus"]'),
                      "{file}: field 'heads[1]': expected a head that rank_analysis --list-heads "
                      "lists"),
-    "mos_K_zero": (dict(heads='["mos:K=0"]'), "{file}: field 'heads[0]': expected a head spec "
-                   "as common/head_spec.cpp parses it (head 'mos:K=0': K must be >= 1)"),
-    "mos_unknown_option": (dict(heads='["mos:Q=3"]'),
-                           "{file}: field 'heads[0]': expected a head spec as "
-                           "common/head_spec.cpp parses it (head 'mos:Q=3': unknown option 'Q'"),
-    "option_not_key_value": (dict(heads='["mos:K"]'),
-                             "{file}: field 'heads[0]': expected a head spec as "
-                             "common/head_spec.cpp parses it (head 'mos:K': option 'K' is not "
-                             "key=value)"),
-    "sparse_k_not_integer": (dict(heads='["sparse:k=2.5"]'),
-                             "field 'heads[0]': expected a head spec as common/head_spec.cpp "
-                             "parses it (head 'sparse:k=2.5': k='2.5' is not an integer)"),
-    "spherical_eps_zero": (dict(heads='["spherical:eps=0"]'),
-                           "field 'heads[0]': expected a head spec as common/head_spec.cpp "
-                           "parses it (head 'spherical:eps=0': eps must be > 0)"),
-    "relu_eps_not_finite": (dict(heads='["relu:eps=inf"]'),
-                            "field 'heads[0]': expected a head spec as common/head_spec.cpp "
-                            "parses it (head 'relu:eps=inf': eps='inf' is not a finite number)"),
-    "nplm_refuses_mixture": (dict(trainer="nplm", config=NPLM, heads='["softmax", "mos:K=2"]'),
-                             "{file}: field 'heads[1]': expected a head that train_nplm takes "
-                             "with these settings (head = \"mos:K=2\": train_nplm takes a "
-                             "single head with finite log-outputs"),
-    "charlm_refuses_sparse": (dict(trainer="charlm", config=CHAR, heads='["sparse:k=20"]'),
-                              "{file}: field 'heads[0]': expected a head that train_charlm "
-                              "takes with these settings (head = \"sparse:k=20\": train_charlm "
-                              "takes a single head with finite log-outputs"),
-    "nplm_refuses_learnable_bias": (dict(trainer="nplm", config=NPLM,
-                                         heads='["sigsoftmax:b=1"]'),
-                                    "field 'heads[0]': expected a head that train_nplm takes "
-                                    "with these settings (head = \"sigsoftmax:b=1\": "
-                                    "sigsoftmax:b=1 is not supported here"),
-    "classifier_sparse_k_above_classes": (dict(trainer="classifier", config=CLASSIFY,
-                                               heads='["sparse:k=20"]'),
-                                          "field 'heads[0]': expected a head that "
-                                          "train_classifier takes with these settings (head = "
-                                          "\"sparse:k=20\": k must be <= 10 classes"),
+    "mos_K_zero": spec_case("mos:K=0", "K must be >= 1)"),
+    "mos_unknown_option": spec_case("mos:Q=3", "unknown option 'Q'"),
+    "option_not_key_value": spec_case("mos:K", "option 'K' is not key=value)"),
+    "sparse_k_not_integer": spec_case("sparse:k=2.5", "k='2.5' is not an integer)", file=False),
+    "spherical_eps_zero": spec_case("spherical:eps=0", "eps must be > 0)", file=False),
+    "relu_eps_not_finite": spec_case("relu:eps=inf", "eps='inf' is not a finite number)",
+                                     file=False),
+    "nplm_refuses_mixture": refused_case("nplm", NPLM, '"softmax", "mos:K=2"', 1, "mos:K=2",
+                                         "train_nplm takes a single head with finite "
+                                         "log-outputs"),
+    "charlm_refuses_sparse": refused_case("charlm", CHAR, '"sparse:k=20"', 0, "sparse:k=20",
+                                          "train_charlm takes a single head with finite "
+                                          "log-outputs"),
+    "nplm_refuses_learnable_bias": refused_case("nplm", NPLM, '"sigsoftmax:b=1"', 0,
+                                                "sigsoftmax:b=1",
+                                                "sigsoftmax:b=1 is not supported here",
+                                                file=False),
+    "classifier_sparse_k_above_classes": refused_case("classifier", CLASSIFY, '"sparse:k=20"', 0,
+                                                      "sparse:k=20", "k must be <= 10 classes",
+                                                      file=False),
     "wordlm_mse": (dict(heads='["mse"]'), "field 'heads[0]': expected a head that rank_analysis "
                    "--list-heads lists"),
     "wordlm_nhidlast_single_head": (dict(heads='["softmax"]', extra="[overrides]\nnhidlast = 50\n"),

@@ -44,6 +44,22 @@ def trainer(kind: str, out: str, extra: str = "", data: str = "") -> str:
             f"--out {out} {extra}").replace("  ", " ").strip()
 
 
+
+
+def resumed(kind: str, run: str, message: str):
+    """--resume of the run directory {dir}/runs/<run>: exit 2, `message`."""
+    return trainer(kind, f"{{dir}}/runs/{run}", "--resume"), 2, message, ""
+
+
+def refused(kind: str, name: str, message: str, extra: str = "", data: str = ""):
+    """A run into {dir}/out/<name> refused before it writes anything there."""
+    out = f"{{dir}}/out/{name}"
+    return trainer(kind, out, extra, data), 2, message, out
+
+
+NOT_CHECKPOINT = ("checkpoint.pt: not a checkpoint of this version (a zip archive without the "
+                  "SBCKPT02 header")
+
 # case -> (command, exit status, stderr substring, path that must not exist afterwards or "")
 CASES = {}
 for kind in ("nplm", "wordlm", "charlm", "classifier"):
@@ -51,22 +67,14 @@ for kind in ("nplm", "wordlm", "charlm", "classifier"):
                              ("random", "checkpoint.pt: not a checkpoint of this project"),
                              ("flipped", "checkpoint.pt: checksum mismatch"),
                              ("empty", "checkpoint.pt: not a checkpoint of this project")):
-        CASES[f"{kind}_resume_{damage}_checkpoint"] = (
-            trainer(kind, f"{{dir}}/runs/{kind}_{damage}", "--resume"), 2, expected, "")
+        CASES[f"{kind}_resume_{damage}_checkpoint"] = resumed(kind, f"{kind}_{damage}", expected)
 CASES.update({
-    "wordlm_resume_zip_not_checkpoint": (
-        trainer("wordlm", "{dir}/runs/wordlm_zip", "--resume"), 2,
-        "checkpoint.pt: not a checkpoint of this version (a zip archive without the SBCKPT02 "
-        "header", ""),
-    "wordlm_resume_bare_torch_archive": (
-        trainer("wordlm", "{dir}/runs/wordlm_weights_as_checkpoint", "--resume"), 2,
-        "checkpoint.pt: not a checkpoint of this version (a zip archive without the SBCKPT02 "
-        "header", ""),
-    "wordlm_resume_nplm_checkpoint": (
-        trainer("wordlm", "{dir}/runs/wordlm_foreign", "--resume"), 2,
-        "written by train_nplm, not train_wordlm", ""),
-    "wordlm_resume_no_checkpoint": (
-        trainer("wordlm", "{dir}/runs/none", "--resume"), 2, "no checkpoint to resume from", ""),
+    "wordlm_resume_zip_not_checkpoint": resumed("wordlm", "wordlm_zip", NOT_CHECKPOINT),
+    "wordlm_resume_bare_torch_archive": resumed(
+        "wordlm", "wordlm_weights_as_checkpoint", NOT_CHECKPOINT),
+    "wordlm_resume_nplm_checkpoint": resumed(
+        "wordlm", "wordlm_foreign", "written by train_nplm, not train_wordlm"),
+    "wordlm_resume_no_checkpoint": resumed("wordlm", "none", "no checkpoint to resume from"),
     "wordlm_resume_changed_config": (
         trainer("wordlm", "{dir}/runs/wordlm_ok", "--resume --lr 3"), 2,
         "written with a different config (lr = 30.0 -> lr = 3.0)", ""),
@@ -81,62 +89,52 @@ CASES.update({
     "dyneval_weights_missing": (
         "{build}/trainers/dyneval --run {dir}/runs/wordlm_done --weights {dir}/no_such.pt "
         "--threads 1", 2, "no_such.pt", ""),
-    "nplm_mixture_head_refused": (
-        trainer("nplm", "{dir}/out/nplm_mos", "--head mos:K=2"), 2,
-        'head = "mos:K=2": train_nplm takes a single head', "{dir}/out/nplm_mos"),
-    "wordlm_sparse_k_exceeds_vocabulary": (
-        trainer("wordlm", "{dir}/out/wordlm_sparse", "--head sparse:k=500"), 2,
-        "k = 500 exceeds the M = 61 words of the vocabulary", "{dir}/out/wordlm_sparse"),
-    "wordlm_empty_valid_split": (
-        trainer("wordlm", "{dir}/out/wordlm_empty_valid", data="--data {dir}/corpus/empty_valid"),
-        2, "empty_valid/ptb.valid.txt: no tokens; expected a non-empty valid split",
-        "{dir}/out/wordlm_empty_valid"),
-    "nplm_empty_test_split": (
-        trainer("nplm", "{dir}/out/nplm_empty_test", data="--data {dir}/corpus/empty_test"),
-        2, "empty_test/ptb.test.txt: no tokens; expected a non-empty test split",
-        "{dir}/out/nplm_empty_test"),
-    "wordlm_train_split_only_eos": (
-        trainer("wordlm", "{dir}/out/wordlm_eos", data="--data {dir}/corpus/eos_only"), 2,
-        "eos_only/ptb.train.txt: 5 tokens of 1 distinct words", "{dir}/out/wordlm_eos"),
-    "charlm_empty_train_split": (
-        trainer("charlm", "{dir}/out/charlm_empty", data="--data {dir}/corpus/empty_train"), 2,
-        "empty_train/ptb.train.txt: 0 tokens", "{dir}/out/charlm_empty"),
-    "wordlm_missing_test_split": (
-        trainer("wordlm", "{dir}/out/wordlm_no_test", data="--data {dir}/corpus/no_test"), 2,
-        "corpus/no_test: no test split (looked for ptb.test.txt", "{dir}/out/wordlm_no_test"),
-    "nplm_valid_word_not_in_training": (
-        trainer("nplm", "{dir}/out/nplm_oov", data="--data {dir}/corpus/oov_valid"), 2,
-        "oov_valid/ptb.valid.txt:1: word 'zzz' is not in the training vocabulary",
-        "{dir}/out/nplm_oov"),
-    "wordlm_valid_too_short_for_eval_batch": (
-        trainer("wordlm", "{dir}/out/wordlm_short_valid", "--valid_tokens 5"), 2,
-        "valid split: 5 tokens give 1 row at eval_batch_size = 4; at least 2 rows are needed",
-        "{dir}/out/wordlm_short_valid"),
-    "charlm_train_too_short_for_batch": (
-        trainer("charlm", "{dir}/out/charlm_short", "--train_chars 8"), 2,
-        "train split: 8 symbols give 2 rows at batch_size = 4; at least 3 rows are needed",
-        "{dir}/out/charlm_short"),
-    "nplm_config_file_missing": (
-        trainer("nplm", "{dir}/out/nplm_cfg", "--config {dir}/no_such.toml"), 2,
-        "no_such.toml", "{dir}/out/nplm_cfg"),
-    "nplm_config_unknown_key": (
-        trainer("nplm", "{dir}/out/nplm_cfg", "--config {dir}/unknown_key.toml"), 2,
-        "unknown_key.toml", "{dir}/out/nplm_cfg"),
-    "charlm_config_wrong_type": (
-        trainer("charlm", "{dir}/out/charlm_cfg", "--config {dir}/wrong_type.toml"), 2,
-        "wrong_type.toml", "{dir}/out/charlm_cfg"),
-    "wordlm_option_not_a_number": (
-        trainer("wordlm", "{dir}/out/wordlm_lr", "--lr abc"), 2, "--lr: expected a number, got 'abc'",
-        "{dir}/out/wordlm_lr"),
-    "wordlm_dropout_out_of_range": (
-        trainer("wordlm", "{dir}/out/wordlm_dropout", "--dropout 1"), 2, "dropout",
-        "{dir}/out/wordlm_dropout"),
-    "classifier_sparse_k_exceeds_classes": (
-        trainer("classifier", "{dir}/out/cls_sparse", "--head sparse:k=11"), 2,
-        "k must be <= 10", "{dir}/out/cls_sparse"),
-    "classifier_data_dir_missing": (
-        trainer("classifier", "{dir}/out/cls_data", "--dataset mnist --data {dir}/no_mnist"), 2,
-        "no_mnist", "{dir}/out/cls_data"),
+    "nplm_mixture_head_refused": refused(
+        "nplm", "nplm_mos", 'head = "mos:K=2": train_nplm takes a single head',
+        extra="--head mos:K=2"),
+    "wordlm_sparse_k_exceeds_vocabulary": refused(
+        "wordlm", "wordlm_sparse", "k = 500 exceeds the M = 61 words of the vocabulary",
+        extra="--head sparse:k=500"),
+    "wordlm_empty_valid_split": refused(
+        "wordlm", "wordlm_empty_valid",
+        "empty_valid/ptb.valid.txt: no tokens; expected a non-empty valid split",
+        data="--data {dir}/corpus/empty_valid"),
+    "nplm_empty_test_split": refused(
+        "nplm", "nplm_empty_test",
+        "empty_test/ptb.test.txt: no tokens; expected a non-empty test split",
+        data="--data {dir}/corpus/empty_test"),
+    "wordlm_train_split_only_eos": refused(
+        "wordlm", "wordlm_eos", "eos_only/ptb.train.txt: 5 tokens of 1 distinct words",
+        data="--data {dir}/corpus/eos_only"),
+    "charlm_empty_train_split": refused(
+        "charlm", "charlm_empty", "empty_train/ptb.train.txt: 0 tokens",
+        data="--data {dir}/corpus/empty_train"),
+    "wordlm_missing_test_split": refused(
+        "wordlm", "wordlm_no_test", "corpus/no_test: no test split (looked for ptb.test.txt",
+        data="--data {dir}/corpus/no_test"),
+    "nplm_valid_word_not_in_training": refused(
+        "nplm", "nplm_oov", "oov_valid/ptb.valid.txt:1: word 'zzz' is not in the training "
+        "vocabulary", data="--data {dir}/corpus/oov_valid"),
+    "wordlm_valid_too_short_for_eval_batch": refused(
+        "wordlm", "wordlm_short_valid", "valid split: 5 tokens give 1 row at eval_batch_size = "
+        "4; at least 2 rows are needed", extra="--valid_tokens 5"),
+    "charlm_train_too_short_for_batch": refused(
+        "charlm", "charlm_short", "train split: 8 symbols give 2 rows at batch_size = 4; at "
+        "least 3 rows are needed", extra="--train_chars 8"),
+    "nplm_config_file_missing": refused(
+        "nplm", "nplm_cfg", "no_such.toml", extra="--config {dir}/no_such.toml"),
+    "nplm_config_unknown_key": refused(
+        "nplm", "nplm_cfg", "unknown_key.toml", extra="--config {dir}/unknown_key.toml"),
+    "charlm_config_wrong_type": refused(
+        "charlm", "charlm_cfg", "wrong_type.toml", extra="--config {dir}/wrong_type.toml"),
+    "wordlm_option_not_a_number": refused(
+        "wordlm", "wordlm_lr", "--lr: expected a number, got 'abc'", extra="--lr abc"),
+    "wordlm_dropout_out_of_range": refused(
+        "wordlm", "wordlm_dropout", "dropout", extra="--dropout 1"),
+    "classifier_sparse_k_exceeds_classes": refused(
+        "classifier", "cls_sparse", "k must be <= 10", extra="--head sparse:k=11"),
+    "classifier_data_dir_missing": refused(
+        "classifier", "cls_data", "no_mnist", extra="--dataset mnist --data {dir}/no_mnist"),
     "nplm_non_finite_loss_points_to_no_checkpoint": (
         trainer("nplm", "{dir}/out/nplm_nan", "--lr 1e30"), 4,
         "No checkpoint was written before it in this run", ""),
