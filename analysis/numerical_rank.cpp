@@ -60,7 +60,13 @@ void limit_by_precision(RankReport& r, const std::vector<double>& sigma) {
     return;
   const auto next = static_cast<size_t>(r.rank);  // sigma_(rank+1), 0-based
   const bool known = next < sigma.size();
-  const bool continues = known && sigma[next] >= r.tol / kPrecisionDecade;
+  // A count that stays within the bound two decades below tol, where the method resolves that
+  // far, is no artifact of the precision even when sigma_(rank+1) sits just under tol.
+  const double fine = r.tol / (kPrecisionDecade * kPrecisionDecade);
+  const bool resolved_within =
+      fine >= r.resolution &&
+      std::count_if(sigma.begin(), sigma.end(), [&](double v) { return v > fine; }) <= r.bound;
+  const bool continues = known && sigma[next] >= r.tol / kPrecisionDecade && !resolved_within;
   const bool coarse = r.eps > kFloat32Eps * (1 + 1e-9);
   if (!continues && !coarse) return;
   r.precision_limited = true;

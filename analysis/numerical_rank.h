@@ -33,7 +33,10 @@ RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_
 /// model's other directions lie a few percent below it. The rule, when the bound binds and
 /// rank < bound (a softmax matrix that attains its bound, rank = bound, is never marked):
 ///  - the spectrum goes on across tol: the first value not counted, sigma_(rank+1), lies within
-///    kPrecisionDecade below tol (no gap at the cut); or
+///    kPrecisionDecade below tol (no gap at the cut), and the count at tol / kPrecisionDecade^2
+///    exceeds the bound or the method does not resolve that far (a final-LayerNorm softmax dump
+///    at d = 128 has its 129th value, d + 1 = the bound, at tol / 3 and then a gap of 162x: 128
+///    counted, 129 two decades below tol, within either way: the count stands); or
 ///  - the data's eps is coarser than float32's (float16, bfloat16): at NR's tol for such an eps
 ///    a count below the bound says how coarse the storage is, not how low the rank is.
 /// Either marks precision_limited: verdict unresolved_at_precision, never within_bound, with

@@ -60,6 +60,20 @@ TEST_CASE("precision: a spectrum that goes on across tol below the bound is unre
   CHECK(r.within_bound);  // --check does not call it exceeded either
   // the eps at which tol falls to tol / 3: eps / 3 (relative 1e-12: one division)
   CHECK(r.eps_to_resolve == Approx(kFloat32Eps / 3).epsilon(1e-12));
+  // The bound's last value just under tol and then a gap (a final-LayerNorm softmax: rank d, the
+  // (d + 1)-th at tol / 3): the count two decades below tol is the bound, within either way.
+  std::vector<double> ln{1.0};
+  for (int i = 0; i < 64; ++i) ln.push_back(100 * tol);
+  ln.push_back(tol / 3);
+  while (static_cast<int64_t>(ln.size()) < M) ln.push_back(1e-12);
+  r = judged(ln, T, M, kFloat32Eps, bound);
+  CHECK(r.rank == bound - 1);
+  CHECK_FALSE(r.precision_limited);
+  CHECK(r.verdict() == "within_bound");
+  // One more value at tol / 3 would cross the bound two decades down: unresolved again.
+  ln[66] = tol / 3;
+  r = judged(ln, T, M, kFloat32Eps, bound);
+  CHECK(r.verdict() == "unresolved_at_precision");
   // The same spectrum with every value after the first 20x below tol: a gap, the count stands.
   for (size_t i = 1; i <= 1000; ++i) s[i] = tol / 20;
   r = judged(s, T, M, kFloat32Eps, bound);
