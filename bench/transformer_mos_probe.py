@@ -18,9 +18,10 @@ against the dump's) and prints, per run:
   - the reference's log-probabilities against the dump's (max |difference|: the load is right).
 
     /usr/bin/python3 bench/transformer_mos_probe.py results/transformer/mos_d_model32_s141 ...
-        [--rows 2000] [--data ../shared/datasets/ptb]
+        [--rows 2000] [--data DIR] [--json results/transformer/mos_probe.json]
 """
 import argparse
+import json
 import os
 import sys
 
@@ -123,21 +124,39 @@ def probe(run, rows, data_dir):
     }
 
 
+def default_data():
+    """Where the trainers look (datasets/data_location.h): datasets/ptb, then ../shared."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for d in (os.path.join(root, "datasets", "ptb"),
+              os.path.join(root, "..", "shared", "datasets", "ptb")):
+        if os.path.isfile(os.path.join(d, "ptb.test.txt")):
+            return d
+    return os.path.join(root, "datasets", "ptb")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--rows", type=int, default=2000)
-    ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..",
-                                                   "shared", "datasets", "ptb"))
+    ap.add_argument("--data", default=default_data())
+    ap.add_argument("--json", help="also write the rows here as a JSON list (atomically)")
     a = ap.parse_args()
     torch.set_num_threads(1)
     cols = ["run", "sat", "ctx_spread", "prior_mean", "prior_spread", "h_spread", "emb_norm",
             "max_varying_logit", "dump_spread", "max_abs_vs_dump"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
+    rows = []
     for run in a.runs:
         r = probe(run, a.rows, a.data)
-        print("| " + " | ".join(r[c] if c == "run" else f"{r[c]:.3g}" if c in r else "" for c in cols) + " |")
+        rows.append(r)
+        cells = (r[c] if c == "run" else f"{r[c]:.3g}" if c in r else "" for c in cols)
+        print("| " + " | ".join(cells) + " |")
+    if a.json:
+        tmp = a.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"rows": a.rows, "runs": rows}, f, indent=1)
+        os.replace(tmp, a.json)
 
 
 if __name__ == "__main__":

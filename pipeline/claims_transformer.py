@@ -126,4 +126,36 @@ def finding(results: str) -> str:
             f"{count(lambda r: r in gains and r.verdict == 'reproduced')} find the other head "
             f"better; of {len(bounds)} rank rows against the final-LayerNorm bound d + 1, "
             f"{count(lambda r: r in bounds and r.verdict == 'reproduced')} hold "
-            "(the Transformer section of the claims table).")
+            "(the Transformer section of the claims table)." + _mos_probe_text(results))
+
+
+def _mos_probe_text(results: str) -> str:
+    """What bench/transformer_mos_probe.py found inside the runs (results/transformer/
+    mos_probe.json), as one sentence per d: how much the final normalisation's output varies
+    over test rows under MoS and under softmax, and the prior's weight on its first expert."""
+    try:
+        with open(os.path.join(results, "transformer", "mos_probe.json")) as f:
+            runs = json.load(f)["runs"]
+    except (OSError, ValueError, KeyError):
+        return ""
+    parts, collapsed = [], []
+    for d in D_VALUES:
+        mos = [r for r in runs if r["run"].startswith(_label("mos", d) + "_s")]
+        soft = [r for r in runs if r["run"].startswith(_label("softmax", d) + "_s")]
+        if not mos or not soft:
+            continue
+        top = [max(r["prior_mean"], 1 - r["prior_mean"]) for r in mos]
+        h_mos, h_soft = mean([r["h_spread"] for r in mos]), mean([r["h_spread"] for r in soft])
+        collapsed.append(h_mos < 0.5 * h_soft)
+        parts.append(f"d = {d}: {h_mos:.2g} against {h_soft:.2g}, the prior's larger weight "
+                     f"{mean(top):.2f}")
+    if not parts:
+        return ""
+    text = (" Inside the runs (bench/transformer_mos_probe.py, results/transformer/mos_probe.md),"
+            " the final LayerNorm's output varies over the test rows (its standard deviation, "
+            "mean over units) under MoS against softmax, " + "; ".join(parts) + ".")
+    if all(collapsed):  # under half of softmax's spread at every d
+        text += (" MoS's body collapsed toward one output for every context at this budget (under"
+                 " half of softmax's spread at every d), so its rows test its training, not the "
+                 "bottleneck.")
+    return text

@@ -5,8 +5,9 @@ every block of 4096 rows and before the eigensolver), and the module works again
 
 The array (T = 40000, M = 6000) makes the Gram pass ~1.4e12 flops, tens of seconds on 2 cores;
 one block is 4096 / 40000 of it. The signal goes at 2 s; the test asserts KeyboardInterrupt came
-within 10 s of it, or within 1.5 times a block's product measured first where a loaded machine
-makes a block longer (a block and the time to notice), and long before the analysis would have ended
+within 10 s of it, or within twice a block's product measured first where a loaded machine
+makes a block longer (a block and the time to notice, with room for the load to change between
+the measurement and the run: 17.3 s against 1.5 x 10.7 s beside a build), and long before the analysis would have ended
 (its own progress line's ETA at the interrupt). The size of a block, not of the matrix, sets the
 delay: a multi-GB matrix only lengthens what is saved. Argument 1: the build directory.
 """
@@ -30,13 +31,13 @@ rng = np.random.default_rng(0)
 a = rng.standard_normal((T, M), dtype=np.float32)
 # What one block costs on this machine now (a loaded machine stretches every block): the block's
 # float64 product with itself, 2 BLOCK M^2 flops, twice the Gram update's BLOCK M^2. The signal
-# must be answered within about a block: 10 s, or 1.5 of these where the machine is slower.
+# must be answered within about a block: 10 s, or 2 of these where the machine is slower.
 block = a[:BLOCK].astype(np.float64)
 t0 = time.monotonic()
 block.T @ block
 block_seconds = time.monotonic() - t0
 del block
-limit = max(10.0, 1.5 * block_seconds)
+limit = max(10.0, 2.0 * block_seconds)
 lines = []
 timer = threading.Timer(SIGNAL_AT, lambda: os.kill(os.getpid(), signal.SIGINT))
 start = time.monotonic()
