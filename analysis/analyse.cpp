@@ -2,16 +2,11 @@
 
 #include <cblas.h>
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -196,58 +191,6 @@ double method_bytes(SvdMethod method, int64_t rows, int64_t cols, const AnalyseO
     return sketch_bytes(rows, cols, std::max<int64_t>(sketch_k, 1), o.sketch.probes, o.block_rows);
   return uses_row_gram(rows, cols, o) ? row_gram_bytes(rows, cols)
                                       : gram_bytes(rows, cols, o.block_rows);
-}
-
-namespace {
-
-// Reads "Key: value kB" lines (/proc/meminfo, /proc/self/status): the value in bytes, or -1.
-double kib_field(const char* file, const std::string& key) {
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(key + ":", 0) == 0)
-      return 1024.0 * std::strtod(line.c_str() + key.size() + 1, nullptr);
-  return -1;
-}
-
-// A number in a one-line file (cgroup's memory.max, memory.current), or -1 ("max", absent).
-double number_file(const std::string& file) {
-  std::ifstream in(file);
-  std::string word;
-  if (!(in >> word) || word.empty() || !std::isdigit(static_cast<unsigned char>(word[0])))
-    return -1;
-  return std::strtod(word.c_str(), nullptr);
-}
-
-}  // namespace
-
-MemoryLimit available_memory() {
-  MemoryLimit limit;
-  auto consider = [&limit](double bytes, const std::string& what) {
-    if (bytes < 0) return;
-    if (limit.what.empty() || bytes < limit.bytes) limit = {std::max(0.0, bytes), what};
-  };
-  consider(kib_field("/proc/meminfo", "MemAvailable"), "available (MemAvailable)");
-  if (limit.what.empty())
-    consider(
-        static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)),
-        "of physical memory");
-  // cgroup v2: this process's group ("0::/path" in /proc/self/cgroup) caps it below the machine.
-  std::ifstream groups("/proc/self/cgroup");
-  for (std::string line; std::getline(groups, line);)
-    if (line.rfind("0::", 0) == 0) {
-      const std::string dir = "/sys/fs/cgroup" + line.substr(3);
-      const double max = number_file(dir + "/memory.max");
-      if (max >= 0)
-        consider(max - std::max(0.0, number_file(dir + "/memory.current")),
-                 "left under the cgroup's memory.max");
-    }
-  rlimit as{};
-  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
-    consider(
-        static_cast<double>(as.rlim_cur) - std::max(0.0, kib_field("/proc/self/status", "VmSize")),
-        "left under the address-space limit (ulimit -v)");
-  return limit;
 }
 
 MemoryLimit memory_limit(const AnalyseOptions& options) {
@@ -598,13 +541,6 @@ void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
   if (method == SvdMethod::gram)
     certify_from_spectrum(res.report, st.sigma, inner, order, same_sign);
   res.singular_values = std::move(st.sigma);
-}
-
-/// The process's peak resident set so far (getrusage: kilobytes on Linux), in MiB.
-double peak_rss_mib() {
-  struct rusage usage {};
-  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
-  return static_cast<double>(usage.ru_maxrss) / 1024;
 }
 
 /// auto's second try (AnalysisPlan::sketch_fallback): the sketch over the same source, its time

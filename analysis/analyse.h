@@ -13,6 +13,7 @@
 #include "analysis/input_kind.h"
 #include "analysis/matrix_source.h"
 #include "analysis/model_facts.h"
+#include "analysis/process_memory.h"
 #include "analysis/sketch.h"
 #include "analysis/spectrum.h"
 #include "contract/rank_result.h"
@@ -86,13 +87,6 @@ struct AnalyseOptions {
 /// auto's memory budget when --budget-gb is not given.
 inline constexpr double kDefaultBudgetBytes = 8.0 * (1ull << 30);
 
-/// The memory this process can still allocate: the smallest of /proc/meminfo's MemAvailable, a
-/// cgroup v2 limit (memory.max less memory.current) and RLIMIT_AS less the address space in use.
-struct MemoryLimit {
-  double bytes = 0;
-  std::string what;  ///< names the limit in messages: "available (MemAvailable)", ...
-};
-MemoryLimit available_memory();
 /// The limit an analysis runs under: available_memory(), or --budget-gb when that is smaller.
 MemoryLimit memory_limit(const AnalyseOptions& options);
 
