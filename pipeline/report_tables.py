@@ -152,7 +152,9 @@ def profile_header(w, profile) -> None:
     made_at = provenance.runs_made_at([r.dir for r in profile.runs()])
     if made_at:
         w("**Runs made at:** " + "; ".join(f"{c} ({n} run{'s' if n != 1 else ''})"
-                                           for c, n in made_at.items()) + ".\n")
+                                           for c, n in made_at.items()) +
+          (" (the commit of each run's last stage; its stages.json records every stage's)"
+           if len(made_at) > 1 else "") + ".\n")
 
 
 def wall_time_rows(w, runs, stages_of, names, global_timings: dict) -> None:
