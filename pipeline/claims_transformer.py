@@ -138,7 +138,7 @@ def _mos_probe_text(results: str) -> str:
             runs = json.load(f)["runs"]
     except (OSError, ValueError, KeyError):
         return ""
-    parts, collapsed = [], []
+    parts, collapsed, one_expert = [], [], []
     for d in D_VALUES:
         mos = [r for r in runs if r["run"].startswith(_label("mos", d) + "_s")]
         soft = [r for r in runs if r["run"].startswith(_label("softmax", d) + "_s")]
@@ -147,6 +147,7 @@ def _mos_probe_text(results: str) -> str:
         top = [max(r["prior_mean"], 1 - r["prior_mean"]) for r in mos]
         h_mos, h_soft = mean([r["h_spread"] for r in mos]), mean([r["h_spread"] for r in soft])
         collapsed.append(h_mos < 0.5 * h_soft)
+        one_expert.append(mean(top) >= 0.9)
         parts.append(f"d = {d}: {h_mos:.2g} against {h_soft:.2g}, the prior's larger weight "
                      f"{mean(top):.2f}")
     if not parts:
@@ -154,6 +155,10 @@ def _mos_probe_text(results: str) -> str:
     text = (" Inside the runs (bench/transformer_mos_probe.py, results/transformer/mos_probe.md),"
             " the final LayerNorm's output varies over the test rows (its standard deviation, "
             "mean over units) under MoS against softmax, " + "; ".join(parts) + ".")
+    if all(one_expert):  # the mixture ran as one softmax
+        text += (" One expert took at least 0.9 of the prior at every d: MoS ran as a single "
+                 "softmax over tanh-bounded contexts, whose rank Theorem 2 bounds as softmax's, so"
+                 " its rank and perplexity rows test its training, not a mixture.")
     if all(collapsed):  # under half of softmax's spread at every d
         text += (" MoS's body collapsed toward one output for every context at this budget (under"
                  " half of softmax's spread at every d), so its rows test its training, not the "

@@ -231,18 +231,20 @@ with tempfile.TemporaryDirectory() as tmp:
           f"({para})")
     check("Inside the runs" not in para, "no probe file: no sentence on the runs' insides")
 
-    def probe(h_mos):
-        runs = [{"run": f"{h}_d_model32_s{s}", "h_spread": v, "prior_mean": 0.9}
+    def probe(h_mos, prior=0.9):
+        runs = [{"run": f"{h}_d_model32_s{s}", "h_spread": v, "prior_mean": prior}
                 for s in (1, 2) for h, v in (("mos", h_mos), ("softmax", 0.3))]
         with open(os.path.join(tdir, "mos_probe.json"), "w") as f:
             json.dump({"rows": 2000, "runs": runs}, f)
         return claims_transformer.finding(tmp)
     para = probe(0.05)
     check("d = 32: 0.05 against 0.3, the prior's larger weight 0.90" in para and
-          "collapsed" in para, f"a MoS body under half of softmax's spread is called collapsed "
-          f"({para})")
-    para = probe(0.2)
-    check("d = 32: 0.2 against 0.3" in para and "collapsed" not in para,
+          "collapsed" in para and "ran as a single softmax" in para,
+          f"a MoS body under half of softmax's spread is called collapsed, a prior of 0.9 on one "
+          f"expert a single softmax ({para})")
+    para = probe(0.2, prior=0.3)
+    check("d = 32: 0.2 against 0.3" in para and "collapsed" not in para and
+          "single softmax" not in para and "larger weight 0.70" in para,
           f"at two thirds of softmax's spread it is not ({para})")
 
     # The converged fits: Theorem 2's count and Theorem 4's non-inferiority; an unsettled d is
