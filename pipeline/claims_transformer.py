@@ -19,7 +19,7 @@ import json
 import os
 
 import claim_tests as ct
-from claims import Row, judged, mean, metric_by_seed, not_attempted, pairs, shown
+from claims import Row, fmt, judged, mean, metric_by_seed, not_attempted, pairs, shown
 from report_tables import rank_text, rank_window
 
 D_VALUES = (32, 64, 128)
@@ -119,14 +119,30 @@ def finding(results: str) -> str:
         return ("**The Transformer.** Not yet run here: `make reproduce PROFILE=transformer` "
                 "trains softmax, sigsoftmax and MoS at d = 32, 64, 128 and tests the rows of the "
                 "claims table's Transformer section.")
-    count = lambda pred: sum(1 for r in judged_rows if pred(r))  # noqa: E731
+    def tally(kind: str, name: str) -> str:
+        """How many of the rows of one head and kind (gain: "has lower test perplexity"; bound:
+        "'s log-output rank") hold, of those judged."""
+        key = f": {NAMES[name]} has lower test perplexity" if kind == "gain" else \
+            f": {NAMES[name]}'s log-output rank"
+        mine = [r for r in judged_rows if key in r.claim]
+        return f"{sum(1 for r in mine if r.verdict == 'reproduced')} of {len(mine)}"
     gains = [r for r in judged_rows if "lower test perplexity" in r.claim]
     bounds = [r for r in judged_rows if "final-LayerNorm bound" in r.claim]
-    return (f"**The Transformer.** Of {len(gains)} perplexity comparisons against softmax, "
-            f"{count(lambda r: r in gains and r.verdict == 'reproduced')} find the other head "
-            f"better; of {len(bounds)} rank rows against the final-LayerNorm bound d + 1, "
-            f"{count(lambda r: r in bounds and r.verdict == 'reproduced')} hold "
-            "(the Transformer section of the claims table)." + _mos_probe_text(results))
+    tight = [r for r in judged_rows if "tightest" in r.claim]
+    text = (f"**The Transformer.** Against softmax, sigsoftmax has the lower test perplexity at "
+            f"{tally('gain', 'sigsoftmax')} widths d and MoS (K = 2) at "
+            f"{tally('gain', 'mos')}; softmax's rank stays within the "
+            f"final-LayerNorm bound d + 1 at {tally('bound', 'softmax')}, sigsoftmax's exceeds "
+            f"it at {tally('bound', 'sigsoftmax')} and MoS's at {tally('bound', 'mos')} "
+            f"({len(gains)} perplexity and {len(bounds)} rank rows in the claims table's "
+            "Transformer section).")
+    if tight:
+        t = tight[0]
+        ci = "" if t.ci is None else f" [{fmt(t.ci[0])}, {fmt(t.ci[1])}]"
+        text += (" Whether sigsoftmax's gain is largest where the bound is tightest: "
+                 f"{t.verdict} (gain at d = {D_VALUES[0]} minus gain at d = {D_VALUES[-1]}: "
+                 f"{fmt(t.effect)}{ci} nats, {t.n} seeds).")
+    return text + _mos_probe_text(results)
 
 
 def _mos_probe_text(results: str) -> str:

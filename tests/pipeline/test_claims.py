@@ -226,9 +226,10 @@ with tempfile.TemporaryDirectory() as tmp:
     check(over.verdict == "undecided", f"one undecided seed makes the rank row undecided "
           f"({over.verdict})")
     para = claims_transformer.finding(tmp)
-    check("Of 1 perplexity comparisons" not in para and "2 perplexity comparisons" in para and
-          "1 find the other head better" in para, f"the Transformer paragraph counts the verdicts "
-          f"({para})")
+    check("sigsoftmax has the lower test perplexity at 1 of 1 widths d and MoS (K = 2) at 0 of 1"
+          in para and "softmax's rank stays within the final-LayerNorm bound d + 1 at 1 of 1" in
+          para and "sigsoftmax's exceeds it at 0 of 1" in para and "2 perplexity and 3 rank rows"
+          in para, f"the Transformer paragraph counts each head's verdicts ({para})")
     check("Inside the runs" not in para, "no probe file: no sentence on the runs' insides")
 
     def probe(h_mos, prior=0.9):
