@@ -62,10 +62,10 @@ void limit_by_precision(RankReport& r, const std::vector<double>& sigma) {
   const bool known = next < sigma.size();
   // A count that stays within the bound two decades below tol, where the method resolves that
   // far, is no artifact of the precision even when sigma_(rank+1) sits just under tol.
+  // The count at tol / kPrecisionDecade^2 = tol / 100 is the sweep's first entry.
   const double fine = r.tol / (kPrecisionDecade * kPrecisionDecade);
-  const bool resolved_within =
-      fine >= r.resolution &&
-      std::count_if(sigma.begin(), sigma.end(), [&](double v) { return v > fine; }) <= r.bound;
+  const int64_t count_fine = r.rank_sweep[0];
+  const bool resolved_within = fine >= r.resolution && count_fine >= 0 && count_fine <= r.bound;
   const bool continues = known && sigma[next] >= r.tol / kPrecisionDecade && !resolved_within;
   const bool coarse = r.eps > kFloat32Eps * (1 + 1e-9);
   if (!continues && !coarse) return;

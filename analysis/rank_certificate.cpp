@@ -79,11 +79,17 @@ bool narrow_window(RankReport& r, const RankReport& other) {
   r.rank = std::clamp(r.rank, lo, hi);
   r.certified = lo == hi;
   r.uncertain = std::max(r.rank - lo, hi - r.rank);
+  judge_window(r);
+  return true;
+}
+
+void judge_window(RankReport& r) {
   if (r.rank_min > r.bound)
     r.within_bound = false;
   else if (r.rank_max <= r.bound)
     r.within_bound = true;
-  return true;
+  else
+    r.within_bound = r.rank <= r.bound;
 }
 
 RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bool same_sign,

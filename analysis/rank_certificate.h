@@ -76,6 +76,10 @@ void certify_from_spectrum(RankReport& report, const std::vector<double>& sigma,
 /// was and return false.
 bool narrow_window(RankReport& report, const RankReport& other);
 
+/// The verdict of a window [rank_min, rank_max] against report.bound: exceeds when rank_min is
+/// above it, within when rank_max is not, otherwise the nominal rank decides.
+void judge_window(RankReport& report);
+
 /// The rank-only path on the accumulated Gh (rows: the inner dimension; the order is the
 /// counter's): lambda_1 by power iteration, then the window count
 /// InertiaCounter::split; where it cannot conclude, LDL^T counts at t_lo and t_hi and, only when

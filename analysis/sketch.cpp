@@ -14,6 +14,7 @@
 #include "analysis/block_stream.h"
 #include "analysis/collective.h"
 #include "analysis/inertia.h"
+#include "analysis/rank_certificate.h"
 #include "analysis/residual_power.h"
 #include "analysis/sketch_parts.h"
 #include "analysis/streamed_qr.h"
@@ -521,12 +522,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
 void apply_bound(RankReport& r, const SketchResult& s, int64_t bound, int64_t rows, int64_t cols) {
   r.bound = bound;
   r.bound_binding = bound < std::min(rows, cols);
-  if (r.rank_min > bound)
-    r.within_bound = false;
-  else if (r.rank_max <= bound)
-    r.within_bound = true;
-  else
-    r.within_bound = r.rank <= bound;
+  judge_window(r);
   const auto k = static_cast<int64_t>(s.lower.size());
   r.spectral_gap = std::numeric_limits<double>::quiet_NaN();
   if (bound >= 1 && bound <= k) {
