@@ -345,7 +345,8 @@ readme:
 # the table, plot and findings (pipeline/fit_report.py).
 fit: build data
 	@mkdir -p results/fit
-	$(BUILD_DIR)/trainers/fit_logprob_matrix --corpus ptb --out results/fit/fit.json
+	/usr/bin/python3 pipeline/provenance.py record results/fit/made_at.json -- \
+	  $(BUILD_DIR)/trainers/fit_logprob_matrix --corpus ptb --out results/fit/fit.json
 	/usr/bin/python3 pipeline/fit_report.py results/fit/fit.json
 
 # The claims table (pipeline/claims.py) from the committed results, then into the README.

@@ -9,9 +9,11 @@ fit.svg (KL against d per head, the rank of the fitted log-matrices against d), 
 A fit's uncertainty is the disagreement of its two fits from different seeds, |KL_1 - KL_2|. Head
 h fits closer than softmax at d when KL_softmax - KL_h exceeds the sum of both fits' disagreements;
 worse when KL_h - KL_softmax exceeds it; otherwise they tie at that d. A head "fits closer than
-softmax at every d" when it does at each d of the sweep. Softmax "stays above KL 0" at d when its
-KL exceeds 1e-3 nats and its rank bound d + 2 is below the target's rank (Theorem 2); a fit that
-did not converge is named and counts as a tie. Beside each verdict, the size of the difference:
+softmax at every d" when it does at each d of the sweep. Theorem 2 holds at d (theorem2_at) when
+d + 2 is below the target's rank, the fitted softmax log-matrix's rank is at most d + 2, and the KL
+of both fits exceeds the fit's resolution, its absolute stopping tolerance settings.abs_tol
+(pipeline/claims_theory.py's row reads the same function); a fit that did not converge is named and
+counts as a tie. Beside each verdict, the size of the difference:
 the gain 1 - KL_h / KL_softmax (first fits), so a "closer" by a hair reads apart from a large one.
 """
 from __future__ import annotations
@@ -25,7 +27,27 @@ import textwrap
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from atomic_io import save_figure_pair, write_json_atomically, write_text_atomically  # noqa
 
-FLOOR = 1e-3  # nats: below this a fit counts as having reached the target
+
+def kls(fit: dict) -> list[float]:
+    """The KL of the fit and of its restart (when there is one)."""
+    return [fit["kl"]] + ([fit["restart"]["kl"]] if fit.get("restart") else [])
+
+
+def theorem2_at(report: dict, fit: dict) -> bool:
+    """Theorem 2 at this softmax fit's d (docstring): its bound d + 2 is below the target's rank,
+    the fitted rank within it, and both fits' KL above the fit's resolution (abs_tol)."""
+    return (fit["rank"] <= fit["d"] + 2 < report["target"]["rank"]
+            and min(kls(fit)) > report["settings"]["abs_tol"])
+
+
+def made_at(directory: str) -> dict | None:
+    """The provenance record `make fit` writes beside the report (provenance.py record), or
+    None for a report made without it."""
+    try:
+        with open(os.path.join(directory, "made_at.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
 
 
 def spread(fit: dict) -> float:
@@ -56,10 +78,11 @@ def findings(report: dict) -> dict:
            "versus_softmax": {}, "not_converged": [f"{f['head']} d = {f['d']}" for f in fits
                                                    if not f["converged"]]}
     if "softmax" in heads:
-        capped = [d for d in ds if d + 2 < rank]
+        capped = [d for d in ds if d + 2 < rank and ("softmax", d) in by]
         out["softmax_above_zero"] = {
             "ds": capped, "kl": {d: by[("softmax", d)]["kl"] for d in capped},
-            "all": all(by[("softmax", d)]["kl"] > FLOOR for d in capped) if capped else None}
+            "all": all(theorem2_at(report, by[("softmax", d)]) for d in capped) if capped
+            else None}
         for h in heads:
             if h == "softmax":
                 continue
@@ -105,10 +128,12 @@ def plot(report: dict, path: str) -> None:
     save_figure_pair(fig, path)
 
 
-def markdown(report: dict, f: dict, json_name: str) -> str:
+def markdown(report: dict, f: dict, json_name: str, made: dict | None) -> str:
     t = report["target"]
+    fitted = (f"Fitted at commit {made['source']} by `{made['command']}` ({made['seconds']:.0f} s)"
+              if made else "The fits record no commit (made before `make fit` recorded it)")
     lines = ["# Expressiveness on a real distribution, fitted to convergence", "",
-             f"Written by `/usr/bin/python3 pipeline/fit_report.py {json_name}` from "
+             f"{fitted}; written by `/usr/bin/python3 pipeline/fit_report.py {json_name}` from "
              f"`fit_logprob_matrix`'s report (`make fit`). Target: {t['what']}, C = {t['C']} "
              f"contexts x M = {t['M']} words, rank of log P* {t['rank']}, weighted entropy "
              f"{t['entropy']:.4f} nats. Each cell: converged KL(P* || P_theta) in nats (the "
@@ -132,9 +157,10 @@ def markdown(report: dict, f: dict, json_name: str) -> str:
               "pipeline/fit_report.py from the table)", ""]
     s = f["softmax_above_zero"]
     if s and s["ds"]:
-        lines.append(f"- softmax's KL stays above {FLOOR:g} nats at every d whose bound d + 2 is "
-                     f"below the target's rank {t['rank']} ({', '.join(map(str, s['ds']))}): "
-                     f"**{'yes' if s['all'] else 'no'}**.")
+        lines.append(f"- Theorem 2: at every d whose bound d + 2 is below the target's rank "
+                     f"{t['rank']} ({', '.join(map(str, s['ds']))}), softmax's fitted rank is "
+                     f"at most d + 2 and both fits' KL lies above the fit's resolution "
+                     f"{report['settings']['abs_tol']:g} nats: **{'yes' if s['all'] else 'no'}**.")
     for h, v in f["versus_softmax"].items():
         per = ", ".join(f"d = {d}: {c}" + (f" ({100 * v['gain'][d]:+.1f}%)" if d in v["gain"]
                                               else "") for d, c in v["per_d"].items())
@@ -162,7 +188,8 @@ def main() -> int:
     f = findings(report)
     write_json_atomically(os.path.join(base, "findings.json"), f)
     plot(report, os.path.join(base, "fit"))
-    write_text_atomically(os.path.join(base, "fit.md"), markdown(report, f, args.report))
+    write_text_atomically(os.path.join(base, "fit.md"),
+                          markdown(report, f, args.report, made_at(base)))
     print(f"fit_report: wrote {os.path.join(base, 'fit.md')}, fit.png, findings.json")
     return 0
 

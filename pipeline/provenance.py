@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OWN_OUTPUTS = ("results", "README.md", "docs/reproducing.md")  # written by the pipeline itself
@@ -74,3 +75,38 @@ def source_state(root: str = ROOT) -> SourceState:
                  *(f":!{o}" for o in OWN_OUTPUTS))
     changed = tuple(line[3:] for line in (status or "").splitlines() if len(line) > 3)
     return SourceState(commit, changed)
+
+
+def record(out: str, command: list[str]) -> int:
+    """Runs `command` from the source tree as it is now and, when it exits 0, writes beside its
+    outputs what made them: {"source": the commit label, "changed": [...], "command": "...",
+    "seconds": wall time, "finished": UTC time} (atomically). A failed command writes nothing and
+    its status is returned: results that did not finish carry no provenance."""
+    import shlex
+    import time
+    from atomic_io import write_json_atomically
+    state = source_state()
+    start = time.monotonic()
+    try:
+        rc = subprocess.run(command).returncode
+    except OSError as e:
+        print(f"provenance: {command[0]}: cannot run ({e.strerror})", file=sys.stderr)
+        return 2
+    if rc == 0:
+        write_json_atomically(out, {
+            "source": state.label, "changed": list(state.changed),
+            "command": shlex.join(command), "seconds": round(time.monotonic() - start, 1),
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    return rc
+
+
+def main(argv: list[str]) -> int:
+    """provenance.py record OUT.json -- COMMAND...: record() (the Makefile's `fit` target)."""
+    if len(argv) < 4 or argv[0] != "record" or argv[2] != "--":
+        print("usage: provenance.py record OUT.json -- COMMAND [ARGS...]", file=sys.stderr)
+        return 2
+    return record(argv[1], argv[3:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

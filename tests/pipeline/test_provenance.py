@@ -104,6 +104,22 @@ with tempfile.TemporaryDirectory() as tmp:
     check(header.returncode == 0 and "uncommitted" not in header.stdout,
           "a clean tree's table header has no such line")
 
+    # provenance.py record (make fit): the tree's state before the command, written only on exit 0.
+    rec = os.path.join(tmp, "made_at.json")
+    now = state()
+    r = subprocess.run(["/usr/bin/python3", "pipeline/provenance.py", "record", rec, "--",
+                        "/bin/sh", "-c", "exit 3"], cwd=repo, capture_output=True, text=True)
+    check(r.returncode == 3 and not os.path.exists(rec),
+          f"a failed command's status is returned and nothing recorded ({r.returncode})")
+    r = subprocess.run(["/usr/bin/python3", "pipeline/provenance.py", "record", rec, "--",
+                        "/bin/sh", "-c", "echo fitted"], cwd=repo, capture_output=True, text=True)
+    with open(rec) as f:
+        made = json.load(f)
+    check(r.returncode == 0 and r.stdout == "fitted\n" and made["source"] != "?" and
+          [made["source"], made["changed"]] == [now[2], now[1]] and
+          made["command"] == "/bin/sh -c 'echo fitted'" and made["seconds"] >= 0,
+          f"a finished command's record names the commit, the changes and the command ({made})")
+
     # runs_made_at: the commit of each run's last finished stage.
     sys.path.insert(0, os.path.join(ROOT, "pipeline"))
     import provenance

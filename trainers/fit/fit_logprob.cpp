@@ -148,6 +148,15 @@ struct Model : torch::nn::Module {
 
 }  // namespace
 
+WindowStep window_step(double decrease, double kl, int& plateaus, const FitOptions& o) {
+  const double tol = o.rel_tol * std::abs(kl) + o.abs_tol;
+  if (decrease <= -tol) return WindowStep::halve;  // a rise: the step overshoots, not a plateau
+  if (decrease >= tol) return WindowStep::keep;
+  if (plateaus == o.lr_halvings) return WindowStep::converged;
+  ++plateaus;
+  return WindowStep::halve;
+}
+
 FitResult fit(const Target& target, const FitOptions& o) {
   if (o.d < 1) throw OptionError::described("d", "fit: d must be >= 1");
   if (is_adaptive(o.spec))
@@ -159,7 +168,7 @@ FitResult fit(const Target& target, const FitOptions& o) {
   torch::optim::Adam opt(model.parameters(), torch::optim::AdamOptions(o.lr));
   const double entropy = weighted_entropy(target);  // loss - entropy: the KL the test watches
   double lr = o.lr, window_start = std::numeric_limits<double>::infinity();
-  int halvings = 0;
+  int plateaus = 0;
   FitResult r;
   for (const auto& t : model.parameters()) r.parameters += t.numel();
   for (r.steps = 1; r.steps <= o.max_steps; ++r.steps) {
@@ -174,12 +183,12 @@ FitResult fit(const Target& target, const FitOptions& o) {
     r.last_rel_change = decrease / std::max(std::abs(kl), 1e-12);
     window_start = kl;
     if (o.progress) o.progress(r.steps, kl);
-    if (decrease < o.rel_tol * std::abs(kl) + o.abs_tol) {
-      if (halvings == o.lr_halvings) {
-        r.converged = true;
-        break;
-      }
-      ++halvings;
+    const WindowStep step = window_step(decrease, kl, plateaus, o);
+    if (step == WindowStep::converged) {
+      r.converged = true;
+      break;
+    }
+    if (step == WindowStep::halve) {
       lr *= 0.5;
       for (auto& group : opt.param_groups())
         static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);

@@ -14,10 +14,14 @@
 // softmax(H* W*^T), softmax can represent the target exactly: KL 0 is reachable (the test target
 // of low_rank_target).
 //
-// Convergence is declared when the KL's decrease over the last `check_every` steps falls below
-// rel_tol * KL + abs_tol after the learning rate has been halved `lr_halvings` times (each
+// Convergence is declared when the KL's change over the last `check_every` steps lies within
+// +-(rel_tol * KL + abs_tol) after the learning rate has been halved `lr_halvings` times (each
 // halving happens at the first such plateau); fit_logprob_matrix runs a second fit from another
 // seed, and the two KLs are reported side by side (their disagreement is the fit's uncertainty).
+// A window in which the KL rose by more than that is not a plateau but Adam's step overshooting
+// a narrow valley: the learning rate halves and the count of plateaus does not move (window_step).
+// Counting a rise as a plateau declared the d = 80 PTB fits converged while their KL rose by
+// 1.4% to 16.5% in the last window.
 // The test is on the KL (the loss minus the target's entropy), not on the loss: the loss is the
 // cross-entropy, ~5 nats on PTB's bigrams, so a relative test on it let through a KL still
 // falling by 1% per 1000 steps. abs_tol is the float32 loss's resolution (5 nats x 2^-24 is
@@ -80,7 +84,7 @@ struct FitOptions {
   double lr = 0.02;           ///< Adam's learning rate at the start
   int64_t max_steps = 20000;  ///< stop here, converged or not
   int64_t check_every = 100;  ///< the window of the convergence test
-  double rel_tol = 1e-5;      ///< a plateau: the KL fell by less than rel_tol * KL + abs_tol
+  double rel_tol = 1e-5;      ///< a plateau: the KL moved by less than rel_tol * KL + abs_tol
   double abs_tol = 1e-6;      ///< (nats) in the last window (module comment)
   int lr_halvings = 3;        ///< plateaus met by halving the learning rate before stopping
   /// Called after every window: (step, KL in nats, from the float32 loss).
@@ -95,6 +99,19 @@ struct FitResult {
   int64_t parameters = 0;      ///< trainable parameters of the fit
   torch::Tensor log_q;         ///< (C, M) float64: the fitted log-matrix
 };
+
+/// What one window of the convergence test decides (module comment).
+enum class WindowStep {
+  keep,       ///< the KL fell by more than the tolerance: go on at this learning rate
+  halve,      ///< a plateau before the last, or a rise: halve the learning rate
+  converged,  ///< the plateau after `lr_halvings` halvings at plateaus: stop
+};
+
+/// The convergence test of one window: `decrease` is the KL at the window's start minus at its
+/// end (nats, negative when it rose), `plateaus` the plateaus met so far (incremented here when
+/// this window is one that halves). tol = rel_tol |kl| + abs_tol; |decrease| < tol is a plateau,
+/// decrease <= -tol a rise (halve, not counted).
+WindowStep window_step(double decrease, double kl, int& plateaus, const FitOptions& options);
 
 /// Fits the target (module comment); deterministic for a seed and thread count.
 FitResult fit(const Target& target, const FitOptions& options);

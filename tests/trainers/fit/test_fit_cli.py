@@ -58,7 +58,8 @@ with tempfile.TemporaryDirectory() as tmp:
                                  {"kl": 0.9, "converged": True, "restart": {"kl": 0.95}}) == "tie",
           "the rule: a difference counts only beyond the two restart disagreements")
     md = open(os.path.join(tmp, "fit.md")).read()
-    check("softmax's KL stays above" in md and "| softmax |" in md, "fit.md: the table and findings")
+    check("Theorem 2: at every d" in md and "| softmax |" in md and "record no commit" in md,
+          "fit.md: the table, the findings, and no commit claimed for a report made without one")
 
     for args, what in ((["--heads", "sparse:k=2"], "--heads"), (["--d", "0"], "--d"),
                        (["--d", "abc"], "--d"), (["--words", "-1"], "--words")):

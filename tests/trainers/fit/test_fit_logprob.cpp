@@ -108,3 +108,29 @@ TEST_CASE("softmax fits a rank-r target to KL ~ 0 with d = 2r and cannot with d 
   o.d = 1;
   CHECK(fit(target, o).kl == low.kl);
 }
+
+TEST_CASE(
+    "the convergence test halves the rate at a rise without counting it, and stops at the "
+    "plateau after lr_halvings halvings",
+    "[fit]") {
+  FitOptions o;  // rel_tol 1e-5, abs_tol 1e-6, lr_halvings 3
+  const double kl = 5e-4;
+  const double tol = o.rel_tol * kl + o.abs_tol;  // 1.005e-6 nats
+  int plateaus = 0;
+  CHECK(window_step(/*decrease=*/10 * tol, kl, plateaus, o) == WindowStep::keep);
+  // The d = 80 PTB fits' last windows: the KL rose by 1.4% (7e-6 nats), far beyond the tolerance.
+  for (int i = 0; i < 10; ++i)
+    CHECK(window_step(-0.014 * kl, kl, plateaus, o) == WindowStep::halve);
+  CHECK(plateaus == 0);
+  // A change just inside +-tol either way is a plateau; the fourth stops the fit.
+  CHECK(window_step(0.5 * tol, kl, plateaus, o) == WindowStep::halve);
+  CHECK(window_step(-0.5 * tol, kl, plateaus, o) == WindowStep::halve);
+  CHECK(window_step(0.0, kl, plateaus, o) == WindowStep::halve);
+  CHECK(plateaus == 3);
+  CHECK(window_step(-0.999 * tol, kl, plateaus, o) == WindowStep::converged);
+  // At the boundary a rise of exactly tol is a rise, a fall of exactly tol progress.
+  int fresh = 0;
+  CHECK(window_step(-tol, kl, fresh, o) == WindowStep::halve);
+  CHECK(window_step(tol, kl, fresh, o) == WindowStep::keep);
+  CHECK(fresh == 0);
+}
