@@ -17,7 +17,6 @@ Theorem 4 says nothing of g:sigmoid or the mixtures; MoS and MoSS "fit closer" i
 """
 from __future__ import annotations
 
-import json
 import os
 
 import claim_tests as ct
@@ -32,14 +31,6 @@ UNSETTLED = 1e-2
 TESTS = "tests/trainers/heads"
 
 
-def _fits(directory: str) -> dict | None:
-    try:
-        with open(os.path.join(directory, "fit.json")) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
 def settled(fit: dict) -> bool:
     return fit["converged"] and abs(fit.get("last_rel_change", 0.0)) <= UNSETTLED
 
@@ -51,8 +42,8 @@ def fit_rows(directory: str) -> list[Row]:
     t2 = "Theorem 2: softmax cannot fit a target of log-rank > d + 2: its fitted log-matrix rank " \
          "is at most d + 2 and its KL stays above 0 (converged fits)"
     t4 = "Theorem 4: sigsoftmax fits a high-rank real distribution no worse than softmax"
-    report = _fits(directory)
-    made = fit_report.made_at(directory)
+    report = fit_report.read(directory)
+    made = fit_report.read(directory, "made_at.json")
     src = "[results/fit](fit/fit.md) " + (f"(fitted at {made['source']})" if made else
                                           "(runs record no commit)")
     if report is None:

@@ -40,11 +40,11 @@ def theorem2_at(report: dict, fit: dict) -> bool:
             and min(kls(fit)) > report["settings"]["abs_tol"])
 
 
-def made_at(directory: str) -> dict | None:
-    """The provenance record `make fit` writes beside the report (provenance.py record), or
-    None for a report made without it."""
+def read(directory: str, name: str = "fit.json") -> dict | None:
+    """A JSON file of results/fit: the report (fit.json), or the provenance record `make fit`
+    writes beside it (made_at.json: provenance.py record); None when absent or unreadable."""
     try:
-        with open(os.path.join(directory, "made_at.json")) as f:
+        with open(os.path.join(directory, name)) as f:
             return json.load(f)
     except (OSError, ValueError):
         return None
@@ -189,7 +189,7 @@ def main() -> int:
     write_json_atomically(os.path.join(base, "findings.json"), f)
     plot(report, os.path.join(base, "fit"))
     write_text_atomically(os.path.join(base, "fit.md"),
-                          markdown(report, f, args.report, made_at(base)))
+                          markdown(report, f, args.report, read(base, "made_at.json")))
     print(f"fit_report: wrote {os.path.join(base, 'fit.md')}, fit.png, findings.json")
     return 0
 
