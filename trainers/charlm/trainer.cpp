@@ -101,13 +101,8 @@ void CharTrainer::report_epoch(double train_loss, double valid_loss, double seco
   std::printf("| end of epoch %3lld | time %s | train bpc %6.3f | valid bpc %6.3f\n",
               static_cast<long long>(state_.epoch), sb::format_duration(seconds).c_str(),
               bpc(train_loss), bpc(valid_loss));
-  metrics_.write({{"event", "valid"},
-                  {"epoch", state_.epoch},
-                  {"train_loss", train_loss},
-                  {"train_bpc", bpc(train_loss)},
-                  {"valid_loss", valid_loss},
-                  {"valid_bpc", bpc(valid_loss)},
-                  {"seconds", seconds}});
+  write_epoch_record(train_loss, valid_loss, seconds,
+                     {{"train_bpc", bpc(train_loss)}, {"valid_bpc", bpc(valid_loss)}});
 }
 
 void CharTrainer::finish() {
@@ -143,7 +138,8 @@ void CharTrainer::finish() {
     dump_ppl = writer.finish();
   }
   result_.test_loss = std::log(dump_ppl);
-  result_.test_rows = T;
+  result_.dump_rows = T;
+  result_.dump_ppl = dump_ppl;
   std::printf("| best model %s | valid bpc %6.3f | test bpc %6.3f | %lld rows written to %s\n",
               path("best.pt").c_str(), bpc(result_.valid_loss), bpc(result_.test_loss),
               static_cast<long long>(T), path("logprobs.h5").c_str());

@@ -19,12 +19,6 @@
 
 namespace sb::charlm {
 
-struct CharResult {
-  double valid_loss = 0;  ///< mean NLL (nats) of best.pt on valid, eval_batch_size columns
-  double test_loss = 0;   ///< mean NLL (nats) over every test symbol, from the dump
-  int64_t test_rows = 0;
-};
-
 /// Mean NLL of the model over data (N, B) in segments of bptt with the state carried (eval mode,
 /// no gradients).
 double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
@@ -33,7 +27,7 @@ double evaluate(CharLstm& model, const torch::Tensor& data, int64_t bptt,
 class CharTrainer : public runkit::ConfiguredTrainer<CharConfig, CharLstm> {
  public:
   CharTrainer(CharConfig config, CharCorpus corpus, std::string run_dir);
-  const CharResult& result() const { return result_; }
+  const runkit::LmResult& result() const { return result_; }
 
  private:
   EpochEnd train_epoch() override;
@@ -43,7 +37,7 @@ class CharTrainer : public runkit::ConfiguredTrainer<CharConfig, CharLstm> {
 
   CharCorpus corpus_;
   torch::Tensor train_data_, valid_data_;  // (N, batch_size), (N, eval_batch_size)
-  CharResult result_;
+  runkit::LmResult result_;
 };
 
 /// What train_charlm does once its config is valid (runkit::trainer_main's body): spells the

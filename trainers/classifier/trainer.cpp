@@ -146,14 +146,10 @@ void ClassifierTrainer::report_epoch(double train_loss, double valid_loss, doubl
       "| lr %g\n",
       static_cast<long long>(state_.epoch), format_duration(seconds).c_str(), train_loss,
       valid_loss, valid.error_pct, state_.lr);
-  metrics_.write({{"event", "valid"},
-                  {"epoch", state_.epoch},
-                  {"train_loss", train_loss},
-                  {"valid_loss", valid_loss},
-                  {"valid_error_pct", valid.error_pct},
-                  {"valid_nll", number_or_null(valid.nll)},
-                  {"lr", state_.lr},
-                  {"seconds", seconds}});
+  write_epoch_record(train_loss, valid_loss, seconds,
+                     {{"valid_error_pct", valid.error_pct},
+                      {"valid_nll", number_or_null(valid.nll)},
+                      {"lr", state_.lr}});
 }
 
 bool ClassifierTrainer::take_as_best(double valid_loss, double train_loss) {

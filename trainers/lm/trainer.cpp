@@ -274,15 +274,11 @@ void WordLmTrainer::report_epoch(double train_loss, double valid_loss, double se
       phase_name(phase_).c_str(), static_cast<long long>(state_.epoch),
       format_duration(seconds).c_str(), train_loss, valid_loss, std::exp(valid_loss),
       asgd_ ? " | averaged" : "");
-  metrics_.write({{"event", "valid"},
-                  {"phase", phase_name(phase_)},
-                  {"epoch", state_.epoch},
-                  {"train_loss", train_loss},
-                  {"valid_loss", valid_loss},
-                  {"valid_ppl", std::exp(valid_loss)},
-                  {"averaged", asgd_},
-                  {"lr", epoch_lr()},
-                  {"seconds", seconds}});
+  write_epoch_record(train_loss, valid_loss, seconds,
+                     {{"phase", phase_name(phase_)},
+                      {"valid_ppl", std::exp(valid_loss)},
+                      {"averaged", asgd_},
+                      {"lr", epoch_lr()}});
 }
 
 std::string WordLmTrainer::save_best() {

@@ -6,8 +6,8 @@
 #include <stdexcept>
 
 #include "common/errors.h"
-#include "datasets/data_location.h"
 #include "trainers/heads/unigram_bias.h"
+#include "trainers/runkit/configured_corpus.h"
 #include "trainers/runkit/dump_rows.h"
 #include "trainers/runkit/epoch_order.h"
 
@@ -126,13 +126,8 @@ void NplmTrainer::report_epoch(double train_loss, double valid_loss, double seco
       "%9.2f\n",
       static_cast<long long>(state_.epoch), sb::format_duration(seconds).c_str(), state_.lr,
       train_loss, valid_loss, std::exp(valid_loss));
-  metrics_.write({{"event", "valid"},
-                  {"epoch", state_.epoch},
-                  {"lr", state_.lr},
-                  {"train_loss", train_loss},
-                  {"valid_loss", valid_loss},
-                  {"valid_ppl", std::exp(valid_loss)},
-                  {"seconds", seconds}});
+  write_epoch_record(train_loss, valid_loss, seconds,
+                     {{"lr", state_.lr}, {"valid_ppl", std::exp(valid_loss)}});
 }
 
 void NplmTrainer::finish() {
@@ -191,14 +186,10 @@ void NplmTrainer::finish() {
 }
 
 int train(const NplmConfig& config, const runkit::TrainerRun& run) {
-  const auto dir = data::find_corpus_dir(config.dataset, config.data);
-  auto corpus = data::load_corpus(dir);
-  runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens, config.test_tokens);
-  const std::string what =
-      config.dataset + ": " + dir + ", " + runkit::split_sizes(corpus, "tokens") + ", vocabulary " +
-      std::to_string(corpus.vocab.size()) + "; nplm, context " + std::to_string(config.context) +
-      ", " + std::to_string(config.layers) + " x " + std::to_string(config.hidden) + " ReLU";
-  return runkit::train_with<NplmTrainer>(config, run, std::move(corpus), what);
+  auto loaded = runkit::load_configured_corpus(config);
+  loaded.line += "; nplm, context " + std::to_string(config.context) + ", " +
+                 std::to_string(config.layers) + " x " + std::to_string(config.hidden) + " ReLU";
+  return runkit::train_with<NplmTrainer>(config, run, std::move(loaded.corpus), loaded.line);
 }
 
 int cli_main(int argc, char** argv) {

@@ -22,10 +22,7 @@
 
 namespace sb::nplm {
 
-struct NplmResult {
-  double valid_loss = 0, test_loss = 0;  ///< mean NLL of best.pt over every valid / test token
-  double dump_ppl = 0;                   ///< the ppl attribute of logprobs.h5
-  int64_t dump_rows = 0;
+struct NplmResult : runkit::LmResult {
   double valid_error_pct = 0, test_error_pct = 0;  ///< top-1 error of best.pt
 };
 

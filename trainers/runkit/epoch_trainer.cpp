@@ -115,6 +115,17 @@ EpochTrainer::EpochEnd EpochTrainer::non_finite(double loss) {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FinalCommon, head, dataset, seed, best_model, valid_loss, dump,
                                    dump_rows)
 
+void EpochTrainer::write_epoch_record(double train_loss, double valid_loss, double seconds,
+                                      const nlohmann::json& own) {
+  nlohmann::json record = {{"event", "valid"},
+                           {"epoch", state_.epoch},
+                           {"train_loss", train_loss},
+                           {"valid_loss", valid_loss},
+                           {"seconds", seconds}};
+  if (own.is_object()) record.update(own);  // {} (no own fields) arrives as null
+  metrics_.write(record);
+}
+
 nlohmann::json EpochTrainer::write_final(const FinalCommon& c, const nlohmann::json& section) {
   nlohmann::json common = c;
   const bool ppl = c.dump_ppl && std::isfinite(*c.dump_ppl);

@@ -50,6 +50,15 @@ struct FinalCommon {
   std::optional<double> dump_ppl;  ///< null when no dump or not finite
 };
 
+/// What a language-model trainer measured of its best model (its result()): the mean NLL (nats)
+/// of best.pt over every validation and test token, and the test-set dump's rows and ppl
+/// attribute. A trainer with more derives from it (nplm: the top-1 errors).
+struct LmResult {
+  double valid_loss = 0, test_loss = 0;
+  double dump_ppl = 0;
+  int64_t dump_rows = 0;
+};
+
 class EpochTrainer {
  public:
   /// trainer: the kind named in checkpoints and final.json ("nplm", ...). Creates nothing: run()
@@ -134,6 +143,10 @@ class EpochTrainer {
   /// `section` the trainer's own under its kind; event, schema, trainer, steps and blas are added
   /// here. The record also goes to metrics.jsonl; it is returned.
   nlohmann::json write_final(const FinalCommon& common, const nlohmann::json& section);
+  /// Writes metrics.jsonl's end-of-epoch record (report_epoch's), typed once: event "valid",
+  /// epoch, train_loss, valid_loss, seconds, and the trainer's own fields (valid_ppl, lr, ...).
+  void write_epoch_record(double train_loss, double valid_loss, double seconds,
+                          const nlohmann::json& own);
   /// Writes the checkpoint now.
   void save();
 

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "common/errors.h"
-#include "datasets/data_location.h"
+#include "trainers/runkit/configured_corpus.h"
 #include "trainers/runkit/dump_rows.h"
 #include "trainers/runkit/epoch_order.h"
 
@@ -179,12 +179,7 @@ void TransformerTrainer::report_epoch(double train_loss, double valid_loss, doub
   std::printf("| end of epoch %3lld | time %s | train ppl %8.2f | valid ppl %8.2f\n",
               static_cast<long long>(state_.epoch), sb::format_duration(seconds).c_str(),
               std::exp(train_loss), std::exp(valid_loss));
-  metrics_.write({{"event", "valid"},
-                  {"epoch", state_.epoch},
-                  {"train_loss", train_loss},
-                  {"valid_loss", valid_loss},
-                  {"valid_ppl", std::exp(valid_loss)},
-                  {"seconds", seconds}});
+  write_epoch_record(train_loss, valid_loss, seconds, {{"valid_ppl", std::exp(valid_loss)}});
 }
 
 void TransformerTrainer::finish() {
@@ -237,15 +232,12 @@ void TransformerTrainer::finish() {
 }
 
 int train(const TransformerConfig& config, const runkit::TrainerRun& run) {
-  const auto dir = data::find_corpus_dir(config.dataset, config.data);
-  auto corpus = data::load_corpus(dir);
-  runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens, config.test_tokens);
-  const std::string what =
-      config.dataset + ": " + dir + ", " + runkit::split_sizes(corpus, "tokens") + ", vocabulary " +
-      std::to_string(corpus.vocab.size()) + "; transformer, " + std::to_string(config.layers) +
-      " x d = " + std::to_string(config.d_model) + ", " + std::to_string(config.heads) +
-      " heads, context " + std::to_string(config.context) + ", final " + config.final_norm;
-  return runkit::train_with<TransformerTrainer>(config, run, std::move(corpus), what);
+  auto loaded = runkit::load_configured_corpus(config);
+  loaded.line += "; transformer, " + std::to_string(config.layers) +
+                 " x d = " + std::to_string(config.d_model) + ", " + std::to_string(config.heads) +
+                 " heads, context " + std::to_string(config.context) + ", final " +
+                 config.final_norm;
+  return runkit::train_with<TransformerTrainer>(config, run, std::move(loaded.corpus), loaded.line);
 }
 
 int cli_main(int argc, char** argv) {

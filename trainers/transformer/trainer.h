@@ -26,12 +26,6 @@
 
 namespace sb::transformer {
 
-struct TransformerResult {
-  double valid_loss = 0, test_loss = 0;  ///< mean NLL of best.pt over every valid / test token
-  double dump_ppl = 0;                   ///< the ppl attribute of logprobs.h5
-  int64_t dump_rows = 0;
-};
-
 /// AdamW (Loshchilov & Hutter 2019) with GPT-2's two groups: weight decay on the parameters of
 /// two or more dimensions (matrices, embeddings), none on biases and norm gains. betas (0.9, 0.95),
 /// eps 1e-8. The parity test's reference builds the same groups.
@@ -60,7 +54,7 @@ class TransformerTrainer : public runkit::ConfiguredTrainer<TransformerConfig, T
  public:
   /// corpus: already truncated to the config's *_tokens. Writes nothing before run().
   TransformerTrainer(TransformerConfig config, data::Corpus corpus, std::string run_dir);
-  const TransformerResult& result() const { return result_; }
+  const runkit::LmResult& result() const { return result_; }
 
  private:
   EpochEnd train_epoch() override;
@@ -75,7 +69,7 @@ class TransformerTrainer : public runkit::ConfiguredTrainer<TransformerConfig, T
 
   data::Corpus corpus_;
   torch::Tensor windows_;  ///< (n_windows, context + 1): the training stream's windows
-  TransformerResult result_;
+  runkit::LmResult result_;
 };
 
 /// What train_transformer does once its config is valid (runkit::trainer_main's body): loads and

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "contract/logprob_file.h"
-#include "datasets/data_location.h"
+#include "trainers/runkit/configured_corpus.h"
 #include "trainers/runkit/dump_rows.h"
 
 namespace sb::bigram {
@@ -67,11 +67,7 @@ BigramTrainer::EpochEnd BigramTrainer::train_epoch() {
 void BigramTrainer::report_epoch(double train_loss, double valid_loss, double seconds) {
   std::printf("| end of epoch %3lld | train loss %6.3f | valid ppl %9.2f\n",
               static_cast<long long>(state_.epoch), train_loss, std::exp(valid_loss));
-  metrics_.write({{"event", "valid"},
-                  {"epoch", state_.epoch},
-                  {"train_loss", train_loss},
-                  {"valid_loss", valid_loss},
-                  {"seconds", seconds}});
+  write_epoch_record(train_loss, valid_loss, seconds, {});
 }
 
 void BigramTrainer::finish() {
@@ -100,10 +96,9 @@ void BigramTrainer::finish() {
 }
 
 int train(const BigramConfig& config, const runkit::TrainerRun& run) {
-  auto corpus = data::load_corpus(data::find_corpus_dir(config.dataset, config.data));
-  runkit::truncate_splits(corpus, config.train_tokens, config.valid_tokens, config.test_tokens);
-  const std::string what = "bigram: " + runkit::split_sizes(corpus, "tokens");
-  return runkit::train_with<BigramTrainer>(config, run, std::move(corpus), what);
+  auto loaded = runkit::load_configured_corpus(config);
+  return runkit::train_with<BigramTrainer>(config, run, std::move(loaded.corpus),
+                                           loaded.line + "; bigram");
 }
 
 int cli_main(int argc, char** argv) {
