@@ -145,8 +145,8 @@ SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOpt
   if (o.method == "gram") return SvdMethod::gram;
   if (o.method == "sketch") return SvdMethod::sketch;
   if (o.method != "auto")
-    throw OptionError::described("--method",
-                                 "--method " + o.method + ": expected exact, gram, sketch or auto");
+    throw OptionError::for_setting("--method", "--method " + o.method,
+                                   "exact, gram, sketch or auto");
   const double budget = o.budget_bytes.value_or(kDefaultBudgetBytes);
   const double tol_rel = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * eps;
   const bool gram_resolves = tol_rel > 10 * std::sqrt(kFloat64Eps);
@@ -170,7 +170,7 @@ SvdMethod choose_method(int64_t rows, int64_t cols, double eps, const AnalyseOpt
 
 bool uses_row_gram(int64_t rows, int64_t cols, const AnalyseOptions& o) {
   if (o.gram != "auto" && o.gram != "rows" && o.gram != "columns")
-    throw OptionError::described("--gram", "--gram " + o.gram + ": expected rows, columns or auto");
+    throw OptionError::for_setting("--gram", "--gram " + o.gram, "rows, columns or auto");
   if (o.gram == "rows" && o.backend.accumulate)
     throw OptionError::described("--gram",
                                  "--gram rows: the device's Gram path accumulates A^T A only");
@@ -215,44 +215,42 @@ std::string OptionSpelling::setting(const std::string& key, const std::string& v
 void check_front_end_options(const AnalyseOptions& o, std::optional<double> budget_gb,
                              std::optional<int> threads, const OptionSpelling& spell) {
   if (o.input != "logprobs" && o.input != "logits" && o.input != "auto")
-    throw OptionError::described(spell.name("input"), spell.setting("input", o.input) +
-                                                          ": expected logprobs, logits or auto");
+    throw OptionError::for_setting(spell.name("input"), spell.setting("input", o.input),
+                                   "logprobs, logits or auto");
   if (budget_gb && !(std::isfinite(*budget_gb) && *budget_gb > 0)) {
     char value[32];
     std::snprintf(value, sizeof value, "%g", *budget_gb);
-    throw OptionError::described(
-        spell.name("budget_gb"),
-        spell.setting("budget_gb", value) + ": expected a finite number of GiB > 0");
+    throw OptionError::for_setting(spell.name("budget_gb"), spell.setting("budget_gb", value),
+                                   "a finite number of GiB > 0");
   }
   if (threads && *threads < 1)
-    throw OptionError::described(
-        spell.name("threads"),
-        spell.setting("threads", std::to_string(*threads)) + ": expected threads >= 1");
+    throw OptionError::for_setting(
+        spell.name("threads"), spell.setting("threads", std::to_string(*threads)), "threads >= 1");
   check_model_facts(o.facts);
   check_sketch_options(o);
 }
 
 void check_sketch_options(const AnalyseOptions& o) {
   if (o.sketch.oversampling < 0)
-    throw OptionError::described("--sketch-oversampling",
-                                 "--sketch-oversampling " + std::to_string(o.sketch.oversampling) +
-                                     ": expected an oversampling >= 0");
+    throw OptionError::for_setting("--sketch-oversampling",
+                                   "--sketch-oversampling " + std::to_string(o.sketch.oversampling),
+                                   "an oversampling >= 0");
   if (o.sketch.probes < 12 || o.sketch.probes > 256)
-    throw OptionError::described(
-        "--sketch-probes",
-        "--sketch-probes " + std::to_string(o.sketch.probes) + ": expected 12 to 256 probes");
+    throw OptionError::for_setting("--sketch-probes",
+                                   "--sketch-probes " + std::to_string(o.sketch.probes),
+                                   "12 to 256 probes");
   if (o.sketch.max_passes < 2)
-    throw OptionError::described("--sketch-max-passes", "--sketch-max-passes " +
-                                                            std::to_string(o.sketch.max_passes) +
-                                                            ": expected at least 2 passes");
+    throw OptionError::for_setting("--sketch-max-passes",
+                                   "--sketch-max-passes " + std::to_string(o.sketch.max_passes),
+                                   "at least 2 passes");
   if (o.sketch.power_steps < 0 || o.sketch.power_steps > 64)
-    throw OptionError::described("--sketch-power-steps", "--sketch-power-steps " +
-                                                             std::to_string(o.sketch.power_steps) +
-                                                             ": expected 0 to 64 steps");
+    throw OptionError::for_setting("--sketch-power-steps",
+                                   "--sketch-power-steps " + std::to_string(o.sketch.power_steps),
+                                   "0 to 64 steps");
   if (o.sketch.max_k < 0)
-    throw OptionError::described("--sketch-max-k", "--sketch-max-k " +
-                                                       std::to_string(o.sketch.max_k) +
-                                                       ": expected k >= 1, or 0 for min(T, M)");
+    throw OptionError::for_setting("--sketch-max-k",
+                                   "--sketch-max-k " + std::to_string(o.sketch.max_k),
+                                   "k >= 1, or 0 for min(T, M)");
 }
 
 namespace {
@@ -325,12 +323,11 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   plan.eps = parse_eps(options.eps.empty() ? plan.header.compute_dtype : options.eps);
   plan.precision = options.precision.empty() ? plan.header.compute_dtype : options.precision;
   if (plan.precision != "float32" && plan.precision != "float64")
-    throw OptionError::described("--precision",
-                                 "--precision " + plan.precision + ": expected float32 or float64");
+    throw OptionError::for_setting("--precision", "--precision " + plan.precision,
+                                   "float32 or float64");
   if (options.block_rows < 1)
-    throw OptionError::described(
-        "--block-rows",
-        "--block-rows " + std::to_string(options.block_rows) + ": expected block rows >= 1");
+    throw OptionError::for_setting(
+        "--block-rows", "--block-rows " + std::to_string(options.block_rows), "block rows >= 1");
   AnalyseOptions o = options;
   o.precision = plan.precision;
   const int64_t rows = source.rows(), cols = source.cols();

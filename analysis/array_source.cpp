@@ -24,8 +24,7 @@ ArraySource::ArraySource(ArrayView view) : view_(std::move(view)) {
                      "(" + std::to_string(view_.rows) + ", " + std::to_string(view_.cols) + ")");
   if (!view_.data) throw InputError::described(view_.name, "", view_.name + ": no data");
   if (!view_.input.empty() && view_.input != "logprobs" && view_.input != "logits")
-    throw OptionError::described(
-        "input", view_.name + ": input: expected logprobs or logits, got '" + view_.input + "'");
+    throw OptionError(view_.name + ": input", "logprobs or logits", "'" + view_.input + "'");
 }
 
 template <class Out>

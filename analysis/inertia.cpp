@@ -53,9 +53,9 @@ double gamma_float64(double k) {
 
 InertiaCounter::InertiaCounter(std::vector<double> g, int64_t n) : n_(n), a_(std::move(g)) {
   if (n < 1 || a_.size() != static_cast<size_t>(n) * static_cast<size_t>(n))
-    throw OptionError::described(
-        "g, n", "InertiaCounter: expected an n x n matrix with n = " + std::to_string(n) +
-                    ", got " + std::to_string(a_.size()) + " entries");
+    throw OptionError("InertiaCounter: g, n",
+                      "an n x n matrix with n = " + std::to_string(n) + " >= 1",
+                      std::to_string(a_.size()) + " entries");
   diag_.resize(static_cast<size_t>(n));
   double f2 = 0;
   for (int64_t j = 0; j < n; ++j)

@@ -25,8 +25,7 @@ int64_t rank_bound(const contract::LogProbHeader& h, InputKind kind) {
 
 std::optional<InputKind> declared_input(const MatrixSource& source, const std::string& option) {
   if (option != "logprobs" && option != "logits" && option != "auto")
-    throw OptionError::described("--input",
-                                 "--input " + option + ": expected logprobs, logits or auto");
+    throw OptionError::for_setting("--input", "--input " + option, "logprobs, logits or auto");
   const std::string attribute = source.declared_input();
   if (option != "auto" && !attribute.empty() && attribute != option)
     throw InputError::described(source.path(), "attribute 'input'",

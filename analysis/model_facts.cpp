@@ -41,7 +41,7 @@ void check_model_facts(const ModelFacts& given) {
     }
   }
   if (given.d && *given.d < 1)
-    throw OptionError::described("--d", "--d " + std::to_string(*given.d) + ": expected d >= 1");
+    throw OptionError::for_setting("--d", "--d " + std::to_string(*given.d), "d >= 1");
   if (!given.final_norm.empty()) {
     try {
       final_norm_from_name(given.final_norm);
@@ -50,8 +50,8 @@ void check_model_facts(const ModelFacts& given) {
     }
   }
   if (given.bias && *given.bias != 0 && *given.bias != 1)
-    throw OptionError::described(
-        "--bias", "--bias " + std::to_string(*given.bias) + ": expected bias 0 or 1");
+    throw OptionError::for_setting("--bias", "--bias " + std::to_string(*given.bias),
+                                   "bias 0 or 1");
 }
 
 contract::LogProbHeader resolve_header(const MatrixSource& source, const ModelFacts& given) {

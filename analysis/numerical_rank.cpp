@@ -15,8 +15,8 @@ double parse_eps(const std::string& text) {
   const auto value = parse_finite_number(text);
   // A machine epsilon lies in (0, 1): eps >= 1 puts tol above sigma_max (rank 0 whatever the data).
   if (!value || !(*value > 0) || !(*value < 1))
-    throw OptionError::described(
-        "--eps", "--eps " + text + ": expected float32, float64 or a number in (0, 1)");
+    throw OptionError::for_setting("--eps", "--eps " + text,
+                                   "float32, float64 or a number in (0, 1)");
   return *value;
 }
 

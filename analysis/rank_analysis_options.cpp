@@ -184,8 +184,8 @@ void MethodOptions::check(const AnalyseOptions& opt, bool estimate_d, bool write
                           budget_->count() > 0 ? std::optional<double>(budget_gb) : std::nullopt,
                           threads, OptionSpelling{/*command_line=*/true});
   if (opt.block_rows < 1)
-    throw OptionError::described("--block-rows", "--block-rows " + std::to_string(opt.block_rows) +
-                                                     ": expected block rows >= 1");
+    throw OptionError::for_setting("--block-rows", "--block-rows " + std::to_string(opt.block_rows),
+                                   "block rows >= 1");
   const std::string& method = opt.method;
   const bool exact = method == "exact";
   refuse_if(gram_->count() > 0 && exact,
@@ -278,29 +278,31 @@ void ReportOptions::check(const std::vector<std::string>& files) const {
                                                 "; use --out-dir DIR");
     const fs::path path = out;
     if (fs::is_directory(path, ec))
-      throw OptionError::described("--out",
-                                   "--out " + out + ": expected a file path, got a directory");
+      throw OptionError::described(
+          "--out", "--out " + out + ": expected a file path, got a directory", "a file path");
     const fs::path parent = path.parent_path();
     if (!parent.empty() && !fs::is_directory(parent, ec))
       throw OptionError::described(
           "--out",
-          "--out " + out + ": expected an existing directory, got '" + parent.string() + "'");
+          "--out " + out + ": expected an existing directory, got '" + parent.string() + "'",
+          "an existing directory");
     if (fs::equivalent(path, files.front(), ec))
-      throw OptionError::described(
-          "--out", "--out " + out + ": expected a path other than the input file's");
+      throw OptionError::for_setting("--out", "--out " + out, "a path other than the input file's");
   }
   if (out_dir.empty()) return;
   if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
     throw OptionError::described(
-        "--out-dir", "--out-dir " + out_dir + ": expected a directory, got another kind of file");
+        "--out-dir", "--out-dir " + out_dir + ": expected a directory, got another kind of file",
+        "a directory");
   std::vector<std::pair<std::string, std::string>> seen;  // result path, its input
   for (const auto& f : files) {
     const std::string result = result_path(out_dir, f);
     for (const auto& [path, input] : seen)
       if (path == result)
-        throw OptionError::described("--out-dir", "--out-dir " + out_dir + ": inputs " + input +
-                                                      " and " + f + " would both write " + result +
-                                                      ": expected inputs with different names");
+        throw OptionError::for_setting("--out-dir",
+                                       "--out-dir " + out_dir + ": inputs " + input + " and " + f +
+                                           " would both write " + result,
+                                       "inputs with different names");
     seen.emplace_back(result, f);
   }
 }

@@ -407,12 +407,11 @@ void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t r
 /// The options a caller may get wrong: an OptionError naming the flag.
 void check_options(const SketchOptions& o) {
   if (o.probes < 12 || o.probes > 256)
-    throw OptionError::described("--sketch-probes", "--sketch-probes " + std::to_string(o.probes) +
-                                                        ": expected 12 to 256 probes");
+    throw OptionError::for_setting("--sketch-probes", "--sketch-probes " + std::to_string(o.probes),
+                                   "12 to 256 probes");
   if (o.oversampling < 0)
-    throw OptionError::described(
-        "--sketch-oversampling",
-        "--sketch-oversampling " + std::to_string(o.oversampling) + ": expected >= 0");
+    throw OptionError::for_setting(
+        "--sketch-oversampling", "--sketch-oversampling " + std::to_string(o.oversampling), ">= 0");
 }
 
 // The next basis: Y = A^T A Q (sums.y), widened with Gaussian columns to next_k when the rank

@@ -21,14 +21,11 @@ std::string block_name(int pass, int64_t index) {
 StreamSource::StreamSource(PassFactory start, int64_t cols, int64_t rows, std::string input)
     : start_(std::move(start)), cols_(cols), rows_(rows), input_(std::move(input)) {
   if (cols_ < 1)
-    throw OptionError::described(
-        "M", "<stream>: M: expected the vocabulary size M >= 1, got " + std::to_string(cols_));
+    throw OptionError("<stream>: M", "the vocabulary size M >= 1", std::to_string(cols_));
   if (rows_ == 0 || rows_ < -1)
-    throw OptionError::described(
-        "T", "<stream>: T: expected T >= 1 (or unknown), got " + std::to_string(rows_));
+    throw OptionError("<stream>: T", "T >= 1 (or unknown)", std::to_string(rows_));
   if (!input_.empty() && input_ != "logprobs" && input_ != "logits")
-    throw OptionError::described(
-        "input", "<stream>: input: expected logprobs or logits, got '" + input_ + "'");
+    throw OptionError("<stream>: input", "logprobs or logits", "'" + input_ + "'");
   // The dtype from the first block; without T, a whole first pass counts the rows (every block
   // checked). With T, the analysis's own passes check that each yields T rows.
   pass_ = start_();

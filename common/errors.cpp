@@ -26,25 +26,41 @@ InputError::InputError(std::string file, std::string field, std::string expected
       field_(std::move(field)),
       expected_(std::move(expected)) {}
 
-InputError::InputError(Described, std::string file, std::string field, const std::string& line)
-    : Error(line), file_(std::move(file)), field_(std::move(field)) {}
+InputError::InputError(Described, std::string file, std::string field, const std::string& line,
+                       std::string expected)
+    : Error(line),
+      file_(std::move(file)),
+      field_(std::move(field)),
+      expected_(std::move(expected)) {}
 
-InputError InputError::described(std::string file, std::string field, const std::string& line) {
-  return InputError(Described{}, std::move(file), std::move(field), line);
+InputError InputError::described(std::string file, std::string field, const std::string& line,
+                                 std::string expected) {
+  return InputError(Described{}, std::move(file), std::move(field), line, std::move(expected));
 }
 
-FormatError FormatError::described(std::string file, std::string field, const std::string& line) {
-  return FormatError(Described{}, std::move(file), std::move(field), line);
+FormatError FormatError::described(std::string file, std::string field, const std::string& line,
+                                   std::string expected) {
+  return FormatError(Described{}, std::move(file), std::move(field), line, std::move(expected));
 }
 
 OptionError::OptionError(std::string option, std::string expected, std::string got)
-    : Error(standard_line(option, expected, got)), option_(std::move(option)) {}
+    : Error(standard_line(option, expected, got)),
+      option_(std::move(option)),
+      expected_(std::move(expected)) {}
 
-OptionError::OptionError(Described, std::string option, const std::string& line)
-    : Error(line), option_(std::move(option)) {}
+OptionError::OptionError(Described, std::string option, const std::string& line,
+                         std::string expected)
+    : Error(line), option_(std::move(option)), expected_(std::move(expected)) {}
 
-OptionError OptionError::described(std::string option, const std::string& line) {
-  return OptionError(Described{}, std::move(option), line);
+OptionError OptionError::described(std::string option, const std::string& line,
+                                   std::string expected) {
+  return OptionError(Described{}, std::move(option), line, std::move(expected));
+}
+
+OptionError OptionError::for_setting(std::string option, const std::string& setting,
+                                     std::string expected) {
+  const std::string line = setting + ": expected " + expected;
+  return OptionError(Described{}, std::move(option), line, std::move(expected));
 }
 
 WriteError::WriteError(std::string file, const std::string& reason)

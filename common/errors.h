@@ -60,17 +60,20 @@ class InputError : public Error {
   InputError(std::string file, std::string field, std::string expected, std::string got = {});
 
   /// A line written in full at the throw site (it names the file and the field itself); the
-  /// file and the field are kept for callers that act on them (sbrank's exception attributes).
-  static InputError described(std::string file, std::string field, const std::string& line);
+  /// file, the field and, where the code knows it, the expected value are kept for callers that
+  /// act on them (sbrank's exception attributes).
+  static InputError described(std::string file, std::string field, const std::string& line,
+                              std::string expected = {});
 
   const std::string& file() const noexcept { return file_; }
   const std::string& field() const noexcept { return field_; }
-  /// Empty for a described() error whose line says it.
+  /// Empty for a described() error given none (its line says what went wrong).
   const std::string& expected() const noexcept { return expected_; }
 
  protected:
   struct Described {};
-  InputError(Described, std::string file, std::string field, const std::string& line);
+  InputError(Described, std::string file, std::string field, const std::string& line,
+             std::string expected);
 
  private:
   std::string file_, field_, expected_;
@@ -82,11 +85,13 @@ class FormatError : public InputError {
  public:
   FormatError(std::string file, std::string field, std::string expected, std::string got = {})
       : InputError(std::move(file), std::move(field), std::move(expected), std::move(got)) {}
-  static FormatError described(std::string file, std::string field, const std::string& line);
+  static FormatError described(std::string file, std::string field, const std::string& line,
+                               std::string expected = {});
 
  private:
-  FormatError(Described tag, std::string file, std::string field, const std::string& line)
-      : InputError(tag, std::move(file), std::move(field), line) {}
+  FormatError(Described tag, std::string file, std::string field, const std::string& line,
+              std::string expected)
+      : InputError(tag, std::move(file), std::move(field), line, std::move(expected)) {}
 };
 
 /// A command-line option, a config override or a function argument outside what it accepts.
@@ -94,15 +99,24 @@ class OptionError : public Error {
  public:
   /// The standard line: "OPTION: expected EXPECTED" and ", got GOT" when got is not empty.
   OptionError(std::string option, std::string expected, std::string got = {});
-  /// A line written in full at the throw site, naming the option itself.
-  static OptionError described(std::string option, const std::string& line);
+  /// A line written in full at the throw site, naming the option itself; `expected` where the
+  /// code knows it.
+  static OptionError described(std::string option, const std::string& line,
+                               std::string expected = {});
+
+  /// "SETTING: expected EXPECTED", SETTING the option as the user gave it ("--gram foo", or
+  /// sbrank's "input='foo'"): the line of most option checks, with option() and expected() set.
+  static OptionError for_setting(std::string option, const std::string& setting,
+                                 std::string expected);
 
   const std::string& option() const noexcept { return option_; }
+  /// What the option accepts; empty for a described() error given none.
+  const std::string& expected() const noexcept { return expected_; }
 
  private:
   struct Described {};
-  OptionError(Described, std::string option, const std::string& line);
-  std::string option_;
+  OptionError(Described, std::string option, const std::string& line, std::string expected);
+  std::string option_, expected_;
 };
 
 /// Creating, writing, flushing, closing or renaming an output failed (ENOSPC, EIO, a read-only

@@ -95,9 +95,10 @@ LogProbWriter::LogProbWriter(std::string path, LogProbHeader header)
         "header.compute_dtype",
         path_ + ": compute_dtype must be float32 or float64, got '" + h.compute_dtype + "'");
   if (!h.vocab.empty() && static_cast<int64_t>(h.vocab.size()) != h.M)
-    throw OptionError::described("header.vocab", path_ + ": vocab has " +
-                                                     std::to_string(h.vocab.size()) +
-                                                     " words, expected M = " + std::to_string(h.M));
+    throw OptionError::described("header.vocab",
+                                 path_ + ": vocab has " + std::to_string(h.vocab.size()) +
+                                     " words, expected M = " + std::to_string(h.M),
+                                 "M = " + std::to_string(h.M) + " words");
   // log_probs (T x M float32) and targets (T int64): HDF5's own structures add a few KB.
   h5::require_free_space(
       path_,

@@ -95,7 +95,8 @@ Corpus load_corpus(const std::string& dir) {
     *ids = tokenize_file(path, c.vocab, /*grow=*/false);
     if (ids->empty())
       throw InputError::described(
-          path, "", path + ": no tokens; expected a non-empty " + std::string(split) + " split");
+          path, "", path + ": no tokens; expected a non-empty " + std::string(split) + " split",
+          "a non-empty " + std::string(split) + " split");
   }
   return c;
 }
@@ -123,9 +124,10 @@ void pad_vocabulary(Corpus& corpus, int64_t size, const std::string& option) {
   const int64_t have = corpus.vocab.size();
   if (size < have)
     throw OptionError::described(
-        option, option + " = " + std::to_string(size) + " is below the corpus' " +
-                    std::to_string(have) +
-                    " words; expected 0 (the corpus' own) or >= " + std::to_string(have));
+        option,
+        option + " = " + std::to_string(size) + " is below the corpus' " + std::to_string(have) +
+            " words; expected 0 (the corpus' own) or >= " + std::to_string(have),
+        "0 (the corpus' own) or >= " + std::to_string(have));
   for (int64_t i = 0; corpus.vocab.size() < size; ++i)
     corpus.vocab.add("<unseen_" + std::to_string(i) + ">");
 }

@@ -129,7 +129,8 @@ IdxArray read_idx(const std::string& path, int expected_ndims) {
     throw FormatError::described(path, "data",
                                  path + ": data: expected the end of the file after " +
                                      std::to_string(total) + " bytes (" + shape_text(out.dims) +
-                                     "), found more");
+                                     "), found more",
+                                 "the end of the file after " + std::to_string(total) + " bytes");
   return out;
 }
 

@@ -20,7 +20,7 @@ torch::Device parse_device(const std::string& name) {
   try {
     device = std::make_unique<torch::Device>(name);
   } catch (const c10::Error&) {
-    throw OptionError::described("device", "expected cpu, cuda or cuda:N, got '" + name + "'");
+    throw OptionError("device", "cpu, cuda or cuda:N", "'" + name + "'");
   }
   if (device->is_cuda()) {
     if (!torch::cuda::is_available())
@@ -29,11 +29,10 @@ torch::Device parse_device(const std::string& name) {
           "no CUDA device is visible to this LibTorch (torch::cuda::is_available() is false)");
     const auto count = static_cast<int64_t>(torch::cuda::device_count());
     if (device->has_index() && device->index() >= count)
-      throw OptionError::described("device", "expected a device index below " +
-                                                 std::to_string(count) + ", got " +
-                                                 std::to_string(device->index()));
+      throw OptionError("device", "a device index below " + std::to_string(count),
+                        std::to_string(device->index()));
   } else if (!device->is_cpu()) {
-    throw OptionError::described("device", "expected cpu, cuda or cuda:N, got '" + name + "'");
+    throw OptionError("device", "cpu, cuda or cuda:N", "'" + name + "'");
   }
   return *device;
 }

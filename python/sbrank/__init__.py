@@ -98,11 +98,13 @@ class FormatError(InputError):
 
 
 class OptionError(ValueError):
-    """An argument outside what analyse() takes: .option names it."""
+    """An argument outside what analyse() takes: .option names it, .expected says what it takes
+    ("" where the message alone says it)."""
 
-    def __init__(self, message, option=""):
+    def __init__(self, message, option="", expected=""):
         super().__init__(message)
         self.option = option
+        self.expected = expected
 
 
 class WriteError(OSError):

@@ -97,7 +97,7 @@ py::str python_text(const std::string& text) {
       raised = sbrank.attr(report.kind == Kind::format ? "FormatError" : "InputError")(
           line, python_text(e.file()), python_text(e.field()), python_text(e.expected()));
     } catch (const sb::OptionError& e) {
-      raised = sbrank.attr("OptionError")(line, python_text(e.option()));
+      raised = sbrank.attr("OptionError")(line, python_text(e.option()), python_text(e.expected()));
     } catch (const sb::WriteError& e) {
       raised = sbrank.attr("WriteError")(line, python_text(e.file()));
     } catch (...) {  // every other kind was mapped above
@@ -138,7 +138,8 @@ class PyPass final : public BlockPass {
       throw sb::InputError::described(
           where, "",
           where + ": expected a numpy array or a torch tensor, got " +
-              py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+              py::str(py::type::of(obj).attr("__name__")).cast<std::string>(),
+          "a numpy array or a torch tensor");
     current_ = py::reinterpret_borrow<py::array>(obj);
     if (current_.ndim() != 2)
       throw sb::InputError(where, "shape", "2-D (rows, M)", std::to_string(current_.ndim()) + "-D");

@@ -10,7 +10,10 @@ OptionError or WriteError, so that error_report() can tell the kinds apart and s
 the matching Python class. A `throw std::logic_error(` (a programming error no input reaches)
 must have a `// internal:` comment on one of the three lines above it, saying why. And no exit
 status is a literal outside common/ (`return 2;`, `return 130;`, `exit(3)` in a file with a main or
-a cli_main): they are common/errors.h's named statuses. Then it runs itself on a planted snippet
+a cli_main): they are common/errors.h's named statuses. An error whose line is written at the throw
+site (`X::described(...)`) and says "expected ..." carries that value too (the described() argument
+`expected`, or OptionError::for_setting, or the standard constructor): sbrank's .expected and the
+InputError's expected() are never empty where the code knows what it wanted. Then it runs itself on a planted snippet
 and fails unless every rule catches it: the checker can fail.
 """
 import os
@@ -27,9 +30,53 @@ RAW_H5 = re.compile(r"\bH5[DSPFAGTL][a-z_]+\w*\s*\(")
 MAIN = re.compile(r"\b(int\s+main\s*\(|cli_main\s*\(|_main\s*\()")
 
 
+DESCRIBED = re.compile(r"\b(InputError|FormatError|OptionError|WriteError)::described\(")
+# The arguments of described() before the optional `expected`: the line is the last of them.
+DESCRIBED_ARGS = {"InputError": 3, "FormatError": 3, "OptionError": 2, "WriteError": 2}
+
+
+def top_level_args(text, open_at):
+    """The top-level arguments of the call whose '(' is text[open_at] (strings and nested
+    brackets skipped), and the index of its ')'."""
+    args, depth, start, i, quoted = [], 0, open_at + 1, open_at, False
+    while i < len(text):
+        ch = text[i]
+        if quoted:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                args.append(text[start:i])
+                return args, i
+        elif ch == "," and depth == 1:
+            args.append(text[start:i])
+            start = i + 1
+        i += 1
+    return args, len(text)
+
+
+def described_without_expected(name, text):
+    """A described() error whose line says "expected" but passes no `expected` argument."""
+    found = []
+    for m in DESCRIBED.finditer(text):
+        args, _ = top_level_args(text, m.end() - 1)
+        line = args[-1] if args else ""
+        if len(args) == DESCRIBED_ARGS[m.group(1)] and re.search(r'"[^"]*\bexpected ', line):
+            found.append(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: a described() line "
+                         "that says 'expected' without passing the expected value")
+    return found
+
+
 def violations(name, text):
     """One 'file:line: what' string per untyped throw and per uncommented logic_error."""
-    found = []
+    found = described_without_expected(name, text)
     lines = text.splitlines()
     for i, line in enumerate(lines):
         code = line.split("//", 1)[0]
@@ -77,6 +124,13 @@ def main():
                      "H5S_SELECT_SET, a, nullptr, b, nullptr);\n}\n")
     check(len(raw) == 1 and "raw HDF5 call" in raw[0],
           f"the checker catches a planted raw HDF5 call: {raw}")
+    known = violations("analysis/planted.cpp",
+                       'void f(int n) {\n  throw OptionError::described("--n", "--n " + '
+                       'std::to_string(n) + ": expected n >= 1");\n  throw OptionError::described('
+                       '"--n", "--n: expected n >= 1", "n >= 1");\n}\n')
+    check(len(known) == 1 and "without passing the expected value" in known[0]
+          and known[0].startswith("analysis/planted.cpp:2:"),
+          f"the checker catches a planted described() that says 'expected' and drops it: {known}")
     return finish()
 
 

@@ -44,6 +44,26 @@ TEST_CASE("errors: a described error keeps the thrower's line and still carries 
   const auto o = sb::OptionError::described("--threads", "--threads must be >= 1, got 0");
   CHECK(std::string(o.what()) == "--threads must be >= 1, got 0");
   CHECK(o.option() == "--threads");
+  CHECK(o.expected().empty());
+  // Where the code knows what it wanted, the expected value travels beside the line.
+  const auto i = sb::InputError::described("a.toml", "lr",
+                                           "a.toml:3:5: key 'lr': expected a "
+                                           "float, got a string",
+                                           "a float");
+  CHECK(std::string(i.what()) == "a.toml:3:5: key 'lr': expected a float, got a string");
+  CHECK(i.expected() == "a float");
+  CHECK(
+      sb::FormatError::described("x.idx", "data", "x.idx: ends early", "60000 images").expected() ==
+      "60000 images");
+}
+
+TEST_CASE("errors: an option check's line is the setting as given, then what it expected") {
+  const auto o = sb::OptionError::for_setting("--gram", "--gram diagonal", "rows, columns or auto");
+  CHECK(std::string(o.what()) == "--gram diagonal: expected rows, columns or auto");
+  CHECK(o.option() == "--gram");
+  CHECK(o.expected() == "rows, columns or auto");
+  // The standard constructor carries it too.
+  CHECK(sb::OptionError("--words", "an integer >= 0", "-1").expected() == "an integer >= 0");
 }
 
 TEST_CASE("errors: the hierarchy lets a caller catch by kind") {

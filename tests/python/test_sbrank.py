@@ -151,16 +151,21 @@ with tempfile.TemporaryDirectory() as tmp:
               f".field = {getattr(error, 'field', None)!r}: {error}")
     check(getattr(errors.get(not_npy), "expected", None) == '"\\x93NUMPY" (a .npy file)',
           "magic: .expected says what a .npy file starts with")
-    for kwargs, option in ((dict(threads=0), "threads"), (dict(input="x"), "input"),
-                           (dict(budget_gb=-1.0), "budget_gb"), (dict(d=0), "--d")):
+    for kwargs, option, expected in (
+            (dict(threads=0), "threads", "threads >= 1"),
+            (dict(input="x"), "input", "logprobs, logits or auto"),
+            (dict(budget_gb=-1.0), "budget_gb", "a finite number of GiB > 0"),
+            (dict(d=0), "--d", "d >= 1")):
         try:
             sbrank.analyse(lp, **{**facts, **kwargs})
             error = None
         except ValueError as e:
             error = e
         check(isinstance(error, sbrank.OptionError) and error.option == option
+              and error.expected == expected and str(error).endswith(": expected " + expected)
               and not isinstance(error, sbrank.InputError),
-              f"{kwargs}: sbrank.OptionError with .option = {option!r}: {error}")
+              f"{kwargs}: sbrank.OptionError with .option = {option!r}, .expected = "
+              f"{getattr(error, 'expected', None)!r}: {error}")
     check(issubclass(sbrank.WriteError, OSError) and not issubclass(sbrank.WriteError, ValueError)
           and str(sbrank.WriteError("out.h5: the disk is full", "out.h5")) ==
           "out.h5: the disk is full" and sbrank.WriteError("x", "out.h5").filename == "out.h5",

@@ -102,11 +102,9 @@ std::vector<sb::HeadSpec> parse_heads(const std::string& text) {
     auto spec = sb::HeadSpec::parse(h);
     if (sb::is_adaptive(spec) || spec.kind == sb::HeadKind::sparse ||
         spec.kind == sb::HeadKind::relu)
-      throw sb::OptionError::described("--heads",
-                                       "--heads: '" + h +
-                                           "': expected a head with finite, "
-                                           "dense log-outputs (softmax, sigsoftmax, sigmoid, mos, "
-                                           "moss, spherical, taylor, ...)");
+      throw sb::OptionError::for_setting("--heads", "--heads: '" + h + "'",
+                                         "a head with finite, dense log-outputs (softmax, "
+                                         "sigsoftmax, sigmoid, mos, moss, spherical, taylor, ...)");
     specs.push_back(spec);
   }
   return specs;
@@ -124,7 +122,7 @@ std::vector<int64_t> parse_dims(const std::string& text) {
       used = 0;
     }
     if (used == 0 || used != d.size() || v < 1)
-      throw sb::OptionError::described("--d", "--d: '" + d + "': expected integers >= 1");
+      throw sb::OptionError::for_setting("--d", "--d: '" + d + "'", "integers >= 1");
     ds.push_back(v);
   }
   return ds;
@@ -253,11 +251,9 @@ int fit_logprob_matrix_main(int argc, char** argv) {
     const auto specs = parse_heads(cli.heads_text);
     const auto ds = parse_dims(cli.d_text);
     if (specs.empty() || ds.empty())
-      throw sb::OptionError::described("--heads", "--heads and --d: expected at least one of each");
+      throw sb::OptionError::for_setting("--heads", "--heads and --d", "at least one of each");
     if (cli.words < 0)
-      throw sb::OptionError::described(
-          "--words",
-          "--words: expected an integer >= 0 (0 = all), got " + std::to_string(cli.words));
+      throw sb::OptionError("--words", "an integer >= 0 (0 = all)", std::to_string(cli.words));
     const auto target = make_target(cli);
     const double entropy = sb::fit::weighted_entropy(target);
     nlohmann::json report = report_head(target, entropy, cli);

@@ -20,8 +20,7 @@ Phase phase_from_name(const std::string& name) {
   if (name == "main") return Phase::main;
   if (name == "finetune") return Phase::finetune;
   if (name == "done") return Phase::done;
-  throw InputError::described("", "phase",
-                              "phase: expected main, finetune or done, got '" + name + "'");
+  throw InputError("", "phase", "main, finetune or done", "'" + name + "'");
 }
 
 }  // namespace sb::lm

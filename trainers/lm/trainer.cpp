@@ -126,16 +126,17 @@ void WordLmTrainer::load_extra(runkit::CheckpointReader& r) {
   // The averaged weights are swapped in for validation: one tensor per parameter (a checkpoint
   // that says otherwise would reach ParameterAverager's and SwapInGuard's internal checks).
   if (asgd_ && averager_.averages().size() != params().size())
-    throw InputError::described(r.path(), "avg",
-                                r.path() + ": avg: " + std::to_string(averager_.averages().size()) +
-                                    " averaged tensors, expected one for each of the model's " +
-                                    std::to_string(params().size()) + " parameters");
+    throw InputError(r.path(), "avg",
+                     "an averaged tensor for each of the model's " +
+                         std::to_string(params().size()) + " parameters",
+                     std::to_string(averager_.averages().size()));
   const size_t carried = state_.carried.size();
   if (carried % 2 != 0 || (carried != 0 && carried != 2 * model->rnns.size()))
     throw InputError::described(
         r.path(), "carried LSTM state",
         r.path() + ": carried LSTM state: " + std::to_string(state_.carried.size()) +
-            " tensors, expected h and c for each layer");
+            " tensors, expected h and c for each layer",
+        "h and c for each layer");
 }
 
 double WordLmTrainer::epoch_lr() const {

@@ -34,9 +34,9 @@ Classes top_classes(const std::vector<int64_t>& train, int64_t vocab, int64_t C)
   for (const auto id : train) ++count[static_cast<size_t>(id)];
   const auto seen = std::count_if(count.begin(), count.end(), [](int64_t n) { return n > 0; });
   if (C < 1 || C > seen)
-    throw OptionError::described("classes", "classes = " + std::to_string(C) + ": expected 1 .. " +
-                                                std::to_string(seen) +
-                                                " (the words seen in training)");
+    throw OptionError::for_setting(
+        "classes", "classes = " + std::to_string(C),
+        "1 .. " + std::to_string(seen) + " (the words seen in training)");
   std::vector<int64_t> order(static_cast<size_t>(vocab));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {

@@ -242,9 +242,8 @@ CheckpointReader::CheckpointReader(std::string path, const std::string& trainer,
                                      "not '" + std::string(kFormat) + "')");
   const auto version = typed_field("version", &c10::IValue::isInt, "an integer").toInt();
   if (version != kVersion)
-    throw FormatError::described(path_, "checkpoint field 'version'",
-                                 path_ + ": checkpoint version " + std::to_string(version) +
-                                     ", expected " + std::to_string(kVersion));
+    throw FormatError(path_, "checkpoint field 'version'", std::to_string(kVersion),
+                      std::to_string(version));
   const auto written_by = typed_field("trainer", &c10::IValue::isString, "a string").toStringRef();
   if (written_by != trainer)
     throw InputError::described(

@@ -295,7 +295,8 @@ ConfigValue value_of(const KeyInfo& k, const toml::node& node, const std::string
   const auto mismatch = [&] {
     return InputError::described(source, k.name,
                                  where + ": key '" + k.name + "': expected " +
-                                     with_article(k.type) + ", got " + describe(node));
+                                     with_article(k.type) + ", got " + describe(node),
+                                 with_article(k.type));
   };
   if (k.type == "integer") {
     if (const auto* v = node.as_integer())
