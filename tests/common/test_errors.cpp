@@ -59,9 +59,8 @@ TEST_CASE("errors: a described error keeps the thrower's line and still carries 
 
 TEST_CASE("errors: an option check's line is the setting as given, then what it expected") {
   const auto o = sb::OptionError::for_setting("--gram", "--gram diagonal", "rows, columns or auto");
-  CHECK(std::string(o.what()) == "--gram diagonal: expected rows, columns or auto");
-  CHECK(o.option() == "--gram");
-  CHECK(o.expected() == "rows, columns or auto");
+  CHECK((std::string(o.what()) == "--gram diagonal: expected rows, columns or auto" &&
+         o.option() == "--gram" && o.expected() == "rows, columns or auto"));
   // The standard constructor carries it too.
   CHECK(sb::OptionError("--words", "an integer >= 0", "-1").expected() == "an integer >= 0");
 }
