@@ -227,30 +227,7 @@ void check_front_end_options(const AnalyseOptions& o, std::optional<double> budg
     throw OptionError::for_setting(
         spell.name("threads"), spell.setting("threads", std::to_string(*threads)), "threads >= 1");
   check_model_facts(o.facts);
-  check_sketch_options(o);
-}
-
-void check_sketch_options(const AnalyseOptions& o) {
-  if (o.sketch.oversampling < 0)
-    throw OptionError::for_setting("--sketch-oversampling",
-                                   "--sketch-oversampling " + std::to_string(o.sketch.oversampling),
-                                   "an oversampling >= 0");
-  if (o.sketch.probes < 12 || o.sketch.probes > 256)
-    throw OptionError::for_setting("--sketch-probes",
-                                   "--sketch-probes " + std::to_string(o.sketch.probes),
-                                   "12 to 256 probes");
-  if (o.sketch.max_passes < 2)
-    throw OptionError::for_setting("--sketch-max-passes",
-                                   "--sketch-max-passes " + std::to_string(o.sketch.max_passes),
-                                   "at least 2 passes");
-  if (o.sketch.power_steps < 0 || o.sketch.power_steps > 64)
-    throw OptionError::for_setting("--sketch-power-steps",
-                                   "--sketch-power-steps " + std::to_string(o.sketch.power_steps),
-                                   "0 to 64 steps");
-  if (o.sketch.max_k < 0)
-    throw OptionError::for_setting("--sketch-max-k",
-                                   "--sketch-max-k " + std::to_string(o.sketch.max_k),
-                                   "k >= 1, or 0 for min(T, M)");
+  check_options(o.sketch);
 }
 
 namespace {
@@ -334,7 +311,7 @@ AnalysisPlan plan_analysis(const MatrixSource& source, const AnalyseOptions& opt
   plan.input = declared_input(source, options.input);
   plan.input_by = declared_by(source, options.input);
   plan.row_gram = uses_row_gram(rows, cols, o);
-  check_sketch_options(o);
+  check_options(o.sketch);
   // The sketch starts above the larger bound (log-probabilities') when the input is not declared.
   const int64_t bound = rank_bound(plan.header, plan.input.value_or(InputKind::logprobs));
   plan_sketch(plan, o, rows, cols, bound, limit);

@@ -144,10 +144,6 @@ struct AnalysisPlan {
   bool sketch_fallback = false;
 };
 
-/// The sketch's options in range (oversampling >= 0, 1 to 64 probes, >= 2 passes, max k >= 0).
-/// Throws sb::OptionError naming the option, the value and what is expected.
-void check_sketch_options(const AnalyseOptions& options);
-
 /// How a front end spells an option in its messages: rank_analysis "--budget-gb 0", sbrank
 /// "budget_gb=0". The key is the Python spelling (budget_gb); the command line's is --budget-gb.
 struct OptionSpelling {
@@ -159,7 +155,7 @@ struct OptionSpelling {
 /// The checks both front ends make of what they were given, one function and one message per
 /// check (throws sb::OptionError naming the option as `spell` spells it): input is logprobs,
 /// logits or auto; budget_gb, when given, a finite number of GiB > 0; threads, when given, >= 1;
-/// the model facts (check_model_facts) and the sketch's options (check_sketch_options).
+/// the model facts (check_model_facts) and the sketch's options (sketch.h, check_options).
 void check_front_end_options(const AnalyseOptions& options, std::optional<double> budget_gb,
                              std::optional<int> threads, const OptionSpelling& spell);
 

@@ -404,16 +404,6 @@ void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t r
   apply_bound(r, out, o.bound, rows, cols);
 }
 
-/// The options a caller may get wrong: an OptionError naming the flag.
-void check_options(const SketchOptions& o) {
-  if (o.probes < 12 || o.probes > 256)
-    throw OptionError::for_setting("--sketch-probes", "--sketch-probes " + std::to_string(o.probes),
-                                   "12 to 256 probes");
-  if (o.oversampling < 0)
-    throw OptionError::for_setting(
-        "--sketch-oversampling", "--sketch-oversampling " + std::to_string(o.oversampling), ">= 0");
-}
-
 // The next basis: Y = A^T A Q (sums.y), widened with Gaussian columns to next_k when the rank
 // may reach past k, orthonormalised into basis; returns its orthogonality defect.
 double next_basis(PassSums& sums, int64_t m, int64_t k, int64_t next_k, std::mt19937_64& rng,
@@ -559,6 +549,26 @@ SketchResult sketch_rank(const RowReader64& read, int64_t rows, int64_t cols,
                          const SketchOptions& options, FiniteScan* scan, SpectrumTiming* timing,
                          const SketchProgress& progress) {
   return sketch_impl(read, rows, cols, options, scan, timing, progress);
+}
+
+namespace {
+
+/// Throws "OPTION VALUE: expected EXPECTED" unless ok.
+void require(bool ok, const char* option, int64_t value, const char* expected) {
+  if (!ok)
+    throw OptionError::for_setting(option, std::string(option) + " " + std::to_string(value),
+                                   expected);
+}
+
+}  // namespace
+
+void check_options(const SketchOptions& s) {
+  require(s.oversampling >= 0, "--sketch-oversampling", s.oversampling, "an oversampling >= 0");
+  require(s.probes >= 12 && s.probes <= 256, "--sketch-probes", s.probes, "12 to 256 probes");
+  require(s.max_passes >= 2, "--sketch-max-passes", s.max_passes, "at least 2 passes");
+  require(s.power_steps >= 0 && s.power_steps <= 64, "--sketch-power-steps", s.power_steps,
+          "0 to 64 steps");
+  require(s.max_k >= 0, "--sketch-max-k", s.max_k, "k >= 1, or 0 for min(T, M)");
 }
 
 }  // namespace sb::analysis

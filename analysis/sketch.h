@@ -157,6 +157,10 @@ struct SketchOptions {
   int64_t total_rows = 0, row_offset = 0;
 };
 
+/// The sketch's options in range: oversampling >= 0, 12 to 256 probes, >= 2 passes, 0 to 64 power
+/// steps, max k >= 0. Throws sb::OptionError naming the option, the value and what is expected.
+void check_options(const SketchOptions& options);
+
 /// One pass's outcome, for progress lines: k, the window and the residual bound e.
 struct SketchPass {
   int pass = 0;  ///< 1-based
