@@ -41,6 +41,7 @@ from durations import format_duration  # noqa: E402
 from gpu_projection import projection_lines  # noqa: E402
 from repro_profile import Profile, Run, check_runs, load_profile  # noqa: E402
 from atomic_io import write_json_atomically, write_text_atomically  # noqa: E402
+from stage_clock import Heartbeat  # noqa: E402
 from stages import DUMP_REMOVED, STAGES, Stage, StageError, read_json, release_dump  # noqa: E402
 import trainer_kinds  # noqa: E402
 from pipeline_errors import PipelineError  # noqa: E402
@@ -391,13 +392,16 @@ class Driver:
                  f"{format_duration(self.eta(pending))}")
         t0 = time.monotonic()
         if run:
+            # The time so far goes to stages.json every minute: a killed driver loses <= 1 min.
+            beat = Heartbeat(lambda s: self.record(run, stage.name, s, finished=False))
             try:
-                stage.run(self, run)
+                with beat:
+                    stage.run(self, run)
             except KeyboardInterrupt:
-                self.record(run, stage.name, time.monotonic() - t0, finished=False)
+                self.record(run, stage.name, beat.unrecorded(), finished=False)
                 raise
             seconds = time.monotonic() - t0
-            self.record(run, stage.name, seconds)
+            self.record(run, stage.name, beat.unrecorded())
             released = release_dump(self, run)
             if released:
                 self.say(f"{head}: {released}")
