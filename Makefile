@@ -346,7 +346,7 @@ readme:
 fit: build data
 	@mkdir -p results/fit
 	/usr/bin/python3 pipeline/provenance.py record results/fit/made_at.json -- \
-	  $(BUILD_DIR)/trainers/fit_logprob_matrix --corpus ptb --out results/fit/fit.json
+	  $(BUILD_DIR)/trainers/fit_logprob_matrix --corpus ptb --out results/fit/fit.json --resume
 	/usr/bin/python3 pipeline/fit_report.py results/fit/fit.json
 
 # The claims table (pipeline/claims.py) from the committed results, then into the README.

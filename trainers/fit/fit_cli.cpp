@@ -15,6 +15,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -52,6 +55,7 @@ struct FitCli {
   int64_t contexts = 200, words = 1000, low_rank = 0, C = 60, M = 80;
   double beta = 1.0, scale = 2.0;
   int restarts = 1;
+  bool resume = false;
   sb::fit::FitOptions fo;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
@@ -93,6 +97,9 @@ void FitCli::add_to(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--threads", threads, "LibTorch threads (default: cores)")->capture_default_str();
   app.add_option("--out", out, "the JSON report to write (atomically)")->required();
+  app.add_flag("--resume", resume,
+               "go on from OUT.partial (written after every fit) when it exists: its fits are "
+               "kept if its target and settings are this run's; without it, the fits start over");
 }
 
 /// --heads: heads with finite, dense log-outputs.
@@ -226,6 +233,33 @@ nlohmann::json fit_row(const sb::fit::Target& target, const sb::HeadSpec& spec, 
   return row;
 }
 
+/// A partial report's rows by (head, d).
+using SavedFits = std::map<std::pair<std::string, int64_t>, nlohmann::json>;
+
+/// The fits a partial report already holds, if `resume` and OUT.partial exists: refused unless
+/// its target and settings are this run's (then its rows are this run's rows too).
+SavedFits resumed_fits(const FitCli& cli, const nlohmann::json& head) {
+  const std::string partial = cli.out + ".partial";
+  SavedFits fits;
+  if (!cli.resume || !std::filesystem::exists(partial)) return fits;
+  std::ifstream in(partial);
+  nlohmann::json saved;
+  try {
+    saved = nlohmann::json::parse(in);
+    for (const char* key : {"target", "settings"})
+      if (!saved.contains(key) || saved[key] != head[key])
+        throw sb::InputError(
+            partial, key, "this run's (" + head[key].dump() + ")",
+            (saved.contains(key) ? saved[key].dump() : "none") + "; remove the file to start over");
+    for (const auto& row : saved.at("fits"))
+      fits[{row.at("head").get<std::string>(), row.at("d").get<int64_t>()}] = row;
+  } catch (const nlohmann::json::exception&) {
+    throw sb::FormatError::described(partial, "", partial + ": not a JSON fit report",
+                                     "a JSON fit report");
+  }
+  return fits;
+}
+
 }  // namespace
 
 namespace sb::fit {
@@ -257,14 +291,28 @@ int fit_logprob_matrix_main(int argc, char** argv) {
     const auto target = make_target(cli);
     const double entropy = sb::fit::weighted_entropy(target);
     nlohmann::json report = report_head(target, entropy, cli);
+    const SavedFits saved = resumed_fits(cli, report);
     const auto start = std::chrono::steady_clock::now();
     const size_t total = specs.size() * ds.size();
     size_t done = 0;
+    double seconds = 0;  // the fits' own times, over every piece of a resumed report
     for (const auto& spec : specs)
-      for (const int64_t d : ds)
-        report["fits"].push_back(fit_row(target, spec, d, cli, {++done, total, start}));
-    report["seconds"] = sb::seconds_since(start);
+      for (const int64_t d : ds) {
+        ++done;
+        if (const auto row = saved.find({spec.to_string(), d}); row != saved.end()) {
+          std::printf("fit %zu/%zu | %s d = %lld: from %s.partial\n", done, total,
+                      spec.to_string().c_str(), static_cast<long long>(d), cli.out.c_str());
+          report["fits"].push_back(row->second);
+        } else {
+          report["fits"].push_back(fit_row(target, spec, d, cli, {done, total, start}));
+          // Every finished fit is kept: a run stopped now resumes here (--resume).
+          sb::runkit::write_text_atomically(cli.out + ".partial", report.dump(2) + "\n");
+        }
+        seconds += report["fits"].back().value("seconds", 0.0);
+      }
+    report["seconds"] = seconds;
     sb::runkit::write_text_atomically(cli.out, report.dump(2) + "\n");
+    std::filesystem::remove(cli.out + ".partial");
     std::printf("wrote %s (%s)\n", cli.out.c_str(),
                 sb::format_duration(sb::seconds_since(start)).c_str());
   } catch (...) {
