@@ -23,7 +23,9 @@ import claim_tests as ct
 import fit_report
 from claims import Row, not_attempted
 
-FIT_MARGIN = 0.05  # relative to softmax's KL at the same d; stated before the fits of 2026-12-02
+# Relative to softmax's KL at the same d; stated before the fits re-made under fit_logprob.h's
+# window_step rule (a rise is not a plateau).
+FIT_MARGIN = 0.05
 # A fit whose relative KL change over its last check interval exceeds this has not settled: the
 # stopping rule's rel_tol is 1e-5; 1e-2 (1%) lets d = 40's slow tails count and rejects the
 # d = 80 fits whose changes reach -1.4% to -16.5% (results/fit/fit.json).
