@@ -29,7 +29,7 @@ FIT_MARGIN = 0.05
 # A fit whose relative KL change over its last check interval exceeds this has not settled: the
 # stopping rule's rel_tol is 1e-5; 1e-2 (1%) would let slow tails count, and it rejected the
 # d = 80 fits made before window_step, which stopped on rises of 1.4% to 16.5%. A fit that did
-# not converge (the 20000-step budget) is left out too.
+# not converge (the 60000-step budget) is left out too.
 UNSETTLED = 1e-2
 TESTS = "tests/trainers/heads"
 
