@@ -43,6 +43,14 @@ SketchOptions with_bound(int64_t bound, uint64_t seed = 0) {
   return o;
 }
 
+// The 400 x 300 case most tests share: 30 singular values log-spaced from 1 to 1e-3 (float32's
+// tol = 1.6e-6: all 30 above), then 270 exact zeros, between random singular vectors of `seed`.
+constexpr int64_t kRows = 400, kCols = 300;
+std::vector<double> thirty_clear_spectrum() { return log_spaced(30, 1e-3, kCols - 30); }
+std::vector<double> thirty_clear(uint64_t seed) {
+  return prescribed_matrix(kRows, kCols, thirty_clear_spectrum(), seed);
+}
+
 // Rounding of the prescribed matrices' construction, relative to sigma_1 (a float64 product of
 // orthonormal factors: a few hundred u).
 constexpr double kTruthSlack = 1e-12;
@@ -52,9 +60,9 @@ constexpr double kTruthSlack = 1e-12;
 TEST_CASE(
     "sketch: on prescribed spectra the certified rank is the exact count, and every true singular "
     "value lies in its certified bracket, whether k starts above the rank or has to grow") {
-  const int64_t t = 400, m = 300;
-  const auto s = log_spaced(30, 1e-3, m - 30);  // tol = 1.6e-6: all 30 above, the zeros below
-  const auto a = prescribed_matrix(t, m, s, /*seed=*/11);
+  const int64_t t = kRows, m = kCols;
+  const auto s = thirty_clear_spectrum();
+  const auto a = thirty_clear(/*seed=*/11);
   for (const int64_t bound : {25, 5}) {  // k0 = 35 > 30; k0 = 15 < 30: k must grow
     INFO("bound " << bound);
     FiniteScan scan;
@@ -162,9 +170,8 @@ TEST_CASE("sketch: a rank past the cap on k reads 'rank >= n', uncertified") {
 TEST_CASE(
     "sketch: verdict_only stops once within / exceeds is certain, with the verdict of the full "
     "run") {
-  const int64_t t = 400, m = 300;
-  const auto s = log_spaced(30, 1e-3, m - 30);
-  const auto a = prescribed_matrix(t, m, s, /*seed=*/17);
+  const int64_t t = kRows, m = kCols;
+  const auto a = thirty_clear(/*seed=*/17);
   for (const int64_t bound : {10, 40}) {
     INFO("bound " << bound);
     auto o = with_bound(bound);
@@ -253,9 +260,8 @@ TEST_CASE(
 TEST_CASE(
     "sketch: a check pass (no next basis) certifies what full passes certify, in fewer flops, "
     "and a check that does not settle hands over to full passes") {
-  const int64_t t = 400, m = 300;
-  const auto s = log_spaced(30, 1e-3, m - 30);
-  const auto a64 = prescribed_matrix(t, m, s, /*seed=*/41);
+  const int64_t t = kRows, m = kCols;
+  const auto a64 = thirty_clear(/*seed=*/41);
   const std::vector<float> a(a64.begin(), a64.end());  // float32 data, as the tool's files
   const RowReader read = reader(a, m);
   // k0 = 50, the count 30 clear of it: after the first pass the next is predicted to certify.

@@ -33,6 +33,13 @@ size_t entries(const fs::path& dir) {
   return n;
 }
 
+// A failed write left `path` holding `previous` byte for byte and nothing else in `dir`.
+void check_left_as_before(const fs::path& dir, const std::string& path,
+                          const std::string& previous) {
+  CHECK(read_bytes(path) == previous);
+  CHECK(entries(dir) == 1);
+}
+
 // Files may grow to `bytes` while alive; the soft limit only, so it can be raised back.
 struct FileSizeLimit {
   rlimit old{};
@@ -45,6 +52,20 @@ struct FileSizeLimit {
   }
   ~FileSizeLimit() { ::setrlimit(RLIMIT_FSIZE, &old); }
 };
+
+// Runs `write` with files limited to 4096 bytes (a full disk part-way through a larger write) and
+// returns the sb::WriteError's message, checking that the error names `path`; "" if none came.
+template <class Write>
+std::string message_on_full_disk(const std::string& path, Write write) {
+  const FileSizeLimit limit(4096);
+  try {
+    write();
+  } catch (const sb::WriteError& e) {
+    CHECK(e.file() == path);
+    return e.what();
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -63,38 +84,22 @@ TEST_CASE("a full disk during an atomic write leaves the previous file and names
   const TempDir dir("atomic_full");
   const std::string path = (dir / "final.json").string();
   write_text_atomically(path, "previous\n");
-  std::string message;
-  {
-    FileSizeLimit limit(4096);  // the 100 kB text fails part-way
-    try {
-      write_text_atomically(path, std::string(100000, 'y'));
-    } catch (const sb::WriteError& e) {
-      message = e.what();
-      CHECK(e.file() == path);
-    }
-  }
+  // The 100 kB text fails part-way.
+  std::string message =
+      message_on_full_disk(path, [&] { write_text_atomically(path, std::string(100000, 'y')); });
   INFO(message);
   CHECK(message.rfind(path + ": not written: write failed", 0) == 0);
   CHECK(message.find("is the disk full?") != std::string::npos);
-  CHECK(read_bytes(path) == "previous\n");
-  CHECK(entries(dir) == 1);
+  check_left_as_before(dir, path, "previous\n");
 
   // The same through write_atomically with another writer (as the checkpoint's torch archive).
-  message.clear();
-  {
-    FileSizeLimit limit(4096);
-    try {
-      write_atomically(path, [&](const std::string& tmp) {
-        sb::runkit::write_bytes(tmp, path, {std::string(3000, 'a'), std::string(3000, 'b')});
-      });
-    } catch (const sb::WriteError& e) {
-      message = e.what();
-      CHECK(e.file() == path);
-    }
-  }
+  message = message_on_full_disk(path, [&] {
+    write_atomically(path, [&](const std::string& tmp) {
+      sb::runkit::write_bytes(tmp, path, {std::string(3000, 'a'), std::string(3000, 'b')});
+    });
+  });
   CHECK(message.rfind(path + ": not written", 0) == 0);
-  CHECK(read_bytes(path) == "previous\n");
-  CHECK(entries(dir) == 1);
+  check_left_as_before(dir, path, "previous\n");
 }
 
 TEST_CASE("a writer's own exception leaves the previous file and no temporary file",
@@ -108,6 +113,5 @@ TEST_CASE("a writer's own exception leaves the previous file and no temporary fi
                                      throw std::logic_error("the writer failed");
                                    }),
                   std::logic_error);
-  CHECK(read_bytes(path) == "previous");
-  CHECK(entries(dir) == 1);
+  check_left_as_before(dir, path, "previous");
 }
