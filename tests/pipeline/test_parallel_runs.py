@@ -20,6 +20,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
 from checks import ROOT, check, finish, skip_without_corpus  # noqa: E402
+from tiny_profile import write_profile  # noqa: E402
 
 build = os.path.abspath(sys.argv[1])
 reproduce = os.path.join(ROOT, "pipeline", "reproduce.py")
@@ -32,13 +33,10 @@ def profile(tmp: str) -> str:
     with open(config, "w") as f:
         f.write("d = 8\nepochs = 2\ntrain_tokens = 40000\nvalid_tokens = 3000\n"
                 "test_tokens = 1000\nlr = 0.5\n")
-    path = os.path.join(tmp, "profile.toml")
-    with open(path, "w") as f:
-        f.write(f'name = "bigram"\ntrainer = "bigram"\nscaled_down = "a toy"\n'
-                f'out = "{tmp}/unused"\nconfig = "{config}"\nthreads = 1\n'
-                'heads = ["softmax", "sigsoftmax"]\nseeds = [1, 2]\n'
-                '[analysis]\nmethod = "gram"\n')
-    return path
+    return write_profile(os.path.join(tmp, "profile.toml"), name="bigram", trainer="bigram",
+                         out=f"{tmp}/unused", config=config, threads=1,
+                         heads=["softmax", "sigsoftmax"], seeds=[1, 2],
+                         tables='[analysis]\nmethod = "gram"\n')
 
 
 def drive(path: str, out: str, jobs: str) -> subprocess.CompletedProcess:

@@ -27,8 +27,11 @@ import tomllib
 
 import checks  # noqa: E402
 from checks import ROOT, build_dir, check, finish  # noqa: E402
+from tiny_profile import write_profile  # noqa: E402
 DRIVER = os.path.join(ROOT, "pipeline", "reproduce.py")
 FAKE = os.path.join(ROOT, "tests", "fixtures", "fake_slurm.py")
+# The paper profile's configs, one per head name ({name} is the profile's placeholder).
+PAPER_CONFIG = f"{ROOT}/trainers/configs/ptb_paper_{{name}}.toml"
 
 
 def fake_env(tmp: str) -> dict:
@@ -212,14 +215,11 @@ def test_projection(tmp: str) -> None:
             f"{10 * 1500 * tokens / rate / 3600:,.0f} GPU-hours")
     check(r.returncode == 0 and line in r.stdout,
           f"the paper plan projects softmax's GPU-hours from its measured tokens/s ({line})")
-    prof = os.path.join(tmp, "gpu.toml")
-    with open(prof, "w") as f:
-        f.write(f'name = "gpu"\nscaled_down = "x"\nout = "x"\n'
-                f'config = "{ROOT}/trainers/configs/ptb_paper_{{name}}.toml"\n'
-                'heads = ["softmax", "mos:K=15"]\nseeds = [1, 2, 3]\n'
-                "[overrides_by_head]\nmos = { epochs = 10 }\n"
-                "[gpu_throughput]\ntrain_tokens_per_epoch = 1000\nsource = \"test\"\n"
-                "tokens_per_s = { softmax = 250 }\n")
+    prof = write_profile(os.path.join(tmp, "gpu.toml"), name="gpu", out="x", config=PAPER_CONFIG,
+                         heads=["softmax", "mos:K=15"], seeds=[1, 2, 3],
+                         tables="[overrides_by_head]\nmos = { epochs = 10 }\n"
+                         "[gpu_throughput]\ntrain_tokens_per_epoch = 1000\nsource = \"test\"\n"
+                         "tokens_per_s = { softmax = 250 }\n")
     r = driver("--profile", prof, "--plan", "--build", build_dir())
     hours = 3 * (1000 + 500) * 1000 / 250 / 3600  # 3 seeds x (epochs + finetune) x tokens / rate
     check(f"softmax: 3 runs x (1000 + 500) epochs x 1000 tokens / 250 tokens/s = {hours:,.0f} "
@@ -232,12 +232,9 @@ def test_projection(tmp: str) -> None:
 def test_mpi_analyse(tmp: str) -> None:
     """analysis.tasks = 2: the analyse job holds 2 tasks on 1 node, each with half the threads,
     and its command is srun -n 2 -N 1 rank_analysis ... --mpi inside the job, mpirun outside."""
-    prof = os.path.join(tmp, "mpi.toml")
-    with open(prof, "w") as f:
-        f.write(f'name = "mpi"\nscaled_down = "x"\nout = "x"\nthreads = 4\n'
-                f'config = "{ROOT}/trainers/configs/ptb_paper_{{name}}.toml"\n'
-                'heads = ["softmax"]\nseeds = [1]\n'
-                '[analysis]\nmethod = "gram"\ntasks = 2\nnodes = 1\n')
+    prof = write_profile(os.path.join(tmp, "mpi.toml"), name="mpi", out="x", config=PAPER_CONFIG,
+                         threads=4, heads=["softmax"], seeds=[1],
+                         tables='[analysis]\nmethod = "gram"\ntasks = 2\nnodes = 1\n')
     out = os.path.join(tmp, "mpi_out")
     r = driver("--profile", prof, "--scheduler", "slurm", "--dry-run", "--out", out,
                "--build", build_dir(), env=dict(os.environ, PATH="/usr/bin:/bin"))
