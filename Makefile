@@ -72,7 +72,7 @@ help:
 	@echo "                jobs; 0 = cores // threads); JOBS=n is the build's parallelism only"
 	@echo "                SCHEDULER=slurm [PARTITION=p ACCOUNT=a WAIT=1]: submit it to Slurm; add -n for the job graph"
 	@echo "make readme     copy results/$(PROFILE)/summary.md into docs/reproducing.md, results/claims.md into README.md"
-	@echo "make fit        the heads fitted to the PTB bigram matrix to convergence: KL and rank against d (~30 min)"
+	@echo "make fit        the heads fitted to the PTB bigram matrix to convergence: KL and rank against d (~1h20m)"
 	@echo "make claims     the claims table (verdicts computed from the results) into results/claims.md and README.md"
 	@echo "make format     clang-format every C++ source"
 	@echo "make clean      remove $(BUILD_DIR)/"
@@ -341,7 +341,7 @@ readme:
 
 # The heads' expressiveness without a language model: the smoothed PTB bigram matrix (200 most
 # frequent contexts, the 1000 most frequent words and the rest as one) fitted to convergence by
-# every head at d = 10, 20, 40, 80, each fit twice (fit_logprob_matrix; ~30 min on 2 cores), then
+# every head at d = 10, 20, 40, 80, each fit twice (fit_logprob_matrix; ~1h20m on 2 cores), then
 # the table, plot and findings (pipeline/fit_report.py).
 fit: build data
 	@mkdir -p results/fit

@@ -50,7 +50,7 @@ def fit_rows(directory: str) -> list[Row]:
     src = "[results/fit](fit/fit.md) " + (f"(fitted at {made['source']})" if made else
                                           "(runs record no commit)")
     if report is None:
-        why = "the converged fits have not been run: `make fit`, ~1 h"
+        why = "the converged fits have not been run: `make fit`, ~1h20m"
         return [not_attempted(t2, "Theorem 2", why), not_attempted(t4, "Theorem 4", why)]
     by = {(f["head"], f["d"]): f for f in report["fits"]}
     ds = sorted({f["d"] for f in report["fits"]})

@@ -165,7 +165,9 @@ def markdown(report: dict, f: dict, json_name: str, made: dict | None) -> str:
         per = ", ".join(f"d = {d}: {c}" + (f" ({100 * v['gain'][d]:+.1f}%)" if d in v["gain"]
                                               else "") for d, c in v["per_d"].items())
         verdict = ("closer than softmax at every d" if v["closer_at_every_d"] else
-                   "worse than softmax at every d" if v["worse_at_every_d"] else "mixed")
+                   "worse than softmax at every d" if v["worse_at_every_d"] else
+                   "a tie with softmax at every d" if set(v["per_d"].values()) == {"tie"} else
+                   "mixed")
         lines.append(f"- {h}: **{verdict}** ({per}; a difference counts when it exceeds the two "
                      "fits' restart disagreements; in brackets the gain 1 - KL / KL_softmax).")
     if f["not_converged"]:
