@@ -52,10 +52,13 @@ def refuse(message: str) -> None:
 
 
 def find_ptb() -> str:
-    for d in (os.path.join(ROOT, "datasets", "ptb"), os.path.join(ROOT, "..", "shared", "datasets", "ptb")):
-        if os.path.exists(os.path.join(d, "ptb.train.txt")):
-            return os.path.abspath(d)
-    refuse("datasets/ptb/ptb.train.txt: not found; expected PTB there (run make data)")
+    """PTB in the trainers' search order (bench/wordlm_reference.py's find_ptb)."""
+    sys.path.insert(0, HERE)
+    from wordlm_reference import find_ptb as reference_find_ptb
+    try:
+        return os.path.abspath(reference_find_ptb(None))
+    except SystemExit:
+        refuse("datasets/ptb/ptb.valid.txt: not found; expected PTB there (run make data)")
     return ""
 
 
