@@ -23,3 +23,15 @@ rank_bench_setup() {
   here=$(cd "$(dirname "$0")" && pwd)
   need "run make build" "$bin" "$synth"
 }
+
+# bench_settings NAME=DEFAULT...: sets each shell variable NAME from the environment's
+# SB_BENCH_<NAME in upper case>, else DEFAULT (the scripts' headers list them), e.g.
+#   bench_settings threads=2 rounds=3     # threads=${SB_BENCH_THREADS:-2}, rounds=...
+bench_settings() {
+  local pair name env
+  for pair in "$@"; do
+    name=${pair%%=*}
+    env="SB_BENCH_${name^^}"
+    printf -v "$name" '%s' "${!env:-${pair#*=}}"
+  done
+}

@@ -16,13 +16,7 @@ set -euo pipefail
 . "$(dirname "$0")/bench_lib.sh"
 build=${1:-build}
 bin="$build/bench/bench_wordlm"
-threads=${SB_BENCH_THREADS:-2}
-rounds=${SB_BENCH_ROUNDS:-3}
-batches=${SB_BENCH_BATCHES:-40}
-warmup=${SB_BENCH_WARMUP:-5}
-experts=${SB_BENCH_EXPERTS:-2}
-emsize=${SB_BENCH_EMSIZE:-100}
-nhid=${SB_BENCH_NHID:-256}
+bench_settings threads=2 rounds=3 batches=40 warmup=5 experts=2 emsize=100 nhid=256
 read -r -a heads <<< "${SB_BENCH_HEADS:-softmax mos moss mos-composed}"
 need "cmake --build $build --target bench_wordlm" "$bin"
 log=$(mktemp)

@@ -18,11 +18,7 @@ set -euo pipefail
 rank_bench_setup sb_bench_rank "$@"  # build, work, bin, synth, py, here
 mkdir -p "$work"
 # SB_BENCH_T/M/D shrink the problem for a quick check of the script itself.
-T=${SB_BENCH_T:-82430}
-M=${SB_BENCH_M:-10000}
-D=${SB_BENCH_D:-400}
-gram_only=${SB_BENCH_GRAM_ONLY:-0}
-rank_only=${SB_BENCH_RANK_ONLY:-0}
+bench_settings T=82430 M=10000 D=400 gram_only=0 rank_only=0
 [ "$rank_only" = 1 ] && gram_only=1
 file="$work/synthetic_softmax_${T}x${M}_d${D}.h5"
 

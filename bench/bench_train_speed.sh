@@ -28,14 +28,7 @@ bin="$build/bench/bench_wordlm"
 py=/usr/bin/python3
 here=$(cd "$(dirname "$0")" && pwd)
 ref="$here/wordlm_reference.py"
-threads=${SB_BENCH_THREADS:-2}
-rounds=${SB_BENCH_ROUNDS:-3}
-batches=${SB_BENCH_BATCHES:-60}
-warmup=${SB_BENCH_WARMUP:-10}
-experts=${SB_BENCH_EXPERTS:-2}
-glibc_heap=${SB_BENCH_GLIBC_HEAP:-1}
-fused=${SB_BENCH_FUSED:-1}
-debian_blas=${SB_BENCH_DEBIAN_BLAS:-1}
+bench_settings threads=2 rounds=3 batches=60 warmup=10 experts=2 glibc_heap=1 fused=1 debian_blas=1
 omp_dir=/usr/lib/x86_64-linux-gnu/openblas-openmp
 need "cmake --build $build --target bench_wordlm, or make bench-train" "$bin"
 [ -e "$omp_dir/libblas.so.3" ] || { echo "bench_train_speed.sh: $omp_dir missing (libopenblas0-openmp)" >&2; exit 1; }

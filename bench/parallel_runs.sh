@@ -17,10 +17,7 @@ set -euo pipefail
 build=${1:-build}
 bin="$build/bench/bench_wordlm"
 need "cmake --build $build --target bench_wordlm" "$bin"
-rounds=${SB_BENCH_ROUNDS:-3}
-batches=${SB_BENCH_BATCHES:-60}
-warmup=${SB_BENCH_WARMUP:-10}
-heads=${SB_BENCH_HEADS:-softmax mos}
+bench_settings rounds=3 batches=60 warmup=10 heads="softmax mos"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 model="--mode train --emsize 100 --nhid 256 --fused-lstm --experts 2 --batches $batches --warmup $warmup"
