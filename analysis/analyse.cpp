@@ -105,6 +105,15 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
   p.pass_done = [&o](const SketchPass& s) {
     if (!o.on_progress) return;
     char line[240], kind[64] = "";
+    if (s.start) {
+      std::snprintf(line, sizeof line,
+                    "sketch: pass %d (k = %lld, sparse start) in %s: next basis formed, nominal "
+                    "rank %lld (no bounds from a start)",
+                    s.pass, static_cast<long long>(s.k), sb::format_duration(s.seconds).c_str(),
+                    static_cast<long long>(s.rank));
+      o.on_progress(line);
+      return;
+    }
     if (s.power > 0)
       std::snprintf(kind, sizeof kind, ", power step %d on c = %lld", s.power,
                     static_cast<long long>(s.count));

@@ -95,6 +95,12 @@ void MethodOptions::add_sketch_options(CLI::App& app, AnalyseOptions& opt) {
                      "with a long tail of values just below tol; at most this many per attempt, "
                      "0 to 64 (0: never)")
           ->capture_default_str());
+  sketch_.push_back(
+      app.add_option("--sketch-start-nonzeros", opt.sketch.start_nonzeros,
+                     "sketch: nonzeros per row of the first pass's sparse sign test matrix, 0 to "
+                     "64: that pass forms A^T A Omega at T M zeta + 2 T M k flops instead of "
+                     "4 T M k and bounds nothing; 0: a full first pass on a Gaussian basis")
+          ->capture_default_str());
   sketch_.push_back(app.add_flag(
       "--sketch-no-check", no_check,
       "sketch: every pass also forms the next basis, even one predicted to certify (for timing)"));

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <future>
 #include <limits>
+#include <memory>
 #include <random>
 
 #include "analysis/block_stream.h"
@@ -17,6 +18,7 @@
 #include "analysis/rank_certificate.h"
 #include "analysis/residual_power.h"
 #include "analysis/sketch_parts.h"
+#include "analysis/sparse_sign.h"
 #include "analysis/streamed_qr.h"
 #include "common/errors.h"
 
@@ -95,12 +97,14 @@ int64_t qr_chunk_rows(int64_t k) { return std::max<int64_t>(2 * k, 2048); }
 enum class PassKind { check, full };
 
 // Streams A once: basis is M x (k + p), Q's k columns then the p probes w_i; with_y: also
-// accumulate the next basis Y.
+// accumulate the next basis Y. start: the sparse start (sketch.h, "Start"): A_b Omega in place
+// of A_b [Q W], p = 0 and basis unused.
 template <class In>
 bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows, int64_t cols,
               int64_t k, int64_t p, int64_t block_rows, const std::vector<double>& basis,
               bool with_y, bool first, bool overlap, FiniteScan* scan, SpectrumTiming* timing,
-              PassSums& sums, const std::function<void(int64_t)>& on_rows) {
+              PassSums& sums, const std::function<void(int64_t)>& on_rows,
+              const SparseSign* start = nullptr) {
   const int64_t m = cols, kp = k + p;
   sums.k = k;
   sums.y.assign(with_y ? static_cast<size_t>(m * k) : 0, 0.0);
@@ -135,9 +139,13 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
       rows, m, block_rows, overlap, timing, load,
       [&](const double* x, int64_t n) {
         // The row-major n x M block is the column-major M x n matrix X = A_b^T.
-        // Z = A_b [Q W] = X^T basis: (n, k + p), column-major.
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(kp), blas_int(m),
-                    1.0, x, blas_int(m), basis.data(), blas_int(m), 0.0, z.data(), blas_int(n));
+        // Z = A_b [Q W] = X^T basis: (n, k + p), column-major; at the start A_b Omega: (n, k).
+        if (start)
+          start->apply(x, n, z.data(), n, openblas_get_num_threads());
+        else
+          cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(kp),
+                      blas_int(m), 1.0, x, blas_int(m), basis.data(), blas_int(m), 0.0, z.data(),
+                      blas_int(n));
         // Y += A_b^T Z_Q = X Z_Q: (M, k).
         if (with_y)
           cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(k),
@@ -346,21 +354,33 @@ struct Steering {
 /// close it, so that the next pass can be a check. Subspace iteration shrinks the
 /// residual by about rho = (s_(c+1) / s_c)^2 per pass (c the nominal count; Halko, Martinsson &
 /// Tropp 2011, section 4.5), so the prediction is e rho < tol / 2, with the count clear of k.
+/// After the sparse start (sketch.h, "Start") there is no residual bound yet: a tail of A Omega
+/// at level s_(c+1) is taken as A's tail at that level over up to k directions (E[Omega Omega^T]
+/// = I: sparse_sign.h), so e = factor * s_(c+1) sqrt(k) with the probes' factor, and the next
+/// basis A^T A Omega is one power step.
 /// Only a prediction: a check that does not certify costs a pass without Y, and the passes after
 /// it are full.
-bool closes_next(const Window& w, const SketchOptions& o, int64_t k) {
+bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_start) {
   const int64_t c = w.rank;
   if (c < 1 || c >= k - std::max<int64_t>(o.oversampling / 2, 1)) return false;
   const double above = w.sigma[static_cast<size_t>(c - 1)], below = w.sigma[static_cast<size_t>(c)];
   if (!(above > 0)) return false;
   const double rho = (below / above) * (below / above);
-  return w.residual * rho < 0.5 * w.tol;
+  const double e =
+      after_start ? probe_factor(o.probes) * below * std::sqrt(static_cast<double>(k)) : w.residual;
+  return e * rho < 0.5 * w.tol;
 }
 
 /// The report from the last window: the Numerical Recipes rank of the Ritz values with what
 /// they cannot resolve marked, the certified window, the largest certified gap, the bound.
+/// The passes of a run by kind (sketch.h: the start, full passes, checks, power steps) and the
+/// residual bounds evaluated (each wrong with probability <= 1e-12).
+struct PassCounts {
+  int passes = 0, checks = 0, check_passes = 0, power_passes = 0, start_nonzeros = 0;
+};
+
 void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t rows, int64_t cols,
-                 int64_t k, int pass, int checks) {
+                 int64_t k, const PassCounts& n) {
   RankReport& r = out.report;
   // What the Ritz values can resolve: the residual bound, or the rounding of their own values
   // (the one-sided finish: of order u ||A||, no longer sqrt(u) ||A||).
@@ -394,10 +414,13 @@ void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t r
   r.gram_error = w.rounding;
   r.solver_error = 0;
   r.sketch_k = k;
-  r.sketch_passes = pass;
+  r.sketch_passes = n.passes;
+  r.sketch_check_passes = n.check_passes;
+  r.sketch_power_passes = n.power_passes;
+  r.sketch_start_nonzeros = n.start_nonzeros;
   r.residual_bound = w.residual;
   r.residual_count = w.residual_count;
-  r.failure_probability = checks * std::pow(10.0, -kCheckFailureLog10);
+  r.failure_probability = n.checks * std::pow(10.0, -kCheckFailureLog10);
   out.sigma = std::move(w.sigma);
   out.lower = std::move(w.lower);
   out.upper = std::move(w.upper);
@@ -415,6 +438,17 @@ double next_basis(PassSums& sums, int64_t m, int64_t k, int64_t next_k, std::mt1
   return eta;
 }
 
+// The first pass's test matrix (sketch.h, "Start"): the sparse sign embedding, or (start_nonzeros
+// = 0: none returned) an orthonormal Gaussian Q in basis's first k columns, its defect in *eta.
+std::unique_ptr<SparseSign> first_test_matrix(const SketchOptions& o, int64_t m, int64_t k,
+                                              std::mt19937_64& rng, std::vector<double>& basis,
+                                              double* eta) {
+  if (o.start_nonzeros > 0) return std::make_unique<SparseSign>(m, k, o.start_nonzeros, rng);
+  gaussian_columns(basis, m, 0, k, rng);
+  *eta = orthonormalise(basis, m, k);
+  return nullptr;
+}
+
 // The row progress of pass `pass` at k, or an empty function when nobody listens.
 std::function<void(int64_t)> rows_progress(const SketchProgress& progress, int pass, int64_t k,
                                            int64_t local_rows) {
@@ -423,30 +457,54 @@ std::function<void(int64_t)> rows_progress(const SketchProgress& progress, int p
       [&progress, pass, k, local_rows](int64_t done) { progress.rows(pass, k, done, local_rows); };
 }
 
+/// The run's sizes (sketch.h): T over all processes, the cap on k, k0 and the rows per block.
+struct Plan {
+  int64_t rows = 0, cap = 0, k0 = 0, block_rows = 0;
+};
+
+Plan plan_run(const SketchOptions& o, int64_t local_rows, int64_t cols) {
+  check_options(o);
+  Plan plan;
+  // T: the whole matrix's rows (the threshold, the rounding bounds); this process streams
+  // local_rows of them (all of them without a collective).
+  plan.rows = o.collective ? o.total_rows : local_rows;
+  const int64_t full = std::min(plan.rows, cols);
+  plan.cap = o.max_k > 0 ? std::min(o.max_k, full) : full;
+  plan.k0 =
+      std::clamp<int64_t>(o.initial_k > 0 ? o.initial_k : o.bound + o.oversampling, 1, plan.cap);
+  plan.block_rows =
+      std::max<int64_t>(1, std::min(sketch_block_rows(cols, o.block_rows), local_rows));
+  return plan;
+}
+
+/// After a pass that formed Y: true to stop, else the next k, the next basis in `basis` (its
+/// defect in *eta) and whether the next pass is a check. The start never stops: it bounds nothing.
+bool advance(Steering& steer, const Window& w, const SketchOptions& o, int64_t cap, int pass,
+             bool starting, bool checks_allowed, PassSums& sums, int64_t m, std::mt19937_64& rng,
+             std::vector<double>& basis, int64_t* k, double* eta, PassKind* kind) {
+  int64_t next_k = *k;
+  if (steer.stop(w, o, *k, cap, pass, &next_k) && !starting) return true;
+  if (checks_allowed && next_k == *k && closes_next(w, o, *k, starting)) *kind = PassKind::check;
+  *eta = next_basis(sums, m, *k, next_k, rng, basis);
+  *k = next_k;
+  return false;
+}
+
 template <class In>
 SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                          int64_t cols, const SketchOptions& o, FiniteScan* scan,
                          SpectrumTiming* timing, const SketchProgress& progress) {
   SpectrumTiming local;
   if (!timing) timing = &local;
-  // T: the whole matrix's rows (the threshold, the rounding bounds); this process streams
-  // local_rows of them (all of them without a collective).
   const Collective* coll = o.collective;
-  const int64_t rows = coll ? o.total_rows : local_rows;
-  const int64_t m = cols, full = std::min(rows, cols);
-  const int64_t p = o.probes;
-  check_options(o);
-  const int64_t cap = o.max_k > 0 ? std::min(o.max_k, full) : full;
-  int64_t k = std::clamp<int64_t>(o.initial_k > 0 ? o.initial_k : o.bound + o.oversampling, 1, cap);
-  const int64_t block_rows =
-      std::max<int64_t>(1, std::min(sketch_block_rows(cols, o.block_rows), local_rows));
+  const Plan plan = plan_run(o, local_rows, cols);
+  const int64_t rows = plan.rows, m = cols, p = o.probes;
+  int64_t k = plan.k0;
   std::mt19937_64 rng(o.seed);
-
   std::vector<double> basis(static_cast<size_t>(m * (k + p)));
-  gaussian_columns(basis, m, 0, k, rng);
-  double eta = orthonormalise(basis, m, k);  // Q's orthogonality defect, measured
+  double eta = 0, frobenius = 0;  // Q's orthogonality defect, measured; ||A||_F's bound
+  const std::unique_ptr<SparseSign> start = first_test_matrix(o, m, k, rng, basis, &eta);
   PassSums sums;
-  double frobenius = 0;
   Window w;
   SketchResult out;
   Steering steer;
@@ -458,12 +516,15 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   int checks = 0, pass = 0, check_passes = 0;
   while (pass < o.max_passes) {
     const auto pass_start = std::chrono::steady_clock::now();
-    const Probes pr = draw_probes(basis, m, k, p, eta, rng);
-    const bool first = pass == 0;
-    const bool clean =
-        run_pass(read, local_rows, cols, k, p, block_rows, basis, kind == PassKind::full, first,
-                 o.overlap, scan, timing, sums, rows_progress(progress, pass + 1, k, local_rows));
-    if (coll ? !meet(sums, scan, *coll, o.row_offset, p, first, timing) : !clean) return out;
+    const bool first = pass == 0, starting = first && start;
+    const int64_t pass_probes = starting ? 0 : p;
+    const Probes pr = starting ? Probes{} : draw_probes(basis, m, k, p, eta, rng);
+    const bool clean = run_pass(read, local_rows, cols, k, pass_probes, plan.block_rows, basis,
+                                kind == PassKind::full, first, o.overlap, scan, timing, sums,
+                                rows_progress(progress, pass + 1, k, local_rows),
+                                starting ? start.get() : nullptr);
+    if (coll ? !meet(sums, scan, *coll, o.row_offset, pass_probes, first, timing) : !clean)
+      return out;
     ++pass;
     ++steer.passes_at_k;
     const auto solve_start = std::chrono::steady_clock::now();
@@ -471,16 +532,22 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       out.same_sign = !(sums.positive && sums.negative);
       frobenius = std::sqrt(sums.frobenius_sq * (1 + gamma_float64(double(rows) * double(cols))));
     }
-    w = bracket(sums, pr.omega_norm, pr.w_norm, pr.w_err, rows, cols, k, pr.eta, frobenius, o.eps);
-    ++checks;
-    if (progress.pass_done)
-      progress.pass_done({pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol,
-                          since(pass_start), kind == PassKind::check});
-    if (power.wanted(w, o, k, steer.passes_at_k, kind == PassKind::check, pass)) {
-      power.start(k, w.rank, pass);
-      power.passes += power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows, frobenius,
-                                    out.same_sign, block_rows, pass + power.passes, rng, timing,
-                                    progress, &checks);
+    if (starting) {
+      w = start_window(sums, rows, cols, k, o.eps);
+      report_start(progress, w, pass, k, since(pass_start));
+    } else {
+      w = bracket(sums, pr.omega_norm, pr.w_norm, pr.w_err, rows, cols, k, pr.eta, frobenius,
+                  o.eps);
+      ++checks;
+      if (progress.pass_done)
+        progress.pass_done({pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol,
+                            since(pass_start), kind == PassKind::check});
+      if (power.wanted(w, o, k, steer.passes_at_k, kind == PassKind::check, pass)) {
+        power.start(k, w.rank, pass);
+        power.passes += power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows, frobenius,
+                                      out.same_sign, plan.block_rows, pass + power.passes, rng,
+                                      timing, progress, &checks);
+      }
     }
     if (kind == PassKind::check) {
       ++check_passes;
@@ -490,19 +557,14 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       checks_allowed = false;
       continue;
     }
-    int64_t next_k = k;
-    if (steer.stop(w, o, k, cap, pass, &next_k)) {
-      timing->solve += since(solve_start);
-      break;
-    }
-    if (checks_allowed && next_k == k && closes_next(w, o, k)) kind = PassKind::check;
-    eta = next_basis(sums, m, k, next_k, rng, basis);
-    k = next_k;
+    const bool stop = advance(steer, w, o, plan.cap, pass, starting, checks_allowed, sums, m, rng,
+                              basis, &k, &eta, &kind);
     timing->solve += since(solve_start);
+    if (stop) break;
   }
-  fill_report(out, w, o, rows, cols, k, pass + power.passes, checks);
-  out.report.sketch_check_passes = check_passes;
-  out.report.sketch_power_passes = power.passes;
+  fill_report(
+      out, w, o, rows, cols, k,
+      {pass + power.passes, checks, check_passes, power.passes, start ? start->nonzeros() : 0});
   return out;
 }
 
@@ -569,6 +631,8 @@ void check_options(const SketchOptions& s) {
   require(s.power_steps >= 0 && s.power_steps <= 64, "--sketch-power-steps", s.power_steps,
           "0 to 64 steps");
   require(s.max_k >= 0, "--sketch-max-k", s.max_k, "k >= 1, or 0 for min(T, M)");
+  require(s.start_nonzeros >= 0 && s.start_nonzeros <= 64, "--sketch-start-nonzeros",
+          s.start_nonzeros, "0 to 64 nonzeros per row (0: a Gaussian start)");
 }
 
 }  // namespace sb::analysis

@@ -14,6 +14,16 @@
 // k (c = max(2k, 2048) rows), plus two row blocks and their products; A itself is never held.
 // Flops: about 4 T M k per pass (A_b [Q W], then A_b^T Z) and 2 T k^2 for R.
 //
+// Start. The first pass has no basis to bound: from a random Q its window certifies nothing at
+// any size that matters (e is of order ||A||_F), so all it is for is the next basis. It forms
+// Y = A^T (A Omega) with Omega a sparse sign embedding (zeta nonzeros +-1 / sqrt(zeta) per row,
+// sparse_sign.h) instead of a Gaussian Q: A_b Omega costs n M zeta multiply-adds where A_b Q cost
+// 2 n M k flops, so the pass costs 2 T M k + T M zeta instead of 2 T M (2k + p), about half. It
+// draws no probes and counts no check; the streamed QR of A Omega (R's singular values, which
+// bound nothing: Omega is not orthonormal) gives the nominal count that steers k and predicts
+// whether the next pass can be a check (start_closes_next in sketch.cpp). start_nonzeros = 0:
+// the first pass is a full pass on a Gaussian Q, as every later one.
+//
 // The Ritz values are the singular values of R: the one-sided finish. They equal the square
 // roots of the eigenvalues of H = (AQ)^T (AQ), but are computed to an error of order u ||A||
 // instead of u ||A||^2 / sigma_i, so they resolve singular values down to about u ||A||, where
@@ -145,6 +155,9 @@ struct SketchOptions {
   bool overlap = true;        ///< read block b + 1 while block b is multiplied
   /// a pass without the next basis where the one before predicts it certifies ("Checks")
   bool check_passes = true;
+  /// zeta of the first pass's sparse sign test matrix ("Start", sparse_sign.h), 1 to 64; 0: the
+  /// first pass is a full pass on an orthonormal Gaussian Q (the earlier behaviour)
+  int start_nonzeros = 8;
   /// Power steps on the probes alone (residual_power.h) bound ||A (I - Q_c Q_c^T)||_2 for the c
   /// top Ritz vectors when the count is certified from below but the residual keeps the window
   /// open; at most this many passes per attempt (0: never).
@@ -169,6 +182,7 @@ struct SketchPass {
   bool check = false;  ///< a check: no next basis formed
   int power = 0;       ///< > 0: a power step on the probes alone (residual_power.h), its index
   int64_t count = 0;   ///< power steps: the c whose residual they bound
+  bool start = false;  ///< the sparse start: a next basis only, no bounds ("Start")
 };
 
 /// Progress within a pass (rows read of this pass) and after each pass.

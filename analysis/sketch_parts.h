@@ -42,6 +42,15 @@ bool settled(const Window& w, const SketchOptions& o);
 /// and the certified orthogonality defect eta of the result (sketch.h).
 double orthonormalise(std::vector<double>& y, int64_t m, int64_t k);
 
+/// The sparse start (sketch.h, "Start"; sketch_start.cpp). Its window: the singular values of
+/// R are those of A Omega, which bound nothing (Omega is not orthonormal) and steer alone: a
+/// nominal count at the NR threshold of the largest, the window [0, min(T, M)], no residual
+/// bound.
+Window start_window(const PassSums& s, int64_t rows, int64_t cols, int64_t k, double eps);
+/// The start's progress line: its nominal count, no bounds.
+void report_start(const SketchProgress& progress, const Window& w, int pass, int64_t k,
+                  double seconds);
+
 /// When to try power steps (sketch.h, "Power steps"), and where they were last tried.
 struct PowerAttempts {
   int64_t k = -1, c = -1;

@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 
+from sketch_model import sketch_flops
+
 build, work = sys.argv[1], sys.argv[2]
 cli = os.path.join(build, "analysis", "rank_analysis")
 synth = os.path.join(build, "trainers", "synthetic_logprobs")
@@ -79,7 +81,7 @@ r_syrk = T * M * M / g1["seconds_accumulate"]  # flops/s of one node (2 cores)
 b_local = 8 * M * M / max(g2["seconds_reduce"], 1e-9)
 k = s1["sketch_k"]
 passes = s1["sketch_passes"]
-r_gemm = passes * 2 * T * M * (2 * k + 40) / s1["seconds_accumulate"]  # 40 probes
+r_gemm = sketch_flops(s1)[0] / s1["seconds_accumulate"]  # bench/sketch_model.py
 print(f"- measured here: dsyrk {r_syrk / 1e9:.0f} GFLOP/s (T M^2 flops over the 1-process partial "
       f"sums), the sketch's products {r_gemm / 1e9:.0f} GFLOP/s, MPI_Reduce of the 8 M^2 = "
       f"{8 * M * M / 1e9:.2f} GB Gram between 2 processes on this machine {b_local / 1e9:.1f} "
@@ -92,7 +94,9 @@ def gram_time(n, t, m, solve):
 
 
 def sketch_time(n, t, m, k, passes):
-    return passes * (2 * t * m * (2 * k + 40) / (n * r_gemm) + 2 * (n - 1) / n * 8 * m * k / B_NET)
+    """The measured run's passes (start, full, checks) at T = t, M = m and k."""
+    flops = sketch_flops({**s1, "T": t, "M": m, "sketch_k": k})[0]
+    return flops / (n * r_gemm) + passes * 2 * (n - 1) / n * 8 * m * k / B_NET
 
 
 nodes = [1, 2, 4, 8, 16, 32, 64]

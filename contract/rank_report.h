@@ -70,6 +70,9 @@ struct RankReport {
   int64_t sketch_k = 0;
   int sketch_passes = 0;
   int sketch_check_passes = 0;  ///< of sketch_passes: checks, which form no next basis
+  /// > 0: the first pass was the sparse start with this many nonzeros per row of its test
+  /// matrix (analysis/sparse_sign.h), which bounds nothing; 0: a full pass
+  int sketch_start_nonzeros = 0;
   /// of sketch_passes: power steps on the probes alone (analysis/residual_power.h); when they
   /// certified the count, residual_bound bounds ||A (I - Q_c Q_c^T)||_2 for the c top Ritz vectors
   int sketch_power_passes = 0;

@@ -51,6 +51,12 @@ std::vector<double> thirty_clear(uint64_t seed) {
   return prescribed_matrix(kRows, kCols, thirty_clear_spectrum(), seed);
 }
 
+// The checks a sketch run made: every pass but the sparse start bounds the residual once, and
+// each such bound fails with probability <= 1e-12 (sketch.h).
+double expected_failure(const sb::contract::RankReport& r) {
+  return (r.sketch_passes - (r.sketch_start_nonzeros > 0 ? 1 : 0)) * 1e-12;
+}
+
 // Rounding of the prescribed matrices' construction, relative to sigma_1 (a float64 product of
 // orthonormal factors: a few hundred u).
 constexpr double kTruthSlack = 1e-12;
@@ -59,36 +65,41 @@ constexpr double kTruthSlack = 1e-12;
 
 TEST_CASE(
     "sketch: on prescribed spectra the certified rank is the exact count, and every true singular "
-    "value lies in its certified bracket, whether k starts above the rank or has to grow") {
+    "value lies in its certified bracket, whether k starts above the rank or has to grow, from "
+    "the sparse start or a Gaussian one") {
   const int64_t t = kRows, m = kCols;
   const auto s = thirty_clear_spectrum();
   const auto a = thirty_clear(/*seed=*/11);
-  for (const int64_t bound : {25, 5}) {  // k0 = 35 > 30; k0 = 15 < 30: k must grow
-    INFO("bound " << bound);
-    FiniteScan scan;
-    const auto r = sketch_rank(reader(a, m), t, m, with_bound(bound), &scan);
-    REQUIRE(scan.clean());
-    CHECK(r.report.certified);
-    CHECK(r.report.rank == 30);
-    CHECK(r.report.rank_min == 30);
-    CHECK(r.report.rank_max == 30);
-    CHECK(r.report.sketch_k >= 30 + 5);
-    if (bound == 5) CHECK(r.report.sketch_k > 15);
-    REQUIRE(r.lower.size() == static_cast<size_t>(r.report.sketch_k));
-    for (size_t i = 0; i < r.lower.size(); ++i) {
-      INFO("sigma_" << i + 1);
-      CHECK(r.lower[i] <= s[i] + kTruthSlack);
-      CHECK(s[i] <= r.upper[i] + kTruthSlack);
-      CHECK(r.lower[i] <= r.sigma[i]);
-      CHECK(r.sigma[i] <= r.upper[i]);
+  for (const int start : {8, 1, 0})        // the default sparse start, a CountSketch, Gaussian
+    for (const int64_t bound : {25, 5}) {  // k0 = 35 > 30; k0 = 15 < 30: k must grow
+      INFO("bound " << bound << ", start nonzeros " << start);
+      FiniteScan scan;
+      SketchOptions o = with_bound(bound);
+      o.start_nonzeros = start;
+      const auto r = sketch_rank(reader(a, m), t, m, o, &scan);
+      CHECK(r.report.sketch_start_nonzeros == start);
+      REQUIRE(scan.clean());
+      CHECK(r.report.certified);
+      CHECK(r.report.rank == 30);
+      CHECK(r.report.rank_min == 30);
+      CHECK(r.report.rank_max == 30);
+      CHECK(r.report.sketch_k >= 30 + 5);
+      if (bound == 5) CHECK(r.report.sketch_k > 15);
+      REQUIRE(r.lower.size() == static_cast<size_t>(r.report.sketch_k));
+      for (size_t i = 0; i < r.lower.size(); ++i) {
+        INFO("sigma_" << i + 1);
+        CHECK(r.lower[i] <= s[i] + kTruthSlack);
+        CHECK(s[i] <= r.upper[i] + kTruthSlack);
+        CHECK(r.lower[i] <= r.sigma[i]);
+        CHECK(r.sigma[i] <= r.upper[i]);
+      }
+      // Converged: the Ritz values of the 30 nonzero singular values agree with them to far below
+      // tol (the subspace holds them to about the residual bound).
+      for (size_t i = 0; i < 30; ++i) CHECK(std::abs(r.sigma[i] - s[i]) < 1e-3 * r.report.tol);
+      CHECK(r.report.residual_bound < r.report.tol_lo);
+      CHECK(r.report.failure_probability == Approx(expected_failure(r.report)).epsilon(1e-12));
+      CHECK(r.report.within_bound == (30 <= bound));
     }
-    // Converged: the Ritz values of the 30 nonzero singular values agree with them to far below
-    // tol (the subspace holds them to about the residual bound).
-    for (size_t i = 0; i < 30; ++i) CHECK(std::abs(r.sigma[i] - s[i]) < 1e-3 * r.report.tol);
-    CHECK(r.report.residual_bound < r.report.tol_lo);
-    CHECK(r.report.failure_probability == Approx(r.report.sketch_passes * 1e-12).epsilon(1e-12));
-    CHECK(r.report.within_bound == (30 <= bound));
-  }
 }
 
 TEST_CASE(
@@ -349,7 +360,7 @@ TEST_CASE(
   CHECK(r.report.residual_count == count);
   CHECK(r.report.residual_bound < r.report.tol_lo);
   CHECK(r.report.residual_bound >= exact[count]);  // it bounds sigma_(c+1) from above
-  CHECK(r.report.failure_probability == Approx(r.report.sketch_passes * 1e-12).epsilon(1e-12));
+  CHECK(r.report.failure_probability == Approx(expected_failure(r.report)).epsilon(1e-12));
   // Past the count every upper bound is the power bound, so the gap at the count is certified.
   REQUIRE(r.upper.size() > static_cast<size_t>(count));
   CHECK(r.upper[count] <= r.report.residual_bound);

@@ -1,0 +1,88 @@
+#include "analysis/sparse_sign.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+namespace sb::analysis {
+
+SparseSign::SparseSign(int64_t m, int64_t k, int nonzeros, std::mt19937_64& rng)
+    : m_(m), k_(k), zeta_(static_cast<int>(std::min<int64_t>(std::max(nonzeros, 1), k))) {
+  scale_ = 1 / std::sqrt(static_cast<double>(zeta_));
+  column_.resize(static_cast<size_t>(m_ * zeta_));
+  sign_.resize(column_.size());
+  std::uniform_int_distribution<int64_t> pick(0, k_ - 1);
+  for (int64_t j = 0; j < m_; ++j) {
+    int32_t* col = column_.data() + j * zeta_;
+    for (int l = 0; l < zeta_; ++l) {
+      int32_t c;
+      do {  // distinct columns: zeta <= k, and zeta is small beside k in use
+        c = static_cast<int32_t>(pick(rng));
+      } while (std::find(col, col + l, c) != col + l);
+      col[l] = c;
+      sign_[static_cast<size_t>(j * zeta_ + l)] = (rng() & 1) ? int8_t{1} : int8_t{-1};
+    }
+  }
+}
+
+namespace {
+
+// Z's rows [i, i + R) of X Omega: R rows share each read of Omega's row j (its columns and
+// signs); their sums sit interleaved in acc (k x R: acc[c R + r]), so that one (j, l) updates R
+// adjacent doubles (one AVX2 vector at R = 4) and acc stays in the L1 cache. Every row is summed
+// over j in order, whatever R is.
+template <int R>
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void tile(const double* x, int64_t i, int64_t m, int64_t k, int zeta, const int32_t* column,
+          const int8_t* sign, double scale, double* acc, double* z, int64_t ldz) {
+  std::fill(acc, acc + R * k, 0.0);
+  const double* row = x + i * m;
+  for (int64_t j = 0; j < m; ++j, column += zeta, sign += zeta) {
+    double v[R];
+    for (int r = 0; r < R; ++r) v[r] = row[r * m + j];
+    for (int l = 0; l < zeta; ++l) {
+      double* a = acc + int64_t{column[l]} * R;
+      const double s = sign[l];
+      for (int r = 0; r < R; ++r) a[r] += s * v[r];
+    }
+  }
+  for (int64_t c = 0; c < k; ++c)
+    for (int r = 0; r < R; ++r) z[i + r + c * ldz] = scale * acc[c * R + r];
+}
+
+}  // namespace
+
+void SparseSign::apply_rows(const double* x, int64_t from, int64_t to, double* z,
+                            int64_t ldz) const {
+  constexpr int kTile = 4;
+  std::vector<double> acc(static_cast<size_t>(kTile * k_));
+  int64_t i = from;
+  for (; i + kTile <= to; i += kTile)
+    tile<kTile>(x, i, m_, k_, zeta_, column_.data(), sign_.data(), scale_, acc.data(), z, ldz);
+  for (; i < to; ++i)
+    tile<1>(x, i, m_, k_, zeta_, column_.data(), sign_.data(), scale_, acc.data(), z, ldz);
+}
+
+void SparseSign::apply(const double* x, int64_t n, double* z, int64_t ldz, int threads) const {
+  const int64_t parts = std::clamp<int64_t>(threads, 1, std::max<int64_t>(n, 1));
+  if (parts == 1) return apply_rows(x, 0, n, z, ldz);
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < parts; ++t)
+    pool.emplace_back([=] { apply_rows(x, n * t / parts, n * (t + 1) / parts, z, ldz); });
+  apply_rows(x, 0, n / parts, z, ldz);
+  for (auto& th : pool) th.join();
+}
+
+std::vector<double> SparseSign::dense() const {
+  std::vector<double> d(static_cast<size_t>(m_ * k_), 0.0);
+  for (int64_t j = 0; j < m_; ++j)
+    for (int l = 0; l < zeta_; ++l) {
+      const auto at = static_cast<size_t>(j * zeta_ + l);
+      d[static_cast<size_t>(j + column_[at] * m_)] += scale_ * sign_[at];
+    }
+  return d;
+}
+
+}  // namespace sb::analysis
