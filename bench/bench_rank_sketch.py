@@ -56,13 +56,16 @@ def measure(cmd):
     return wall, usage.ru_maxrss / 1024, lines[-1] if lines else ""
 
 
+def make_input(path, cmd):
+    """Write an input file by cmd unless it is there from an earlier run."""
+    if not os.path.exists(path):
+        wall, _, _ = measure(cmd)
+        log(f"wrote {path} in {wall:.0f} s")
+
+
 def synth(path, head, t, m, d, logits=False):
-    if os.path.exists(path):
-        return
-    cmd = [synthetic, "--head", head, "--T", str(t), "--M", str(m), "--d", str(d), "--seed", "0",
-           "--out", path] + (["--logits"] if logits else [])
-    wall, _, _ = measure(cmd)
-    log(f"wrote {path} in {wall:.0f} s")
+    make_input(path, [synthetic, "--head", head, "--T", str(t), "--M", str(m), "--d", str(d),
+                      "--seed", "0", "--out", path] + (["--logits"] if logits else []))
 
 
 def gemm_gflops(dtype):
@@ -128,47 +131,47 @@ def read_once(path):
     return time.perf_counter() - start
 
 
-def gpt2():
+def gpt2(shape):
     m, d = 50257, 768
     numpy_default = None
     for t in (4000, 20000):
-        shape = f"gpt2-{t}"
+        run = f"{shape}-{t}"
         lp = os.path.join(work, f"gpt2_softmax_{t}.h5")
         z = os.path.join(work, f"gpt2_logits_{t}.h5")
         sig = os.path.join(work, f"gpt2_sigsoftmax_{t}.h5")
         synth(lp, "softmax", t, m, d)
         synth(z, "softmax", t, m, d, logits=True)
         synth(sig, "sigsoftmax", t, m, d)
-        analyse(shape, "softmax log-probs", lp, ["--method", "sketch"])
+        analyse(run, "softmax log-probs", lp, ["--method", "sketch"])
         if t == 4000:  # the Gaussian start (a full first pass), the default before the sparse one
-            analyse(shape, "softmax log-probs", lp,
+            analyse(run, "softmax log-probs", lp,
                     ["--method", "sketch", "--sketch-start-nonzeros", "0"])
-        analyse(shape, "softmax log-probs", lp, ["--method", "sketch", "--verdict-only"])
-        analyse(shape, "softmax log-probs", lp, ["--method", "gram"])  # row Gram, rank-only
+        analyse(run, "softmax log-probs", lp, ["--method", "sketch", "--verdict-only"])
+        analyse(run, "softmax log-probs", lp, ["--method", "gram"])  # row Gram, rank-only
         if t == 4000:
-            analyse(shape, "softmax log-probs", lp, ["--method", "exact", "--precision", "float32"])
+            analyse(run, "softmax log-probs", lp, ["--method", "exact", "--precision", "float32"])
             wall, rss, line = measure(["/usr/bin/python3", os.path.join(here, "numpy_svd.py"), lp])
             j = json.loads(line)
-            rows.append((shape, "softmax log-probs", "numpy.linalg.svd (float32)", wall, rss,
+            rows.append((run, "softmax log-probs", "numpy.linalg.svd (float32)", wall, rss,
                          {"rank": j["rank"], "bound": d + 2, "verdict": "-"}))
             numpy_default = j["rank_numpy"]
-        analyse(shape, "softmax logits", z, ["--method", "sketch"])
-        analyse(shape, "sigsoftmax log-probs", sig, ["--method", "sketch", "--verdict-only"])
-        analyse(shape, "sigsoftmax log-probs", sig, ["--method", "gram"])
+        analyse(run, "softmax logits", z, ["--method", "sketch"])
+        analyse(run, "sigsoftmax log-probs", sig, ["--method", "sketch", "--verdict-only"])
+        analyse(run, "sigsoftmax log-probs", sig, ["--method", "gram"])
         est = {}
         for name, path in (("logits", z), ("log-probs", lp)):
             wall, _, line = measure([rank_analysis, "--quiet", "--json", "--method", "sketch",
                                      "--estimate-d", path])
             est[name] = (json.loads(line), wall)
         sketch = next(w for s, n, a, w, _, _ in rows
-                      if s == shape and n == "softmax log-probs" and a == "--method sketch")
+                      if s == run and n == "softmax log-probs" and a == "--method sketch")
 
         def ratio(name, args, wall):
             return f"{wall / sketch:.1f}x" if name == "softmax log-probs" else ""
 
         print(f"### GPT-2 shape: T = {t}, M = {m}, d = {d}, bias (bound {d + 2} for log-probs, "
               f"{d + 1} for logits); {t * m * 4 / 1e9:.2f} GB of float32 per file\n")
-        table(shape, ("time / sketch's", ratio))
+        table(run, ("time / sketch's", ratio))
         if t == 4000:
             print(f"- numpy's default tolerance (sigma_max max(M, T) eps, what "
                   f"`numpy.linalg.matrix_rank` uses) gives rank {numpy_default} on the softmax "
@@ -178,12 +181,11 @@ def gpt2():
             print(f"- `--method sketch --estimate-d` on the {name}: d = {j['d']} (largest gap "
                   f"{j['gap']:.3g} at i = {j['gap_index']}, minus {j['minus_normaliser']} for "
                   f"the normaliser and {j['minus_bias']} for the bias), {wall:.1f} s")
-        flop_lines(shape, GFLOPS)
+        flop_lines(run, GFLOPS)
 
 
-def wt2():
+def wt2(shape):
     t, m, d = 245570, 33278, 400
-    shape = "wt2"
     path = os.path.join(work, f"synthetic_softmax_{t}x{m}_d{d}.h5")
     synth(path, "softmax", t, m, d)
     # The second of two reads: the file is larger than RAM, so the first may still find the
@@ -204,14 +206,11 @@ def wt2():
     flop_lines(shape, GFLOPS)
 
 
-def llama():
+def llama(shape):
     t, m, d = 100000, 128256, 512
-    shape = "llama"
     path = os.path.join(work, f"lowrank_softmax_{t}x{m}_d{d}.npy")
-    if not os.path.exists(path):
-        wall, _, _ = measure(["/usr/bin/python3", os.path.join(here, "make_lowrank_npy.py"), path,
-                              "--T", str(t), "--M", str(m), "--d", str(d), "--no-bias"])
-        log(f"wrote {path} in {wall:.0f} s")
+    make_input(path, ["/usr/bin/python3", os.path.join(here, "make_lowrank_npy.py"), path,
+                      "--T", str(t), "--M", str(m), "--d", str(d), "--no-bias"])
     facts = ["--head", "softmax", "--d", str(d), "--bias", "0", "--budget-gb", "8"]
     analyse(shape, "softmax log-probs (.npy)", path, facts + ["--method", "sketch"])
     analyse(shape, "softmax log-probs (.npy)", path, facts + ["--verdict-only"])
@@ -222,15 +221,11 @@ def llama():
     flop_lines(shape, GFLOPS)
 
 
-def tail():
+def tail(shape):
     t, m, count, tail_n = 30000, 6000, 1200, 3000
-    shape = "tail"
     path = os.path.join(work, f"tail_{t}x{m}.npy")
-    if not os.path.exists(path):
-        wall, _, _ = measure(["/usr/bin/python3", os.path.join(here, "make_spectrum_npy.py"), path,
-                              "--T", str(t), "--M", str(m), "--count", str(count),
-                              "--tail", str(tail_n)])
-        log(f"wrote {path} in {wall:.0f} s")
+    make_input(path, ["/usr/bin/python3", os.path.join(here, "make_spectrum_npy.py"), path,
+                      "--T", str(t), "--M", str(m), "--count", str(count), "--tail", str(tail_n)])
     read_s = read_once(path)
     # Facts for the bound: a sigsoftmax-like head, d = 100 with a bias (bound 101 for logits).
     facts = ["--head", "sigsoftmax", "--d", "100", "--bias", "1"]
@@ -253,4 +248,4 @@ def tail():
 GFLOPS = gemm_gflops("float64")
 log(f"dgemm {GFLOPS:.0f} GFLOP/s")
 for shape in shapes:
-    {"gpt2": gpt2, "wt2": wt2, "llama": llama, "tail": tail}[shape]()
+    {"gpt2": gpt2, "wt2": wt2, "llama": llama, "tail": tail}[shape](shape)

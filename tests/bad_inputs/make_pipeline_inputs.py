@@ -38,6 +38,12 @@ CLASSIFY = os.path.join(ROOT, "trainers", "configs", "classify_fashion.toml")
 
 
 
+def field_case(kwargs: dict, field: str, expected: str):
+    """A profile with one field wrong, and the line naming the file, the field and what it
+    expects, in the driver's wording."""
+    return kwargs, f"{{file}}: field '{field}': expected {expected}"
+
+
 def spec_case(spec: str, why: str, file: bool = True):
     """A one-head list whose spelling common/head_spec.cpp refuses, and the line it gives."""
     return (dict(heads=f'["{spec}"]'),
@@ -55,9 +61,8 @@ def refused_case(trainer: str, config: str, heads: str, index: int, head: str, w
 
 # case -> (profile keyword arguments, expected stderr substring; {file} = the profile's name)
 CASES = {
-    "unknown_head": (dict(heads='["softmax", "bogus"]'),
-                     "{file}: field 'heads[1]': expected a head that rank_analysis --list-heads "
-                     "lists"),
+    "unknown_head": field_case(dict(heads='["softmax", "bogus"]'), "heads[1]",
+                               "a head that rank_analysis --list-heads lists"),
     "mos_K_zero": spec_case("mos:K=0", "K must be >= 1)"),
     "mos_unknown_option": spec_case("mos:Q=3", "unknown option 'Q'"),
     "option_not_key_value": spec_case("mos:K", "option 'K' is not key=value)"),
@@ -83,32 +88,26 @@ CASES = {
     "wordlm_nhidlast_single_head": (dict(heads='["softmax"]', extra="[overrides]\nnhidlast = 50\n"),
                                     "field 'heads[0]': expected a head that train_wordlm takes "
                                     "with these settings (nhidlast = 50 needs a mixture head"),
-    "heads_missing": (dict(drop="heads"),
-                      "{file}: field 'heads': expected a value (the field is required)"),
-    "heads_empty": (dict(heads="[]"), "{file}: field 'heads': expected a non-empty list"),
-    "heads_wrong_type": (dict(heads='"softmax"'), "{file}: field 'heads': expected a list, got "
-                         "'softmax'"),
-    "seeds_wrong_type": (dict(seeds='"141"'), "{file}: field 'seeds': expected a list"),
-    "seeds_repeated": (dict(seeds="[141, 141]"),
-                       "{file}: field 'seeds': expected a non-empty list of distinct seeds"),
-    "trainer_unknown": (dict(trainer="mlp"), "{file}: field 'trainer': expected a trainer of "
-                        "this build ("),
-    "config_missing": (dict(config="{dir}/no_such_config.toml"),
-                       "{file}: field 'config': expected an existing trainer config file"),
-    "scaled_down_empty": (dict(scaled_down='""'),
-                          "{file}: field 'scaled_down': expected a non-empty string"),
-    "overrides_by_head_typo": (dict(extra="[overrides_by_head]\nmso = { lr = 20 }\n"),
-                               "{file}: field 'overrides_by_head.mso': expected a head of the "
-                               "profile's heads"),
-    "jobs_negative": (dict(extra="jobs = -2\n"),
-                      "{file}: field 'jobs': expected an integer >= 0 (0 = cores // threads; "
-                      "1 = one run at a time)"),
-    "dyneval_gain_percent": (dict(extra="[dyneval]\nenabled = true\npredicted_gain = 5\n"),
-                             "{file}: field 'dyneval.predicted_gain': expected a fraction in "
-                             "[0, 1) (0.05 = 5%)"),
-    "dyneval_key_typo": (dict(extra="[dyneval]\nenable = true\n"),
-                         "{file}: field 'dyneval.enable': expected one of enabled, args, "
-                         "predicted_gain"),
+    "heads_missing": field_case(dict(drop="heads"), "heads", "a value (the field is required)"),
+    "heads_empty": field_case(dict(heads="[]"), "heads", "a non-empty list"),
+    "heads_wrong_type": field_case(dict(heads='"softmax"'), "heads", "a list, got 'softmax'"),
+    "seeds_wrong_type": field_case(dict(seeds='"141"'), "seeds", "a list"),
+    "seeds_repeated": field_case(dict(seeds="[141, 141]"), "seeds",
+                                 "a non-empty list of distinct seeds"),
+    "trainer_unknown": field_case(dict(trainer="mlp"), "trainer", "a trainer of this build ("),
+    "config_missing": field_case(dict(config="{dir}/no_such_config.toml"), "config",
+                                 "an existing trainer config file"),
+    "scaled_down_empty": field_case(dict(scaled_down='""'), "scaled_down", "a non-empty string"),
+    "overrides_by_head_typo": field_case(dict(extra="[overrides_by_head]\nmso = { lr = 20 }\n"),
+                                         "overrides_by_head.mso",
+                                         "a head of the profile's heads"),
+    "jobs_negative": field_case(dict(extra="jobs = -2\n"), "jobs",
+                                "an integer >= 0 (0 = cores // threads; 1 = one run at a time)"),
+    "dyneval_gain_percent": field_case(
+        dict(extra="[dyneval]\nenabled = true\npredicted_gain = 5\n"), "dyneval.predicted_gain",
+        "a fraction in [0, 1) (0.05 = 5%)"),
+    "dyneval_key_typo": field_case(dict(extra="[dyneval]\nenable = true\n"), "dyneval.enable",
+                                   "one of enabled, args, predicted_gain"),
     "not_toml": (dict(extra="heads = [\n"), "{file}: not valid TOML"),
 }
 

@@ -89,56 +89,51 @@ CASES.update({
     "dyneval_weights_missing": (
         "{build}/trainers/dyneval --run {dir}/runs/wordlm_done --weights {dir}/no_such.pt "
         "--threads 1", 2, "no_such.pt", ""),
-    "nplm_mixture_head_refused": refused(
-        "nplm", "nplm_mos", 'head = "mos:K=2": train_nplm takes a single head',
-        extra="--head mos:K=2"),
-    "wordlm_sparse_k_exceeds_vocabulary": refused(
-        "wordlm", "wordlm_sparse", "k = 500 exceeds the M = 61 words of the vocabulary",
-        extra="--head sparse:k=500"),
-    "wordlm_empty_valid_split": refused(
-        "wordlm", "wordlm_empty_valid",
-        "empty_valid/ptb.valid.txt: no tokens; expected a non-empty valid split",
-        data="--data {dir}/corpus/empty_valid"),
-    "nplm_empty_test_split": refused(
-        "nplm", "nplm_empty_test",
-        "empty_test/ptb.test.txt: no tokens; expected a non-empty test split",
-        data="--data {dir}/corpus/empty_test"),
-    "wordlm_train_split_only_eos": refused(
-        "wordlm", "wordlm_eos", "eos_only/ptb.train.txt: 5 tokens of 1 distinct words",
-        data="--data {dir}/corpus/eos_only"),
-    "charlm_empty_train_split": refused(
-        "charlm", "charlm_empty", "empty_train/ptb.train.txt: 0 tokens",
-        data="--data {dir}/corpus/empty_train"),
-    "wordlm_missing_test_split": refused(
-        "wordlm", "wordlm_no_test", "corpus/no_test: no test split (looked for ptb.test.txt",
-        data="--data {dir}/corpus/no_test"),
-    "nplm_valid_word_not_in_training": refused(
-        "nplm", "nplm_oov", "oov_valid/ptb.valid.txt:1: word 'zzz' is not in the training "
-        "vocabulary", data="--data {dir}/corpus/oov_valid"),
-    "wordlm_valid_too_short_for_eval_batch": refused(
-        "wordlm", "wordlm_short_valid", "valid split: 5 tokens give 1 row at eval_batch_size = "
-        "4; at least 2 rows are needed", extra="--valid_tokens 5"),
-    "charlm_train_too_short_for_batch": refused(
-        "charlm", "charlm_short", "train split: 8 symbols give 2 rows at batch_size = 4; at "
-        "least 3 rows are needed", extra="--train_chars 8"),
-    "nplm_config_file_missing": refused(
-        "nplm", "nplm_cfg", "no_such.toml", extra="--config {dir}/no_such.toml"),
-    "nplm_config_unknown_key": refused(
-        "nplm", "nplm_cfg", "unknown_key.toml", extra="--config {dir}/unknown_key.toml"),
-    "charlm_config_wrong_type": refused(
-        "charlm", "charlm_cfg", "wrong_type.toml", extra="--config {dir}/wrong_type.toml"),
-    "wordlm_option_not_a_number": refused(
-        "wordlm", "wordlm_lr", "--lr: expected a number, got 'abc'", extra="--lr abc"),
-    "wordlm_dropout_out_of_range": refused(
-        "wordlm", "wordlm_dropout", "dropout", extra="--dropout 1"),
-    "classifier_sparse_k_exceeds_classes": refused(
-        "classifier", "cls_sparse", "k must be <= 10", extra="--head sparse:k=11"),
-    "classifier_data_dir_missing": refused(
-        "classifier", "cls_data", "no_mnist", extra="--dataset mnist --data {dir}/no_mnist"),
     "nplm_non_finite_loss_points_to_no_checkpoint": (
         trainer("nplm", "{dir}/out/nplm_nan", "--lr 1e30"), 4,
         "No checkpoint was written before it in this run", ""),
 })
+
+# A run refused before it writes anything: (trainer, case, corpus under {dir}/corpus, substring).
+for kind, case, corpus, message in (
+        ("wordlm", "empty_valid_split", "empty_valid",
+         "empty_valid/ptb.valid.txt: no tokens; expected a non-empty valid split"),
+        ("nplm", "empty_test_split", "empty_test",
+         "empty_test/ptb.test.txt: no tokens; expected a non-empty test split"),
+        ("wordlm", "train_split_only_eos", "eos_only",
+         "eos_only/ptb.train.txt: 5 tokens of 1 distinct words"),
+        ("charlm", "empty_train_split", "empty_train", "empty_train/ptb.train.txt: 0 tokens"),
+        ("wordlm", "missing_test_split", "no_test",
+         "corpus/no_test: no test split (looked for ptb.test.txt"),
+        ("nplm", "valid_word_not_in_training", "oov_valid",
+         "oov_valid/ptb.valid.txt:1: word 'zzz' is not in the training vocabulary"),
+        ("wordlm", "missing_train_split_names_the_proxy", "no_train",
+         "no train split (looked for ptb.train.txt, train.txt, wiki.train.tokens); `make data` "
+         'fetches it, or train_split = "valid" trains on the proxy')):
+    CASES[f"{kind}_{case}"] = refused(kind, f"{kind}_{case}", message,
+                                      data=f"--data {{dir}}/corpus/{corpus}")
+# ... and (trainer, case, the options that are wrong, substring).
+for kind, case, options, message in (
+        ("nplm", "mixture_head_refused", "--head mos:K=2",
+         'head = "mos:K=2": train_nplm takes a single head'),
+        ("wordlm", "sparse_k_exceeds_vocabulary", "--head sparse:k=500",
+         "k = 500 exceeds the M = 61 words of the vocabulary"),
+        ("wordlm", "valid_too_short_for_eval_batch", "--valid_tokens 5",
+         "valid split: 5 tokens give 1 row at eval_batch_size = 4; at least 2 rows are needed"),
+        ("charlm", "train_too_short_for_batch", "--train_chars 8",
+         "train split: 8 symbols give 2 rows at batch_size = 4; at least 3 rows are needed"),
+        ("nplm", "config_file_missing", "--config {dir}/no_such.toml", "no_such.toml"),
+        ("nplm", "config_unknown_key", "--config {dir}/unknown_key.toml", "unknown_key.toml"),
+        ("charlm", "config_wrong_type", "--config {dir}/wrong_type.toml", "wrong_type.toml"),
+        ("wordlm", "option_not_a_number", "--lr abc", "--lr: expected a number, got 'abc'"),
+        ("wordlm", "dropout_out_of_range", "--dropout 1", "dropout"),
+        ("wordlm", "train_split_unknown", "--train_split test",
+         'train_split must be train or valid, got "test"'),
+        ("wordlm", "vocab_size_below_corpus", "--vocab_size 10",
+         "vocab_size = 10 is below the corpus' 61 words; expected 0 (the corpus' own) or >= 61"),
+        ("classifier", "sparse_k_exceeds_classes", "--head sparse:k=11", "k must be <= 10"),
+        ("classifier", "data_dir_missing", "--dataset mnist --data {dir}/no_mnist", "no_mnist")):
+    CASES[f"{kind}_{case}"] = refused(kind, f"{kind}_{case}", message, extra=options)
 
 
 def write_corpus(path: str, train: list, valid: list, test: list) -> None:
