@@ -12,7 +12,11 @@
 // costs 8 T w bytes beside G: row_gram_panel_cols picks w = max(256 MiB, T^2 bytes) / (8 T)
 // (at least one column, at most M), i.e. a panel of at most an eighth of G's size once G passes
 // 2 GiB, so the reads stay bounded: ceil(M / w) <= ceil(8 M / T) passes for large T, and one or
-// two for T up to a few thousand.
+// two for T up to a few thousand. Where the float32 matrix itself takes at most
+// kRowGramKeepBytes (1 GiB: GPT-2's vocabulary at T = 4000 is 0.8 GB), the first pass keeps the
+// rows as read and the later panels are gathered from memory: the file is read once (at GPT-2's
+// shape, T = 4000, six passes took 2.0 s of an 11.8 s run). The kept rows are the values the
+// first pass read, so the panels, the dsyrk calls and G are the same bit for bit.
 //
 // Rounding. Every entry of Gh = fl(A A^T) is a dot product of M terms (two rows of A, widened to
 // float64 exactly), summed in some order over the panels and dsyrk's blocking. Higham (Accuracy
@@ -34,20 +38,31 @@ namespace sb::analysis {
 /// Columns per panel for a rows x cols matrix (see above).
 int64_t row_gram_panel_cols(int64_t rows, int64_t cols);
 
-/// Peak bytes of the row Gram path: G (8 T^2), the T x w panel, the 16 MiB staging block and the
-/// eigensolver's workspace (as gram_bytes, with n = T).
+/// The most bytes of float32 rows the row Gram keeps in memory between its passes (see above).
+inline constexpr double kRowGramKeepBytes = double(int64_t{1} << 30);
+
+/// Whether a rows x cols float32 matrix, in panels of panel_cols columns, is kept in memory after
+/// the first pass: more than one pass, and 4 T M <= keep_bytes.
+bool row_gram_keeps_rows(int64_t rows, int64_t cols, int64_t panel_cols, double keep_bytes);
+
+/// Peak bytes of the row Gram path: G (8 T^2), the T x w panel, the 16 MiB staging block, the
+/// kept float32 rows where row_gram_keeps_rows, and the eigensolver's workspace (as gram_bytes,
+/// with n = T).
 double row_gram_bytes(int64_t rows, int64_t cols);
 
 /// G = A A^T (T x T, upper triangle, column-major) over column panels of `panel_cols` columns
 /// (<= 0: row_gram_panel_cols). GramMatrix::row_gram is set: its order is rows. Non-finite entries
 /// are counted on the first pass, which then stops (empty g). progress counts the rows read over
-/// all passes (rows x passes in all).
+/// all passes (rows x passes in all). float32 rows are kept after the first pass where
+/// row_gram_keeps_rows(..., keep_bytes) (0: never; the file is then read once per panel).
 GramMatrix accumulate_row_gram(const RowReader& read, int64_t rows, int64_t cols,
                                int64_t panel_cols, FiniteScan* scan,
-                               SpectrumTiming* timing = nullptr, const Progress& progress = {});
-/// float64 rows go into the accumulation as read.
+                               SpectrumTiming* timing = nullptr, const Progress& progress = {},
+                               double keep_bytes = kRowGramKeepBytes);
+/// float64 rows go into the accumulation as read (and are read once per panel).
 GramMatrix accumulate_row_gram(const RowReader64& read, int64_t rows, int64_t cols,
                                int64_t panel_cols, FiniteScan* scan,
-                               SpectrumTiming* timing = nullptr, const Progress& progress = {});
+                               SpectrumTiming* timing = nullptr, const Progress& progress = {},
+                               double keep_bytes = kRowGramKeepBytes);
 
 }  // namespace sb::analysis

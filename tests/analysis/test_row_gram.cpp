@@ -158,3 +158,35 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE(
+    "gram: the row Gram from rows kept in memory equals, bit for bit, the one that reads the "
+    "file once per panel") {
+  // 7 panels of 37 columns (the last narrower); the kept path gathers the panels from the first
+  // pass's rows, so every dsyrk sees the same panel and G must not differ in a single bit.
+  const int64_t t = 90, m = 250;
+  std::vector<double> s(static_cast<size_t>(t), 0.0);
+  for (int i = 0; i < 30; ++i) s[size_t(i)] = std::pow(1e-3, i / 29.0);
+  const auto a64 = prescribed_matrix(t, m, s, 23);
+  const std::vector<float> a(a64.begin(), a64.end());  // rows are kept for float32 data
+  REQUIRE(row_gram_keeps_rows(t, m, 37, kRowGramKeepBytes));
+  REQUIRE_FALSE(row_gram_keeps_rows(t, m, 37, 0));
+  REQUIRE_FALSE(row_gram_keeps_rows(t, m, m, kRowGramKeepBytes));  // one pass: nothing to keep
+  int64_t reads_kept = 0, reads_each = 0;
+  auto counted = [&](int64_t& reads) {
+    return [&, inner = reader(a, m)](int64_t begin, int64_t count, float* out) {
+      reads += count;
+      inner(begin, count, out);
+    };
+  };
+  FiniteScan scan_kept, scan_each;
+  const auto kept = accumulate_row_gram(counted(reads_kept), t, m, 37, &scan_kept, nullptr, {});
+  const auto each = accumulate_row_gram(counted(reads_each), t, m, 37, &scan_each, nullptr, {}, 0);
+  REQUIRE(scan_kept.clean());
+  REQUIRE(scan_each.clean());
+  CHECK(reads_kept == t);      // the file read once
+  CHECK(reads_each == 7 * t);  // once per panel
+  REQUIRE(kept.g.size() == each.g.size());
+  CHECK(kept.g == each.g);
+  CHECK(kept.same_sign == each.same_sign);
+}
