@@ -441,6 +441,9 @@ void meet(Streamed& st, const AnalysisPlan& plan, const Collective& coll,
   st.gram.same_sign = reduce_same_sign(share.min_seen(), share.max_seen(), coll);
   const auto reduce_start = std::chrono::steady_clock::now();
   coll.reduce_sum_to_root(st.gram.g.data(), static_cast<int64_t>(st.gram.g.size()));
+  // The processes' sum adds roundings in an order this process does not see: the certificate
+  // falls back to the whole dot product's gamma (gram_block.h).
+  if (coll.size > 1) st.gram.chain = 0;
   st.timing.reduce +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - reduce_start).count();
 }
@@ -490,6 +493,7 @@ void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
   // The Gram matrix's order and the length of its entries' dot products (rank_certificate.h):
   // M and T for A^T A, T and M for A A^T.
   const int64_t order = plan.row_gram ? rows : cols, inner = plan.row_gram ? cols : rows;
+  const int64_t chain = st.gram.chain;  // gram_block.h; 0 (gamma of the whole inner product)
   if (method == SvdMethod::sketch) {
     res.precision = "float64";
     res.solver = "subspace_iteration+dsyevd";
@@ -503,7 +507,7 @@ void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
     const auto solve_start = std::chrono::steady_clock::now();
     InertiaCounter counter(std::move(st.gram.g), order);
     res.report = rank_by_inertia(counter, inner, plan.eps, same_sign, bound, bounded, &res.solver,
-                                 &st.timing.sigma_max);
+                                 &st.timing.sigma_max, chain);
     st.timing.solve +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start).count();
     return;
@@ -522,7 +526,7 @@ void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
   res.report =
       numerical_rank(st.sigma, rows, cols, plan.eps, bound, bounded, resolution_rel(method, f64));
   if (method == SvdMethod::gram)
-    certify_from_spectrum(res.report, st.sigma, inner, order, same_sign);
+    certify_from_spectrum(res.report, st.sigma, inner, order, same_sign, chain);
   res.singular_values = std::move(st.sigma);
 }
 

@@ -30,7 +30,7 @@ void set_certificate(RankReport& r, const GramFacts& f, const RankWindow& w, int
 }  // namespace
 
 double gram_rounding_bound(const GramFacts& f) {
-  const double gamma = gamma_float64(static_cast<double>(f.rows));
+  const double gamma = gamma_float64(static_cast<double>(f.chain > 0 ? f.chain : f.rows));
   return gamma * (f.same_sign ? f.lambda1_upper : f.trace) / (1 - gamma);
 }
 
@@ -49,12 +49,13 @@ RankWindow rank_window(const GramFacts& f, double eps) {
 }
 
 void certify_from_spectrum(RankReport& report, const std::vector<double>& sigma, int64_t rows,
-                           int64_t cols, bool same_sign) {
+                           int64_t cols, bool same_sign, int64_t chain) {
   if (sigma.empty()) return;
   GramFacts f;
   f.rows = rows;
   f.cols = cols;
   f.same_sign = same_sign;
+  f.chain = chain;
   for (double s : sigma) f.trace += s * s;
   const double lambda1 = sigma.front() * sigma.front();
   f.lambda1_lower = f.lambda1_upper = lambda1;
@@ -94,7 +95,7 @@ void judge_window(RankReport& r) {
 
 RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bool same_sign,
                            int64_t bound, bool theorem2_bounded, std::string* solver,
-                           double* power_seconds) {
+                           double* power_seconds, int64_t chain) {
   const int64_t cols = counter.size();
   const auto start = std::chrono::steady_clock::now();
   const PowerIteration p = counter.largest_eigenvalue();
@@ -105,6 +106,7 @@ RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bo
   f.rows = rows;
   f.cols = cols;
   f.same_sign = same_sign;
+  f.chain = chain;
   f.trace = counter.trace();
   f.lambda1_lower = p.lower;
   f.lambda1_upper = p.upper;

@@ -1,7 +1,5 @@
 #include "analysis/row_gram.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "analysis/block_stream.h"
+#include "analysis/gram_block.h"
 
 namespace sb::analysis {
 namespace {
@@ -31,7 +30,7 @@ GramMatrix row_gram_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   gram.rows = rows;
   gram.cols = cols;
   gram.row_gram = true;
-  std::vector<double> g(static_cast<size_t>(n * n), 0.0);  // upper triangle of A A^T, col-major
+  GramAccumulator g(n);  // upper triangle of A A^T, col-major, one rounding per panel
   // The panel: T rows of w columns, row-major, i.e. the column-major w x T matrix A_p^T.
   std::vector<double> panel(static_cast<size_t>(n * w));
   // float32 rows kept from the first pass (T x M, row-major), which the later panels gather from
@@ -73,13 +72,13 @@ GramMatrix row_gram_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     if (!clean) return gram;
     timing->read += since(start);
     start = std::chrono::steady_clock::now();
-    // C = X^T X with X = A_p^T (wc x T, leading dimension w): the panel's A_p A_p^T.
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, static_cast<int>(n), static_cast<int>(wc),
-                1.0, panel.data(), static_cast<int>(w), 1.0, g.data(), static_cast<int>(n));
+    // X^T X with X = A_p^T (wc x T, leading dimension w): the panel's A_p A_p^T.
+    g.add(panel.data(), wc, w, /*trans=*/true);
     timing->accumulate += since(start);
   }
   if (progress) progress(n * passes, n * passes);
-  gram.g = std::move(g);
+  gram.chain = g.chain();
+  gram.g = g.take();
   gram.same_sign = !(positive && negative);
   return gram;
 }
@@ -106,7 +105,8 @@ double row_gram_bytes(int64_t rows, int64_t cols) {
   const double kept = row_gram_keeps_rows(rows, cols, panel, kRowGramKeepBytes)
                           ? 4.0 * t * static_cast<double>(cols)
                           : 0.0;
-  return 8.0 * t * t + 8.0 * t * w + staging + kept + 8.0 * (2 * 128 + 3) * t;
+  return 8.0 * t * t + gram_tile_bytes(rows) + 8.0 * t * w + staging + kept +
+         8.0 * (2 * 128 + 3) * t;
 }
 
 GramMatrix accumulate_row_gram(const RowReader& read, int64_t rows, int64_t cols,

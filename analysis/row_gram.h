@@ -27,7 +27,9 @@
 // <= 0), |A| |A|^T = A A^T and the bound is gamma_M lambda_1, else gamma_M ||A||_F^2 =
 // gamma_M trace(A A^T). This is the column Gram's derivation (rank_certificate.h) with T and M
 // swapped: the inner dimension is M and the Gram's order is T, and rank_certificate's GramFacts
-// take exactly that (rows = the inner dimension, cols = the order).
+// take exactly that (rows = the inner dimension, cols = the order). Each panel's A_p A_p^T is
+// added to G with one rounding per entry (gram_block.h), so a term passes through at most
+// L = w + passes - 1 roundings and gamma_L replaces gamma_M (GramMatrix::chain).
 
 #include <cstdint>
 
@@ -45,9 +47,9 @@ inline constexpr double kRowGramKeepBytes = double(int64_t{1} << 30);
 /// the first pass: more than one pass, and 4 T M <= keep_bytes.
 bool row_gram_keeps_rows(int64_t rows, int64_t cols, int64_t panel_cols, double keep_bytes);
 
-/// Peak bytes of the row Gram path: G (8 T^2), the T x w panel, the 16 MiB staging block, the
-/// kept float32 rows where row_gram_keeps_rows, and the eigensolver's workspace (as gram_bytes,
-/// with n = T).
+/// Peak bytes of the row Gram path: G (8 T^2), its scratch tile (gram_block.h), the T x w panel,
+/// the 16 MiB staging block, the kept float32 rows where row_gram_keeps_rows, and the eigensolver's
+/// workspace (as gram_bytes, with n = T).
 double row_gram_bytes(int64_t rows, int64_t cols);
 
 /// G = A A^T (T x T, upper triangle, column-major) over column panels of `panel_cols` columns

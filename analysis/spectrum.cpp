@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "analysis/block_stream.h"
+#include "analysis/gram_block.h"
 #include "common/errors.h"
 
 namespace sb::analysis {
@@ -78,13 +79,14 @@ double exact_bytes(int64_t rows, int64_t cols, bool float64) {
 }
 
 double gram_bytes(int64_t rows, int64_t cols, int64_t block_rows) {
-  // G (8 M^2), two float64 blocks of min(block_rows, T) rows, the 16 MiB staging buffer, and the
-  // eigensolver's eigenvalues and workspace: dsyevd needs 2 M + 1 doubles, dsyevd_2stage about
-  // (2 KD + 2) M with its band width KD <= 128 (LAPACK's dsyevd_2stage documentation).
+  // G (8 M^2), the scratch tile of its blocked sum (gram_block.h), two float64 blocks of
+  // min(block_rows, T) rows, the 16 MiB staging buffer, and the eigensolver's eigenvalues and
+  // workspace: dsyevd needs 2 M + 1 doubles, dsyevd_2stage about (2 KD + 2) M with its band width
+  // KD <= 128 (LAPACK's dsyevd_2stage documentation).
   const double m = static_cast<double>(cols);
   const double block = static_cast<double>(std::min(block_rows, std::max<int64_t>(rows, 1)));
   const double staging = std::min(double(int64_t{16} << 20), 8.0 * block * m);
-  return 8.0 * m * m + 16.0 * block * m + staging + 8.0 * (2 * 128 + 3) * m;
+  return 8.0 * m * m + gram_tile_bytes(cols) + 16.0 * block * m + staging + 8.0 * (2 * 128 + 3) * m;
 }
 
 namespace {
@@ -194,7 +196,8 @@ GramMatrix accumulate_gram_impl(const std::function<void(int64_t, int64_t, In*)>
   GramMatrix gram;
   gram.rows = rows;
   gram.cols = cols;
-  std::vector<double> g(static_cast<size_t>(m * m), 0.0);  // upper triangle of A^T A, col-major
+  GramAccumulator g(
+      m);  // upper triangle of A^T A, col-major, one rounding per block (gram_block.h)
   // Rows arrive through a staging buffer of at most 16 MB and are converted into one of two
   // float64 blocks: the reader fills one while dsyrk consumes the other.
   const int64_t stage_rows =
@@ -223,15 +226,14 @@ GramMatrix accumulate_gram_impl(const std::function<void(int64_t, int64_t, In*)>
       [&](const double* block, int64_t n) {
         // The row-major n x M block X is the column-major M x n matrix Y = X^T, and
         // X^T X = Y Y^T.
-        cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, static_cast<int>(m),
-                    static_cast<int>(n), 1.0, block, static_cast<int>(m), 1.0, g.data(),
-                    static_cast<int>(m));
+        g.add(block, n, m, /*trans=*/false);
       },
       [&](int64_t done) {
         if (progress) progress(done, rows);
       });
   if (!ok) return gram;
-  gram.g = std::move(g);
+  gram.chain = g.chain();
+  gram.g = g.take();
   gram.same_sign = !(positive && negative);
   return gram;
 }

@@ -6,6 +6,7 @@
 //          Resolves sigma only down to about sqrt(eps64) sigma_max = 1.5e-8 sigma_max.
 // The singular values of A equal those of the paper's M x T matrix A-hat = A^T.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -82,14 +83,20 @@ struct GramMatrix {
                                ///< triangle; empty if the scan met non-finite entries
   bool same_sign = true;       ///< every entry of A <= 0, or every one >= 0: then |A|^T |A| = A^T A
   bool row_gram = false;       ///< A A^T rather than A^T A
+  /// The longest chain of roundings on an entry (gram_block.h: block + blocks - 1); 0: unknown,
+  /// taken as the whole dot product, inner().
+  int64_t chain = 0;
   int64_t order() const { return row_gram ? rows : cols; }
   /// The length of each entry's dot product: T for A^T A, M for A A^T.
   int64_t inner() const { return row_gram ? cols : rows; }
+  /// The n of the rounding bound gamma_n (rank_certificate.h): chain, else inner().
+  int64_t rounding_chain() const { return chain > 0 ? std::min(chain, inner()) : inner(); }
 };
 
-/// G = A^T A by dsyrk over blocks of `block_rows` rows. overlap: a second thread reads and converts
-/// block k + 1 while dsyrk runs on block k (two float64 block buffers); timing->read is then the
-/// time dsyrk waited for the reader.
+/// G = A^T A over blocks of `block_rows` rows, each block's Gram added with one rounding per entry
+/// (gram_block.h; GramMatrix::chain = block_rows + blocks - 1 for the certificate). overlap: a
+/// second thread reads and converts block k + 1 while dsyrk runs on block k (two float64 block
+/// buffers); timing->read is then the time dsyrk waited for the reader.
 GramMatrix accumulate_gram(const RowReader& read, int64_t rows, int64_t cols, int64_t block_rows,
                            FiniteScan* scan, SpectrumTiming* timing = nullptr,
                            const Progress& progress = {}, bool overlap = true);
