@@ -8,7 +8,8 @@
   and a child's lines carry its run's name; with --jobs 1 no run starts before the previous one
   has finished.
 - <out>/stages.json records the runs' wall time with the jobs and threads it ran with, and
-  summary.md says it.
+  summary.md says it; a fresh start over a stages.json left by runs that were deleted counts only
+  its own time, and a resumed driver adds its own to what is there.
 - --jobs -1 is refused in one line, exit 2, before anything is written.
 Argument 1: the build directory."""
 import json
@@ -100,6 +101,20 @@ with tempfile.TemporaryDirectory() as tmp:
         if os.path.exists(os.path.join(two, "summary.md")) else ""
     check("**Wall time:" in summary and "2 at a time with 1 thread each" in summary,
           "summary.md gives the wall time and how many runs ran at a time")
+    # The runs deleted, their stages.json kept: the fresh start does not add to its time.
+    stale = os.path.join(tmp, "stale")
+    os.makedirs(stale)
+    with open(os.path.join(stale, "stages.json"), "w") as f:
+        json.dump({"runs_wall": {"wall_seconds": 99999.0, "jobs": 2, "threads": 1}}, f)
+    fresh = drive(path, stale, "2")
+    wall = json.load(open(os.path.join(stale, "stages.json"))).get("runs_wall", {})
+    check(fresh.returncode == 0 and 0 < wall.get("wall_seconds", 0) < 99999,
+          f"a fresh start over deleted runs' stages.json counts its own wall time only ({wall})")
+    before = json.load(open(os.path.join(two, "stages.json")))["runs_wall"]["wall_seconds"]
+    again = drive(path, two, "2")
+    after = json.load(open(os.path.join(two, "stages.json")))["runs_wall"]["wall_seconds"]
+    check(again.returncode == 0 and after >= before,
+          f"a resumed driver adds to the runs' wall time ({before} -> {after})")
     bad = drive(path, os.path.join(tmp, "bad"), "-1")
     err = bad.stderr.strip().splitlines()
     check(bad.returncode == 2 and len(err) == 1 and "--jobs -1" in err[0] and
