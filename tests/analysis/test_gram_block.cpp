@@ -86,13 +86,8 @@ TEST_CASE(
   // ten; on gamma_L (0.2% of tau, beside the eigensolver's ~0.8%) it drops the outer ones.
   const int64_t t = 2000, m = 120;
   const double c = 0.5 * std::sqrt(double(t + m + 1)) * kFloat32Eps, tau = c * c;
-  std::vector<double> lambda{1.0};
-  for (int i = 0; i < 19; ++i) lambda.push_back(std::pow(3 * tau, double(i + 1) / 19));
-  for (int j = -5; j < 5; ++j) lambda.push_back(tau * (1.002 + 0.004 * j));
-  while (int64_t(lambda.size()) < m) lambda.push_back(tau / 3);
-  std::vector<double> s;
-  for (double l : lambda) s.push_back(std::sqrt(l));
-  const auto a = prescribed_matrix(t, m, s, 29);
+  const auto lambda = sb::test::packed_eigenvalues(tau, m, /*packed=*/true);
+  const auto a = prescribed_matrix(t, m, sb::test::square_roots(lambda), 29);
   FiniteScan scan;
   auto g = accumulate_gram(reader(a, m), t, m, /*block_rows=*/50, &scan, nullptr, {}, false);
   REQUIRE(scan.clean());

@@ -116,14 +116,8 @@ TEST_CASE(
   // none; the rest at tau / 3, outside the window.
   for (bool packed : {false, true}) {
     INFO((packed ? "with" : "without") << " ten eigenvalues packed around tol^2");
-    std::vector<double> lambda{1.0};
-    for (int i = 0; i < 19; ++i) lambda.push_back(std::pow(3 * tau, double(i + 1) / 19));
-    if (packed)
-      for (int j = -5; j < 5; ++j) lambda.push_back(tau * (1.002 + 0.004 * j));
-    while (int64_t(lambda.size()) < t) lambda.push_back(tau / 3);
-    std::vector<double> s;
-    for (double l : lambda) s.push_back(std::sqrt(l));
-    const auto a = prescribed_matrix(t, m, s, 17);
+    const auto lambda = sb::test::packed_eigenvalues(tau, t, packed);
+    const auto a = prescribed_matrix(t, m, sb::test::square_roots(lambda), 17);
     FiniteScan scan;
     auto g = accumulate_row_gram(reader(a, m), t, m, 0, &scan);
     REQUIRE(scan.clean());
