@@ -65,7 +65,7 @@ RankWindow rank_window(const GramFacts& f, double eps);
 
 /// The gram + eigensolver path: fills report's certificate from the descending singular values.
 /// rows, cols: as GramFacts (the inner dimension, then the Gram's order).
-/// chain: GramMatrix::rounding_chain() (0: rows).
+/// chain: GramMatrix::chain (0: rows).
 void certify_from_spectrum(RankReport& report, const std::vector<double>& sigma, int64_t rows,
                            int64_t cols, bool same_sign, int64_t chain = 0);
 

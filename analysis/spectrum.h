@@ -6,7 +6,6 @@
 //          Resolves sigma only down to about sqrt(eps64) sigma_max = 1.5e-8 sigma_max.
 // The singular values of A equal those of the paper's M x T matrix A-hat = A^T.
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -83,14 +82,12 @@ struct GramMatrix {
                                ///< triangle; empty if the scan met non-finite entries
   bool same_sign = true;       ///< every entry of A <= 0, or every one >= 0: then |A|^T |A| = A^T A
   bool row_gram = false;       ///< A A^T rather than A^T A
-  /// The longest chain of roundings on an entry (gram_block.h: block + blocks - 1); 0: unknown,
-  /// taken as the whole dot product, inner().
+  /// The longest chain of roundings on an entry (gram_block.h: block + blocks - 1, at most
+  /// inner()); 0: unknown, and the certificate takes the whole dot product, inner().
   int64_t chain = 0;
   int64_t order() const { return row_gram ? rows : cols; }
   /// The length of each entry's dot product: T for A^T A, M for A A^T.
   int64_t inner() const { return row_gram ? cols : rows; }
-  /// The n of the rounding bound gamma_n (rank_certificate.h): chain, else inner().
-  int64_t rounding_chain() const { return chain > 0 ? std::min(chain, inner()) : inner(); }
 };
 
 /// G = A^T A over blocks of `block_rows` rows, each block's Gram added with one rounding per entry

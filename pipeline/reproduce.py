@@ -289,11 +289,11 @@ class Driver:
     def _go(self, steps: list[Step]) -> None:
         """The per-run steps (`jobs` runs at a time), then the profile's steps. The wall time of
         the per-run part is added to <out>/stages.json ("runs_wall") for the report."""
-        self.global_timings = read_json(os.path.join(self.p.out, "stages.json")) or {}
-        if not any(os.path.isdir(run.dir) for run in self.p.runs()):
-            # A fresh start: the profile's times belong to runs that are gone (deleted to be made
-            # again), not to this one.
-            self.global_timings = {}
+        # On a fresh start (no run directory yet) the profile's times in stages.json belong to
+        # runs that are gone (deleted to be made again), not to this one.
+        fresh = not any(os.path.isdir(run.dir) for run in self.p.runs())
+        self.global_timings = {} if fresh else (
+            read_json(os.path.join(self.p.out, "stages.json")) or {})
         numbered = list(enumerate(steps))
         per_run = [(i, r, s) for i, (r, s) in numbered if r is not None]
         t_runs = time.monotonic()
