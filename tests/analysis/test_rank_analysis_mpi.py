@@ -19,7 +19,7 @@ import tempfile
 
 import numpy as np
 
-from checks import check, finish  # tests/fixtures/checks.py (PYTHONPATH)
+from checks import check, finish, message_lines  # tests/fixtures/checks.py (PYTHONPATH)
 
 build = os.path.abspath(sys.argv[1])
 here = os.path.dirname(os.path.abspath(__file__))
@@ -85,7 +85,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for what, args, path in cases:
         s1, _, e1 = run(args + [path], mpi=False)
         s2, o2, e2 = run(args + [path], mpi=True)
-        lines = e2.strip().splitlines()
+        lines = message_lines(e2)
         expected_same = "--mpi" not in what
         check(s2 == 2 and len(lines) == 1 and lines[0].startswith("rank_analysis: ")
               and o2 == "" and (not expected_same or (s1 == 2 and e1 == e2)),

@@ -25,7 +25,7 @@ import tempfile
 import h5py
 import numpy as np
 
-from checks import check, finish
+from checks import check, finish, message_lines
 
 
 def run(*cmd):
@@ -80,11 +80,11 @@ def main() -> int:
             dst["log_probs"] = lp
         r = run(torch_bin, "--device", device, "--head", "softmax", "--d", "40", "--bias", "1",
                 "--quiet", bad)
-        lines = r.stderr.strip().splitlines()
+        lines = message_lines(r.stderr)
         check(r.returncode == 2 and len(lines) == 1 and bad in lines[0] and "NaN" in lines[0],
               f"NaN: exit 2, one line naming the file (got {r.returncode}: {r.stderr.strip()[:200]})")
         r = run(torch_bin, "--device", "cuda:99", "--quiet", bad)
-        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1,
+        check(r.returncode == 2 and len(message_lines(r.stderr)) == 1,
               f"cuda:99 is refused: exit 2, one line (got {r.returncode}: {r.stderr.strip()[:200]})")
     return finish()
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import check, finish
+from checks import check, finish, message_lines
 
 build = os.path.abspath(sys.argv[1])
 rank = os.path.join(build, "analysis", "rank_analysis")
@@ -54,7 +54,7 @@ with tempfile.TemporaryDirectory() as tmp:
             f.write(previous)
         cmd = [target if c is None else c for c in cmd]
         r = subprocess.run(cmd, capture_output=True, text=True, env=skip_check)
-        lines = [line for line in r.stderr.splitlines() if not line.startswith(
+        lines = [line for line in message_lines(r.stderr) if not line.startswith(
             ("rank_analysis: analysing", f"rank_analysis: {src}:"))]
         check(r.returncode == 2, f"{what} on a {size} disk: exit 2 (got {r.returncode})")
         check(len(lines) == 1 and target in lines[0] and "not written" in lines[0],
@@ -73,7 +73,7 @@ with tempfile.TemporaryDirectory() as tmp:
     cmd = [synth, "--head", "softmax", "--T", "2000", "--M", "3000", "--d", "20", "--seed", "0",
            "--out", target]
     r = subprocess.run(cmd, capture_output=True, text=True)
-    lines = r.stderr.splitlines()
+    lines = message_lines(r.stderr)
     check(r.returncode == 2 and len(lines) == 1 and f"{target}: not written: it needs 22.9 MiB "
           "(T = 2000 x M = 3000 float32 log-outputs and T targets), the filesystem has "
           in lines[0] and lines[0].endswith(" MiB free"),

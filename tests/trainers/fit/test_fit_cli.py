@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import ROOT, build_dir, check, finish, import_pipeline
+from checks import ROOT, build_dir, check, finish, import_pipeline, message_lines
 
 import_pipeline()
 import fit_report  # noqa: E402
@@ -86,7 +86,7 @@ with tempfile.TemporaryDirectory() as tmp:
     os.replace(again_out + ".partial", again_out + "2.partial")
     r = subprocess.run(args + ["--out", again_out + "2", "--resume"], capture_output=True,
                        text=True)
-    check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and
+    check(r.returncode == 2 and len(message_lines(r.stderr)) == 1 and
           "2.partial: settings: expected this run's" in r.stderr,
           f"a partial report of other settings: exit 2 naming the file and settings "
           f"({r.stderr.strip()[-200:]})")
@@ -96,7 +96,7 @@ with tempfile.TemporaryDirectory() as tmp:
         bad = os.path.join(tmp, "bad.json")
         r = subprocess.run([BIN, "--low-rank", "2", "--C", "5", "--M", "6", "--out", bad, *args],
                            capture_output=True, text=True)
-        lines = r.stderr.strip().splitlines()
+        lines = message_lines(r.stderr)
         check(r.returncode == 2 and len(lines) == 1 and what in lines[0] and
               not os.path.exists(bad), f"{' '.join(args)}: exit 2, one line naming {what}, "
               f"nothing written ({r.returncode}: {r.stderr.strip()[-200:]})")

@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures"))
-from checks import check, finish  # noqa: E402
+from checks import check, finish, message_lines  # noqa: E402
 
 build = os.path.abspath(sys.argv[1])
 # The registry (the sb_trainer rows, cmake/Dependencies.cmake), as CMake wrote it: no list here.
@@ -89,7 +89,7 @@ with tempfile.TemporaryDirectory() as tmp:
               all(h in text for h in d["heads"]), f"train_{kind} --describe: the text form "
               "lists every head")
         r, _ = describe(kind, "--lr", "abc")
-        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--lr" in r.stderr,
+        check(r.returncode == 2 and len(message_lines(r.stderr)) == 1 and "--lr" in r.stderr,
               f"train_{kind} --describe --lr abc: one line, exit 2 ({r.stderr.strip()[-120:]})")
 
     # The verdicts follow the settings.

@@ -22,7 +22,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures"))
-from checks import check, finish  # noqa: E402
+from checks import check, finish, message_lines  # noqa: E402
 
 build = os.path.abspath(sys.argv[1])
 binary = os.path.join(build, "trainers", "train_transformer")
@@ -83,7 +83,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     for bad, field in ((["--head", "adaptive"], "head"), (["--heads", "3"], "heads")):
         r = train(os.path.join(tmp, "bad"), *bad)
-        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and
+        check(r.returncode == 2 and len(message_lines(r.stderr)) == 1 and
               field in r.stderr and not os.path.exists(os.path.join(tmp, "bad")),
               f"{' '.join(bad)}: one line naming {field}, exit 2, nothing written "
               f"({r.stderr.strip()[-160:]})")
