@@ -86,23 +86,6 @@ SB_INLINE void nll_backward_rows_f32(const float* z, const int64_t* targets, con
 }
 
 template <int A>
-void nll_forward_rows_f64(const double* z, const int64_t* targets, double* loss, double* stats,
-                          int64_t rows, int64_t cols) {
-  for (int64_t row = 0; row < rows; ++row) {
-    const double* zr = z + row * cols;
-    bool has_nan = false;
-    const double zm = row_max(zr, cols, &has_nan);
-    const double m = w64<A>(zm);
-    double sum = 0;
-    for (int64_t j = 0; j < cols; ++j) sum += std::exp(w64<A>(zr[j]) - m);
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    stats[2 * row] = has_nan ? nan : zm;
-    stats[2 * row + 1] = m + std::log(sum);
-    loss[row] = has_nan ? nan : stats[2 * row + 1] - w64<A>(zr[targets[row]]);
-  }
-}
-
-template <int A>
 void nll_backward_rows_f64(const double* z, const int64_t* targets, const double* stats,
                            const double* scales, double scalar, double* gz, int64_t rows,
                            int64_t cols) {
@@ -157,8 +140,10 @@ void sigmoid_family_nll_forward(const float* z, const int64_t* targets, double* 
 
 void sigmoid_family_nll_forward(const double* z, const int64_t* targets, double* loss,
                                 double* stats, int64_t rows, int64_t cols, bool sigsoftmax) {
-  sigsoftmax ? nll_forward_rows_f64<1>(z, targets, loss, stats, rows, cols)
-             : nll_forward_rows_f64<0>(z, targets, loss, stats, rows, cols);
+  sigsoftmax ? nll_forward_rows_f64(z, targets, loss, stats, rows, cols,
+                                    [](double v) { return w64<1>(v); })
+             : nll_forward_rows_f64(z, targets, loss, stats, rows, cols,
+                                    [](double v) { return w64<0>(v); });
 }
 
 namespace {

@@ -88,16 +88,7 @@ void softmax_nll_backward(const float* z, const int64_t* targets, const double* 
 
 void softmax_nll_forward(const double* z, const int64_t* targets, double* loss, double* stats,
                          int64_t rows, int64_t cols) {
-  for (int64_t row = 0; row < rows; ++row) {
-    const double* zr = z + row * cols;
-    bool has_nan = false;
-    const double zm = row_max(zr, cols, &has_nan);
-    double sum = 0;
-    for (int64_t j = 0; j < cols; ++j) sum += std::exp(zr[j] - zm);
-    stats[2 * row] = has_nan ? kNaN : zm;
-    stats[2 * row + 1] = has_nan ? kNaN : zm + std::log(sum);
-    loss[row] = has_nan ? kNaN : stats[2 * row + 1] - zr[targets[row]];
-  }
+  nll_forward_rows_f64(z, targets, loss, stats, rows, cols, [](double v) { return v; });
 }
 
 void softmax_nll_backward(const double* z, const int64_t* targets, const double* stats,

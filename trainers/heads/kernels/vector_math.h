@@ -209,6 +209,27 @@ double w64(double z) {
   return A == 1 ? z + ls : ls;
 }
 
+// The float64 reference forward of a row NLL whose output is exp(w(z_j)) normalised over the row:
+// w(z) = z for softmax, w64<A> for the sigmoid family (w increases with z, so w(max z) is the
+// row's largest weight). Per row, stats = (max z, lse = log sum_j e^{w(z_j)}) and
+// loss = lse - w(z_target); a row holding a NaN gets NaN in all three.
+template <class W>
+void nll_forward_rows_f64(const double* z, const int64_t* targets, double* loss, double* stats,
+                          int64_t rows, int64_t cols, W w) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int64_t row = 0; row < rows; ++row) {
+    const double* zr = z + row * cols;
+    bool has_nan = false;
+    const double zm = row_max(zr, cols, &has_nan);
+    const double m = w(zm);
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) sum += std::exp(w(zr[j]) - m);
+    stats[2 * row] = has_nan ? nan : zm;
+    stats[2 * row + 1] = has_nan ? nan : m + std::log(sum);
+    loss[row] = has_nan ? nan : stats[2 * row + 1] - w(zr[targets[row]]);
+  }
+}
+
 // Fast rows: 0 <= max z <= 80 (every row of a trained LM in practice). With c = e^{max z},
 // E = e^{z - max z} <= 1 and p = E c = e^z:  w = (A + 1) z - log(1 + p), and
 // e^{w - m} = E^A (E + p) / (1 + p), where m = w(max z) is the row's max of w (w increases with
