@@ -27,6 +27,8 @@ def analyse_command(d, run) -> list[str]:
            "--out", os.path.join(run.dir, "logprobs.rank.h5")]
     if a.get("verdict_only", False):  # the sketch stops once within / exceeds is certain
         cmd.append("--verdict-only")
+    if a.get("budget_gb", 0) > 0:  # the memory auto may plan for (analyse.h, memory_limit)
+        cmd += ["--budget-gb", str(a["budget_gb"])]
     if tasks > 1:
         cmd = mpi_launcher(tasks, nodes) + cmd + ["--mpi"]
     return cmd

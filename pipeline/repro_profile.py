@@ -172,6 +172,11 @@ _TABLES = {
         "nodes": (1, lambda v: _is_int(v, 1), "an integer >= 1"),
         "seeds": (0, lambda v: _is_int(v, 0), "an integer >= 0 (0 = every seed)"),
         "verdict_only": (False, lambda v: isinstance(v, bool), "true or false"),
+        # budget_gb: rank_analysis --budget-gb, the memory the analysis may use (0 = its default,
+        # 8 GiB); auto picks the method that fits it (the Gram matrix of WikiText-2's M = 33278
+        # takes 8.9 GB, ~10.4 GiB at peak).
+        "budget_gb": (0, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+                      and v >= 0, "a number of GiB >= 0 (0 = rank_analysis's default)"),
         "keep_dumps": (True, lambda v: v is True or v is False or v == "analysed",
                        'true, false or "analysed"'),
     }),

@@ -314,6 +314,8 @@ def dumps_removed(tmp: str) -> None:
               f"keep_dumps = \"no\": refused naming the field ({e})")
     # verdict_only: a boolean, only with the sketch (or auto), passed on as --verdict-only.
     for extra, field in (("verdict_only = 1", "analysis.verdict_only"),
+                         ("budget_gb = -1", "analysis.budget_gb"),
+                         ('budget_gb = "12"', "analysis.budget_gb"),
                          ('verdict_only = true\nmethod = "gram"', "analysis.method")):
         with open(path, "w") as f:
             f.write(bad.replace('keep_dumps = "no"', f"keep_dumps = false\n{extra}"))
@@ -329,6 +331,14 @@ def dumps_removed(tmp: str) -> None:
     cmd = stages.analyse_command(d3, d3.runs[0])
     check(cmd[cmd.index("--method") + 1] == "sketch" and "--verdict-only" in cmd,
           f"verdict_only = true: the analyse stage asks for --verdict-only ({' '.join(cmd)})")
+    check("--budget-gb" not in cmd, f"no budget_gb: rank_analysis's own default ({' '.join(cmd)})")
+    # budget_gb: passed on as --budget-gb, the memory auto plans for.
+    with open(path, "w") as f:
+        f.write(bad.replace('keep_dumps = "no"', "keep_dumps = false\nbudget_gb = 12.5"))
+    d4 = driver(path)
+    cmd = stages.analyse_command(d4, d4.runs[0])
+    check(cmd[cmd.index("--budget-gb") + 1] == "12.5",
+          f"budget_gb = 12.5: the analyse stage asks for --budget-gb 12.5 ({' '.join(cmd)})")
 
 
 def analysed_dumps_kept(tmp: str) -> None:
