@@ -512,21 +512,35 @@ void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start).count();
     return;
   }
+  // The host's eigensolver works on G's upper triangle while the counter keeps G in the lower
+  // one, for the inertia counts that may narrow the spectrum's window (narrow_by_inertia).
+  std::optional<InertiaCounter> counter;
   if (method == SvdMethod::gram) {
     if (options.backend.singular_values) {
       res.solver = options.backend.solver;
       st.sigma = options.backend.singular_values(std::move(st.gram), &st.timing);
     } else {
       res.solver = eigen_solver_name(EigenSolver::automatic, order);
-      st.sigma = gram_singular_values(std::move(st.gram), EigenSolver::automatic, &st.timing);
+      counter.emplace(std::move(st.gram.g), order);
+      st.sigma = counter->with_upper([&](double* g, int64_t n) {
+        return gram_singular_values(g, n, std::min(rows, cols), EigenSolver::automatic, &st.timing);
+      });
     }
   } else {
     res.solver = f64 ? "dgesdd" : "sgesdd";
   }
   res.report =
       numerical_rank(st.sigma, rows, cols, plan.eps, bound, bounded, resolution_rel(method, f64));
-  if (method == SvdMethod::gram)
+  if (method == SvdMethod::gram) {
     certify_from_spectrum(res.report, st.sigma, inner, order, same_sign, chain);
+    if (counter && !res.report.certified) {
+      const auto start = std::chrono::steady_clock::now();
+      const std::string routes = narrow_by_inertia(res.report, *counter, inner, same_sign, chain);
+      if (!routes.empty()) res.solver += "+" + routes;
+      st.timing.solve +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  }
   res.singular_values = std::move(st.sigma);
 }
 

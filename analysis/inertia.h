@@ -58,6 +58,18 @@ class InertiaCounter {
   /// G >= 0 entrywise (true for A^T A when all entries of A share a sign).
   bool nonnegative() const { return nonnegative_; }
 
+  /// Hands G's upper triangle (column-major, leading dimension n, G - 0 I restored) to `solve`,
+  /// which may overwrite that triangle and the diagonal but nothing else: an eigensolver called
+  /// with uplo 'U' and jobz 'N', such as dsyevd (LAPACK overwrites only the triangle it is
+  /// given). The pristine copy in the strict lower triangle stays, so counts may follow: G's
+  /// spectrum and its inertia counts from one n x n array. Returns what `solve` returns.
+  template <class Solve>
+  auto with_upper(Solve&& solve) {
+    restore(0.0);
+    upper_clean_ = false;
+    return solve(a_.data(), n_);
+  }
+
   /// Power iteration from the all-ones vector (the Perron vector's direction for G >= 0) until
   /// (upper - lower) <= rel_tol lower or max_iterations.
   PowerIteration largest_eigenvalue(double rel_tol = 1e-12, int max_iterations = 100);

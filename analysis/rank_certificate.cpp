@@ -110,7 +110,10 @@ RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bo
   f.trace = counter.trace();
   f.lambda1_lower = p.lower;
   f.lambda1_upper = p.upper;
-  f.solver_error = solver_error_estimate(f, eps);
+  // The counts' backward error is measured from their factors: start from the undoubled estimate
+  // (about what an LDL^T count measures, solver_error_estimate) and widen to just above a
+  // measured one that exceeds it.
+  f.solver_error = solver_error_estimate(f, eps) / 2;
 
   std::vector<std::string> methods;  // the routes taken, in order
   auto note = [&](const std::string& m) {
@@ -129,7 +132,8 @@ RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bo
   // before the LDL^T counts take over.
   const int64_t max_pivots = std::max<int64_t>(1024, cols / 8);
   // The window assumes solver_error; a count whose measured backward error exceeds it widens the
-  // window and counts again, twice at most.
+  // window to 1.25x that error and counts again, twice at most (the error varies little with the
+  // threshold: the factors' growth is nearly the same across the window).
   for (int attempt = 0; attempt < 3; ++attempt) {
     w = rank_window(f, eps);
     const int64_t k = counter.split(w.t_lo, w.t_hi, max_pivots);
@@ -143,7 +147,7 @@ RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bo
       n_hi = count(w.t_hi);
     }
     if (backward <= f.solver_error) break;
-    f.solver_error = 2 * backward;
+    f.solver_error = 1.25 * backward;
   }
   const bool covered = backward <= f.solver_error;
   RankReport r;
@@ -169,6 +173,15 @@ RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bo
     for (const auto& m : methods) *solver += "+" + m;
   }
   return r;
+}
+
+std::string narrow_by_inertia(RankReport& report, InertiaCounter& counter, int64_t rows,
+                              bool same_sign, int64_t chain) {
+  if (!report.has_certificate || report.certified) return "";
+  std::string routes;
+  const RankReport counted = rank_by_inertia(counter, rows, report.eps, same_sign, report.bound,
+                                             report.theorem2_bounded, &routes, nullptr, chain);
+  return narrow_window(report, counted) ? routes : "";
 }
 
 }  // namespace sb::analysis

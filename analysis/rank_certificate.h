@@ -89,10 +89,25 @@ void judge_window(RankReport& report);
 /// The rank-only path on the accumulated Gh (rows: the inner dimension; the order is the
 /// counter's): lambda_1 by power iteration, then the window count
 /// InertiaCounter::split; where it cannot conclude, LDL^T counts at t_lo and t_hi and, only when
-/// they differ, at the nominal tol^2. rank_numpy = -1, spectral_gap NaN. solver: the routes taken,
+/// they differ, at the nominal tol^2. The window first assumes half of solver_error_estimate (the
+/// counts measure their own backward error); a count whose measured error exceeds the assumption
+/// widens it to 1.25x the measured error and counts again (three tries; a count still above it
+/// leaves the report uncertified). rank_numpy = -1, spectral_gap NaN. solver: the routes taken,
 /// e.g. "power_iteration+pivoted_cholesky". chain: as certify_from_spectrum's.
 RankReport rank_by_inertia(InertiaCounter& counter, int64_t rows, double eps, bool same_sign,
                            int64_t bound, bool theorem2_bounded, std::string* solver = nullptr,
                            double* power_seconds = nullptr, int64_t chain = 0);
+
+/// The spectrum's window (certify_from_spectrum) narrowed by inertia counts of the same Gh:
+/// rank_by_inertia on `counter`, which kept Gh beside the eigensolver's work
+/// (InertiaCounter::with_upper). The spectrum's window takes the eigensolver's backward error as
+/// the a priori estimate, doubled (LAPACK's p(n) is unspecified); the counts measure theirs from
+/// their factors, about half of it, so their window is narrower where the solver term dominates
+/// (PTB's test matrices: solver_error ~10x gram_error). Both bracket the rank at tol, so the
+/// report keeps their intersection (narrow_window). Returns the counts' routes (e.g.
+/// "power_iteration+dsytrf_rook"), or "" when the report was already certified or the windows
+/// did not meet (then it is unchanged). rows, chain: as certify_from_spectrum's.
+std::string narrow_by_inertia(RankReport& report, InertiaCounter& counter, int64_t rows,
+                              bool same_sign, int64_t chain = 0);
 
 }  // namespace sb::analysis

@@ -254,17 +254,23 @@ GramMatrix accumulate_gram(const RowReader64& read, int64_t rows, int64_t cols, 
 
 std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
                                          SpectrumTiming* timing) {
+  std::vector<double> g = std::move(gram.g);
+  return gram_singular_values(g.data(), gram.order(), std::min(gram.rows, gram.cols), solver,
+                              timing);
+}
+
+std::vector<double> gram_singular_values(double* g, int64_t order, int64_t min_side,
+                                         EigenSolver solver, SpectrumTiming* timing) {
   SpectrumTiming local;
   if (!timing) timing = &local;
-  const int64_t m = gram.order();
-  std::vector<double> g = std::move(gram.g);
+  const int64_t m = order;
   std::vector<double> w(static_cast<size_t>(m));
   const auto start = std::chrono::steady_clock::now();
   const bool two_stage = eigen_solver_name(solver, m) == "dsyevd_2stage";
   const auto lm = static_cast<lapack_int>(m);
   const lapack_int info =
-      two_stage ? LAPACKE_dsyevd_2stage(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data())
-                : LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', lm, g.data(), lm, w.data());
+      two_stage ? LAPACKE_dsyevd_2stage(LAPACK_COL_MAJOR, 'N', 'U', lm, g, lm, w.data())
+                : LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', lm, g, lm, w.data());
   if (info != 0)  // as gesdd's: the data's failure or LAPACKE's workspace
     throw InputError::described(
         "", "",
@@ -277,7 +283,7 @@ std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
   std::transform(w.rbegin(), w.rend(), s.begin(),
                  [](double l) { return std::sqrt(std::max(l, 0.0)); });
   // Only min(T, M) singular values exist; the rest of G's spectrum is round-off around zero.
-  s.resize(static_cast<size_t>(std::min(gram.rows, gram.cols)));
+  s.resize(static_cast<size_t>(std::min(min_side, m)));
   return s;
 }
 

@@ -106,6 +106,12 @@ GramMatrix accumulate_gram(const RowReader64& read, int64_t rows, int64_t cols, 
 /// min(T, M) of them; consumes G.
 std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
                                          SpectrumTiming* timing = nullptr);
+/// The same on G held elsewhere: the upper triangle of an order x order column-major array,
+/// which the eigensolver overwrites with the diagonal (uplo 'U', jobz 'N'); the strict lower
+/// triangle is left as it was (InertiaCounter::with_upper keeps G's copy there). The first
+/// min_side = min(T, M) values.
+std::vector<double> gram_singular_values(double* g, int64_t order, int64_t min_side,
+                                         EigenSolver solver, SpectrumTiming* timing = nullptr);
 
 /// Bytes each method needs at its peak (the matrix or G, plus workspaces; gram: two float64
 /// blocks for the overlapped read and the eigensolver's workspace).

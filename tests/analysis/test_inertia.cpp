@@ -286,6 +286,60 @@ TEST_CASE(
   CHECK(e.rank_max == 30);
 }
 
+TEST_CASE(
+    "rank certificate: inertia counts of the matrix the eigensolver ran on narrow the spectrum's "
+    "window where its a priori solver error dominates, to the true count") {
+  // rows = 640, n = 200, float32: tol^2 = tau ~ 3e-12 lambda_1, so the eigensolver's doubled
+  // a priori error (4.0% of tau) outweighs the Gram rounding (gamma_640 trace, 3.2%): the
+  // spectrum's window is tau (1 +- 7.3%). The counts measure their backward error from the
+  // factors, about half the estimate: tau (1 +- ~5.3%). Four eigenvalues 6.5-6.8% from tau lie
+  // inside the first window and outside the second.
+  const int64_t n = 200, rows = 640;
+  const double tau = tol2_factor(rows, n, kFloat32Eps);
+  std::vector<double> lambda{1.0};
+  for (int i = 0; i < 19; ++i) lambda.push_back(std::pow(3 * tau, double(i + 1) / 19));
+  for (double f : {1.068, 1.065, 0.935, 0.932}) lambda.push_back(f * tau);
+  while (int64_t(lambda.size()) < n) lambda.push_back(tau / 3);
+  const int64_t truth = count_above(lambda, tau);
+  REQUIRE(truth == 22);
+
+  // The spectrum from the counter's own array: the eigensolver overwrites the upper triangle,
+  // the counts after it read the lower one (InertiaCounter::with_upper).
+  InertiaCounter counter(prescribed(lambda, 13), n);
+  const auto sigma = counter.with_upper([&](double* g, int64_t order) {
+    return gram_singular_values(g, order, order, EigenSolver::dsyevd);
+  });
+  REQUIRE(int64_t(sigma.size()) == n);
+  std::vector<double> sorted(lambda);
+  std::sort(sorted.rbegin(), sorted.rend());
+  for (int64_t i = 0; i < 24; ++i)  // dsyevd's values, to its rounding (~n eps64 lambda_1)
+    CHECK(std::abs(sigma[size_t(i)] * sigma[size_t(i)] - sorted[size_t(i)]) < 1e-13);
+  for (double t : {0.5, 1e-3, 10 * tau, tau, 0.5 * tau})  // the lower copy survived: exact counts
+    CHECK(counter.count_above(t) == count_above(lambda, t));
+
+  auto e = numerical_rank(sigma, rows, n, kFloat32Eps, 30, true, std::sqrt(kFloat64Eps));
+  certify_from_spectrum(e, sigma, rows, n, /*same_sign=*/false);
+  INFO("spectrum window [" << e.rank_min << ", " << e.rank_max << "] solver_error "
+                           << e.solver_error / tau << " tau, gram_error " << e.gram_error / tau
+                           << " tau");
+  CHECK_FALSE(e.certified);
+  CHECK(e.rank_min <= 20);
+  CHECK(e.rank_max >= 24);
+  CHECK(e.rank == truth);
+
+  const auto routes = narrow_by_inertia(e, counter, rows, /*same_sign=*/false);
+  INFO("after the counts [" << e.rank_min << ", " << e.rank_max << "] by " << routes);
+  CHECK(routes.find("dsytrf_rook") != std::string::npos);
+  CHECK(e.certified);
+  CHECK(e.rank_min == truth);
+  CHECK(e.rank_max == truth);
+  CHECK(e.rank == truth);
+  CHECK(e.certificate() == "certified");
+
+  // A certified report is left alone, and says so with "".
+  CHECK(narrow_by_inertia(e, counter, rows, false).empty());
+}
+
 TEST_CASE("rank analysis: the overlapped read accumulates the same Gram matrix as the plain one") {
   const int64_t t = 1000, m = 120;
   std::mt19937_64 gen(2);
