@@ -162,10 +162,15 @@ void use_best_core(char** argv) {
   const char* program = argv && argv[0] ? argv[0] : "program";
   const char* base = std::strrchr(program, '/');
   base = base ? base + 1 : program;
-  std::fprintf(stderr,
-               "%s: OpenBLAS chose its generic '%s' kernels on a CPU that runs '%s' ones; "
-               "restarting with OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE to choose yourself)\n",
-               base, core.c_str(), better.c_str(), better.c_str());
+  bool quiet = false;
+  for (char** a = argv ? argv + 1 : nullptr; a && *a; ++a)
+    quiet = quiet || std::strcmp(*a, "--quiet") == 0;
+  if (!quiet)
+    std::fprintf(stderr,
+                 "%s: OpenBLAS chose its generic '%s' kernels on a CPU that runs '%s' ones; "
+                 "restarting with OPENBLAS_CORETYPE=%s (set OPENBLAS_CORETYPE to choose "
+                 "yourself)\n",
+                 base, core.c_str(), better.c_str(), better.c_str());
   std::fflush(stderr);
   setenv("OPENBLAS_CORETYPE", better.c_str(), 1);
   setenv("SB_BLAS_RESTARTED", "1", 1);

@@ -127,6 +127,12 @@ TEST_CASE("blas core: a faked generic detection restarts rank_analysis on the be
   CHECK(restarted.out.find(said) == restarted.out.rfind(said));  // said once: no second restart
   const auto j = last_json(restarted.out);
   CHECK(j["blas_core"] == "Haswell");
+  // --quiet: restarted all the same, without the line.
+  const auto quiet = run("env -u OPENBLAS_CORETYPE -u SB_BLAS_RESTARTED " + fake + " " + bin +
+                         " --quiet --head softmax --d 2 --bias 1 --json " + file);
+  CHECK(quiet.status == 0);
+  CHECK(quiet.out.find("restarting") == std::string::npos);
+  CHECK(last_json(quiet.out)["blas_core"] == "Haswell");
   CHECK(j["blas_library"].get<std::string>().rfind("OpenBLAS", 0) == 0);
 
   const auto user = run("env -u SB_BLAS_RESTARTED OPENBLAS_CORETYPE=Prescott " + fake + " " + bin +
