@@ -212,7 +212,9 @@ Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
     const double ritz_upper = (w.sigma[i] + w.value_error);
     w.upper[i] = std::min(ritz_upper * q_norm + w.residual, std::hypot(ritz_upper * q_inv, split));
   }
-  w.rounding = w.upper[0] - w.residual - w.lower[0];
+  // Where the orthogonal split sets the upper end, the bracket can be narrower than e itself:
+  // then no part of it is rounding (reported as gram_error, which is never negative).
+  w.rounding = std::max(w.upper[0] - w.residual - w.lower[0], 0.0);
   w.tol = c * w.sigma[0];
   w.tol_lo = c * w.lower[0];
   w.tol_hi = c * w.upper[0];

@@ -32,7 +32,7 @@ struct Window {
   double residual_floor = 0;                // the part of e that is rounding: no pass lowers it
   double tol = 0, tol_lo = 0, tol_hi = 0;
   int64_t rank = 0, rank_min = 0, rank_max = 0;
-  double rounding = 0;  // the bracket of sigma_1 less e, for the report
+  double rounding = 0;  // the bracket of sigma_1 less e (at least 0), for the report
 };
 
 /// A window that answers what was asked: certified, or (verdict_only) on one side of the bound.

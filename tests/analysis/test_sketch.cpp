@@ -217,6 +217,8 @@ TEST_CASE(
     const auto r = sketch_rank(reader(a, m), t, m, with_bound(20, seed), &scan);
     certified_true += r.report.certified && r.report.rank == 25;
     if (r.report.certified) CHECK(r.report.rank == 25);
+    // sigma_1's bracket less the residual bound: the report's gram_error, never negative.
+    CHECK(r.report.gram_error >= 0);
   }
   CHECK(certified_true == 100);
 }
