@@ -133,14 +133,20 @@ build: configure
 
 # The corpora first (found or downloaded, md5-checked); without them (no ../shared, no internet)
 # the tests that need them are reported as skipped, each with one line saying `make data`.
+#
+# The tests' processes keep the BLAS kernels they start with (SB_BLAS_RESTARTED=1: no restart where
+# OpenBLAS picks its generic kernels, common/blas_core.h), so a program and the test comparing it
+# with an in-process computation (sbrank, the Catch2 cases) round alike, bit for bit, and stderr
+# holds only the program's own lines. test_blas_core unsets it to test the restart itself.
+TEST_ENV := SB_BLAS_RESTARTED=1
 test: test-ready
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE "slurm|long"
+	cd $(BUILD_DIR) && $(TEST_ENV) ctest --output-on-failure -j $(JOBS) -LE "slurm|long"
 
 # The tests that take minutes each and have no smaller version testing the same (ctest label
 # "long": the smoke profile end to end, the PyTorch parity, ...; tests/CMakeLists.txt). .ci/run
 # runs them after `make test`.
 test-long: test-ready
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L long
+	cd $(BUILD_DIR) && $(TEST_ENV) ctest --output-on-failure -j $(JOBS) -L long
 
 # What both need first: the packages, the corpora (or one line saying the tests that need them
 # will be skipped) and the build.
