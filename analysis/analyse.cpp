@@ -444,8 +444,7 @@ void meet(Streamed& st, const AnalysisPlan& plan, const Collective& coll,
   // The processes' sum adds roundings in an order this process does not see: the certificate
   // falls back to the whole dot product's gamma (gram_block.h).
   if (coll.size > 1) st.gram.chain = 0;
-  st.timing.reduce +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - reduce_start).count();
+  st.timing.reduce += seconds_since(reduce_start);
 }
 
 /// Throws the one line for a matrix that holds NaN or inf, naming why for -inf.
@@ -508,8 +507,7 @@ void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
     InertiaCounter counter(std::move(st.gram.g), order);
     res.report = rank_by_inertia(counter, inner, plan.eps, same_sign, bound, bounded, &res.solver,
                                  &st.timing.sigma_max, chain);
-    st.timing.solve +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - solve_start).count();
+    st.timing.solve += seconds_since(solve_start);
     return;
   }
   // The host's eigensolver works on G's upper triangle while the counter keeps G in the lower
@@ -537,8 +535,7 @@ void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
       const auto start = std::chrono::steady_clock::now();
       const std::string routes = narrow_by_inertia(res.report, *counter, inner, same_sign, chain);
       if (!routes.empty()) res.solver += "+" + routes;
-      st.timing.solve +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      st.timing.solve += seconds_since(start);
     }
   }
   res.singular_values = std::move(st.sigma);
@@ -629,7 +626,7 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   res.blas_core = blas.core;
   res.memory_estimate_mib = plan.bytes / double(1 << 20);
   res.peak_rss_mib = peak_rss_mib();
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  res.seconds = seconds_since(start);
   // The sketch pays where its basis stays under half of min(T, M) (choose_method's rule); k grows
   // by doubling to about twice the count, so the count must lie under a quarter: a window at
   // 4000 or 9000 of 10000 stays the Gram path's (a pass at k = 8000 would cost 22 k^3 for R's SVD

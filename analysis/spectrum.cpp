@@ -259,11 +259,10 @@ std::vector<double> gram_singular_values(GramMatrix&& gram, EigenSolver solver,
                               timing);
 }
 
-std::vector<double> gram_singular_values(double* g, int64_t order, int64_t min_side,
-                                         EigenSolver solver, SpectrumTiming* timing) {
+std::vector<double> gram_singular_values(double* g, int64_t m, int64_t min_side, EigenSolver solver,
+                                         SpectrumTiming* timing) {
   SpectrumTiming local;
   if (!timing) timing = &local;
-  const int64_t m = order;
   std::vector<double> w(static_cast<size_t>(m));
   const auto start = std::chrono::steady_clock::now();
   const bool two_stage = eigen_solver_name(solver, m) == "dsyevd_2stage";

@@ -69,9 +69,10 @@ std::optional<Upgrade> pending_upgrade();
 
 /// At the top of every main, before any other work: when OPENBLAS_CORETYPE is unset and
 /// better_core(the loaded core, cpu_flags()) names a core, says so in one line on stderr (not
-/// when an argument is --quiet: the programs that take it promise silence) and re-executes /proc/self/exe with the same arguments and OPENBLAS_CORETYPE set (and
-/// SB_BLAS_RESTARTED=1, so that a second start never loops). Returns normally otherwise, or when
-/// the re-execution fails (said in one line; the program goes on with the generic core).
+/// when an argument is --quiet: the programs that take it promise silence) and re-executes
+/// /proc/self/exe with the same arguments and OPENBLAS_CORETYPE set (and SB_BLAS_RESTARTED=1, so
+/// that a second start never loops). Returns normally otherwise, or when the re-execution fails
+/// (said in one line; the program goes on with the generic core).
 void use_best_core(char** argv);
 
 }  // namespace sb::blas
