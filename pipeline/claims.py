@@ -136,12 +136,14 @@ def mean(xs: list[float]) -> float:
 
 
 def paper_figure(results: str, head: str, dataset: str = "ptb",
-                 stage: str = "finetune", split: str = "test") -> float | None:
+                 stage: str = "finetune", split: str = "test", column: int = 4) -> float | None:
+    """The paper's mean (column 4) or its seed standard deviation (column 5) for a head, a stage
+    and a split, from results/paper/paper_results.csv."""
     with open(os.path.join(results, "paper", "paper_results.csv")) as f:
         for line in f:
             cells = line.strip().split(",")
-            if cells[:4] == [dataset, head, stage, split]:
-                return float(cells[4])
+            if cells[:4] == [dataset, head, stage, split] and len(cells) > column:
+                return float(cells[column])
     return None
 
 

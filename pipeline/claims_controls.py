@@ -54,6 +54,12 @@ def mechanism_gains(results: str) -> tuple[list[int], list[float], list[float], 
     return seeds, bind, free, sum(len(g) for g in gains.values())
 
 
+# The interaction the mechanism profile's seeds were planned to detect (pipeline/profiles/
+# mechanism.toml: power 0.8 at alpha 0.05 against 0.01 nats/char).
+MECHANISM_PLANNED_EFFECT = 0.01
+MECHANISM_PLANNED_SD = 0.0046  # the interaction's sd the plan assumed
+
+
 def thesis(results: str) -> str:
     """One sentence on the paper's thesis that follows from the mechanism row's verdict (the
     README's top section shows it with the claims table)."""
@@ -73,6 +79,12 @@ def thesis(results: str) -> str:
             "not supported": "Not at this scale: sigsoftmax's gain is there where no "
                              "bottleneck can bind and is not detectably larger where one does",
             "undecided": "Undecided at this scale"}[v.verdict.split(" (")[0]]
+    if v.ci[1] >= MECHANISM_PLANNED_EFFECT:
+        # the interval is wider than the power calculation planned: say what it leaves open
+        sd = statistics.stdev([b - f for b, f in zip(bind, free)])
+        nums += (f"; an interaction as large as {v.ci[1]:.2g} is not excluded: the seeds were "
+                 f"planned to detect {MECHANISM_PLANNED_EFFECT:g} at an sd of "
+                 f"{MECHANISM_PLANNED_SD:g}, and the runs' sd is {sd:.2g}")
     return f"**Is sigsoftmax's gain the rank?** {head} ({nums}; the mechanism row below)."
 
 

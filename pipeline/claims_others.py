@@ -163,9 +163,16 @@ def sparse_rows(results: str) -> list[Row]:
     rows.append(row("sparse softmax (k = 20) has lower test error than softmax with ~100 "
                     "classes (Table 1)", "F1 sparse (k = 20) above softmax on all four",
                     "softmax", "sparse_k_20", ct.directional))
-    rows.append(row("k near the number of classes breaks training (k = 97 of 100 worse than "
-                    "k = 20; RCV1-v2: k = 100 of 103)", "RCV1-v2: F1 drops sharply at k = 100",
-                    "sparse_k_97", "sparse_k_20", ct.directional))
+    # "Breaks training" is against the model that trains: softmax (RCV1-v2's k = 100 fell to
+    # macro F1 21.89 from softmax's 62.04, "the model does not converge properly"). That k = 20
+    # beats k near M is another claim (k = 20 the best setting), its own row.
+    rows.append(row("k near the number of classes breaks training: k = 97 of 100 has higher "
+                    "test error than softmax (RCV1-v2: k = 100 of 103 does not converge)",
+                    "RCV1-v2: macro F1 softmax 62.04, k = 100 21.89", "sparse_k_97", "softmax",
+                    ct.directional))
+    rows.append(row("k = 20 beats k near the number of classes (k = 97 of 100; Table 1: k = 20 "
+                    "the best setting at ~100 classes)", "RCV1-v2: macro F1 k = 20 63.17, "
+                    "k = 100 21.89", "sparse_k_97", "sparse_k_20", ct.directional))
     for k in (10, 50):
         rows.append(row(f"sparse softmax is robust to k: k = {k} performs as k = 20 (Figure 2, "
                         f"a tie: margin {K_TIE_MARGIN:g} point)", "Figure 2: F1 flat over k = "

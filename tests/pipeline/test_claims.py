@@ -290,8 +290,26 @@ for line in lines:
     if test == "-":
         check(False, f"'{claim[:60]}': a verdict without a test")
         continue
+    if test == "count (certified window)":
+        # one window against the bound: "rank X", "rank X..Y" or "rank >= X" (X..M), the bound
+        # after "= ", the claim "at most" or "exceeds" (claim_tests.count without a tool verdict)
+        ours = cells[2]
+        w = re.match(r"rank (>= )?(\d+)(?:\.\.(\d+))?, bound [^=]*= (\d+)", ours)
+        check(w is not None, f"'{claim[:60]}': a count row prints its window and bound ({ours})")
+        if w is None:
+            continue
+        lo, bound = int(w.group(2)), int(w.group(4))
+        hi = float("inf") if w.group(1) else int(w.group(3) or lo)
+        above = "exceeds" in claim
+        ok = lo > bound if above else hi <= bound
+        want = "reproduced" if ok else ("undecided" if lo <= bound < hi else "contradicted")
+        # the effect is printed to 3 significant digits (1175 -> 1.18e+03)
+        check(verdict == want and abs(float(effect) - (lo - bound)) <= 0.005 * abs(lo - bound),
+              f"'{claim[:60]}': window {lo}..{hi} against {bound} gives '{want}' ({verdict}), "
+              f"effect {effect} = {lo - bound}")
+        continue
     if "[" not in effect:
-        continue  # counts, unit tests, combined rows: checked by their builders' tests above
+        continue  # unit tests, combined rows, orders and fits: checked by their builders' tests
     eff = float(effect.split(" [")[0])
     lo, hi = (float(x) for x in effect.split("[")[1].rstrip("]").split(","))
     margin = re.search(r"margin \+?-?([0-9.e+-]+)", test)
@@ -310,7 +328,14 @@ for line in lines:
         want = "reproduced" if float(p) < 0.05 and lo > 0 else (
             "contradicted" if float(p) < 0.05 and hi < 0 else "not significant")
     elif test.startswith("interaction"):
-        want = verdict if (lo > 0) == verdict.startswith(("reproduced", "partly")) else "?"
+        # the free gain's interval and p, as the row's ours cell prints them (claim_tests.mechanism)
+        free = re.search(r"where it cannot bind [0-9.e+-]+ \[([0-9.e+-]+), ([0-9.e+-]+)\] "
+                         r"\(p ([0-9.e+-]+)\)", line)
+        check(free is not None, f"'{claim[:60]}': the mechanism row prints the free gain")
+        free_above = free is not None and float(free.group(1)) > 0 and float(free.group(3)) < 0.05
+        want = ("reproduced" if not free_above else "partly") if lo > 0 else (
+            "contradicted" if hi < 0 else ("not supported" if free_above else "undecided"))
+        verdict = verdict.split(" (")[0]
     else:
         want = "?"
     check(verdict == want, f"'{claim[:60]}': {test}, {effect}, p {p} gives '{want}' ({verdict})")
