@@ -183,7 +183,7 @@ int report(const ReportOptions& rep, const InputOptions& in, const Prepared& p,
                              : (in.files.size() > 1 ? e.source + ": " : "") + describe(e))
                 << "\n";
     }
-    return 0;
+    return sb::kExitOk;
   }
   if (!rep.out.empty()) contract::write_rank_result(rep.out, results.front());
   if (!rep.out_dir.empty()) {
@@ -199,7 +199,7 @@ int report(const ReportOptions& rep, const InputOptions& in, const Prepared& p,
   if (rep.check_bound)
     for (const auto& r : results)
       if (r.report.theorem2_bounded && !r.report.within_bound) return sb::kExitBoundExceeded;
-  return 0;
+  return sb::kExitOk;
 }
 
 /// --blas and --list-heads, which analyse nothing: their exit status, or -1 to go on.
@@ -207,7 +207,7 @@ int listing(const ReportOptions& rep, const InputOptions& in,
             const std::function<int(const std::string&)>& refuse) {
   if (rep.blas) {
     std::printf("%s\n", blas::blas_info().summary().c_str());
-    return 0;
+    return sb::kExitOk;
   }
   if (!rep.list_heads) return -1;
   if (!in.files.empty())
@@ -215,7 +215,7 @@ int listing(const ReportOptions& rep, const InputOptions& in,
                   " (" + in.files.front() + (in.files.size() > 1 ? ", ..." : "") +
                   "): drop them or --list-heads");
   print_head_facts(rep.json);
-  return 0;
+  return sb::kExitOk;
 }
 
 }  // namespace
@@ -258,7 +258,7 @@ int rank_analysis_main(int argc, char** argv, const DeviceChoice& devices, const
     // only once all have been analysed: a bad input anywhere in the list writes nothing.
     Prepared prepared = prepare(in, opt, doing);
     const auto results = analyse_all(in.files, prepared, opt, rep.quiet, doing);
-    if (!root) return 0;  // process 0 prints and writes
+    if (!root) return sb::kExitOk;  // process 0 prints and writes
     return report(rep, in, prepared, results);
   } catch (...) {
     // The one mapping (common/errors.h). The estimates of plan_analysis count the large buffers;

@@ -19,6 +19,7 @@
 
 #include "analysis/inertia.h"
 #include "analysis/rank_certificate.h"
+#include "common/errors.h"
 
 namespace {
 
@@ -45,7 +46,7 @@ std::vector<double> synthetic_gram(int64_t n, int64_t r) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_inertia N [RANK=402] [T=82430] [sytrf,syevd,syrk]\n");
-    return 2;
+    return sb::kExitBadInput;
   }
   const int64_t n = std::atoll(argv[1]);
   const int64_t r = argc > 2 ? std::atoll(argv[2]) : 402;
@@ -111,5 +112,5 @@ int main(int argc, char** argv) {
         "dsyrk n x %lld block: %.2f s, %.1f GFLOP/s counted as n^2 k\n", static_cast<long long>(k),
         sec, static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(k) / sec / 1e9);
   }
-  return 0;
+  return sb::kExitOk;
 }

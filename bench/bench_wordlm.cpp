@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <optional>
 #include <random>
 #include <string>
@@ -35,6 +36,7 @@
 #include "bench/step_profile.h"
 #include "bench/wordlm_bench_model.h"
 #include "common/duration.h"
+#include "common/errors.h"
 #include "datasets/batchify.h"
 #include "datasets/corpus.h"
 #include "datasets/data_location.h"
@@ -283,9 +285,10 @@ int main(int argc, char** argv) {
       const double seconds = evaluate(model, data, s, split);
       report(s, "eval", seconds, split);
     }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_wordlm: %s\n", e.what());
-    return 1;
+  } catch (...) {
+    const sb::ErrorReport report = sb::error_report(std::current_exception());
+    std::fprintf(stderr, "bench_wordlm: %s\n", report.line.c_str());
+    return report.status;
   }
-  return 0;
+  return sb::kExitOk;
 }

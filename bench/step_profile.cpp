@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/duration.h"
+#include "common/errors.h"
 
 #include <chrono>
 #include <cstring>
@@ -157,7 +158,7 @@ long minor_faults() {
 std::vector<std::string> profile_to_file(const std::string& path,
                                          const std::function<void()>& steps) {
   std::ofstream out(path);
-  if (!out) throw std::runtime_error(path + ": cannot open for writing");
+  if (!out) throw sb::WriteError(path, "cannot open for writing");
   Recorder recorder(/*capacity=*/size_t{1} << 21);  // 2M ranges, 64 MB; a step runs ~10k
   g_recorder = &recorder;
   const auto handle = at::addThreadLocalCallback(
@@ -182,8 +183,11 @@ std::vector<std::string> profile_to_file(const std::string& path,
   at::removeCallback(handle);
   g_recorder = nullptr;
   if (recorder.overflow() > 0)
-    throw std::runtime_error("profile: more than " + std::to_string(recorder.used()) +
-                             " ranges; profile fewer steps");
+    throw sb::OptionError::described("--profile-batches",
+                                     "--profile-batches: more than " +
+                                         std::to_string(recorder.used()) +
+                                         " ranges recorded; expected fewer batches",
+                                     "fewer batches");
   std::set<std::string> gemms;
   out << nlohmann::json{{"k", "meta"},
                         {"seconds", seconds},
@@ -194,14 +198,14 @@ std::vector<std::string> profile_to_file(const std::string& path,
       << '\n';
   recorder.write(out, gemms);
   out.flush();
-  if (!out) throw std::runtime_error(path + ": write failed");
+  if (!out) throw sb::WriteError(path, "write failed");
   return {gemms.begin(), gemms.end()};
 }
 
 void time_gemm_shapes(const std::string& path, const std::vector<std::string>& shapes,
                       double min_seconds) {
   std::ofstream out(path, std::ios::app);
-  if (!out) throw std::runtime_error(path + ": cannot open for appending");
+  if (!out) throw sb::WriteError(path, "cannot open for appending");
   torch::NoGradGuard no_grad;
   for (const auto& key : shapes) {
     std::istringstream in(key);
@@ -240,7 +244,7 @@ void time_gemm_shapes(const std::string& path, const std::vector<std::string>& s
         << '\n';
   }
   out.flush();
-  if (!out) throw std::runtime_error(path + ": write failed");
+  if (!out) throw sb::WriteError(path, "write failed");
 }
 
 }  // namespace sb::bench

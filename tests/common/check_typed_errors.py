@@ -22,7 +22,7 @@ import sys
 
 from checks import ROOT, check, check_scan, finish
 
-FOLDERS = ["common", "contract", "datasets", "analysis", "trainers", "python/sbrank"]
+FOLDERS = ["common", "contract", "datasets", "analysis", "trainers", "python/sbrank", "bench"]
 UNTYPED = re.compile(r"throw\s+std::(runtime_error|invalid_argument|out_of_range|domain_error)\s*\(")
 LOGIC = re.compile(r"throw\s+std::logic_error\s*\(")
 LITERAL_STATUS = re.compile(r"\b(return|exit\s*\()\s*([1-9]\d*)\s*\)?\s*;")

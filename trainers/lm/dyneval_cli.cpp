@@ -12,6 +12,7 @@
 
 #include "common/blas_core.h"
 #include "common/command_line.h"
+#include "common/errors.h"
 #include "trainers/lm/dyneval_config.h"
 #include "trainers/lm/dyneval_run.h"
 #include "trainers/runkit/trainer_cli.h"
@@ -30,7 +31,8 @@ int dyneval_main(int argc, char** argv) {
       "batch size 1 and segments, no updates) are printed first. Every token of a split is "
       "predicted (<eos> in front). All passes run without dropout.\n"
       "Settings: defaults, then --config FILE (TOML), then the options below.\n"
-      "Writes <run>/dyneval.json (or --out) atomically. Exit status 2 on bad input."};
+      "Writes <run>/dyneval.json (or --out) atomically.\n" +
+      sb::exit_statuses_text({sb::kExitOk, sb::kExitBadInput, sb::kExitInternal})};
   std::string run_dir;
   app.add_option("--run", run_dir,
                  "run directory of train_wordlm: reads config.toml and best_finetune.pt (else "
@@ -41,7 +43,7 @@ int dyneval_main(int argc, char** argv) {
   if (const int status = sb::parse_or_exit(app, argc, argv); status >= 0) return status;
   return sb::runkit::guarded([&] {
     sb::lm::run_dyneval(run_dir, sb::lm::resolve_dyneval_config(args));
-    return 0;
+    return sb::kExitOk;
   });
 }
 

@@ -42,7 +42,7 @@ int print_description(const TrainerFacts& facts, const KeyTable& table,
   else
     std::cout << describe_text(facts, verdicts);
   std::cout.flush();
-  return 0;
+  return sb::kExitOk;
 }
 
 std::string TrainerRun::line_end(const std::string& head, const std::string& device) const {
