@@ -2,7 +2,7 @@
 
     import sbrank
     r = sbrank.analyse(log_probs, head="softmax", d=768, bias=1)   # numpy array, torch tensor
-    r = sbrank.analyse("results/cpu/softmax_s141/logprobs.h5")      # or a file (HDF5, .npy)
+    r = sbrank.analyse("logprobs.h5")      # or a file: HDF5 (synthetic_logprobs --out), .npy
     r["rank"], r["verdict"], r["certified"]
     sbrank.plot(r)                                                  # the singular-value curve
 
