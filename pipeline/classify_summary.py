@@ -106,6 +106,30 @@ def _wall_time_section(runs, heads) -> list[str]:
     return out
 
 
+def _error_rows(h: str, fs: list[dict], paper: dict, facts) -> list[str]:
+    """The Table 1 rows of head h: ours (mean ± std over its runs' final sections fs), then the
+    paper's MNIST figures where it reports the head."""
+    nlls = [f.get("test_nll") for f in fs]
+    outside = sum(int(f.get("test_outside_support", 0)) for f in fs)
+    if not facts.is_head(h):  # not a registry head: train_classifier's mse
+        nll = "- (no probabilities)"
+    elif any(v is None for v in nlls):
+        nll = f"inf ({outside} labels outside the top k)"
+    else:
+        nll = mean_std(_finite(nlls), 4)
+    rows = [f"| {h} | ours | {len(fs)} | {mean_std([f['test_error_pct'] for f in fs], 2)} | "
+            f"{nll} | {mean_std([f['test_loss'] for f in fs], 4)} | "
+            f"{mean_std([f['train_loss'] for f in fs], 4)} | "
+            f"{mean_std([float(f['best_epoch']) for f in fs], 1)} |"]
+    p = paper.get((1, h.split(":")[0]))
+    if p and ":" not in h:
+        nll_p = f"{p['loss']} ± {p['loss_std']}" if p["loss_name"] == "nll" else "-"
+        loss_p = f"{p['loss']} ± {p['loss_std']} ({p['loss_name']})"
+        rows.append(f"| {h} | paper (MNIST) | 100 | {p['error_pct']} ± {p['error_pct_std']} | "
+                    f"{nll_p} | {loss_p} | - | {p['epochs']} ± {p['epochs_std']} |")
+    return rows
+
+
 def write_summary(profile, runs, global_timings: dict) -> str:
     finals = {r.dir: read_final(os.path.join(r.dir, "final.json"), profile.trainer) for r in runs}
     final = {i: section(f) if f else {} for i, f in finals.items()}  # the classifier's keys
@@ -142,27 +166,9 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     w("|---|---|---|---|---|---|---|---|")
     errors: dict[str, list[float]] = {}
     for h in heads:
-        rs = by_head[h]
-        fs = [final[r.dir] for r in rs]
+        fs = [final[r.dir] for r in by_head[h]]
         errors[h] = [f["test_error_pct"] for f in fs]
-        nlls = [f.get("test_nll") for f in fs]
-        outside = sum(int(f.get("test_outside_support", 0)) for f in fs)
-        if not facts.is_head(h):  # not a registry head: train_classifier's mse
-            nll = "- (no probabilities)"
-        elif any(v is None for v in nlls):
-            nll = f"inf ({outside} labels outside the top k)"
-        else:
-            nll = mean_std(_finite(nlls), 4)
-        w(f"| {h} | ours | {len(rs)} | {mean_std(errors[h], 2)} | {nll} | "
-          f"{mean_std([f['test_loss'] for f in fs], 4)} | "
-          f"{mean_std([f['train_loss'] for f in fs], 4)} | "
-          f"{mean_std([float(f['best_epoch']) for f in fs], 1)} |")
-        p = paper.get((1, h.split(":")[0]))
-        if p and ":" not in h:
-            nll_p = f"{p['loss']} ± {p['loss_std']}" if p["loss_name"] == "nll" else "-"
-            loss_p = f"{p['loss']} ± {p['loss_std']} ({p['loss_name']})"
-            w(f"| {h} | paper (MNIST) | 100 | {p['error_pct']} ± {p['error_pct_std']} | {nll_p} | "
-              f"{loss_p} | - | {p['epochs']} ± {p['epochs_std']} |")
+        out.extend(_error_rows(h, fs, paper, facts))
     w("")
     w("Paper, Table 2 (official MNIST split, 100 runs): "
       + "; ".join(f"{r['head']} {r['error_pct']} ± {r['error_pct_std']}% error, NLL {r['loss']} ± "

@@ -55,6 +55,33 @@ def load(path):
 
 
 
+def decorate(ax, runs, bounds, finetune_starts, tick_labels, seed_style, title):
+    """The bounds, the finetuning marks, the epoch ticks ("1", ..., "ft 1", ...), the labels and
+    the legend with its seed key (line styles, in black, where there are several seeds)."""
+    for b in sorted(bounds):
+        ax.axhline(b, color="black", linestyle="--", linewidth=1,
+                   label=f"softmax bound d + 2 = {b}")
+    for x in sorted(finetune_starts):
+        ax.axvline(x, color="gray", linestyle=":", linewidth=1)
+        ax.annotate(" finetuning", xy=(x, 1), xycoords=("data", "axes fraction"), va="top",
+                    ha="left", fontsize=8, color="gray")
+    ax.set_yscale("log")
+    if len(tick_labels) <= 30:
+        ax.set_xticks(sorted(tick_labels), [tick_labels[k] for k in sorted(tick_labels)])
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("epoch (main phase, then finetuning: ft)")
+    rows = sorted({r["rows"] for r in runs})
+    ax.set_ylabel(f"numerical rank of the first {', '.join(map(str, rows))} test rows")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    handles, _ = ax.get_legend_handles_labels()
+    if len(seed_style) > 1:
+        handles += [Line2D([], [], color="black", linestyle=style, label=f"seed {seed}")
+                    for seed, style in seed_style.items()]
+    ax.legend(handles=handles, fontsize=8, loc="best")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="+", help="rank_vs_epoch.json files (one per run)")
@@ -90,28 +117,7 @@ def main():
             epoch = e.get("epoch", e["step"])
             tick_labels.setdefault(e["step"],
                                    f"ft {epoch}" if e["phase"] == "finetune" else str(epoch))
-    for b in sorted(bounds):
-        ax.axhline(b, color="black", linestyle="--", linewidth=1,
-                   label=f"softmax bound d + 2 = {b}")
-    for x in sorted(finetune_starts):
-        ax.axvline(x, color="gray", linestyle=":", linewidth=1)
-        ax.annotate(" finetuning", xy=(x, 1), xycoords=("data", "axes fraction"), va="top",
-                    ha="left", fontsize=8, color="gray")
-    ax.set_yscale("log")
-    if len(tick_labels) <= 30:
-        ax.set_xticks(sorted(tick_labels), [tick_labels[k] for k in sorted(tick_labels)])
-    else:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("epoch (main phase, then finetuning: ft)")
-    rows = sorted({r["rows"] for r in runs})
-    ax.set_ylabel(f"numerical rank of the first {', '.join(map(str, rows))} test rows")
-    ax.set_title(args.title, fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    handles, _ = ax.get_legend_handles_labels()
-    if len(seed_style) > 1:  # the seed key: line styles, in black
-        handles += [Line2D([], [], color="black", linestyle=style, label=f"seed {seed}")
-                    for seed, style in seed_style.items()]
-    ax.legend(handles=handles, fontsize=8, loc="best")
+    decorate(ax, runs, bounds, finetune_starts, tick_labels, seed_style, args.title)
     fig.tight_layout()
     save_figure_atomically(fig, args.out + ".png", dpi=150)
     save_figure_atomically(fig, args.out + ".svg")

@@ -333,6 +333,41 @@ def load_profile(path: str) -> Profile:
         prediction=" ".join(data.get("prediction", "").split()))
 
 
+def _check_head_spec(path: str, field: str, head: str, registry) -> None:
+    """A head spec the C++ parser reads: its name in rank_analysis --list-heads' registry, its
+    options by head_spec.py; else ProfileError naming the field."""
+    import head_spec
+    try:
+        head_spec.check(head, list(registry.facts))
+    except head_spec.HeadSpecError as e:
+        if head.split(":", 1)[0] not in registry.facts:
+            raise _fail(path, field, "a head that rank_analysis --list-heads lists ("
+                        + ", ".join(registry.facts) + ", or name:key=value,...)", head) from None
+        raise _fail(path, field, f"a head spec as common/head_spec.cpp parses it ({e})",
+                    head) from None
+
+
+def _trainer_config(profile: Profile, head: str, configs: dict[str, dict]) -> str:
+    """The trainer config file of a head's runs (profile.config with {name}), loaded once into
+    `configs`; ProfileError when it is missing or not TOML."""
+    path = profile.path
+    try:
+        config = profile.config.format(name=head.split(":", 1)[0])
+    except (KeyError, IndexError, ValueError):
+        raise _fail(path, "config", "a path with at most {name} in braces",
+                    profile.config) from None
+    if config not in configs:
+        try:
+            configs[config] = load_toml(config)
+        except OSError:
+            where = "" if os.path.isabs(config) else f" (relative to {os.getcwd()})"
+            raise _fail(path, "config", f"an existing trainer config file{where}",
+                        config) from None
+        except tomllib.TOMLDecodeError as e:
+            raise _fail(path, "config", f"a TOML trainer config ({e})", config) from None
+    return config
+
+
 def check_runs(profile: Profile, registry) -> None:
     """What load_profile cannot check without the build: the trainer is a binary of the build
     that describes itself, every head is one the C++ parser reads (its name in `registry`,
@@ -355,36 +390,14 @@ def check_runs(profile: Profile, registry) -> None:
             if key not in profile.heads and key not in names:
                 raise _fail(path, f"{field}.{key}", "a head of the profile's heads "
                             f"({', '.join(profile.heads)}), by spelling or name", key)
-    import head_spec
     configs: dict[str, dict] = {}
     # (config file, overrides) -> the (field, head) pairs to ask the trainer about, in one call.
     asked: dict[tuple, list[tuple[str, str]]] = {}
     for i, head in enumerate(profile.heads):
         field = f"heads[{i}]"
         if head not in kind.own_heads:
-            try:
-                head_spec.check(head, list(registry.facts))
-            except head_spec.HeadSpecError as e:
-                if head.split(":", 1)[0] not in registry.facts:
-                    raise _fail(path, field, "a head that rank_analysis --list-heads lists ("
-                                + ", ".join(registry.facts) + ", or name:key=value,...)",
-                                head) from None
-                raise _fail(path, field, f"a head spec as common/head_spec.cpp parses it ({e})",
-                            head) from None
-        try:
-            config = profile.config.format(name=head.split(":", 1)[0])
-        except (KeyError, IndexError, ValueError):
-            raise _fail(path, "config", "a path with at most {name} in braces",
-                        profile.config) from None
-        if config not in configs:
-            try:
-                configs[config] = load_toml(config)
-            except OSError:
-                where = "" if os.path.isabs(config) else f" (relative to {os.getcwd()})"
-                raise _fail(path, "config", f"an existing trainer config file{where}",
-                            config) from None
-            except tomllib.TOMLDecodeError as e:
-                raise _fail(path, "config", f"a TOML trainer config ({e})", config) from None
+            _check_head_spec(path, field, head, registry)
+        config = _trainer_config(profile, head, configs)
         for setting in profile.sweep_values():
             if setting and next(iter(setting)) not in configs[config]:
                 raise _fail(path, "sweep.key", f"a key of the trainer config {config}",
