@@ -88,10 +88,6 @@ double sketch_detail::orthonormalise(std::vector<double>& y, int64_t m, int64_t 
 
 namespace {
 
-// Rows gathered per factorisation of the streamed QR: 2k, at least 2048 (streamed_qr.h; its cost
-// 2 T k^2 flops a pass against the products' 4 T M k).
-int64_t qr_chunk_rows(int64_t k) { return std::max<int64_t>(2 * k, 2048); }
-
 /// What one pass computes: a full pass the certificate's sums and the next basis Y; a check the
 /// sums alone (2 T M (k + p) flops instead of 2 T M (2k + p); sketch.h, "Checks").
 enum class PassKind { check, full };
@@ -108,7 +104,7 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
   const int64_t m = cols, kp = k + p;
   sums.k = k;
   sums.y.assign(with_y ? static_cast<size_t>(m * k) : 0, 0.0);
-  StreamedQr qr(k, qr_chunk_rows(k));
+  StreamedQr qr(k, sketch_detail::qr_chunk_rows(k));
   sums.probe_sq.assign(static_cast<size_t>(p), 0.0);
   RowStage<In> stage(m, block_rows);
   std::vector<double> z(static_cast<size_t>(std::min(block_rows, rows) * kp));
@@ -582,37 +578,6 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
 
 }  // namespace
 
-void apply_bound(RankReport& r, const SketchResult& s, int64_t bound, int64_t rows, int64_t cols) {
-  r.bound = bound;
-  r.bound_binding = bound < std::min(rows, cols);
-  judge_window(r);
-  const auto k = static_cast<int64_t>(s.lower.size());
-  r.spectral_gap = std::numeric_limits<double>::quiet_NaN();
-  if (bound >= 1 && bound <= k) {
-    const double next = bound < k ? s.upper[static_cast<size_t>(bound)] : r.residual_bound;
-    if (next > 0) r.spectral_gap = s.lower[static_cast<size_t>(bound - 1)] / next;
-  }
-}
-
-int64_t sketch_block_rows(int64_t cols, int64_t block_rows) {
-  const int64_t fit = (int64_t{256} << 20) / (8 * std::max<int64_t>(cols, 1));
-  return std::clamp<int64_t>(fit, 1, block_rows > 0 ? block_rows : 4096);
-}
-
-double sketch_bytes(int64_t rows, int64_t cols, int64_t k, int probes, int64_t block_rows) {
-  const double m = static_cast<double>(cols), kk = static_cast<double>(k);
-  const double b = static_cast<double>(std::min(rows, sketch_block_rows(cols, block_rows)));
-  const double kp = kk + probes;
-  // basis (Q | W), Y, two float64 blocks, Z, the streamed QR's buffer, R and its SVD's copy,
-  // QR's tau and workspace; during power steps (sketch_power.cpp) also Q_c (at most k columns),
-  // R's right singular vectors and the chain's two M x p blocks (an upper bound: the streamed
-  // QR's buffer is freed by then).
-  const double qr_buffer = (kk + static_cast<double>(qr_chunk_rows(k))) * kk;
-  const double power = m * kk + kk * kk + 2 * m * probes;
-  return 8 * (m * kp + m * kk + 2 * b * m + b * kp + qr_buffer + 3 * kk * kk + 64 * kk + power) +
-         kStageBytes;
-}
-
 SketchResult sketch_rank(const RowReader& read, int64_t rows, int64_t cols,
                          const SketchOptions& options, FiniteScan* scan, SpectrumTiming* timing,
                          const SketchProgress& progress) {
@@ -623,28 +588,6 @@ SketchResult sketch_rank(const RowReader64& read, int64_t rows, int64_t cols,
                          const SketchOptions& options, FiniteScan* scan, SpectrumTiming* timing,
                          const SketchProgress& progress) {
   return sketch_impl(read, rows, cols, options, scan, timing, progress);
-}
-
-namespace {
-
-/// Throws "OPTION VALUE: expected EXPECTED" unless ok.
-void require(bool ok, const char* option, int64_t value, const char* expected) {
-  if (!ok)
-    throw OptionError::for_setting(option, std::string(option) + " " + std::to_string(value),
-                                   expected);
-}
-
-}  // namespace
-
-void check_options(const SketchOptions& s) {
-  require(s.oversampling >= 0, "--sketch-oversampling", s.oversampling, "an oversampling >= 0");
-  require(s.probes >= 12 && s.probes <= 256, "--sketch-probes", s.probes, "12 to 256 probes");
-  require(s.max_passes >= 2, "--sketch-max-passes", s.max_passes, "at least 2 passes");
-  require(s.power_steps >= 0 && s.power_steps <= 64, "--sketch-power-steps", s.power_steps,
-          "0 to 64 steps");
-  require(s.max_k >= 0, "--sketch-max-k", s.max_k, "k >= 1, or 0 for min(T, M)");
-  require(s.start_nonzeros >= 0 && s.start_nonzeros <= 64, "--sketch-start-nonzeros",
-          s.start_nonzeros, "0 to 64 nonzeros per row (0: a Gaussian start)");
 }
 
 }  // namespace sb::analysis

@@ -12,6 +12,10 @@
 
 namespace sb::analysis::sketch_detail {
 
+// Rows gathered per factorisation of the streamed QR: 2k, at least 2048 (streamed_qr.h; its cost
+// 2 T k^2 flops a pass against the products' 4 T M k). The passes and the memory model use it.
+inline int64_t qr_chunk_rows(int64_t k) { return k > 1024 ? 2 * k : int64_t{2048}; }
+
 // One pass's accumulations (sketch.h): Y = A^T A Q, R (A Q = Q' R, streamed_qr.h), n_i =
 // ||A w_i||^2, and on the first pass the finite scan, the signs and sum a_ij^2.
 struct PassSums {
