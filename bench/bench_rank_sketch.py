@@ -16,6 +16,12 @@ one run, printed as Markdown on stdout (progress on stderr):
          (bench/make_spectrum_npy.py: 1200 values from sigma_1 down to 3 tol, 3000 over
          [0.2, 0.9] tol; rank 1200): the sketch with and without power steps
          (--sketch-power-steps 0), the Gram path and auto, beside the time to read the file once.
+  trained:FILE[:RANK_JSON]
+         A trained head's dump (e.g. a wt2-proxy run's logprobs.h5, kept by a hard link before the
+         pipeline removes it): the sketch, beside the time to read the file once and, given the
+         pipeline's rank.json of the same file, that run's Gram path (its own timings and peak
+         RSS, not re-run). The sketch stops at SB_BENCH_TIMEOUT seconds (default 1800, the
+         30-minute target): a run past it is a row saying so.
   llama  Llama 3's vocabulary: M = 128256, T = 100000, d = 512, no bias (51.3 GB float32 .npy
          from bench/make_lowrank_npy.py, deleted afterwards): the sketch under --budget-gb 8.
 
@@ -26,6 +32,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 from sketch_model import describe, sketch_flops
@@ -41,13 +48,27 @@ def log(text):
     print("bench_rank_sketch: " + text, file=sys.stderr, flush=True)
 
 
-def measure(cmd):
-    """(wall seconds, peak RSS MiB, last stdout line) of one command run alone."""
+def measure(cmd, timeout=None):
+    """(wall seconds, peak RSS MiB, last stdout line) of one command run alone; with a timeout
+    in seconds, the command is killed there and the line is None."""
     log(" ".join(cmd))
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
+    chunks = []
+    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()))
+    reader.start()
+    while True:  # wait4 (not communicate, which reaps the process first) for its peak RSS
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if timeout is not None and time.perf_counter() - start > timeout:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            reader.join()
+            return time.perf_counter() - start, float("nan"), None
+        time.sleep(0.05)
+    reader.join()
+    out = chunks[0] if chunks else ""
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
@@ -206,6 +227,44 @@ def wt2(shape):
     flop_lines(shape, GFLOPS)
 
 
+def trained(shape, path, rank_json=None):
+    limit = float(os.environ.get("SB_BENCH_TIMEOUT", "1800"))
+    read_s = [read_once(path) for _ in range(2)][-1]  # the second: what every pass meets
+    wall, rss, line = measure([rank_analysis, "--quiet", "--json", "--method", "sketch", path],
+                              timeout=limit)
+    if line is None:
+        sketch = None
+        log(f"the sketch ran past {limit:.0f} s and was stopped")
+    else:
+        sketch = json.loads(line)
+        rows.append((shape, "trained dump", "--method sketch", wall, rss, sketch))
+    if rank_json:
+        with open(rank_json) as f:
+            j = json.load(f)
+        rows.append((shape, "trained dump", f"--method {j['method']} (the pipeline's run, "
+                     "not re-run)", j["seconds"], j.get("peak_rss_mib", float("nan")), j))
+    j0 = sketch or (rows[-1][5] if rows and rows[-1][0] == shape else {})
+    t, m = j0.get("T", "?"), j0.get("M", "?")
+    print(f"### A trained head's dump: {os.path.basename(os.path.dirname(path)) or path}, "
+          f"head {j0.get('head', '?')}, T = {t}, M = {m}, d = {j0.get('d', '?')}; "
+          f"{os.path.getsize(path) / 1e9:.1f} GB, streamed from disk\n")
+    table(shape, ("time / reading the file once", lambda name, args, w: f"{w / read_s:.1f}x"))
+    if sketch is None:
+        print(f"- `--method sketch` did not finish within {limit:.0f} s (stopped there).")
+    print(f"- Reading the file once (`cat FILE > /dev/null`, same run, the second of two reads): "
+          f"{read_s:.1f} s")
+    for s_, name, args, w, _, j in rows:
+        if s_ == shape and j.get("method") == "gram":
+            gram_tflop = j["M"] ** 2 * j["T"] / 1e12
+            print(f"- Gram path model: M^2 T = {gram_tflop:.0f} TFLOP of dsyrk at {GFLOPS:.0f} "
+                  f"GFLOP/s = {gram_tflop * 1e3 / GFLOPS:.0f} s; measured "
+                  f"{j['seconds_accumulate']:.0f} s accumulating, {j['seconds_solve']:.0f} s "
+                  f"solving, {j['seconds_read']:.0f} s waiting for reads; peak RSS "
+                  f"{j.get('peak_rss_mib', float('nan')):.0f} MiB (8 M^2 = "
+                  f"{8 * j['M'] ** 2 / 2 ** 20:.0f} MiB for G)")
+    flop_lines(shape, GFLOPS)
+
+
 def llama(shape):
     t, m, d = 100000, 128256, 512
     path = os.path.join(work, f"lowrank_softmax_{t}x{m}_d{d}.npy")
@@ -248,4 +307,7 @@ def tail(shape):
 GFLOPS = gemm_gflops("float64")
 log(f"dgemm {GFLOPS:.0f} GFLOP/s")
 for shape in shapes:
-    {"gpt2": gpt2, "wt2": wt2, "llama": llama, "tail": tail}[shape](shape)
+    if shape.startswith("trained:"):
+        trained("trained", *shape.split(":")[1:])
+    else:
+        {"gpt2": gpt2, "wt2": wt2, "llama": llama, "tail": tail}[shape](shape)
