@@ -36,6 +36,11 @@ def first_paired(dirs: list[str], read, worse: str, better: str):
     return None
 
 
+def log_of(read):
+    """A reader of a run's ln(value) (cross-entropy from ppl), None where read gives none."""
+    return lambda run: (lambda v: None if v is None else math.log(v))(read(run))
+
+
 def directional_row(claim: str, paper: str, dirs: list[str], read, worse: str, better: str,
                     unit: str, where: str = "") -> Row:
     found = first_paired(dirs, read, worse, better)
@@ -88,9 +93,7 @@ def valid_row(results: str, lm: list[str], paper: str, scale: str) -> Row:
     claim = "sigsoftmax's PTB validation ppl is no worse than softmax's (Table 1: equal)"
     theirs = f"{paper}softmax {pf('softmax')} vs sigsoftmax {pf('sigsoftmax')}"
     margin = math.log1p(pf("softmax", 5) / pf("softmax"))
-    ce = lambda run: (lambda p: None if p is None else math.log(p))(  # noqa: E731
-        final_key("wordlm", "valid_ppl")(run))
-    found = first_paired(lm, ce, "sigsoftmax", "softmax")
+    found = first_paired(lm, log_of(final_key("wordlm", "valid_ppl")), "sigsoftmax", "softmax")
     if found is None:
         return not_attempted(claim, theirs, "fewer than 2 paired seeds")
     d, seeds, cand, ref = found
@@ -126,8 +129,7 @@ def relu_row(results: str) -> Row:
     claim = "g:ReLU has higher PTB test ppl than softmax (Table 1; 'not trained well')"
     paper = f"PTB, d = 400: g:ReLU {paper_figure(results, 'relu')} vs softmax " \
             f"{paper_figure(results, 'softmax')}"
-    ce = lambda run: (lambda p: None if p is None else math.log(p))(  # noqa: E731
-        final_key("wordlm", "test_ppl")(run))
+    ce = log_of(final_key("wordlm", "test_ppl"))
     seeds, xa, xb = pairs(by_seed(cpu, "relu", ce), by_seed(cpu, "softmax", ce))
     if len(seeds) < 2:
         return not_attempted(claim, paper, "fewer than 2 paired seeds in results/cpu")

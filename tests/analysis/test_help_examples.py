@@ -44,12 +44,18 @@ with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ, PATH=shims + os.pathsep + os.environ.get("PATH", ""))
     work = os.path.join(tmp, "work")
     os.makedirs(work)
-    first_rank = None
-    for command in commands:
+
+    def run(command, label=""):
+        """Runs one example line in the work folder; checks it exits 0."""
         r = subprocess.run(command, shell=True, cwd=work, env=env, capture_output=True,
                            text=True)
         why = "" if r.returncode == 0 else f": {r.returncode}, {r.stderr.strip()[-300:]}"
-        check(r.returncode == 0, f"`{command}` exits 0{why}")
+        check(r.returncode == 0, f"{label}`{command}` exits 0{why}")
+        return r
+
+    first_rank = None
+    for command in commands:
+        r = run(command)
         if first_rank is None and shlex.split(command)[0] == "rank_analysis":
             table = [line.split() for line in r.stdout.splitlines()[:2]]  # header, one row
             first_rank = int(table[1][table[0].index("rank_NR")]) if len(table) == 2 and \
@@ -69,11 +75,7 @@ with tempfile.TemporaryDirectory() as tmp:
         lines = [line for line in shell.splitlines() if line and not line.startswith("#")]
         check(len(lines) >= 1, f"{guide}: its first command block after '{heading}' is found")
         for line in lines:
-            command = re.sub(r"(^|\s)build/", lambda m: m.group(1) + build + "/", line)
-            r = subprocess.run(command, shell=True, cwd=work, env=env, capture_output=True,
-                               text=True)
-            why = "" if r.returncode == 0 else f": {r.returncode}, {r.stderr.strip()[-300:]}"
-            check(r.returncode == 0, f"{guide}: `{line}` exits 0{why}")
+            run(re.sub(r"(^|\s)build/", lambda m: m.group(1) + build + "/", line), f"{guide}: ")
 
     # help(sbrank): the docstring's usage block on the same synthetic matrix.
     sys.path.insert(0, os.path.join(build, "python"))
