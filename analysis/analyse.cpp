@@ -316,6 +316,11 @@ void solve(contract::RankResult& res, Streamed& st, const AnalysisPlan& plan,
   res.singular_values = std::move(st.sigma);
 }
 
+/// A Gram window narrow enough to report as it is: rank_max - rank_min at most 1% of rank_max.
+bool window_kept(const contract::RankReport& r) {
+  return 100 * (r.rank_max - r.rank_min) <= r.rank_max;
+}
+
 /// auto's second try (AnalysisPlan::sketch_fallback): the sketch over the same source, its time
 /// added to the Gram path's, and why in one line.
 contract::RankResult sketch_after_gram(const MatrixSource& src, const AnalysisPlan& plan,
@@ -406,9 +411,25 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   // by doubling to about twice the count, so the count must lie under a quarter: a window at
   // 4000 or 9000 of 10000 stays the Gram path's (a pass at k = 8000 would cost 22 k^3 for R's SVD
   // alone, more than the whole Gram path).
+  //
+  // A window within 1% of its upper end is kept (window_kept): on a trained head's dump the
+  // values inside it sit in a flat tail at tol, where the sketch's residual bound stays above tol
+  // pass after pass (wt2-proxy's sigsoftmax: Gram left 311..312 in 6306 s, then 20 minutes of
+  // sketch passes did not narrow it), so the passes cost hours and buy at most 1%.
   if (plan.sketch_fallback && res.report.has_certificate && !res.report.certified &&
-      4 * (res.report.rank_min + options.sketch.oversampling) <= std::min(rows, cols))
+      4 * (res.report.rank_min + options.sketch.oversampling) <= std::min(rows, cols)) {
+    if (window_kept(res.report)) {
+      char why[200];
+      std::snprintf(why, sizeof why,
+                    "auto: the Gram path left rank %lld..%lld, within 1%% of its upper end: "
+                    "kept, the sketch not tried",
+                    static_cast<long long>(res.report.rank_min),
+                    static_cast<long long>(res.report.rank_max));
+      res.method_note = why;
+      return res;
+    }
     return sketch_after_gram(src, plan, options, res);
+  }
   return res;
 }
 

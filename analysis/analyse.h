@@ -140,7 +140,10 @@ struct AnalysisPlan {
   /// --method auto took the Gram path and the sketch fits too: a Gram certificate that leaves a
   /// window (its rounding bound above tol's neighbours) hands over to the sketch, which resolves
   /// singular values to u ||A|| rather than sqrt(gamma_T) ||A||_F (sketch.h, residual_power.h),
-  /// when the window's lower end plus the oversampling is at most a quarter of min(T, M)
+  /// when the window's lower end plus the oversampling is at most a quarter of min(T, M) and the
+  /// window is wider than 1% of its upper end (a narrower one is reported as it is, with a
+  /// method_note saying so: the sketch's passes over a trained dump's flat tail at tol narrow it
+  /// rarely and cost hours at WikiText-2's size)
   bool sketch_fallback = false;
 };
 

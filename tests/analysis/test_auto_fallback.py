@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """auto's hand-over (analysis/analyse.h, AnalysisPlan::sketch_fallback): a Gram path that leaves a
 window hands the file to the sketch, which certifies the count, and says why in one line; a window
-too close to full rank stays the Gram path's.
+too close to full rank, or within 1% of its upper end, stays the Gram path's.
 
 The matrices: float32 .npy with a prescribed spectrum (U diag(s) V^T in float64, numpy's QR for
 U and V), `count` values from sigma_1 down to 3 tol then `tail` over [0.2, 0.9] tol: the count is
@@ -22,12 +22,14 @@ T, M = 3000, 1200
 FACTS = ["--head", "sigsoftmax", "--d", "50", "--bias", "1"]
 
 
-def spectrum_npy(path, count, tail, seed):
+def spectrum_npy(path, count, tail, seed, near=()):
+    """`near`: values given in units of tol, after the tail's (a window of a few counts)."""
     tol = 0.5 * np.sqrt(M + T + 1) * float(np.finfo(np.float32).eps)
-    s = np.concatenate([np.geomspace(1.0, 3 * tol, count), tol * np.linspace(0.9, 0.2, tail)])
+    s = np.concatenate([np.geomspace(1.0, 3 * tol, count), tol * np.linspace(0.9, 0.2, tail),
+                        tol * np.asarray(near, dtype=float)])
     rng = np.random.default_rng(seed)
-    u, _ = np.linalg.qr(rng.standard_normal((T, count + tail)))
-    v, _ = np.linalg.qr(rng.standard_normal((M, count + tail)))
+    u, _ = np.linalg.qr(rng.standard_normal((T, len(s))))
+    v, _ = np.linalg.qr(rng.standard_normal((M, len(s))))
     np.save(path, ((u * s) @ v.T).astype(np.float32))
 
 
@@ -89,6 +91,19 @@ def main():
               f"{near_full.get('rank_min')}..{near_full.get('rank_max')}")
         check(near_full["rank_min"] <= 700 <= near_full["rank_max"],
               "and the window holds the true count 700")
+
+        # Two values astride tol and nothing else below 3 tol: the Gram path's window is
+        # 240..242, within 1% of its upper end, so auto keeps it and says so.
+        narrow = os.path.join(tmp, "narrow.npy")
+        spectrum_npy(narrow, count=240, tail=0, seed=3, near=(1.02, 0.98))
+        kept = analyse(narrow)
+        lo, hi = kept["rank_min"], kept["rank_max"]
+        check(kept["method"] == "gram" and kept["certified"] is False and lo < hi
+              and 100 * (hi - lo) <= hi and lo <= 241 <= hi,
+              f"a window within 1% ({lo}..{hi}) stays the Gram path's: {kept['method']}")
+        check(kept.get("method_note", "").endswith("within 1% of its upper end: kept, the "
+                                                   "sketch not tried"),
+              f"and says why in one line: {kept.get('method_note')!r}")
     print(f"{failures} failure(s)")
     return 1 if failures else 0
 
