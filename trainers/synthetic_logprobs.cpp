@@ -35,21 +35,13 @@ double write_synthetic_logprobs(const std::string& path, const SyntheticOptions&
       heads::OutputHeadOptions(o.spec, o.d, o.d).vocab_size(o.vocab).decoder_bias(o.bias));
   head->to(dtype);
 
-  contract::LogProbHeader header;
-  header.head = o.spec.name();
-  if (o.spec.to_string() != header.head) header.head_spec = o.spec.to_string();
-  header.d = o.d;
-  header.bias = o.bias;
-  header.M = o.vocab;
-  header.T = o.tokens;
-  header.dataset = "synthetic";
-  header.split = "synthetic";
-  header.seed = o.seed;
-  header.compute_dtype = o.dtype;
-  header.config = "head = \"" + o.spec.to_string() + "\"\nT = " + std::to_string(o.tokens) +
-                  "\nM = " + std::to_string(o.vocab) + "\nd = " + std::to_string(o.d) +
-                  "\nbias = " + (o.bias ? "true" : "false") +
-                  "\nlogit_scale = " + std::to_string(o.logit_scale) + "\n";
+  const std::string config = "head = \"" + o.spec.to_string() +
+                             "\"\nT = " + std::to_string(o.tokens) +
+                             "\nM = " + std::to_string(o.vocab) + "\nd = " + std::to_string(o.d) +
+                             "\nbias = " + (o.bias ? "true" : "false") +
+                             "\nlogit_scale = " + std::to_string(o.logit_scale) + "\n";
+  auto header = contract::make_header(o.spec, o.d, o.bias, o.vocab, o.tokens,
+                                      {"synthetic", "synthetic", o.seed, config, {}}, o.dtype);
   if (o.logits) header.input = "logits";
   contract::LogProbWriter writer(path, header);
   for (int64_t r = 0; r < o.tokens; r += o.block_rows) {

@@ -116,9 +116,8 @@ void CharTrainer::finish() {
   ids.insert(ids.end(), corpus_.test.begin(), corpus_.test.end());
   const auto stream = torch::tensor(ids, torch::kLong).view({-1, 1});  // (T + 1, 1)
   const int64_t T = stream.size(0) - 1;
-  const auto header =
-      contract::make_header(model->head_spec(), model->d(), /*bias=*/true, corpus_.vocab.size(), T,
-                            test_dump_source(corpus_.vocab.words(), config_.dataset + "_char"));
+  const auto header = test_dump_header({model->head_spec(), model->d()}, corpus_.vocab.size(), T,
+                                       corpus_.vocab.words(), config_.dataset + "_char");
   double dump_ppl = 0;
   {
     torch::NoGradGuard no_grad;

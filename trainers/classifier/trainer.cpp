@@ -191,9 +191,9 @@ void ClassifierTrainer::finish() {
   const bool dump = config_.dump_test && !is_mse(config_);
   std::unique_ptr<contract::LogProbWriter> writer;
   if (dump) {
-    const auto h = contract::make_header(config_.head.spec(), config_.fc, /*bias=*/true,
-                                         static_cast<int64_t>(classes_.size()), splits_.test.size(),
-                                         test_dump_source(classes_, dataset_));
+    const auto h =
+        test_dump_header({config_.head.spec(), config_.fc}, static_cast<int64_t>(classes_.size()),
+                         splits_.test.size(), classes_, dataset_);
     writer = std::make_unique<contract::LogProbWriter>(path("logprobs.h5"), h);
   }
   const auto test =

@@ -44,7 +44,7 @@ heads::MixtureStats mixture_stats(AwdLstm& model, const torch::Tensor& data, int
 }
 
 double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t bptt,
-                      const std::string& path, contract::DumpSource source,
+                      const std::string& path, const contract::LogProbHeader& header,
                       const runkit::ProgressFn& progress) {
   if (ids.size() < 2)
     throw OptionError::described(
@@ -53,9 +53,10 @@ double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t b
   model->eval();
   const auto data = data::batchify(ids, /*batch_size=*/1);  // (N, 1), on the CPU: the targets
   const auto inputs = data.to(runkit::device_of(*model));   // (N, 1), on the model's device
-  const int64_t n = data.size(0), M = model->options.vocab_size();
-  const auto header = contract::make_header(model->options.head(), model->d(), /*bias=*/true, M,
-                                            n - 1, std::move(source));
+  const int64_t n = data.size(0);
+  // internal: WordLmTrainer::dump_header counts T from the same ids and M from the same model.
+  if (header.T != n - 1 || header.M != model->options.vocab_size())
+    throw std::logic_error("dump_log_probs: the header's T x M is not the dump's");
   contract::LogProbWriter writer(path, header);
   const int64_t segments = (n - 1 + bptt - 1) / bptt;
   auto state = model->zero_state(1);

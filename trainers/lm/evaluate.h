@@ -29,11 +29,12 @@ heads::MixtureStats mixture_stats(AwdLstm& model, const torch::Tensor& data, int
 
 /// Runs the model over `ids` with batch size 1 (segments of `bptt`, state carried) and streams
 /// row t = log P(. | ids[0..t]) for the target ids[t + 1] into `path` (T = ids.size() - 1 rows,
-/// float32, block by block: never the whole matrix in memory). The header's head, d and bias
-/// come from the model, M from its vocabulary, T from ids, the rest from `source`. Returns the
-/// ppl stored in the file, exp(-mean log_probs[t, target_t]) over the float32 values as written.
+/// float32, block by block: never the whole matrix in memory) under `header`, whose T must be
+/// ids.size() - 1 and M the model's vocabulary (std::logic_error otherwise: the caller's bug).
+/// Returns the ppl stored in the file, exp(-mean log_probs[t, target_t]) over the float32 values
+/// as written.
 double dump_log_probs(AwdLstm& model, const std::vector<int64_t>& ids, int64_t bptt,
-                      const std::string& path, contract::DumpSource source,
+                      const std::string& path, const contract::LogProbHeader& header,
                       const runkit::ProgressFn& progress = {});
 
 }  // namespace sb::lm

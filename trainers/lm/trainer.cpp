@@ -247,7 +247,7 @@ void WordLmTrainer::after_validate() {
       const auto file =
           (fs::path(run_dir_) / "epochs" / (phase + "_" + std::to_string(state_.epoch) + ".h5"))
               .string();
-      const double ppl = dump_log_probs(model, ids, config_.bptt, file, dump_source(),
+      const double ppl = dump_log_probs(model, ids, config_.bptt, file, dump_header(ids),
                                         runkit::timed_progress("epoch dump"));
       std::printf("  epoch dump: %lld test rows, ppl %.2f, to %s\n",
                   static_cast<long long>(ids.size() - 1), ppl, file.c_str());
@@ -354,8 +354,9 @@ runkit::EpochTrainer::Next WordLmTrainer::before_epoch() {
   return Next::stop_here;
 }
 
-contract::DumpSource WordLmTrainer::dump_source() const {
-  return test_dump_source(corpus_.vocab.words());
+contract::LogProbHeader WordLmTrainer::dump_header(const std::vector<int64_t>& ids) const {
+  return test_dump_header({model->options.head(), model->d()}, model->options.vocab_size(),
+                          static_cast<int64_t>(ids.size()) - 1, corpus_.vocab.words());
 }
 
 void WordLmTrainer::finish() {
@@ -373,7 +374,7 @@ void WordLmTrainer::finish() {
     const auto ids = eos_then(corpus_, corpus_.test);
     rows = static_cast<int64_t>(ids.size()) - 1;
     result_.dump_path = path("logprobs.h5");
-    result_.test_ppl = dump_log_probs(model, ids, config_.bptt, result_.dump_path, dump_source(),
+    result_.test_ppl = dump_log_probs(model, ids, config_.bptt, result_.dump_path, dump_header(ids),
                                       runkit::timed_progress("test"));
     std::printf("| test ppl %9.2f | %lld rows written to %s\n", result_.test_ppl,
                 static_cast<long long>(rows), result_.dump_path.c_str());

@@ -72,8 +72,8 @@ class WordLmTrainer : public runkit::ConfiguredTrainer<WordLmConfig, AwdLstm> {
   void finish() override;
 
   void start_finetune();
-  /// Where the dumped rows come from (the header's dataset, split, seed, config and /vocab).
-  contract::DumpSource dump_source() const;
+  /// The header of a dump of `ids` (T = ids.size() - 1 rows, runkit's test_dump_header).
+  contract::LogProbHeader dump_header(const std::vector<int64_t>& ids) const;
   std::vector<torch::Tensor> params() const;
 
   data::Corpus corpus_;

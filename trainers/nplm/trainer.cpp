@@ -150,8 +150,8 @@ void NplmTrainer::finish() {
     words.clear();
     for (const auto w : classes_.words) words.push_back(corpus_.vocab.word(w));
   }
-  const auto header = contract::make_header(model->options.head(), model->d(), /*bias=*/true,
-                                            model->options.M(), rows, test_dump_source(words));
+  const auto header = test_dump_header({model->options.head(), model->d()}, model->options.M(),
+                                       rows, std::move(words));
   {
     torch::NoGradGuard no_grad;
     model->eval();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "contract/logprob_file.h"
+#include "trainers/runkit/dump_rows.h"
 #include "trainers/runkit/epoch_trainer.h"
 #include "trainers/runkit/trainer_descriptor.h"
 
@@ -51,12 +52,18 @@ class ConfiguredTrainer : public EpochTrainer {
     return table_.trajectory_toml(table_.load_text(saved, path("checkpoint.pt") + " config"));
   }
 
-  /// Where a test-set dump of this run comes from: the config's dataset (or `dataset`), split
-  /// "test", seed and whole config.toml, and the columns' words.
-  contract::DumpSource test_dump_source(std::vector<std::string> vocab,
-                                        std::string dataset = "") const {
-    return {dataset.empty() ? config_.dataset : std::move(dataset), "test", config_.seed,
-            table_.to_toml(config_), std::move(vocab)};
+  /// The header of a test-set dump of this run, built here for every trainer: the model's
+  /// output layer (head, d, decoder bias, final norm), M columns and T rows, and where the rows
+  /// come from: the config's dataset (or `dataset`), split "test", seed and whole config.toml,
+  /// and the columns' words (contract::make_header fills the rest).
+  contract::LogProbHeader test_dump_header(const OutputLayer& layer, int64_t M, int64_t T,
+                                           std::vector<std::string> vocab,
+                                           std::string dataset = "") const {
+    contract::DumpSource source{dataset.empty() ? config_.dataset : std::move(dataset), "test",
+                                config_.seed, table_.to_toml(config_), std::move(vocab)};
+    auto header = contract::make_header(layer.head, layer.d, layer.bias, M, T, std::move(source));
+    header.final_norm = layer.final_norm;
+    return header;
   }
   /// final.json's common keys as the config gives them: head, dataset, seed; best_model
   /// <run>/best.pt and dump <run>/logprobs.h5. The trainer sets valid_loss, dump_rows and

@@ -190,10 +190,9 @@ void TransformerTrainer::finish() {
   // The dump: the first dump_rows test tokens (0 = all), read in the same windows.
   const int64_t all = test.size(0) - 1;
   const int64_t T = config_.dump_rows > 0 ? std::min(all, config_.dump_rows) : all;
-  auto header =
-      contract::make_header(model->options.head(), model->d(), config_.decoder_bias,
-                            corpus_.vocab.size(), T, test_dump_source(corpus_.vocab.words()));
-  header.final_norm = model->final_norm_of_dump();
+  const auto header = test_dump_header(
+      {model->options.head(), model->d(), config_.decoder_bias, model->final_norm_of_dump()},
+      corpus_.vocab.size(), T, corpus_.vocab.words());
   {
     contract::LogProbWriter writer(path("logprobs.h5"), header);
     for_each_window(

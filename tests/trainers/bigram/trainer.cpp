@@ -74,9 +74,8 @@ void BigramTrainer::finish() {
   runkit::load_weights(path("best.pt"), *model);
   const double valid_loss = mean_nll(valid_), test_loss = mean_nll(test_);
   const int64_t rows = test_.targets.size(0);
-  const auto header =
-      contract::make_header(model->options.head(), config_.d, /*bias=*/true, corpus_.vocab.size(),
-                            rows, test_dump_source(corpus_.vocab.words()));
+  const auto header = test_dump_header({model->options.head(), config_.d}, corpus_.vocab.size(),
+                                       rows, corpus_.vocab.words());
   double dump_ppl = 0;
   {
     torch::NoGradGuard no_grad;
