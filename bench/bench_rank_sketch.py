@@ -253,16 +253,20 @@ def trained(shape, path, rank_json=None):
         print(f"- `--method sketch` did not finish within {limit:.0f} s (stopped there).")
     print(f"- Reading the file once (`cat FILE > /dev/null`, same run, the second of two reads): "
           f"{read_s:.1f} s")
-    for s_, name, args, w, _, j in rows:
-        if s_ == shape and j.get("method") == "gram":
-            gram_tflop = j["M"] ** 2 * j["T"] / 1e12
-            print(f"- Gram path model: M^2 T = {gram_tflop:.0f} TFLOP of dsyrk at {GFLOPS:.0f} "
-                  f"GFLOP/s = {gram_tflop * 1e3 / GFLOPS:.0f} s; measured "
-                  f"{j['seconds_accumulate']:.0f} s accumulating, {j['seconds_solve']:.0f} s "
-                  f"solving, {j['seconds_read']:.0f} s waiting for reads; peak RSS "
-                  f"{j.get('peak_rss_mib', float('nan')):.0f} MiB (8 M^2 = "
-                  f"{8 * j['M'] ** 2 / 2 ** 20:.0f} MiB for G)")
+    grams = [row[5] for row in rows if row[0] == shape and row[5].get("method") == "gram"]
+    if grams:
+        print("\n".join(gram_model_line(j) for j in grams))
     flop_lines(shape, GFLOPS)
+
+
+def gram_model_line(j):
+    """The Gram path's M^2 T model of dsyrk beside what a rank.json measured."""
+    tflop = j["M"] ** 2 * j["T"] / 1e12
+    return (f"- Gram path model: M^2 T = {tflop:.0f} TFLOP of dsyrk at {GFLOPS:.0f} GFLOP/s = "
+            f"{tflop * 1e3 / GFLOPS:.0f} s; measured {j['seconds_accumulate']:.0f} s "
+            f"accumulating, {j['seconds_solve']:.0f} s solving, {j['seconds_read']:.0f} s "
+            f"waiting for reads; peak RSS {j.get('peak_rss_mib', float('nan')):.0f} MiB "
+            f"(8 M^2 = {8 * j['M'] ** 2 / 2 ** 20:.0f} MiB for G)")
 
 
 def llama(shape):

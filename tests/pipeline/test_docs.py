@@ -14,35 +14,13 @@ import re
 import shlex
 
 from checks import ROOT, check, finish
+from doc_commands import command_lines, docs, prose_and_fences
 
 MAX_README_LINES = 320
 
 
 def rel(path: str) -> str:
     return os.path.relpath(path, ROOT)
-
-
-def docs() -> list[str]:
-    return [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
-
-
-def prose_and_fences(text: str):
-    """(line number, line, fence language or None) for every line; fence marker lines are left
-    out. A fence may be indented (inside a list item)."""
-    fence, lang = None, None
-    for n, line in enumerate(text.split("\n"), 1):
-        stripped = line.lstrip()
-        if fence is None:
-            m = re.match(r"(`{3,}|~{3,})\s*([\w+-]*)", stripped)
-            if m:
-                fence, lang = m.group(1), m.group(2).lower()
-                continue
-            yield n, line, None
-        else:
-            if stripped.startswith(fence) and not stripped.strip().strip(fence[0]):
-                fence, lang = None, None
-                continue
-            yield n, line, lang
 
 
 def anchor(heading: str) -> str:
@@ -166,19 +144,6 @@ def check_command(line: str) -> str | None:
             return f"no script {script}"
         return None
     return None
-
-
-def command_lines(path: str):
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    for n, line, lang in prose_and_fences(text):
-        if lang not in ("sh", "bash", "shell", "console", ""):
-            continue
-        s = line.strip()
-        if s.startswith("$ "):
-            s = s[2:]
-        if s.startswith(("make ", "build/", "/usr/bin/python3 ")) or s == "make":
-            yield n, s
 
 
 # --- the README is a front door
