@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-from checks import ROOT, check, check_scan, finish
+from checks import ROOT, check, check_scan, finish, scan_sources
 
 FOLDERS = ["common", "contract", "datasets", "analysis", "trainers", "python/sbrank", "bench"]
 UNTYPED = re.compile(r"throw\s+std::(runtime_error|invalid_argument|out_of_range|domain_error)\s*\(")
@@ -94,16 +94,7 @@ def violations(name, text):
 
 
 def scan(root):
-    found, files = [], 0
-    for folder in FOLDERS:
-        for dirpath, _, names in os.walk(os.path.join(root, folder)):
-            for n in sorted(names):
-                if n.endswith((".cpp", ".h", ".cu")):
-                    path = os.path.join(dirpath, n)
-                    files += 1
-                    with open(path, encoding="utf-8") as f:
-                        found += violations(os.path.relpath(path, root), f.read())
-    return found, files
+    return scan_sources(root, FOLDERS, violations, (".cpp", ".h", ".cu"))
 
 
 def main():

@@ -10,11 +10,10 @@ which has no run config), and every trainer source that opens a `LogProbWriter` 
 with `test_dump_header(` or is handed one (`const contract::LogProbHeader& header`). Then it runs itself on planted snippets and fails unless each rule
 catches its plant: the checker can fail.
 """
-import os
 import re
 import sys
 
-from checks import ROOT, check, check_scan, finish
+from checks import ROOT, check, check_scan, finish, scan_sources
 
 FOLDERS = ["trainers", "tests/trainers"]
 ALLOWED = {"trainers/runkit/configured_trainer.h", "trainers/synthetic_logprobs.cpp"}
@@ -37,23 +36,9 @@ def findings(rel, text):
     return out
 
 
-def scan(root):
-    found, files = [], 0
-    for folder in FOLDERS:
-        for base, _, names in os.walk(os.path.join(root, folder)):
-            for name in sorted(names):
-                if not name.endswith((".cpp", ".h")):
-                    continue
-                path = os.path.join(base, name)
-                with open(path, encoding="utf-8") as f:
-                    found += findings(os.path.relpath(path, root), f.read())
-                files += 1
-    return found, files
-
-
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else ROOT
-    found, files = scan(root)
+    found, files = scan_sources(root, FOLDERS, findings)
     check_scan(found, files, 40, "no trainer builds a dump header but through test_dump_header")
     planted = findings("trainers/x/trainer.cpp",
                        "auto h = contract::make_header(spec, d, true, M, T, src);\n"
