@@ -9,6 +9,8 @@ at level alpha has at least the asked power against that mean difference: the no
 power(n) = P(|T| > t_{1-alpha/2, n-1}) with T ~ t(n-1, delta sqrt(n)), delta = mean / sd
 (Cohen's d of the differences). The same for the paper's own difference (Table 1, PTB test after
 finetuning, results/paper/paper_results.csv) at our spread, to say what n that would need. Prints markdown; `make claims-power` writes results/claims_power.md.
+tost_power / tost_seeds_needed do the same for an equivalence claim (a tie judged by TOST against
+a margin): the char-tie profile's seeds come from them.
 """
 from __future__ import annotations
 
@@ -46,6 +48,34 @@ def seeds_needed(effect: float, alpha: float, target: float, cap: int = 100000) 
         if power(n, effect, alpha) >= target:
             return n
         n = n + 1 if n < 100 else int(n * 1.05) + 1
+    return None
+
+
+def tost_power(n: int, diff: float, sd: float, margin: float, alpha: float) -> float:
+    """Power of the paired TOST (two one-sided t-tests at level alpha, claim_tests.equivalence)
+    to declare |mean difference| < margin with n pairs, when the differences are N(diff, sd^2).
+    Each one-sided test's rejection probability is a noncentral t tail, P(T < -t_{1-alpha, n-1})
+    with T ~ t(n-1, (diff - margin) sqrt(n) / sd) for the upper bound and its mirror for the lower;
+    both reject with probability at least their sum minus 1 (Bonferroni), which is the value
+    returned: a lower bound, tight when each is near 1 (tests/pipeline/test_claims.py checks it
+    against a Monte-Carlo estimate)."""
+    if n < 2 or sd <= 0:
+        return 0.0
+    df, se = n - 1, sd / math.sqrt(n)
+    crit = stats.t.ppf(1 - alpha, df)
+    with warnings.catch_warnings():  # as in power(): scipy's nct warns far in its tails
+        warnings.simplefilter("ignore", RuntimeWarning)
+        below = float(stats.nct.cdf(-crit, df, (diff - margin) / se))
+        above = float(stats.nct.sf(crit, df, (diff + margin) / se))
+    return max(0.0, below + above - 1.0)
+
+
+def tost_seeds_needed(diff: float, sd: float, margin: float, alpha: float, target: float,
+                      cap: int = 1000) -> int | None:
+    """The smallest n whose tost_power reaches target; None past cap (|diff| near the margin)."""
+    for n in range(2, cap + 1):
+        if tost_power(n, diff, sd, margin, alpha) >= target:
+            return n
     return None
 
 

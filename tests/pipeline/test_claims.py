@@ -370,4 +370,24 @@ if n > 2:
 # 20000 draws: the estimate's sd is sqrt(0.8 * 0.2 / 20000) = 0.003; 0.01 is three of them.
 check(mc > 0.8 - 0.01 and (mc_less is None or mc_less < 0.8 + 0.01),
       f"seeds_needed(d = 1.2) = {n}: Monte-Carlo power {mc:.3f} at n, {mc_less} at n - 1")
+
+# --- power.py's TOST power: a lower bound that is tight near the seed count it picks. Monte Carlo
+# of the equivalence test itself (both one-sided t-tests at 0.05), 40000 draws: sd of the estimate
+# <= 0.0025, so 0.01 is four of them; the bound must not exceed the estimate by more, and at the
+# chosen n (power >= 0.8) must be within 0.03 of it (the Bonferroni slack there is P(both fail)).
+diff, sd, margin = 0.0035, 0.0034, 0.01
+n = power.tost_seeds_needed(diff, sd, margin, 0.05, 0.8)
+for k in (n - 1, n):
+    sims = rng.normal(diff, sd, (40000, k))
+    m, se = sims.mean(1), sims.std(1, ddof=1) / math.sqrt(k)
+    crit = stats.t.ppf(0.95, k - 1)
+    mc = float(np.mean(((m - margin) / se < -crit) & ((m + margin) / se > crit)))
+    bound = power.tost_power(k, diff, sd, margin, 0.05)
+    check(bound <= mc + 0.01 and mc - bound < 0.03,
+          f"tost_power at n = {k} ({bound:.3f}) against Monte Carlo ({mc:.3f})")
+check(power.tost_power(n, diff, sd, margin, 0.05) >= 0.8 > power.tost_power(n - 1, diff, sd,
+                                                                          margin, 0.05),
+      f"tost_seeds_needed = {n}: the first n at power 0.8")
+check(power.tost_seeds_needed(0.0101, sd, margin, 0.05, 0.8) is None,
+      "a true difference past the margin never reaches the power (None)")
 raise SystemExit(finish())

@@ -49,6 +49,29 @@ def estimate_seconds(p):
     return total
 
 
+def check_char_tie():
+    """char-tie: the tie asked with the margin the claims table judges it by, and as many seeds as
+    the TOST power calculation asks at results/char's spread of paired test-bpc gaps."""
+    import statistics
+    import claims_controls
+    import power
+    from claims import metric_by_seed, pairs
+    p = load_profile(os.path.join(ROOT, "pipeline", "profiles", "char-tie.toml"))
+    _, xa, xb = pairs(*(metric_by_seed(os.path.join(ROOT, "results", "char"), h, "charlm",
+                                       "test_bpc") for h in ("softmax", "sigsoftmax")))
+    if not check(len(xa) >= 2, f"char-tie: results/char has paired seeds ({len(xa)})"):
+        return
+    sd = statistics.stdev(a - b for a, b in zip(xa, xb))
+    n = power.tost_seeds_needed(claims_controls.CHAR_TIE_PROJECTED_GAP, sd,
+                                claims_controls.CHAR_TIE_MARGIN, 0.05, 0.8)
+    check(n is not None and len(p.seeds) >= n and p.out != "results/char",
+          f"char-tie: {len(p.seeds)} seeds >= the {n} TOST's power asks at sd {sd:.4f}, "
+          f"its own results ({p.out})")
+    margin = f"{claims_controls.CHAR_TIE_MARGIN:g}"
+    check(p.overrides.get("epochs") == 64 and margin in p.prediction,
+          f"char-tie: 64 epochs, and the prediction states the margin {margin}")
+
+
 def check_sparse_plot():
     """The sparse profile: its sparse heads have no rank (their dumps hold -inf), so the
     singular-value plot draws softmax's first seed only (stages.plotted_runs); a profile with no
@@ -148,6 +171,8 @@ def main():
         r = plan(name)
         check("--until" not in r.stdout and "--epoch_dump_rows" not in r.stdout,
               f"{name}: no train_wordlm-only options in the plan")
+
+    check_char_tie()
 
     cls = load_profile(os.path.join(ROOT, "pipeline", "profiles", "classify.toml"))
     check(cls.trainer == "classifier", "classify: trainer = classifier")
