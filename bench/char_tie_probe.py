@@ -60,13 +60,13 @@ def run(head: str, seed: int, args) -> dict:
 
 def interval(softmax: list[float], sigsoftmax: list[float]) -> tuple[float, float, float, float]:
     """Mean of softmax - sigsoftmax, its 95% t interval and the paired t-test's p (the claims
-    table's statistics, pipeline/claims.py); NaN interval and p for one pair."""
+    table's statistics, pipeline/claim_tests.py); NaN interval and p for one pair."""
     if len(softmax) < 2:
         return softmax[0] - sigsoftmax[0], math.nan, math.nan, math.nan
     sys.path.insert(0, os.path.join(ROOT, "pipeline"))
-    from claims import paired
-    mean, (lo, hi), p, _ = paired(softmax, sigsoftmax)
-    return mean, lo, hi, p
+    from claim_tests import directional
+    v = directional(softmax, sigsoftmax)  # effect = mean of softmax - sigsoftmax
+    return v.effect, v.ci[0], v.ci[1], v.p
 
 
 def gap_cells(m: float, lo: float, hi: float, p: float) -> str:
@@ -76,7 +76,8 @@ def gap_cells(m: float, lo: float, hi: float, p: float) -> str:
     return f"{m:+.4f} [{lo:+.4f}, {hi:+.4f}] | {p:.2g}"
 
 
-def report(res: dict, seeds: list[int], epochs: int, build: str, work: str) -> str:
+def report(res: dict, seeds: list[int], epochs: int, build: str, work: str,
+           run_dirs: list[str]) -> str:
     mean = lambda xs: sum(xs) / len(xs)
     lines = ["# The character-level tie (sigsoftmax supplementary D) with 4x the training",
              "", f"Written by `/usr/bin/python3 bench/char_tie_probe.py --work {work} --build "
@@ -86,6 +87,8 @@ def report(res: dict, seeds: list[int], epochs: int, build: str, work: str) -> s
              "length before this probe). Gap = softmax - sigsoftmax in bits per "
              "character (> 0: sigsoftmax better), paired by seed; CI: 95% t interval; p: paired "
              "t-test.", "",
+             probe_cli.made_at(run_dirs),
+             "",
              "| after | softmax bpc | sigsoftmax bpc | gap [95% CI] | p |", "|---|---|---|---|---|"]
     gaps = {}
     for e in range(1, epochs + 1):
@@ -138,8 +141,9 @@ def main() -> None:
     probe_cli.binary("char_tie_probe", args.build, "train_charlm")
     runs = {(h, s): run(h, s, args) for s in seeds for h in HEADS}  # seed by seed: pairs first
     res = {h: [runs[(h, s)] for s in seeds] for h in HEADS}
+    dirs = [os.path.join(args.work, f"{h}_s{s}") for h in HEADS for s in seeds]
     probe_cli.emit(report(res, seeds, args.epochs, probe_cli.build_label(args.build),
-                          probe_cli.build_label(args.work, "WORK")), args.out)
+                          probe_cli.build_label(args.work, "WORK"), dirs), args.out)
 
 
 if __name__ == "__main__":

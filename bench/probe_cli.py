@@ -32,7 +32,23 @@ def binary(probe: str, build: str, name: str) -> str:
 def build_label(build: str, outside: str = "BUILD") -> str:
     """A directory (the build, a work directory) as a report's command line shows it: relative
     to the repository, or `outside` for one outside it."""
-    return os.path.relpath(build, ROOT) if build.startswith(ROOT) else outside
+    path = os.path.abspath(build)
+    return os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else outside
+
+
+def made_at(run_dirs: list[str] | None = None) -> str:
+    """The report's provenance sentence: the commit this probe ran at (and whether the tree had
+    changes, pipeline/provenance.py's rule), and the commits that made the runs it reads (each
+    run's stages.json or, for a probe's own runs, its final.json's absence of one: "not
+    recorded")."""
+    sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+    from provenance import runs_made_at, source_state
+    text = f"Made at commit {source_state().label}."
+    if run_dirs:
+        made = runs_made_at(run_dirs)
+        shown = ", ".join(f"{label} ({n})" for label, n in sorted(made.items()))
+        text += f" The {len(run_dirs)} runs it reads were made at: {shown or 'not recorded'}."
+    return text
 
 
 def emit(text: str, out: str | None) -> None:

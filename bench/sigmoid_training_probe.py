@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import probe_cli  # noqa: E402
 import wordlm_reference as ref  # noqa: E402
 
 VARIANTS = [("softmax", 30.0, "zero"), ("sigmoid", 30.0, "zero"), ("sigmoid", 30.0, "unigram"),
@@ -91,6 +92,7 @@ def main():
     unigram = (unigram / unigram.sum()).float()
     data = ref.batchify(ids, ref.BATCH)
     every = max(1, args.batches // 6)
+    print(probe_cli.made_at() + "\n")
     print(f"PyTorch reference model at the cpu profile's size (d = 100, 256 units, 2 layers); "
           f"the first {args.batches} batches of PTB, {args.threads} thread(s), seed 0. Loss = "
           f"mean training NLL of each {every} batches; gradient norm before clipping at "

@@ -82,20 +82,20 @@ def run(build: str, variant: int, head: str, seed: int, args) -> dict:
 
 def paired(a: list[float], b: list[float]) -> tuple[float, float, float, float]:
     """Mean of b - a, its 95% t interval and the paired t-test's p: the claims table's
-    statistics (pipeline/claims.py), the same rule as every other paired row."""
+    statistics (pipeline/claim_tests.py's directional), the same rule as every other paired row."""
     sys.path.insert(0, os.path.join(ROOT, "pipeline"))
-    from claims import paired as claims_paired
-    mean, (lo, hi), p, _ = claims_paired(b, a)
-    return mean, lo, hi, p
+    from claim_tests import directional
+    v = directional(b, a)  # effect = mean of b - a
+    return v.effect, v.ci[0], v.ci[1], v.p
 
 
-def report(results: dict, seeds: list[int], build: str) -> str:
+def report(results: dict, seeds: list[int], build: str, made_at: str) -> str:
     lines = ["# Taylor softmax vs softmax in the classify profile: learning rate and training length",
              "", "Written by `/usr/bin/python3 bench/taylor_probe.py --build " + build +
              "` (train_classifier, the classify profile's conv net, Fashion-MNIST random split, "
              f"seeds {', '.join(map(str, seeds))}, paired by seed). Test NLL of the best epoch by "
              "validation error (the classifier's rule, as the paper's early stopping); effect = taylor - softmax (> 0: Taylor worse); CI: 95% t interval; p: paired "
-             "t-test.", "",
+             "t-test.", "", made_at, "",
              "| variant | softmax test NLL | taylor test NLL | taylor - softmax [95% CI] | p | "
              "softmax / taylor test error % | softmax / taylor final training loss | "
              "best epoch softmax / taylor |", "|---|---|---|---|---|---|---|---|"]
@@ -160,7 +160,11 @@ def main() -> None:
     runs = {(v, h, s): run(args.build, v, h, s, args)  # seed by seed: pairs first
             for v in range(len(VARIANTS)) for s in seeds for h in HEADS}
     results = {v: {h: [runs[(v, h, s)] for s in seeds] for h in HEADS} for v in range(len(VARIANTS))}
-    probe_cli.emit(report(results, seeds, probe_cli.build_label(args.build)), args.out)
+    profile_runs = [os.path.join(ROOT, "results", "classify", f"{h}_s{s}") for h in HEADS
+                    for s in seeds]
+    made_at = (probe_cli.made_at(profile_runs) + " The other variants' runs are this probe's own, "
+               "trained under --work (or read there from an earlier invocation).")
+    probe_cli.emit(report(results, seeds, probe_cli.build_label(args.build), made_at), args.out)
 
 
 if __name__ == "__main__":
