@@ -34,7 +34,7 @@ def run(head: str, seed: int, args) -> dict:
     out = os.path.join(args.work, f"{head}_s{seed}")
     final = os.path.join(out, "final.json")
     if not os.path.isfile(final):
-        cmd = [os.path.join(args.build, "trainers", "train_charlm"), "--config",
+        cmd = [probe_cli.binary("char_tie_probe", args.build, "train_charlm"), "--config",
                os.path.join(ROOT, "trainers", "configs", "char_ptb_cpu.toml"), "--head", head,
                "--seed", str(seed), "--epochs", str(args.epochs), "--threads", str(args.threads),
                "--out", out]
@@ -138,7 +138,6 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=16)
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    probe_cli.binary("char_tie_probe", args.build, "train_charlm")
     runs = {(h, s): run(h, s, args) for s in seeds for h in HEADS}  # seed by seed: pairs first
     res = {h: [runs[(h, s)] for s in seeds] for h in HEADS}
     dirs = [os.path.join(args.work, f"{h}_s{s}") for h in HEADS for s in seeds]

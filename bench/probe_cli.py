@@ -38,14 +38,17 @@ def build_label(build: str, outside: str = "BUILD") -> str:
 
 def made_at(run_dirs: list[str] | None = None) -> str:
     """The report's provenance sentence: the commit this probe ran at (and whether the tree had
-    changes, pipeline/provenance.py's rule), and the commits that made the runs it reads (each
-    run's stages.json or, for a probe's own runs, its final.json's absence of one: "not
-    recorded")."""
+    changes, pipeline/provenance.py's rule), and the commits that made the runs it reads (the
+    last finished stage's in each run's stages.json; "not recorded" for a run without one, as a
+    probe's own runs)."""
     sys.path.insert(0, os.path.join(ROOT, "pipeline"))
     from provenance import runs_made_at, source_state
     text = f"Made at commit {source_state().label}."
     if run_dirs:
         made = runs_made_at(run_dirs)
+        missing = len(run_dirs) - sum(made.values())  # no stages.json, or none finished
+        if missing:
+            made["not recorded"] = made.get("not recorded", 0) + missing
         shown = ", ".join(f"{label} ({n})" for label, n in sorted(made.items()))
         text += f" The {len(run_dirs)} runs it reads were made at: {shown or 'not recorded'}."
     return text

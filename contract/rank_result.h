@@ -18,7 +18,8 @@ struct RankResult {
   std::string input;       ///< what the rows hold: "logprobs" | "logits" (analysis/input_kind.h)
   std::string input_from;  ///< "--input" | "attribute 'input'" | "detected"
   std::string input_note;  ///< detected: why, in one line for the table (not written to files)
-  /// --method auto that changed its mind: why, in one line (rank.json "method_note")
+  /// --method auto that changed its mind, or kept a Gram window within 1% instead of trying
+  /// the sketch: why, in one line (rank.json "method_note")
   std::string method_note;
   std::string precision;  ///< of the SVD: "float32" | "float64"
   std::string solver;  ///< the LAPACK route: "sgesdd", "dsyevd_2stage", "power_iteration+cholesky"

@@ -192,6 +192,39 @@ with tempfile.TemporaryDirectory() as tmp:
           f"difference {want.effect:.3g}" in sentence,
           f"the README's sentence follows from the mechanism verdict ({sentence[:90]}...)")
 
+    # The char tie: judged on the char profile's runs (margin stated after them) until the
+    # char-tie profile has every seed it plans, then on those alone (stated before them).
+    planned = claims_controls.profile_facts(os.path.join(claims_controls.PROFILES,
+                                                         "char-tie.toml"))["seeds"]
+    for seed in (1, 2, 3):
+        write_final(os.path.join(tmp, "char", f"softmax_s{seed}"), "charlm",
+                    {"test_bpc": 1.75 + 0.001 * seed})
+        write_final(os.path.join(tmp, "char", f"sigsoftmax_s{seed}"), "charlm",
+                    {"test_bpc": 1.74 + 0.0012 * seed})
+    for seed in planned[:2]:
+        write_final(os.path.join(tmp, "char-tie", f"softmax_s{seed}"), "charlm",
+                    {"test_bpc": 1.70 + 0.001 * (seed % 7)})
+        write_final(os.path.join(tmp, "char-tie", f"sigsoftmax_s{seed}"), "charlm",
+                    {"test_bpc": 1.699 + 0.0011 * (seed % 7)})
+    tie = claims_controls.char_tie_row(tmp)
+    check(tie.source.startswith("results/char ") and tie.n == 3 and "16 epochs" in tie.ours and
+          f"stated after these runs; char-tie: 2 of {len(planned)} seeds in" in tie.ours,
+          f"char-tie part-way: judged on results/char, saying how far char-tie is ({tie.ours})")
+    xa, xb = [], []
+    for seed in planned:
+        a, b = 1.70 + 0.001 * (seed % 7), 1.699 + 0.0011 * (seed % 7)
+        write_final(os.path.join(tmp, "char-tie", f"softmax_s{seed}"), "charlm", {"test_bpc": a})
+        write_final(os.path.join(tmp, "char-tie", f"sigsoftmax_s{seed}"), "charlm", {"test_bpc": b})
+        xa.append(a)
+        xb.append(b)
+    tie = claims_controls.char_tie_row(tmp)
+    want = ct.equivalence(xa, xb, claims_controls.CHAR_TIE_MARGIN)
+    check(tie.source.startswith("results/char-tie") and tie.n == len(planned) and
+          "64 epochs" in tie.ours and "stated before these runs" in tie.ours and
+          tie.verdict == want.verdict == "reproduced (equivalent)" and
+          abs(tie.effect - want.effect) < 1e-12,
+          f"every char-tie seed in: judged on them alone, TOST ({tie.verdict}, {tie.source})")
+
     # The Transformer section: paired ppl rows per d, rank rows over every seed, the README's
     # paragraph from their verdicts.
     import claims_transformer

@@ -6,8 +6,9 @@
 test_docs.py checks that every command of the guides names something that exists; this runs the
 ones that write nothing and take seconds: a line whose words include --help, --describe or
 --dry-run, or that starts with `make -n`. From the repository's root, `build/` meaning this build
-(make gets BUILD_DIR=); each must exit 0, print something, and leave results/ as it was. The test
-fails if fewer than 6 such lines are found (the guides lost them, or the parsing broke).
+(make gets BUILD_DIR=, pipeline/reproduce.py --build); each must exit 0, print something, and
+leave results/ as it was (no file added, removed or rewritten). The test fails if fewer than 6
+such lines are found (the guides lost them, or the parsing broke).
 """
 import os
 import shlex
@@ -26,19 +27,25 @@ def describing(command):
 
 
 def as_run(command, build):
-    """The line with build/ replaced by this build, and make told where the build is."""
+    """The line with build/ replaced by this build, and make and the driver told where it is."""
     words = shlex.split(command, comments=True)
     if words[0] == "make":
         words.append(f"BUILD_DIR={build}")
     elif words[0].startswith("build/"):
         words[0] = os.path.join(build, words[0][len("build/"):])
+    elif any(w.endswith("pipeline/reproduce.py") for w in words) and "--build" not in words:
+        words += ["--build", build]
     return words
 
 
 def results_listing():
+    """Every file under results/ with its size and modification time: a command that adds,
+    removes or rewrites one changes the listing."""
     out = []
     for base, _, names in os.walk(os.path.join(ROOT, "results")):
-        out += [os.path.join(base, n) for n in names]
+        for n in names:
+            st = os.stat(os.path.join(base, n))
+            out.append((os.path.join(base, n), st.st_size, st.st_mtime_ns))
     return sorted(out)
 
 

@@ -7,7 +7,7 @@ compute their intervals with the claims table's rule and say where they were mad
 - char_tie_probe's report names the commit it ran at and the commits of the runs it read;
 - where results/char holds the char profile's runs, the probe over them reproduces the table of
   the committed results/bench/char_tie_probe.md line for line (the report is what its code
-  writes).
+  writes); it trains nothing then, so it needs no trainer of the build (argument 1, optional).
 """
 import os
 import subprocess
@@ -36,7 +36,8 @@ runs = [os.path.join(ROOT, "results", "char", f"{h}_s{s}") for h in ("softmax", 
         for s in (141, 142, 143)]
 if all(os.path.isfile(os.path.join(r, "final.json")) for r in runs):
     out = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "bench", "char_tie_probe.py"),
-                          "--work", os.path.join(ROOT, "results", "char"), "--epochs", "16"],
+                          "--work", os.path.join(ROOT, "results", "char"), "--epochs", "16",
+                          "--build", sys.argv[1] if len(sys.argv) > 1 else "/nonexistent"],
                          capture_output=True, text=True)
     check(out.returncode == 0, f"char_tie_probe over results/char exits 0 {out.stderr[-300:]}")
     made = [line for line in out.stdout.splitlines() if line.startswith("Made at commit ")]

@@ -51,7 +51,8 @@ def estimate_seconds(p):
 
 def check_char_tie():
     """char-tie: the tie asked with the margin the claims table judges it by, and as many seeds as
-    the TOST power calculation asks at results/char's spread of paired test-bpc gaps."""
+    the TOST power calculation asks for the planning gap at 1.3x results/char's spread of paired
+    test-bpc gaps (claims_controls' CHAR_TIE_PLANNING_*)."""
     import statistics
     import claims_controls
     import power
@@ -62,7 +63,8 @@ def check_char_tie():
     if not check(len(xa) >= 2, f"char-tie: results/char has paired seeds ({len(xa)})"):
         return
     sd = statistics.stdev(a - b for a, b in zip(xa, xb))
-    n = power.tost_seeds_needed(claims_controls.CHAR_TIE_PROJECTED_GAP, sd,
+    sd *= claims_controls.CHAR_TIE_PLANNING_SD_FACTOR
+    n = power.tost_seeds_needed(claims_controls.CHAR_TIE_PLANNING_GAP, sd,
                                 claims_controls.CHAR_TIE_MARGIN, 0.05, 0.8)
     check(n is not None and len(p.seeds) >= n and p.out != "results/char",
           f"char-tie: {len(p.seeds)} seeds >= the {n} TOST's power asks at sd {sd:.4f}, "
