@@ -414,8 +414,9 @@ contract::RankResult analyse(const MatrixSource& src, const AnalysisPlan& plan,
   //
   // A window within 1% of its upper end is kept (window_kept): on a trained head's dump the
   // values inside it sit in a flat tail at tol, where the sketch's residual bound stays above tol
-  // pass after pass (wt2-proxy's sigsoftmax: Gram left 311..312 in 6306 s, then 20 minutes of
-  // sketch passes did not narrow it), so the passes cost hours and buy at most 1%.
+  // pass after pass (wt2-proxy's sigsoftmax, results/wt2-proxy: Gram left 311..312 in 4448 s;
+  // in an earlier run 20 minutes of sketch passes after it did not narrow the window), so the
+  // passes cost hours and buy at most 1%.
   if (plan.sketch_fallback && res.report.has_certificate && !res.report.certified &&
       4 * (res.report.rank_min + options.sketch.oversampling) <= std::min(rows, cols)) {
     if (window_kept(res.report)) {

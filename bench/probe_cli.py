@@ -50,7 +50,7 @@ def made_at(run_dirs: list[str] | None = None) -> str:
         if missing:
             made["not recorded"] = made.get("not recorded", 0) + missing
         shown = ", ".join(f"{label} ({n})" for label, n in sorted(made.items()))
-        text += f" The {len(run_dirs)} runs it reads were made at: {shown or 'not recorded'}."
+        text += f" The {len(run_dirs)} runs it reads were made at: {shown}."
     return text
 
 

@@ -39,15 +39,16 @@ def char_tie_row(results: str, profiles: str = PROFILES) -> Row:
     char-tie seeds are in."""
     claim = "no difference between softmax and sigsoftmax when M < d (supplementary D, a tie)"
     paper = "text8 (M = 27), 1 x 1024 LSTM: test bpc 1.56 vs 1.56"
-    tie = profile_facts(os.path.join(profiles, "char-tie.toml"))
-    done = len(char_pairs(os.path.join(results, "char-tie"))[0])
-    later = f"; char-tie: {done} of {len(tie['seeds'])} seeds in" if done else ""
-    for name, when in (("char-tie", "stated before these runs (char-tie profile)"),
-                       ("char", "stated after these runs" + later)):
+    planned = len(profile_facts(os.path.join(profiles, "char-tie.toml"))["seeds"])
+    runs = {name: char_pairs(os.path.join(results, name)) for name in ("char-tie", "char")}
+    done = len(runs["char-tie"][0])
+    later = f"; char-tie: {done} of {planned} seeds in" if done else ""
+    for name, when, needed in (("char-tie", "stated before these runs (char-tie profile)",
+                                planned), ("char", "stated after these runs" + later, 2)):
         d = os.path.join(results, name)
-        seeds, xa, xb = char_pairs(d)
+        seeds, xa, xb = runs[name]
         facts = profile_facts(os.path.join(profiles, name + ".toml"))
-        if len(seeds) >= (len(tie["seeds"]) if name == "char-tie" else 2):
+        if len(seeds) >= needed:
             ours = (f"PTB characters (M = 50, not text8), 1 x 128 LSTM, {facts['epochs']} "
                     f"epochs: softmax {mean(xa):.4g}, sigsoftmax {mean(xb):.4g} bpc (means); "
                     f"margin from the paper's two decimals, {when}")
