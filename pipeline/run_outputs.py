@@ -1,12 +1,16 @@
 """Whether a run's trainer outputs are complete: final.json (read through final_json.py, any
 layout) and, where it names a dump, logprobs.h5 with every row, agreeing with final.json on the
-row count and the test perplexity. The done-check of every trainer's last stage (stages.py)."""
+row count and the test perplexity. The done-check of every trainer's last stage (stages.py).
+And what makes a run directory a committed result (committed_result): the run as a clone of
+committed results has it, without its model and dump."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
+import head_facts
 from final_json import read_final
 
 
@@ -41,3 +45,96 @@ def outputs_complete(run_dir: str, trainer: str) -> bool:
     if not final["dump"]:
         return True  # a run without probabilities (train_classifier --head mse)
     return dump_agrees(os.path.join(run_dir, "logprobs.h5"), final)
+
+
+def read_json(path: str) -> dict | None:
+    """The JSON object in `path`, None when it is missing or unreadable."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def model_of(kind, final: dict) -> str:
+    """The model file final.json describes (its best_model, else the kind's)."""
+    return os.path.basename(final.get("best_model") or "") or kind.best_weights
+
+
+def analysed_run(p, run) -> bool:
+    """The run's dump has a rank (its head is a registry head whose log-output cannot be -inf:
+    rank_analysis --list-heads) and the profile analyses this seed: the analyse stage reads it."""
+    return head_facts.registry().rank_defined(run.head) and p.analysed(run)
+
+
+# ---- committed results: a run as a clone has it (results/ keeps no *.pt or *.h5)
+
+# stages.json's record of a removed dump (stages.release_dump): {"rows", "bytes", "removed",
+# "commit", "seconds": 0}. No "finished" key: it is not a stage (provenance counts stages by it).
+DUMP_REMOVED = "dump.removed"
+
+
+def dump_removed(run_dir: str) -> dict | None:
+    """The run's record of its removed dump, None while the dump is kept (or never written)."""
+    record = (read_json(os.path.join(run_dir, "stages.json")) or {}).get(DUMP_REMOVED)
+    return record if isinstance(record, dict) else None
+
+
+def stage_record(run_dir: str, stage: str) -> dict:
+    """stages.json's record of `stage` in the run ({} when none)."""
+    record = (read_json(os.path.join(run_dir, "stages.json")) or {}).get(stage)
+    return record if isinstance(record, dict) else {}
+
+
+def removal_record(d, run) -> dict | None:
+    """The run's record of its removed dump (dump_removed), else, for a run whose dump the driver
+    removed before it recorded removals (results/claims' runs made at 12292ed), the record
+    inferred from the facts it stands for, all on disk: the profile removes this run's dump
+    (keep_dumps false, or "analysed" with no analyse stage reading the run), stages.json records
+    the trainer's dump stage finished, final.json names a dump, no logprobs.h5 is there, and
+    where the analyse stage reads the dump its rank.json holds a rank. Without this, a fresh
+    clone trained those runs again. The inferred record has final.json's rows and says in
+    "removed" that it was not recorded."""
+    record = dump_removed(run.dir)
+    if record is not None:
+        return record
+    keep = d.p.analysis.get("keep_dumps", True)
+    analysed = analysed_run(d.p, run)
+    if keep is True or (keep == "analysed" and analysed) or \
+            os.path.exists(os.path.join(run.dir, "logprobs.h5")):
+        return None
+    finished = stage_record(run.dir, d.p.kind.dump_stage)
+    final = read_final(os.path.join(run.dir, "final.json"), d.p.kind.name) or {}
+    rank = read_json(os.path.join(run.dir, "rank.json")) or {}
+    if "finished" not in finished or not final.get("dump") or (analysed and "rank" not in rank):
+        return None
+    return {"rows": final.get("dump_rows"),
+            "removed": f"(not recorded; dumped {finished['finished']})"}
+
+
+# What a done-check of a committed result says (stages.py).
+COMMITTED = (" (a committed result: its model and dump are not in this checkout; move the run "
+             "directory away or pass --out DIR to train it again)")
+
+
+def committed_result(d, run) -> bool:
+    """A run trained elsewhere whose results were committed without its model and dump: its
+    stages count as done on their committed outputs, so a long profile run in pieces resumes on
+    a fresh clone instead of training them again. final.json names a dump recorded (or
+    inferred: removal_record) as removed with the same rows, or names no dump (the classifier's
+    mse) and stages.json records the trainer's last stage finished; and none of the trainer's
+    files (checkpoint.pt, the model final.json names, logprobs.h5) is in the run directory. A
+    kept dump (keep_dumps true, "analysed") is an output of the profile: its run is no committed
+    result, and a clone trains it again."""
+    kind = d.p.kind
+    final = read_final(os.path.join(run.dir, "final.json"), kind.name)
+    if not final:
+        return False
+    if final.get("dump"):
+        removed = removal_record(d, run)
+        if not removed or removed.get("rows") != final.get("dump_rows"):
+            return False
+    elif "finished" not in stage_record(run.dir, kind.dump_stage):
+        return False
+    trainer_files = ("checkpoint.pt", "logprobs.h5", model_of(kind, final))
+    return not any(os.path.exists(os.path.join(run.dir, f)) for f in trainer_files)

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 from pipeline_errors import PipelineError
 import dataclasses
-import json
 import math
 import os
 import time
 from typing import Callable
 
-import head_facts
 from atomic_io import write_json_atomically
 from final_json import read_final
 from run_config import read_toml, run_config, run_config_value
-from run_outputs import outputs_complete
+from run_outputs import (COMMITTED, DUMP_REMOVED, analysed_run as _analysed_run,  # noqa: F401
+                         committed_result, dump_removed, model_of as _model_of, outputs_complete,
+                         read_json, removal_record)
 from analyse_command import analyse_command, mpi_launcher  # noqa: F401 (tests reach them here)
 
 
@@ -62,14 +62,6 @@ class Stage:
 
 
 # ---- helpers
-
-def read_json(path: str) -> dict | None:
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
 
 def newer(path: str, *than: str) -> bool:
     """path exists and is at least as new as every existing file of `than`."""
@@ -177,11 +169,6 @@ def _check_settings(d, run) -> None:
 
 # ---- run and done functions, stage by stage
 
-def _model_of(kind, final: dict) -> str:
-    """The model file final.json describes (its best_model, else the kind's)."""
-    return os.path.basename(final.get("best_model") or "") or kind.best_weights
-
-
 def _outputs_check(d, run) -> Check:
     """The kind's last trainer stage: final.json and the dump agree (run_outputs.py) and the
     model they describe is in this checkout (results are committed, models are not)."""
@@ -192,7 +179,7 @@ def _outputs_check(d, run) -> Check:
                        else ())
     dump = ["logprobs.h5"] if final["dump"] else []
     if dump and not os.path.exists(_in(run, "logprobs.h5")):
-        removed = dump_removed(run.dir)
+        removed = removal_record(d, run)
         if not removed or removed.get("rows") != final.get("dump_rows"):
             return lacking(run.dir, dump, ("final.json",))
         model = _model_of(kind, final)  # removed after its readers: final.json and the record
@@ -206,6 +193,8 @@ def _outputs_check(d, run) -> Check:
         return Check(False, f"{run.dir}/logprobs.h5 is unreadable or disagrees with final.json "
                             "(rows or ppl)")
     model = _model_of(kind, final)
+    if not dump and committed_result(d, run):
+        return present(run.dir, ["final.json"], COMMITTED)
     if not os.path.exists(_in(run, model)):
         return lacking(run.dir, [model], ("final.json", *dump))
     return present(run.dir, ["final.json", *dump, model],
@@ -372,43 +361,13 @@ def _analyse_done(d, run) -> Check:
     if r and "rank" in r and not os.path.exists(_in(run, "logprobs.rank.h5")):
         return lacking(run.dir, ["logprobs.rank.h5"], ("rank.json",))
     if r and "rank" in r and not os.path.exists(_in(run, "logprobs.h5")) and \
-            dump_removed(run.dir):  # removed only once rank.json was done (release_dump)
+            removal_record(d, run):  # removed only once rank.json was done (release_dump)
         return present(run.dir, ["rank.json"], " (its dump removed after it)")
     return _derived(run.dir, "rank.json", bool(r and "rank" in r), ["logprobs.h5"])
 
 
-# ---- dumps removed once read (`[analysis] keep_dumps = false` or "analysed")
-
-# stages.json's record of a removed dump: {"rows", "bytes", "removed", "commit", "seconds": 0}.
-# No "finished" key: it is not a stage (provenance counts stages by that key).
-DUMP_REMOVED = "dump.removed"
-
-
-def dump_removed(run_dir: str) -> dict | None:
-    """The run's record of its removed dump, None while the dump is kept (or never written)."""
-    record = (read_json(os.path.join(run_dir, "stages.json")) or {}).get(DUMP_REMOVED)
-    return record if isinstance(record, dict) else None
-
-
-# A run trained elsewhere whose results were committed without its model and dump (results/ keeps
-# no *.pt or *.h5): its stages count as done on their committed outputs, so a long profile run in
-# pieces resumes on a fresh clone from the runs already committed instead of training them again.
-COMMITTED = (" (a committed result: its dump was removed once analysed and its model is not in "
-             "this checkout; move the run directory away or pass --out DIR to train it again)")
-
-
-def committed_result(d, run) -> bool:
-    """final.json names a dump that stages.json records as removed (same rows), and none of the
-    trainer's files (checkpoint.pt, the model final.json names, logprobs.h5) is in run.dir."""
-    kind = d.p.kind
-    final = read_final(_in(run, "final.json"), kind.name)
-    removed = dump_removed(run.dir)
-    if not final or not final.get("dump") or not removed or \
-            removed.get("rows") != final.get("dump_rows"):
-        return False
-    trainer_files = ("checkpoint.pt", "logprobs.h5", _model_of(kind, final))
-    return not any(os.path.exists(_in(run, f)) for f in trainer_files)
-
+# ---- dumps removed once read (`[analysis] keep_dumps = false` or "analysed"); the record of a
+# removal and the committed results it makes are run_outputs.py's
 
 def release_dump(d, run) -> str:
     """With the profile's `[analysis] keep_dumps = false`: once the run's dump is complete (its
@@ -422,11 +381,11 @@ def release_dump(d, run) -> str:
     keep = d.p.analysis.get("keep_dumps", True)
     if keep is True or not os.path.exists(path):
         return ""
-    readers = [s for s in STAGES if s.per_run and s.name == "analyse" and s.enabled(d.p) and
-               s.applies(d.p, run)]
+    readers = _analysed_run(d.p, run)  # analyse reads the dump
     if keep == "analysed" and readers:
         return ""
-    if not _outputs_check(d, run) or not all(s.done(d, run) for s in readers):
+    analyse = next(s for s in STAGES if s.name == "analyse")
+    if not _outputs_check(d, run) or (readers and not analyse.done(d, run)):
         return ""
     final = read_final(_in(run, "final.json"), d.p.kind.name) or {}
     size = os.path.getsize(path)
@@ -549,12 +508,6 @@ def _reports_in(stage: str) -> Callable[[object], bool]:
 
 def _epoch_dumps(p) -> bool:
     return p.kind.epoch_dumps and epoch_dump_rows(p) > 0
-
-
-def _analysed_run(p, run) -> bool:
-    """The run's dump has a rank (its head is a registry head whose log-output cannot be -inf:
-    rank_analysis --list-heads) and the profile analyses this seed."""
-    return head_facts.registry().rank_defined(run.head) and p.analysed(run)
 
 
 # Local order = table order. The trainer stages (train, finetune, dump for train_wordlm; train for

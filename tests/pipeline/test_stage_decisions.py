@@ -15,12 +15,14 @@ by a function that writes the files each `--until` stage writes. Argument 1: the
 - A dump that disagrees with final.json: not done, saying so.
 - A run directory made with other settings (config.toml's lr differs) with a checkpoint: the
   driver stops with exit status 2 naming the key instead of resuming or skipping it.
-- train_nplm's one-stage kind on a committed run (final.json, no logprobs.h5): runs.
+- train_nplm's one-stage kind on a committed run (final.json, no logprobs.h5): runs; one that
+  dumps nothing (final.json's dump ""), its stage recorded finished: a committed result.
 - `[analysis] keep_dumps = false`: a dump is removed once the stages that read it are done (the
   analysed seed's after analyse, the others' at once), stages.json records it, a second pass
   skips everything on that record (nothing is dumped again), and a run started over forgets it.
 - Those runs as committed (no *.pt, *.h5: a fresh clone): every stage skipped as a committed
-  result, the plot not drawn and saying why; nothing is trained again.
+  result, the plot not drawn and saying why; nothing is trained again, also when stages.json
+  lacks the removal record (runs made before the driver recorded it), unless keep_dumps = true.
 """
 
 import io
@@ -238,6 +240,21 @@ def one_stage_kind(tmp: str) -> None:
     c = stages.STAGES[0].done(d, d.runs[0])
     check(bool(c) and c.why.startswith("final.json, logprobs.h5, best.pt agreeing"),
           f"nplm complete: skipped ({c.why})")
+    # A run that dumps nothing (the classifier's mse), committed: final.json names no dump and
+    # no best.pt is there. Trained again unless stages.json records its stage finished.
+    final = json.load(open(os.path.join(run_dir, "final.json")))
+    final.update(dump="", dump_ppl=None, dump_rows=0)
+    with open(os.path.join(run_dir, "final.json"), "w") as f:
+        json.dump(final, f)
+    for name in ("best.pt", "logprobs.h5"):
+        os.remove(os.path.join(run_dir, name))
+    c = stages.STAGES[0].done(d, d.runs[0])
+    check(not c and "trained again" in c.why, f"no dump, no record, no model: runs ({c.why})")
+    with open(os.path.join(run_dir, "stages.json"), "w") as f:
+        json.dump({"train": {"seconds": 1.0, "finished": "2026-01-01T00:00:00Z"}}, f)
+    c = stages.STAGES[0].done(d, d.runs[0])
+    check(bool(c) and "a committed result" in c.why,
+          f"no dump, its stage recorded finished, no model: a committed result ({c.why})")
 
 
 def two_seed_profile(tmp: str, keep_dumps: str) -> str:
@@ -294,6 +311,7 @@ def dumps_removed(tmp: str) -> None:
           plot and "not drawn" in plot.why,
           f"each skip says the run is a committed result ({line_of(lines, 'dump')}; "
           f"{line_of(lines, 'analyse')}; plot: {plot.why})")
+    unrecorded_removals(tmp, path, names)
     touch(os.path.join(out, "softmax_s142"), "checkpoint.pt")  # a run of this checkout's again
     c = stages.STAGES[2].done(d3, d3.runs[1])
     check(not c and "but no best_finetune.pt" in c.why,
@@ -339,6 +357,34 @@ def dumps_removed(tmp: str) -> None:
     cmd = stages.analyse_command(d4, d4.runs[0])
     check(cmd[cmd.index("--budget-gb") + 1] == "12.5",
           f"budget_gb = 12.5: the analyse stage asks for --budget-gb 12.5 ({' '.join(cmd)})")
+
+
+def unrecorded_removals(tmp: str, path: str, names: list[str]) -> None:
+    """The committed runs of dumps_removed without stages.json's removal record (runs made before
+    the driver recorded removals, as results/claims' first 29): still committed results, nothing
+    trained again (before: every stage ran); with keep_dumps = true, whose dumps are outputs,
+    the same files are trained again. Leaves the records as they were."""
+    saved = {}
+    for seed in (141, 142):
+        st_path = os.path.join(tmp, "out", f"softmax_s{seed}", "stages.json")
+        saved[st_path] = open(st_path).read()
+        st = json.loads(saved[st_path])
+        del st[stages.DUMP_REMOVED]
+        with open(st_path, "w") as f:
+            json.dump(st, f)
+    d = driver(path)
+    lines = go(d, names)
+    check(d.execute.ran == [] and "a committed result" in line_of(lines, "dump"),
+          f"committed runs without the removal record: nothing trained again ({d.execute.ran}; "
+          f"{line_of(lines, 'dump')})")
+    kept = driver(path)
+    kept.p.analysis["keep_dumps"] = True
+    check(not stages.committed_result(kept, kept.runs[1]) and
+          not stages.STAGES[0].done(kept, kept.runs[1]),
+          "with keep_dumps = true the same run is no committed result: its dump is an output")
+    for st_path, text in saved.items():
+        with open(st_path, "w") as f:
+            f.write(text)
 
 
 def analysed_dumps_kept(tmp: str) -> None:

@@ -1,15 +1,16 @@
 #!/usr/bin/python3
 """Ctrl-C during sbrank.analyse: SIGINT sent to the process while the Gram path runs over a
-~1 GB float32 array raises KeyboardInterrupt within a block (AnalyseOptions::poll, asked after
+2.4 GB float32 array raises KeyboardInterrupt within a block (AnalyseOptions::poll, asked after
 every block of 4096 rows and before the eigensolver), and the module works again afterwards.
 
-The array (T = 40000, M = 6000) makes the Gram pass ~1.4e12 flops, tens of seconds on 2 cores;
-one block is 4096 / 40000 of it. The signal goes at 2 s; the test asserts KeyboardInterrupt came
+The array (T = 100000, M = 6000; its rows a 10000-row random block repeated, which costs the
+Gram pass what random rows do) makes the Gram pass ~3.6e12 flops, about a minute on 2 cores; one
+block is 4096 / 100000 of it. The signal goes at 2 s; the test asserts KeyboardInterrupt came
 within 10 s of it, or within twice a block's product measured first where a loaded machine
 makes a block longer (a block and the time to notice, with room for the load to change between
-the measurement and the run: 17.3 s against 1.5 x 10.7 s beside a build), and long before the analysis would have ended
-(its own progress line's ETA at the interrupt). The size of a block, not of the matrix, sets the
-delay: a multi-GB matrix only lengthens what is saved. Argument 1: the build directory.
+the measurement and the run: 17.3 s against 1.5 x 10.7 s beside a build), and long before the
+analysis would have ended. The size of a block, not of the matrix, sets the delay: a larger
+matrix only lengthens what is saved. Argument 1: the build directory.
 """
 import os
 import signal
@@ -26,9 +27,9 @@ import numpy as np  # noqa: E402
 import sbrank  # noqa: E402
 from checks import check, finish  # noqa: E402
 
-T, M, SIGNAL_AT, BLOCK = 40000, 6000, 2.0, 4096
+T, M, SIGNAL_AT, BLOCK = 100000, 6000, 2.0, 4096
 rng = np.random.default_rng(0)
-a = rng.standard_normal((T, M), dtype=np.float32)
+a = np.tile(rng.standard_normal((T // 10, M), dtype=np.float32), (10, 1))  # (T, M), 2.4 GB
 # What one block costs on this machine now (a loaded machine stretches every block): the block's
 # float64 product with itself, 2 BLOCK M^2 flops, twice the Gram update's BLOCK M^2. The signal
 # must be answered within about a block: 10 s, or 2 of these where the machine is slower.

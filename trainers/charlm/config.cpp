@@ -31,8 +31,7 @@ const runkit::ConfigTable<CharConfig>& key_table() {
            }},
           {"model",
            {
-               key("head", &C::head,
-                   "output head: softmax, sigsoftmax, ... (no mixtures, no sparse)"),
+               runkit::head_key<C>(),
                key("emsize", &C::emsize, "character embedding size", at_least(1)),
                key("nhid", &C::nhid, "LSTM units = d, the decoder's input size (paper: 1024)",
                    at_least(1)),

@@ -60,9 +60,7 @@ const runkit::ConfigTable<ClassifierConfig>& key_table() {
            }},
           {"model",
            {
-               key("head", &C::head,
-                   "output head, registry spelling (softmax, taylor, sparse:k=3, ...) or mse "
-                   "(squared error on the one-hot target)"),
+               runkit::head_key<C>("mse (squared error on the one-hot target)"),
                key("conv1", &C::conv1, "feature maps of the first 5x5 conv-pool layer",
                    at_least(1)),
                key("conv2", &C::conv2, "feature maps of the second 5x5 conv-pool layer",

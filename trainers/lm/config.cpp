@@ -70,9 +70,7 @@ std::vector<runkit::ConfigKey<WordLmConfig>> data_keys() {
 std::vector<runkit::ConfigKey<WordLmConfig>> model_keys() {
   using C = WordLmConfig;
   const auto probability = runkit::interval(0, /*lo_open=*/false, 1, /*hi_open=*/true);
-  return {key("head", &C::head,
-              "output head, registry spelling (e.g. \"sigsoftmax\", \"mos:K=15\", "
-              "\"sparse:k=20\")"),
+  return {runkit::head_key<C>(),
           key("emsize", &C::emsize, "embedding size = d (tied decoder input size)", at_least(1)),
           key("nhid", &C::nhid, "hidden units of the inner LSTM layers", at_least(1)),
           key("nhidlast", &C::nhidlast,

@@ -20,9 +20,7 @@ const runkit::ConfigTable<NplmConfig>& key_table() {
           {"data", runkit::corpus_keys<C>("corpus name: ptb | wikitext-2")},
           {"model",
            {
-               key("head", &C::head,
-                   "output head: softmax, softmax_abs, spherical[:eps=..], taylor, sigsoftmax, "
-                   "sigmoid, relu; sparse:k=.. with classes > 0"),
+               runkit::head_key<C>(),
                key("classes", &C::classes,
                    "0 = the LM over every word; C > 0 = a C-class task: the rows whose next "
                    "word is among the C most frequent training words, that word the label "

@@ -1,7 +1,8 @@
 #pragma once
 // The rows every epoch trainer's config shares (train_nplm, train_charlm), with the same meaning
-// and the same trajectory flags: clip, epochs, max_batches, seed, threads, log_interval. A policy
-// of the trainers, not of the engine (trainers/runkit/config_table.h).
+// and the same trajectory flags: clip, epochs, max_batches, seed, threads, log_interval; and the
+// rows of every trainer: head, the corpus's, out. A policy of the trainers, not of the engine
+// (trainers/runkit/config_table.h).
 
 #include <string>
 #include <vector>
@@ -42,6 +43,20 @@ std::vector<ConfigKey<C>> corpus_keys(const std::string& dataset) {
       key("test_tokens", &C::test_tokens, "use only the first N test tokens (0 = all)",
           at_least(0)),
   };
+}
+
+/// The output-head row of every trainer. How a head is written is said here once; which heads
+/// the trainer takes is typed nowhere: --help lists them below the options from the trainer's own
+/// validate (heads_taken_text, trainers/runkit/trainer_descriptor.h), --describe gives each
+/// refusal's reason. `own`: the trainer's own outputs besides the registry's heads, described
+/// ("mse (squared error on the one-hot target)"), "" for none.
+template <class C>
+ConfigKey<C> head_key(const std::string& own = "") {
+  return key("head", &C::head,
+             "output head: a registry name with its settings, name[:key=value,...] (sigsoftmax, "
+             "mos:K=15, sparse:k=20)" +
+                 (own.empty() ? std::string() : ", or " + own) +
+                 "; the heads this trainer takes are listed below the options");
 }
 
 /// The run-directory row of every trainer; `fallback` is the directory "" stands for. Where a run

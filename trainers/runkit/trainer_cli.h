@@ -97,8 +97,9 @@ struct TrainerRun {
 /// run_dir(config), the run directory's lock (RunDirLock, held until body returns: a second
 /// trainer on the same run is refused), check_fresh_run, and body(config, run), whose result is
 /// the exit status. Before all that, use_best_core(argv) (common/blas_core.h: OpenBLAS's fast
-/// kernels, before any work). --help's description is the descriptor's facts.help; a trainer's
-/// own options are added by `own_options(app)`.
+/// kernels, before any work). --help's description is the descriptor's facts.help, its footer
+/// the heads the trainer takes (heads_text); a trainer's own options are added by
+/// `own_options(app)`.
 template <class Config, class Body>
 int trainer_main(int argc, char** argv, const TrainerDescriptor<Config>& d, Body body,
                  const std::function<void(CLI::App&)>& own_options = {}) {
@@ -107,6 +108,7 @@ int trainer_main(int argc, char** argv, const TrainerDescriptor<Config>& d, Body
                exit_statuses_text(
                    {kExitOk, kExitBadInput, kExitNonFinite, kExitInterrupted, kExitInternal})};
   if (own_options) own_options(app);
+  app.footer([&d] { return heads_text(judge(d, Config{}, {})); });  // only when --help asks
   const ConfigTable<Config>& table = d.key_table();
   ConfigArgs args;
   table.add_options(app, args);

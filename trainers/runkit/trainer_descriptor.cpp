@@ -73,4 +73,17 @@ std::string describe_text(const TrainerFacts& facts, const ConfigVerdicts& verdi
   return out;
 }
 
+std::string heads_text(const ConfigVerdicts& verdicts) {
+  std::string taken, refused;
+  for (const auto& [head, why] : verdicts.heads) {
+    if (why.empty())
+      taken += (taken.empty() ? "" : ", ") + head;
+    else
+      refused += "\n  refuses: " + why;
+  }
+  return "Output heads (this trainer's checks on the default config; --describe judges yours):\n"
+         "  takes: " +
+         (taken.empty() ? std::string("-") : taken) + refused;
+}
+
 }  // namespace sb::runkit

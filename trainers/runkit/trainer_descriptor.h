@@ -108,4 +108,10 @@ ConfigVerdicts judge(const TrainerDescriptor<Config>& d, const Config& config,
   return v;
 }
 
+/// --help's list of heads below the options, from the verdicts of the default config with each
+/// head (judge): "Output heads ...:\n  takes: softmax, ...\n  refuses: <why>" (one line per
+/// refused head, its validate's message). Computed from the trainer's own checks, so the head row
+/// of its key table (runkit::head_key) lists none by hand.
+std::string heads_text(const ConfigVerdicts& verdicts);
+
 }  // namespace sb::runkit

@@ -18,9 +18,7 @@ const runkit::ConfigTable<TransformerConfig>& key_table() {
           {"data", runkit::corpus_keys<C>("corpus name: ptb | wikitext-2")},
           {"model",
            {
-               key("head", &C::head,
-                   "output head: softmax, sigsoftmax, mos:K=.., moss:K=.., ... (no adaptive, no "
-                   "sparse)"),
+               runkit::head_key<C>(),
                key("d_model", &C::d_model, "d: the residual width = the decoder's input size",
                    at_least(1)),
                key("layers", &C::layers, "Transformer blocks", at_least(1)),

@@ -17,7 +17,7 @@ const runkit::ConfigTable<BigramConfig>& key_table() {
           {"data", runkit::corpus_keys<C>("corpus name: ptb")},
           {"model",
            {
-               key("head", &C::head, "output head: a single head with finite log-outputs"),
+               runkit::head_key<C>(),
                key("d", &C::d, "embedding size = d, the decoder's input size", at_least(1)),
            }},
           {"training",

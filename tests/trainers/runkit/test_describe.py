@@ -7,6 +7,7 @@ refuses is refused by the trainer when it runs (exit 2, a line naming the head) 
 gets past validation (to the data directory, which does not exist). The
 verdicts follow the config and overrides (train_wordlm's nhidlast rule; train_classifier's
 output_init_std for spherical); --describe writes nothing; a bad override is one line, exit 2.
+--help lists the heads the trainer takes and the reason for each it refuses, the same verdicts.
 Argument 1: the build directory."""
 import json
 import os
@@ -55,6 +56,15 @@ with tempfile.TemporaryDirectory() as tmp:
         check({"head", "seed", "threads", "out"} <= set(names) and
               all(f"--{n} " in help_text for n in names),
               f"train_{kind}: its {len(names)} keys, each an option of --help")
+        # --help lists the heads it takes and refuses from the same verdicts (runkit::heads_text):
+        # no config.cpp types a list of heads.
+        takes = next((line.split("takes:", 1)[1].strip() for line in help_text.splitlines()
+                      if line.strip().startswith("takes:")), None)
+        accepted = [h for h, v in d["heads"].items() if v["accepted"]]
+        check(takes == ", ".join(accepted) and
+              help_text.count("refuses: ") == len(d["heads"]) - len(accepted),
+              f"train_{kind} --help: takes {takes!r}, --describe {', '.join(accepted)!r}; a "
+              "refusal line per refused head")
         # The run directory the descriptor computes is the one the `out` key promises.
         out_help = next((k["description"] for k in d["keys"] if k["name"] == "out"), "")
         promised = f'"" = results/{d["run_prefix"]}<dataset>_<head>'
