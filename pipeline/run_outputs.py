@@ -12,6 +12,7 @@ import os
 
 import head_facts
 from final_json import read_final
+from run_config import read_toml, run_config
 
 
 def dump_agrees(h5_path: str, final: dict) -> bool:
@@ -56,6 +57,29 @@ def read_json(path: str) -> dict | None:
         return None
 
 
+def epoch_dump_rows(profile) -> int:
+    return int(profile.epoch_ranks.get("rows", 0))
+
+
+def config_mismatch(d, run) -> str:
+    """"" when the run's config.toml (what its trainer ran with) has the settings the profile
+    asks for this run (its trainer config, the overrides, head, seed, epoch_dump_rows), else the
+    first difference; "" also when there is no config.toml yet."""
+    written = run_config(run.dir) or {}
+    if not written:
+        return ""
+    want = {**(read_toml(run.config) or {}), **d.p.run_overrides(run),
+            "head": run.head, "seed": run.seed}
+    if d.p.kind.epoch_dumps and epoch_dump_rows(d.p):
+        want["epoch_dump_rows"] = epoch_dump_rows(d.p)
+    for key, value in want.items():
+        if key in ("out", "threads", "data", "device") or key not in written:
+            continue  # where it ran, not what it computed (or a key its trainer does not write)
+        if written[key] != value:
+            return f"{key} = {written[key]!r} where the profile asks {value!r}"
+    return ""
+
+
 def model_of(kind, final: dict) -> str:
     """The model file final.json describes (its best_model, else the kind's)."""
     return os.path.basename(final.get("best_model") or "") or kind.best_weights
@@ -92,7 +116,8 @@ def removal_record(d, run) -> dict | None:
     inferred from the facts it stands for, all on disk: the profile removes this run's dump
     (keep_dumps false, or "analysed" with no analyse stage reading the run), stages.json records
     the trainer's dump stage finished, final.json names a dump, no logprobs.h5 is there, and
-    where the analyse stage reads the dump its rank.json holds a rank. Without this, a fresh
+    where the analyse stage reads the dump its rank.json holds a rank, recorded as analysed after
+    the dump was written. Without this, a fresh
     clone trained those runs again. The inferred record has final.json's rows and says in
     "removed" that it was not recorded."""
     record = dump_removed(run.dir)
@@ -103,13 +128,17 @@ def removal_record(d, run) -> dict | None:
     if keep is True or (keep == "analysed" and analysed) or \
             os.path.exists(os.path.join(run.dir, "logprobs.h5")):
         return None
-    finished = stage_record(run.dir, d.p.kind.dump_stage)
+    dumped = stage_record(run.dir, d.p.kind.dump_stage).get("finished")
+    analysed_at = stage_record(run.dir, "analyse").get("finished")
     final = read_final(os.path.join(run.dir, "final.json"), d.p.kind.name) or {}
     rank = read_json(os.path.join(run.dir, "rank.json")) or {}
-    if "finished" not in finished or not final.get("dump") or (analysed and "rank" not in rank):
+    if not dumped or not final.get("dump"):
         return None
-    return {"rows": final.get("dump_rows"),
-            "removed": f"(not recorded; dumped {finished['finished']})"}
+    # An analysed run's rank must be of this dump: analysed after it was written (ISO times),
+    # not a rank left from before the run started over.
+    if analysed and ("rank" not in rank or not analysed_at or analysed_at < dumped):
+        return None
+    return {"rows": final.get("dump_rows"), "removed": f"(not recorded; dumped {dumped})"}
 
 
 # What a done-check of a committed result says (stages.py).
@@ -123,8 +152,9 @@ def committed_result(d, run) -> bool:
     a fresh clone instead of training them again. final.json names a dump recorded (or
     inferred: removal_record) as removed with the same rows, or names no dump (the classifier's
     mse) and stages.json records the trainer's last stage finished; and none of the trainer's
-    files (checkpoint.pt, the model final.json names, logprobs.h5) is in the run directory. A
-    kept dump (keep_dumps true, "analysed") is an output of the profile: its run is no committed
+    files (checkpoint.pt, the model final.json names, logprobs.h5) is in the run directory, and its
+    config.toml has the profile's settings (config_mismatch: after a profile edit it is trained
+    again). A kept dump (keep_dumps true, "analysed") is an output of the profile: its run is no committed
     result, and a clone trains it again."""
     kind = d.p.kind
     final = read_final(os.path.join(run.dir, "final.json"), kind.name)
@@ -137,4 +167,6 @@ def committed_result(d, run) -> bool:
     elif "finished" not in stage_record(run.dir, kind.dump_stage):
         return False
     trainer_files = ("checkpoint.pt", "logprobs.h5", model_of(kind, final))
-    return not any(os.path.exists(os.path.join(run.dir, f)) for f in trainer_files)
+    if any(os.path.exists(os.path.join(run.dir, f)) for f in trainer_files):
+        return False
+    return not config_mismatch(d, run)  # made with the profile's settings, else trained again

@@ -26,10 +26,10 @@ from typing import Callable
 
 from atomic_io import write_json_atomically
 from final_json import read_final
-from run_config import read_toml, run_config, run_config_value
+from run_config import run_config_value
 from run_outputs import (COMMITTED, DUMP_REMOVED, analysed_run as _analysed_run,  # noqa: F401
-                         committed_result, dump_removed, model_of as _model_of, outputs_complete,
-                         read_json, removal_record)
+                         committed_result, config_mismatch, dump_removed, epoch_dump_rows,
+                         model_of as _model_of, outputs_complete, read_json, removal_record)
 from analyse_command import analyse_command, mpi_launcher  # noqa: F401 (tests reach them here)
 
 
@@ -69,10 +69,6 @@ def newer(path: str, *than: str) -> bool:
         return False
     t = os.path.getmtime(path)
     return all(not os.path.exists(o) or os.path.getmtime(o) <= t for o in than)
-
-
-def epoch_dump_rows(profile) -> int:
-    return int(profile.epoch_ranks.get("rows", 0))
 
 
 def first_runs(d) -> list:
@@ -137,25 +133,6 @@ def lacking(run_dir: str, names: list[str], also: tuple[str, ...] = ()) -> Check
 
 
 # ---- the run's settings against the profile
-
-def config_mismatch(d, run) -> str:
-    """"" when the run's config.toml (what its trainer ran with) has the settings the profile
-    asks for this run (its trainer config, the overrides, head, seed, epoch_dump_rows), else the
-    first difference; "" also when there is no config.toml yet."""
-    written = run_config(run.dir) or {}
-    if not written:
-        return ""
-    want = {**(read_toml(run.config) or {}), **d.p.run_overrides(run),
-            "head": run.head, "seed": run.seed}
-    if d.p.kind.epoch_dumps and epoch_dump_rows(d.p):
-        want["epoch_dump_rows"] = epoch_dump_rows(d.p)
-    for key, value in want.items():
-        if key in ("out", "threads", "data", "device") or key not in written:
-            continue  # where it ran, not what it computed (or a key its trainer does not write)
-        if written[key] != value:
-            return f"{key} = {written[key]!r} where the profile asks {value!r}"
-    return ""
-
 
 def _check_settings(d, run) -> None:
     """Refuses to skip or resume a run whose files were made with other settings."""

@@ -22,7 +22,8 @@ by a function that writes the files each `--until` stage writes. Argument 1: the
   skips everything on that record (nothing is dumped again), and a run started over forgets it.
 - Those runs as committed (no *.pt, *.h5: a fresh clone): every stage skipped as a committed
   result, the plot not drawn and saying why; nothing is trained again, also when stages.json
-  lacks the removal record (runs made before the driver recorded it), unless keep_dumps = true.
+  lacks the removal record (runs made before the driver recorded it), unless keep_dumps = true,
+  the analysed run's rank.json predates its dump, or config.toml has other settings.
 """
 
 import io
@@ -377,6 +378,25 @@ def unrecorded_removals(tmp: str, path: str, names: list[str]) -> None:
     check(d.execute.ran == [] and "a committed result" in line_of(lines, "dump"),
           f"committed runs without the removal record: nothing trained again ({d.execute.ran}; "
           f"{line_of(lines, 'dump')})")
+    # The analysed seed's rank.json from before its run started over (analysed before the dump
+    # it sits beside was written) is not this dump's: no removal inferred, the run trained again.
+    first = os.path.join(tmp, "out", "softmax_s141", "stages.json")
+    st = json.load(open(first))
+    st["analyse"]["finished"] = "2000-01-01T00:00:00Z"
+    with open(first, "w") as f:
+        json.dump(st, f)
+    d = driver(path)
+    check(stages.removal_record(d, d.runs[0]) is None and not stages.STAGES[2].done(d, d.runs[0]),
+          "a rank.json analysed before the dump was written infers no removal: dump runs again")
+    # A committed run whose config.toml differs from the profile (a profile edited since) is
+    # trained again, not skipped on results of other settings.
+    second = os.path.join(tmp, "out", "softmax_s142", "config.toml")  # the stand-in writes none
+    check(stages.committed_result(d, d.runs[1]), "without config.toml: a committed result")
+    with open(second, "w") as f:
+        f.write("lr = 0.125\n")
+    check(not stages.committed_result(d, d.runs[1]),
+          "a committed run whose config.toml has another lr is no committed result")
+    os.remove(second)
     kept = driver(path)
     kept.p.analysis["keep_dumps"] = True
     check(not stages.committed_result(kept, kept.runs[1]) and

@@ -47,7 +47,7 @@ std::vector<ConfigKey<C>> corpus_keys(const std::string& dataset) {
 
 /// The output-head row of every trainer. How a head is written is said here once; which heads
 /// the trainer takes is typed nowhere: --help lists them below the options from the trainer's own
-/// validate (heads_taken_text, trainers/runkit/trainer_descriptor.h), --describe gives each
+/// validate (heads_text, trainers/runkit/trainer_descriptor.h), --describe gives each
 /// refusal's reason. `own`: the trainer's own outputs besides the registry's heads, described
 /// ("mse (squared error on the one-hot target)"), "" for none.
 template <class C>
@@ -56,7 +56,7 @@ ConfigKey<C> head_key(const std::string& own = "") {
              "output head: a registry name with its settings, name[:key=value,...] (sigsoftmax, "
              "mos:K=15, sparse:k=20)" +
                  (own.empty() ? std::string() : ", or " + own) +
-                 "; the heads this trainer takes are listed below the options");
+                 "; --help and --describe list the heads this trainer takes");
 }
 
 /// The run-directory row of every trainer; `fallback` is the directory "" stands for. Where a run
