@@ -51,8 +51,10 @@ WARMUP, BATCHES = 10, 30
 if not os.access(binary, os.X_OK):
     sys.exit(f"bench_transformer_speed: {binary} not built (make build)")
 sys.path.insert(0, here)
+sys.path.insert(0, os.path.join(os.path.dirname(here), "pipeline"))
 import torch  # noqa: E402
 import transformer_reference as ref  # noqa: E402
+from pipeline_errors import EXIT_OK  # noqa: E402
 
 
 def ours(d):
@@ -99,7 +101,7 @@ def flops_per_token(d):
 
 if len(sys.argv) > 4:  # the child (see the top): print the reference's tokens/s and stop
     print(reference(int(sys.argv[4])))
-    sys.exit(0)
+    sys.exit(EXIT_OK)
 if not os.path.exists(os.path.join(OMP_BLAS, "libblas.so.3")):
     sys.exit(f"bench_transformer_speed: {OMP_BLAS} missing (libopenblas0-openmp)")
 print(f"| d | ours tok/s | PyTorch tok/s | ratio (ours / PyTorch, median of {rounds}) | "

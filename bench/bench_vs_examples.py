@@ -38,6 +38,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "pipeline"))
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
 OMP_BLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 THREADS = 2
 PEER_NOTES: list[str] = []  # what went wrong on the peer's side after its timed epoch
@@ -48,7 +50,7 @@ EMSIZE, NHID, LAYERS, LR, CLIP, BPTT, BATCH, EVAL_BATCH, DROPOUT = 200, 200, 2, 
 
 def refuse(message: str) -> None:
     print(f"bench_vs_examples.py: {message}", file=sys.stderr)
-    sys.exit(2)
+    sys.exit(EXIT_BAD_INPUT)
 
 
 def find_ptb() -> str:
@@ -206,7 +208,7 @@ def main(argv: list[str]) -> int:
         with open(tmp_out, "w") as f:
             f.write(text)
         os.replace(tmp_out, args.out)
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

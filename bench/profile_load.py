@@ -18,6 +18,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import EXIT_OK  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -64,7 +67,7 @@ def main() -> int:
         c, w = statistics.median(cold), statistics.median(warm)
         print(f"| {name} | {questions} | {c:.2f} | {w:.2f} | {c / w:.1f}x | "
               f"{questions * one:.2f} | {c - w:.2f} |", flush=True)
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

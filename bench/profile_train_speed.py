@@ -14,6 +14,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
+
 
 def main() -> int:
     out = sys.argv[1] if len(sys.argv) > 1 else "results/cpu"
@@ -27,7 +30,7 @@ def main() -> int:
                     rates.setdefault(head, []).append(e["tokens_per_s"])
     if "softmax" not in rates:
         print(f"profile_train_speed: no softmax training records under {out}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     base = statistics.median(rates["softmax"])
     print(f"Training tokens/s from `{out}/*/metrics.jsonl` (every 100 batches of both phases, all "
           "seeds; median), ratio to softmax's median:\n")
@@ -36,7 +39,7 @@ def main() -> int:
     for head, xs in rates.items():
         m = statistics.median(xs)
         print(f"| {head} | {len(xs)} | {m:.0f} | {m / base:.2f}x |")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

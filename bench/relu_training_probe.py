@@ -31,6 +31,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import EXIT_OK  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VARIANTS = [("softmax", 30.0, "zero"), ("relu", 30.0, "zero"), ("relu", 30.0, "unigram"),
             ("relu", 10.0, "zero"), ("relu", 10.0, "unigram"), ("relu", 3.0, "zero"),
@@ -127,7 +130,7 @@ def main() -> int:
     print(f"Best g:ReLU variant: lr {best[1]:g}, bias {best[2]}: valid ppl "
           f"{best[3]['valid_ppl']:.1f} ({'below' if best[3]['valid_ppl'] < uni else 'above'} the "
           f"unigram model's {uni:.1f}).")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
+
 GEMMS = {"aten::mm", "aten::addmm", "aten::bmm"}
 VIEWS = {"aten::as_strided", "aten::transpose", "aten::t", "aten::slice", "aten::narrow",
          "aten::select", "aten::view", "aten::expand", "aten::resolve_conj", "aten::unsqueeze",
@@ -237,16 +240,16 @@ def main() -> int:
     binary = os.path.join(args.build, "bench", "bench_wordlm")
     if not os.path.exists(binary):
         print(f"step_profile.py: {binary} is missing (make bench-wordlm-binary)", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     if args.compare_fused:
         compare_fused(args)
-        return 0
+        return EXIT_OK
     with tempfile.TemporaryDirectory() as tmp:
         for head in args.heads.split(","):
             print(f"step_profile: {head} ...", file=sys.stderr)
             report, a, command = run_head(args.build, head, args, tmp)
             print_head(head, report, a, command)
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -17,7 +17,11 @@ ratio r asks MoS's step for r / (FLOPs_softmax / FLOPs_mos) times softmax's FLOP
 """
 
 import argparse
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
 
 # (name, emsize = d, hidden widths of the layers (the last = d: tied decoder), M)
 SHAPES = [
@@ -48,7 +52,7 @@ def main(argv: list[str]) -> int:
     if args.experts < 1:
         print(f"train_flop_model.py: --experts: expected an integer >= 1, got {args.experts}",
               file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     k = args.experts
     print(f"| model | softmax MFLOP / token (LSTM + decoder) | MoS (K = {k}) MFLOP / token "
           f"(LSTM + decoder + latent) | FLOPs softmax / MoS: MoS / softmax speed at equal FLOP "
@@ -62,7 +66,7 @@ def main(argv: list[str]) -> int:
               f"{3 * s['decoder'] / 1e6:.2f}) | {fx / 1e6:.2f} ({3 * x['lstm'] / 1e6:.2f} + "
               f"{3 * x['decoder'] / 1e6:.2f} + {3 * x['latent'] / 1e6:.2f}) | "
               f"**{fs / fx:.2f}x** |")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

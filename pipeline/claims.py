@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
 from atomic_io import write_text_atomically  # noqa: E402
 import claim_tests  # noqa: E402
 import provenance  # noqa: E402
@@ -199,7 +200,7 @@ def main() -> int:
     if not os.path.isfile(os.path.join(args.results, "paper", "paper_results.csv")):
         print(f"claims.py: {args.results}/paper/paper_results.csv: missing (expected the "
               "committed results/ directory)", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     import claims_controls
     import claims_transformer
     text = markdown(sections(args.results), claims_controls.thesis(args.results) + "\n\n" +
@@ -208,7 +209,7 @@ def main() -> int:
         write_text_atomically(args.out, text)
     else:
         sys.stdout.write(text)
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

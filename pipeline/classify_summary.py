@@ -16,7 +16,8 @@ import head_facts
 from atomic_io import save_figure_pair
 from durations import format_duration
 from final_json import read_final, section
-from report_tables import ROOT, machine_line, profile_header, read_json_or_empty, write_markdown
+from report_tables import ROOT, machine_line, profile_header, write_markdown
+from run_outputs import read_json, stage_record
 
 PAPER = os.path.join(ROOT, "results", "paper", "spherical_mnist.csv")
 
@@ -76,7 +77,7 @@ def _rank_section(runs, first_final: dict) -> list[str]:
     w("| head | seed | T | M | d | bound | rank | numpy rank | verdict |")
     w("|---|---|---|---|---|---|---|---|---|")
     for r in runs:
-        rk = read_json_or_empty(os.path.join(r.dir, "rank.json"))
+        rk = read_json(os.path.join(r.dir, "rank.json")) or {}
         if rk:
             w(f"| {r.head} | {r.seed} | {rk.get('T')} | {rk.get('M')} | {rk.get('d')} | "
               f"{rk.get('bound')} | {rk.get('rank')} | {rk.get('rank_numpy', '-')} | "
@@ -94,13 +95,11 @@ def _wall_time_section(runs, heads) -> list[str]:
     total = 0.0
     per_head = []
     for h in heads:
-        secs = [read_json_or_empty(os.path.join(r.dir, "stages.json")).get("classify", {}).get("seconds", 0.0)
-                for r in runs if r.head == h]
+        secs = [stage_record(r.dir, "classify").get("seconds", 0.0) for r in runs if r.head == h]
         total += sum(secs)
         per_head.append(f"{h} {format_duration(statistics.mean(secs)) if secs else '-'}")
     w("Mean classify stage per run: " + ", ".join(per_head) + ".\n")
-    analyse = sum(read_json_or_empty(os.path.join(r.dir, "stages.json")).get("analyse", {}).get("seconds", 0.0)
-                  for r in runs)
+    analyse = sum(stage_record(r.dir, "analyse").get("seconds", 0.0) for r in runs)
     w(f"**All stages: {format_duration(total + analyse)}** (sum of the recorded classify and "
       "analyse stage times).\n")
     return out

@@ -31,6 +31,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
 from atomic_io import write_json_atomically, write_text_atomically  # noqa: E402
 from report_tables import machine_line  # noqa: E402
 import provenance  # noqa: E402
@@ -133,7 +134,7 @@ def main(argv=None) -> int:
         if not os.path.isfile(weights):
             print(f"dyneval_eps_probe: {weights}: no such file (expected the run's finetuned "
                   "weights; make reproduce PROFILE=dyneval makes them)", file=sys.stderr)
-            return 2
+            return EXIT_BAD_INPUT
     rows = [run_one(a.build, run, eps, a) for run in a.runs for eps in a.eps]
     f = findings(rows, eps_small=a.eps[1], eps_large=a.eps[0])
     command = " ".join(["/usr/bin/python3", "pipeline/dyneval_eps_probe.py"] +
@@ -143,7 +144,7 @@ def main(argv=None) -> int:
                            "options": {k: v for k, v in vars(a).items() if k != "runs"}})
     write_text_atomically(a.out, markdown(rows, f, a, command))
     print(f"[dyneval_eps_probe] wrote {a.out}")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import sys
 import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
 from atomic_io import save_figure_pair, write_json_atomically, write_text_atomically  # noqa
 
 
@@ -185,7 +186,7 @@ def main() -> int:
         report["target"]["rank"], report["fits"]  # noqa: B018 (the fields it needs)
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"fit_report: {args.report}: not a fit_logprob_matrix report ({e})", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     base = os.path.dirname(os.path.abspath(args.report))
     f = findings(report)
     write_json_atomically(os.path.join(base, "findings.json"), f)
@@ -193,7 +194,7 @@ def main() -> int:
     write_text_atomically(os.path.join(base, "fit.md"),
                           markdown(report, f, args.report, read(base, "made_at.json")))
     print(f"fit_report: wrote {os.path.join(base, 'fit.md')}, fit.png, findings.json")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

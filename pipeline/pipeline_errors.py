@@ -8,3 +8,13 @@ keeps its traceback."""
 
 class PipelineError(Exception):
     """Bad input or a failed step, in one line (module docstring)."""
+
+
+# Exit statuses of the pipeline's and the benches' scripts, the only place they are numbers. The
+# shared ones are common/errors.h's (kExitOk, kExitBadInput, kExitInterrupted; a test compares
+# them), so a script driving both the binaries and these tells bad input from an interrupt the
+# same way; EXIT_NOT_DONE has no C++ twin.
+EXIT_OK = 0
+EXIT_NOT_DONE = 1  # a --check found a difference, or Slurm jobs did not complete: run it again
+EXIT_BAD_INPUT = 2  # the one-line refusal was printed (a PipelineError, an OSError on a file)
+EXIT_INTERRUPTED = 130  # SIGINT/SIGTERM: checkpoints are saved; the same command resumes

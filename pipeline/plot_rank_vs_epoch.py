@@ -10,7 +10,7 @@ dashed horizontal line.
 Writes PREFIX.png (dpi 150) and PREFIX.svg, each atomically. Bad input: one line on stderr
 naming the file and the field, exit status 2, no output.
 """
-from pipeline_errors import PipelineError
+from pipeline_errors import PipelineError, EXIT_BAD_INPUT, EXIT_OK
 import argparse
 import json
 import sys
@@ -92,7 +92,7 @@ def main():
         runs = [load(p) for p in args.files]
     except InputError as e:
         print(f"plot_rank_vs_epoch.py: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
 
     fig, ax = plt.subplots(figsize=(8, 5))
     colours, labelled = {}, set()
@@ -122,7 +122,7 @@ def main():
     save_figure_atomically(fig, args.out + ".png", dpi=150)
     save_figure_atomically(fig, args.out + ".svg")
     print(f"wrote {args.out}.png, {args.out}.svg")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

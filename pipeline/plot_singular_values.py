@@ -12,7 +12,7 @@ Numerical Recipes rank threshold (tol / sigma_max) as a dotted horizontal line.
 Outputs PREFIX.png (dpi 150) and PREFIX.svg, each written atomically.
 Bad input: one-line error on stderr, exit status 2, no output written.
 """
-from pipeline_errors import PipelineError
+from pipeline_errors import PipelineError, EXIT_BAD_INPUT, EXIT_OK
 import argparse
 import os
 import sys
@@ -203,12 +203,12 @@ def main(argv=None):
         results = [load_result(p) for p in args.results]
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
 
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
         print(f"{prog}: error: output directory {out_dir} does not exist", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
 
     # Keep text as <text> elements in the SVG (searchable, smaller file).
     plt.rcParams["svg.fonttype"] = "none"
@@ -216,7 +216,7 @@ def main(argv=None):
     save_figure_atomically(fig, args.out + ".png", dpi=150)
     save_figure_atomically(fig, args.out + ".svg")
     plt.close(fig)
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import warnings
 from scipy import stats
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
 from claims import metric_by_seed, paper_figure  # noqa: E402
 
 # (label, head a, head b): the pairs of the claims profile.
@@ -89,7 +90,7 @@ def main() -> int:
     if not os.path.isdir(args.runs):
         print(f"power.py: {args.runs}: not a directory (a profile's output, e.g. results/cpu)",
               file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     print(f"# Seeds for the paired comparisons: a power calculation on {args.runs}")
     print()
     print(f"Command: `/usr/bin/python3 pipeline/power.py --runs {args.runs}`. Two-sided paired "
@@ -126,7 +127,7 @@ def main() -> int:
           "machine can run would resolve at this spread: the claims table says so in their rows.")
     print("The paper's differences: Table 1 of the sigsoftmax paper, PTB test ppl after "
           "finetuning (results/paper/paper_results.csv).")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

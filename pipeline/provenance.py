@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 
+from pipeline_errors import EXIT_BAD_INPUT
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OWN_OUTPUTS = ("results", "README.md", "docs/reproducing.md")  # written by the pipeline itself
 
@@ -91,7 +93,7 @@ def record(out: str, command: list[str]) -> int:
         rc = subprocess.run(command).returncode
     except OSError as e:
         print(f"provenance: {command[0]}: cannot run ({e.strerror})", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     if rc == 0:
         write_json_atomically(out, {
             "source": state.label, "changed": list(state.changed),
@@ -104,7 +106,7 @@ def main(argv: list[str]) -> int:
     """provenance.py record OUT.json -- COMMAND...: record() (the Makefile's `fit` target)."""
     if len(argv) < 4 or argv[0] != "record" or argv[2] != "--":
         print("usage: provenance.py record OUT.json -- COMMAND [ARGS...]", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     return record(argv[1], argv[3:])
 
 

@@ -28,6 +28,7 @@ import re
 import sys
 
 from atomic_io import write_text_atomically
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_NOT_DONE, EXIT_OK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLAIMS = ":claims"  # the key of the claims table's block (not a profile name)
@@ -116,17 +117,17 @@ def main() -> int:
                      if os.path.abspath(args.readme).startswith(ROOT + os.sep) else args.readme)
     except (OSError, ValueError) as e:
         print(f"readme_results: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     if args.check:
         if new != readme:
             print(f"readme_results: {args.readme}: the {args.profile.strip(':')} block differs from "
                   f"{summary_path}; run `make readme`", file=sys.stderr)
-            return 1
+            return EXIT_NOT_DONE
         print(f"readme_results: {args.readme} shows {summary_path} as written")
-        return 0
+        return EXIT_OK
     write_text_atomically(args.readme, new)
     print(f"readme_results: copied {summary_path} into {args.readme}")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ figures, and the atomic write of the file."""
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 import platform
@@ -20,14 +19,6 @@ from durations import format_duration
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAPER_DIR = os.path.join(ROOT, "results", "paper")
-
-
-def read_json_or_empty(path: str) -> dict:
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
 
 
 def only_lower_bound(rank_json: dict) -> bool:

@@ -44,7 +44,7 @@ from atomic_io import write_json_atomically, write_text_atomically  # noqa: E402
 from stage_clock import Heartbeat  # noqa: E402
 from stages import DUMP_REMOVED, STAGES, Stage, StageError, read_json, release_dump  # noqa: E402
 import trainer_kinds  # noqa: E402
-from pipeline_errors import PipelineError  # noqa: E402
+from pipeline_errors import PipelineError, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK  # noqa: E402
 
 PREFIX = "[reproduce]"
 
@@ -484,16 +484,16 @@ def _run(args, path: str) -> int:
         return backend.dry_run() if args.dry_run else backend.submit(args.wait, poll)
     if args.stage:
         driver.go(driver.select(args.stage, args.run))
-        return 0
+        return EXIT_OK
     if args.plan or args.dry_run or (not driver.p.run_here and not args.force):
         driver.print_plan()
         if not driver.p.run_here and not (args.plan or args.dry_run):
             print(f"{PREFIX} profile {driver.p.name} is not meant for this machine "
                   f"({driver.p.requires or 'run_here = false'}): printed the plan only; "
                   f"--force runs it anyway, --scheduler slurm submits it to a cluster")
-        return 0
+        return EXIT_OK
     driver.go()
-    return 0
+    return EXIT_OK
 
 
 def main() -> int:
@@ -506,11 +506,11 @@ def main() -> int:
         return _run(args, path)
     except PipelineError as e:  # every refusal (pipeline_errors.py), caught once
         print(f"{PREFIX} error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"\n{PREFIX} interrupted: checkpoints are saved; run the same command again to "
               "resume", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -98,16 +98,24 @@ def analysed_run(p, run) -> bool:
 DUMP_REMOVED = "dump.removed"
 
 
+def _entry(stages: dict, key: str) -> dict:
+    """stages.json's object under `key` ({} when none or not an object)."""
+    record = stages.get(key)
+    return record if isinstance(record, dict) else {}
+
+
+def _stages(run_dir: str) -> dict:
+    return read_json(os.path.join(run_dir, "stages.json")) or {}
+
+
 def dump_removed(run_dir: str) -> dict | None:
     """The run's record of its removed dump, None while the dump is kept (or never written)."""
-    record = (read_json(os.path.join(run_dir, "stages.json")) or {}).get(DUMP_REMOVED)
-    return record if isinstance(record, dict) else None
+    return _entry(_stages(run_dir), DUMP_REMOVED) or None
 
 
 def stage_record(run_dir: str, stage: str) -> dict:
     """stages.json's record of `stage` in the run ({} when none)."""
-    record = (read_json(os.path.join(run_dir, "stages.json")) or {}).get(stage)
-    return record if isinstance(record, dict) else {}
+    return _entry(_stages(run_dir), stage)
 
 
 def removal_record(d, run) -> dict | None:
@@ -120,16 +128,16 @@ def removal_record(d, run) -> dict | None:
     the dump was written. Without this, a fresh
     clone trained those runs again. The inferred record has final.json's rows and says in
     "removed" that it was not recorded."""
-    record = dump_removed(run.dir)
-    if record is not None:
+    stages = _stages(run.dir)  # read once: the removal, the dump and the analyse records
+    if record := _entry(stages, DUMP_REMOVED):
         return record
     keep = d.p.analysis.get("keep_dumps", True)
     analysed = analysed_run(d.p, run)
     if keep is True or (keep == "analysed" and analysed) or \
             os.path.exists(os.path.join(run.dir, "logprobs.h5")):
         return None
-    dumped = stage_record(run.dir, d.p.kind.dump_stage).get("finished")
-    analysed_at = stage_record(run.dir, "analyse").get("finished")
+    dumped = _entry(stages, d.p.kind.dump_stage).get("finished")
+    analysed_at = _entry(stages, "analyse").get("finished")
     final = read_final(os.path.join(run.dir, "final.json"), d.p.kind.name) or {}
     rank = read_json(os.path.join(run.dir, "rank.json")) or {}
     if not dumped or not final.get("dump"):

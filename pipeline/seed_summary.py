@@ -16,8 +16,9 @@ import statistics
 from typing import Callable
 
 from final_json import read_final, section
-from report_tables import (machine_line, mean_std, paper_csv, profile_header, read_json_or_empty,
+from report_tables import (machine_line, mean_std, paper_csv, profile_header,
                            wall_time_rows, write_markdown)
+from run_outputs import read_json
 from run_config import run_config
 
 
@@ -142,7 +143,7 @@ def _write(profile, runs, global_timings: dict, setting: Callable, table: Callab
     for r in runs:
         f = read_final(os.path.join(r.dir, "final.json"), profile.trainer)
         final[id(r)] = section(f) if f else {}
-    rank = {id(r): read_json_or_empty(os.path.join(r.dir, "rank.json")) for r in runs}
+    rank = {id(r): read_json(os.path.join(r.dir, "rank.json")) or {} for r in runs}
     out: list[str] = []
     w = out.append
     profile_header(w, profile)
@@ -173,7 +174,7 @@ def _write(profile, runs, global_timings: dict, setting: Callable, table: Callab
     w("## Wall time of every stage\n")
     w("| run | train (+ evaluation and dump) | analyse | total |")
     w("|---|---|---|---|")
-    wall_time_rows(w, runs, lambda r: read_json_or_empty(os.path.join(r.dir, "stages.json")),
+    wall_time_rows(w, runs, lambda r: read_json(os.path.join(r.dir, "stages.json")) or {},
                    ("train", "analyse"), global_timings)
     return write_markdown(os.path.join(profile.out, "summary.md"), out)
 

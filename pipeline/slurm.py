@@ -31,6 +31,7 @@ import sys
 import time
 
 from atomic_io import write_text_atomically
+from pipeline_errors import EXIT_NOT_DONE, EXIT_OK
 from slurm_resources import Resources
 from stages import STAGES, Stage, StageError
 
@@ -167,7 +168,7 @@ class SlurmBackend:
             print("$ " + shlex.join(self.sbatch_command(j, symbolic)) + "\n")
         self.print_graph(jobs, {})
         print(f"{PREFIX} dry run: nothing submitted")
-        return 0
+        return EXIT_OK
 
     def print_graph(self, jobs: list[Job], ids: dict[str, str]) -> None:
         """One line per job: [id] key, resources, the jobs it waits for (ids once submitted)."""
@@ -233,7 +234,7 @@ class SlurmBackend:
         if not wait:
             print(f"{PREFIX} follow with: squeue --me; re-run the same command to resume after a "
                   "failure (done stages are skipped)", flush=True)
-            return 0
+            return EXIT_OK
         return self.wait(jobs, poll_seconds)
 
     # ---- --wait
@@ -273,7 +274,7 @@ class SlurmBackend:
         if not bad:
             print(f"{PREFIX} every job completed; see {os.path.join(self.out, 'summary.md')}",
                   flush=True)
-            return 0
+            return EXIT_OK
         print(f"{PREFIX} {len(bad)} of {len(jobs)} jobs did not complete:", file=sys.stderr)
         for j in bad:
             why = "its dependency failed" if j.state == "CANCELLED" and not os.path.exists(
@@ -281,4 +282,4 @@ class SlurmBackend:
             print(f"  job {j.id} {j.key}: {j.state} ({why}); log {j.log_path()}",
                   file=sys.stderr)
         print(f"{PREFIX} re-run the same command to resubmit what is not done", file=sys.stderr)
-        return 1
+        return EXIT_NOT_DONE

@@ -12,8 +12,9 @@ import head_facts
 from final_json import read_final, section
 from report_tables import (fmt, machine_line, mean_and_interval, mean_std, only_lower_bound,
                            rank_text, rank_window, window_order,
-                           paper_csv, plus_minus, profile_header, read_json_or_empty,
+                           paper_csv, plus_minus, profile_header,
                            wall_time_rows, write_markdown)
+from run_outputs import read_json
 from run_config import run_config
 
 STAGES = [("train", "valid"), ("train", "test"), ("finetune", "valid"), ("finetune", "test"),
@@ -24,7 +25,7 @@ def run_results(run, trainer: str) -> dict:
     """Perplexities of one run by (stage, split), its rank result and stage timings. `trainer`:
     the profile's trainer kind, for a final.json in an old layout (final_json.py)."""
     d = run.dir
-    score, dyn = (read_json_or_empty(os.path.join(d, n)) for n in ("score.json", "dyneval.json"))
+    score, dyn = ((read_json(os.path.join(d, n)) or {}) for n in ("score.json", "dyneval.json"))
     final = read_final(os.path.join(d, "final.json"), trainer)
     ppl = {}
     if score.get("static"):
@@ -38,8 +39,8 @@ def run_results(run, trainer: str) -> dict:
         ppl[("dyneval", "test")] = dyn["dynamic"]["test_ppl"]
         # the same weights read the same way without updates: what the gain is measured from
         ppl[("dyneval static", "test")] = dyn["static"]["test_ppl"]
-    return {"ppl": ppl, "rank": read_json_or_empty(os.path.join(d, "rank.json")),
-            "stages": read_json_or_empty(os.path.join(d, "stages.json"))}
+    return {"ppl": ppl, "rank": read_json(os.path.join(d, "rank.json")) or {},
+            "stages": read_json(os.path.join(d, "stages.json")) or {}}
 
 
 def paired_t_test(a: list[float], b: list[float]) -> tuple[float, tuple[float, float], float,
@@ -76,7 +77,7 @@ def _setting(profile, runs) -> str:
 def rank_vs_epoch_section(profile, runs) -> list[str]:
     """The rank of every run's epoch dumps by epoch, and the mixtures' prior and expert statistics
     by epoch (rank_vs_epoch.json, epoch_ranks.py); nothing when no run has them."""
-    data = [(r, read_json_or_empty(os.path.join(r.dir, "rank_vs_epoch.json"))) for r in runs]
+    data = [(r, read_json(os.path.join(r.dir, "rank_vs_epoch.json")) or {}) for r in runs]
     data = [(r, j) for r, j in data if j.get("epochs")]
     if not data:
         return []

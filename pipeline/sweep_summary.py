@@ -24,8 +24,9 @@ import statistics
 
 from atomic_io import save_figure_pair, write_json_atomically
 from final_json import read_final, section
-from report_tables import (machine_line, profile_header, rank_text, rank_window,
-                           read_json_or_empty, wall_time_rows, write_markdown)
+from report_tables import (machine_line, profile_header, rank_text, rank_window, wall_time_rows,
+                           write_markdown)
+from run_outputs import read_json
 
 
 def t_interval(xs: list[float]) -> tuple[float, float, float]:
@@ -93,7 +94,7 @@ def collect(profile, runs) -> dict:
         test = test_ppl(section(final)) if final else None
         if test is not None:
             ppl.setdefault((r.head, v), {})[r.seed] = test
-        rj = read_json_or_empty(os.path.join(r.dir, "rank.json"))
+        rj = read_json(os.path.join(r.dir, "rank.json")) or {}
         if "rank" in rj and (r.head, v) not in rank:
             rank[(r.head, v)] = rj
     return {"ppl": ppl, "rank": rank}
@@ -221,6 +222,6 @@ def write_summary(profile, runs, global_timings: dict) -> str:
         ["analyse"]
     w("| run | " + " | ".join(names) + " | total |")
     w("|---|" + "---|" * (len(names) + 1))
-    wall_time_rows(w, runs, lambda r: read_json_or_empty(os.path.join(r.dir, "stages.json")),
+    wall_time_rows(w, runs, lambda r: read_json(os.path.join(r.dir, "stages.json")) or {},
                    names, global_timings)
     return write_markdown(os.path.join(profile.out, "summary.md"), out)

@@ -13,9 +13,13 @@ status is a literal outside common/ (`return 2;`, `return 130;`, `exit(3)` in a 
 a cli_main): they are common/errors.h's named statuses. An error whose line is written at the throw
 site (`X::described(...)`) and says "expected ..." carries that value too (the described() argument
 `expected`, or OptionError::for_setting, or the standard constructor): sbrank's .expected and the
-InputError's expected() are never empty where the code knows what it wanted. Then it runs itself on a planted snippet
-and fails unless every rule catches it: the checker can fail.
+InputError's expected() are never empty where the code knows what it wanted. The Python scripts
+of pipeline/ and bench/ follow the same exit rule: no `sys.exit(<number>)` and no `return <number>`
+in a `main` or `_run`; they use pipeline/pipeline_errors.py's EXIT_* names, whose shared values
+equal common/errors.h's kExit* (checked here). Then it runs itself on planted snippets and fails
+unless every rule catches it: the checker can fail.
 """
+import ast
 import os
 import re
 import sys
@@ -93,6 +97,32 @@ def violations(name, text):
     return found
 
 
+def python_literal_statuses(name, text):
+    """'file:line: literal exit status' per `sys.exit(<int>)` anywhere and per `return <int>` in a
+    function named main or _run (the functions whose value is the process's exit status)."""
+    found = []
+    for node in ast.walk(ast.parse(text, name)):
+        literal = []
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "sys.exit" and node.args:
+            literal = [node.args[0]]
+        elif isinstance(node, ast.FunctionDef) and node.name in ("main", "_run"):
+            literal = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
+        found += [f"{name}:{v.lineno}: literal exit status: {ast.unparse(v)}" for v in literal
+                  if isinstance(v, ast.Constant) and type(v.value) is int]
+    return found
+
+
+def shared_statuses(root):
+    """(name, C++ value, Python value) for each status both sides name."""
+    with open(os.path.join(root, "common", "errors.h")) as f:
+        cpp = dict(re.findall(r"constexpr int kExit(\w+) = (\d+);", f.read()))
+    sys.path.insert(0, os.path.join(root, "pipeline"))
+    import pipeline_errors
+    py = {k[len("EXIT_"):].replace("_", "").lower(): v for k, v in vars(pipeline_errors).items()
+          if k.startswith("EXIT_")}
+    return [(k, int(cpp[k]), py[k.lower()]) for k in cpp if k.lower() in py]
+
+
 def scan(root):
     return scan_sources(root, FOLDERS, violations, (".cpp", ".h", ".cu"))
 
@@ -101,6 +131,17 @@ def main():
     root = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else ROOT
     found, files = scan(root)
     check_scan(found, files, 50, "no untyped throw and no unexplained logic_error")
+    found, files = scan_sources(root, ["pipeline", "bench"], python_literal_statuses, (".py",))
+    check_scan(found, files, 30, "no literal exit status in the Python scripts")
+    shared = shared_statuses(root)
+    check(len(shared) >= 3 and all(c == p for _, c, p in shared),
+          "pipeline_errors.py's EXIT_* equal common/errors.h's kExit* (name, C++, Python): "
+          f"{shared}")
+    planted_py = python_literal_statuses("pipeline/planted.py", "import sys\ndef main():\n    "
+                                         "if x:\n        return 2\n    return EXIT_OK\n"
+                                         "def count():\n    return 0\nsys.exit(130)\n")
+    check(len(planted_py) == 2 and ":4:" in planted_py[0] + planted_py[1],
+          f"the checker catches a planted Python literal exit status: {planted_py}")
     planted = ('void f(int n) {\n  if (n < 0) throw std::invalid_argument("n < 0");\n'
                '  if (n > 9) throw std::logic_error("no reason");\n  // internal: checked above\n'
                '  if (n == 5) throw std::logic_error("explained");\n'

@@ -388,6 +388,14 @@ def unrecorded_removals(tmp: str, path: str, names: list[str]) -> None:
     d = driver(path)
     check(stages.removal_record(d, d.runs[0]) is None and not stages.STAGES[2].done(d, d.runs[0]),
           "a rank.json analysed before the dump was written infers no removal: dump runs again")
+    # An empty removal record (a stages.json edited by hand) stands for nothing: the removal is
+    # inferred from the files as without one, so here it is still refused.
+    st[stages.DUMP_REMOVED] = {}
+    with open(first, "w") as f:
+        json.dump(st, f)
+    check(stages.dump_removed(first[:-len("/stages.json")]) is None and
+          stages.removal_record(driver(path), d.runs[0]) is None,
+          "an empty dump.removed record is no record: the removal is inferred or refused as without")
     # A committed run whose config.toml differs from the profile (a profile edited since) is
     # trained again, not skipped on results of other settings.
     second = os.path.join(tmp, "out", "softmax_s142", "config.toml")  # the stand-in writes none
