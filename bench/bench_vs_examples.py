@@ -192,7 +192,7 @@ def main(argv: list[str]) -> int:
     floor = gflop / rate
     for name, t in times.items():
         lines.append(f"| {name} | {t:.1f} | {peer / t:.2f}x | {floor / t:.2f} |")
-    lines += [f"", f"The peer's side: {'; '.join(dict.fromkeys(PEER_NOTES))}."] if PEER_NOTES else []
+    lines += ["", f"The peer's side: {'; '.join(dict.fromkeys(PEER_NOTES))}."] if PEER_NOTES else []
     lines += [
         "",
         f"FLOP model (bench/train_flop_model.py's GEMM counts; training 3x forward): "
