@@ -14,6 +14,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
+
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 binary = os.path.join(build, "bench", "bench_wordlm")
@@ -21,7 +24,7 @@ M, D, CUTOFFS = 33278, 200, (2000, 10000)
 BATCHES, WARMUP = 40, 5
 PAIRS = (("softmax", "adaptive"), ("sigsoftmax", "adaptive_sigsoftmax"))
 if not os.access(binary, os.X_OK):
-    sys.exit(f"bench_adaptive_speed: {binary} not built (cmake --build {build} --target "
+    refuse(f"bench_adaptive_speed: {binary} not built (cmake --build {build} --target "
              "bench_wordlm)")
 
 

@@ -37,6 +37,9 @@ import time
 
 from sketch_model import describe, sketch_flops
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
+
 build, work, shapes = sys.argv[1], sys.argv[2], sys.argv[3:]
 rank_analysis = os.path.join(build, "analysis", "rank_analysis")
 synthetic = os.path.join(build, "trainers", "synthetic_logprobs")
@@ -72,7 +75,7 @@ def measure(cmd, timeout=None):
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        sys.exit(f"bench_rank_sketch: {' '.join(cmd)} exited {proc.returncode}")
+        refuse(f"bench_rank_sketch: {' '.join(cmd)} exited {proc.returncode}")
     lines = out.strip().splitlines()
     return wall, usage.ru_maxrss / 1024, lines[-1] if lines else ""
 

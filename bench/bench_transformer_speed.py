@@ -30,6 +30,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import EXIT_OK, refuse  # noqa: E402
+
 OMP_BLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 KEEP_HEAP = "--no-keep-heap" not in sys.argv
 sys.argv = [a for a in sys.argv if a != "--no-keep-heap"]
@@ -38,7 +41,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "--reference":  # the child: one referen
     if KEEP_HEAP:  # as sb::runkit::keep_freed_memory, which our trainers apply
         libc = ctypes.CDLL("libc.so.6")
         if libc.mallopt(-4, 0) != 1 or libc.mallopt(-1, 2**31 - 1) != 1:
-            sys.exit("bench_transformer_speed: mallopt refused")
+            refuse("bench_transformer_speed: mallopt refused")
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 threads = int(sys.argv[3]) if len(sys.argv) > 3 else 2
@@ -49,12 +52,10 @@ config = os.path.join(root, "trainers", "configs", "transformer_ptb_cpu.toml")
 M, LAYERS, HEADS, CONTEXT, BATCH = 10000, 2, 4, 64, 32
 WARMUP, BATCHES = 10, 30
 if not os.access(binary, os.X_OK):
-    sys.exit(f"bench_transformer_speed: {binary} not built (make build)")
+    refuse(f"bench_transformer_speed: {binary} not built (make build)")
 sys.path.insert(0, here)
-sys.path.insert(0, os.path.join(os.path.dirname(here), "pipeline"))
 import torch  # noqa: E402
 import transformer_reference as ref  # noqa: E402
-from pipeline_errors import EXIT_OK  # noqa: E402
 
 
 def ours(d):
@@ -103,7 +104,7 @@ if len(sys.argv) > 4:  # the child (see the top): print the reference's tokens/s
     print(reference(int(sys.argv[4])))
     sys.exit(EXIT_OK)
 if not os.path.exists(os.path.join(OMP_BLAS, "libblas.so.3")):
-    sys.exit(f"bench_transformer_speed: {OMP_BLAS} missing (libopenblas0-openmp)")
+    refuse(f"bench_transformer_speed: {OMP_BLAS} missing (libopenblas0-openmp)")
 print(f"| d | ours tok/s | PyTorch tok/s | ratio (ours / PyTorch, median of {rounds}) | "
       "FLOP model (GFLOP/s ours) |")
 print("|---|---|---|---|---|")

@@ -26,6 +26,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADS = ("softmax", "sigsoftmax")
 
@@ -44,12 +47,12 @@ def run(head: str, seed: int, args) -> dict:
               flush=True)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
-            sys.exit(f"char_tie_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+            refuse(f"char_tie_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
     sys.path.insert(0, os.path.join(ROOT, "pipeline"))
     from final_json import read_final, section
     read = read_final(final, "charlm")
     if read is None:
-        sys.exit(f"char_tie_probe: {final} is missing or not JSON")
+        refuse(f"char_tie_probe: {final} is missing or not JSON")
     result = {**read, **section(read)}  # the trainer's keys (test_bpc) at the top
     with open(os.path.join(out, "metrics.jsonl")) as f:
         valid = [json.loads(line) for line in f if '"valid"' in line]

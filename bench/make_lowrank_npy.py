@@ -13,6 +13,10 @@ import sys
 import numpy as np
 
 from npy_rows import shape_parser, write_rows
+import os
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
 
 
 def main():
@@ -23,7 +27,7 @@ def main():
     p.add_argument("--scale", type=float, default=2.0, help="std of the logits")
     a = p.parse_args()
     if min(a.T, a.M, a.d, a.block_rows) < 1:
-        sys.exit("make_lowrank_npy.py: --T, --M, --d and --block-rows must be >= 1")
+        refuse("make_lowrank_npy.py: --T, --M, --d and --block-rows must be >= 1")
     rng = np.random.default_rng(a.seed)
     w = rng.standard_normal((a.d, a.M)) * (a.scale / np.sqrt(a.d))  # (d, M)
     b = np.zeros(a.M) if a.no_bias else 0.5 * rng.standard_normal(a.M)  # (M,)

@@ -17,6 +17,10 @@ import time
 import numpy as np
 
 from npy_rows import shape_parser, write_rows
+import os
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
 
 
 def main():
@@ -26,7 +30,7 @@ def main():
     a = p.parse_args()
     r = a.count + a.tail
     if min(a.T, a.M, a.count, a.block_rows) < 1 or a.tail < 2 or r > min(a.T, a.M):
-        sys.exit("make_spectrum_npy.py: expected --T, --M, --count, --block-rows >= 1, "
+        refuse("make_spectrum_npy.py: expected --T, --M, --count, --block-rows >= 1, "
                  "--tail >= 2 and count + tail <= min(T, M)")
     tol = 0.5 * np.sqrt(a.M + a.T + 1) * float(np.finfo(np.float32).eps)
     s = np.concatenate([np.geomspace(1.0, 3 * tol, a.count),

@@ -24,6 +24,9 @@ import time
 
 from sketch_model import sketch_flops
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
+
 build, work = sys.argv[1], sys.argv[2]
 cli = os.path.join(build, "analysis", "rank_analysis")
 synth = os.path.join(build, "trainers", "synthetic_logprobs")
@@ -45,7 +48,7 @@ def run(cmd):
 
 mpirun = shutil.which("mpirun")
 if not mpirun:
-    sys.exit("mpi_scaling.py: mpirun not found (make deps installs openmpi-bin)")
+    refuse("mpi_scaling.py: mpirun not found (make deps installs openmpi-bin)")
 launch = [mpirun, "-q", "-n", "2", "--oversubscribe"] + (
     ["--allow-run-as-root"] if os.geteuid() == 0 else [])
 path = os.path.join(work, f"synthetic_softmax_{T}x{M}_d{D}.h5")

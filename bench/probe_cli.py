@@ -6,6 +6,9 @@ import argparse
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -25,7 +28,7 @@ def binary(probe: str, build: str, name: str) -> str:
     """build/trainers/NAME, or exit naming it when it is not built."""
     exe = os.path.join(build, "trainers", name)
     if not os.access(exe, os.X_OK):
-        sys.exit(f"{probe}: {exe} not found: build first (make build)")
+        refuse(f"{probe}: {exe} not found: build first (make build)")
     return exe
 
 

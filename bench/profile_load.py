@@ -19,7 +19,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
-from pipeline_errors import EXIT_OK  # noqa: E402
+from pipeline_errors import EXIT_OK, refuse  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,7 +28,7 @@ def seconds(cmd: list[str]) -> float:
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if r.returncode != 0:
-        sys.exit(f"profile_load: {' '.join(cmd)}: exit {r.returncode}: "
+        refuse(f"profile_load: {' '.join(cmd)}: exit {r.returncode}: "
                  f"{(r.stderr.strip().splitlines() or [''])[-1]}")
     return time.perf_counter() - t0
 
@@ -46,9 +46,9 @@ def main() -> int:
     cache = os.path.join(build, "trainers", ".describe")
     binary = os.path.join(build, "trainers", "train_wordlm")
     if not os.access(binary, os.X_OK):
-        sys.exit(f"profile_load: {binary} not built (run make build)")
+        refuse(f"profile_load: {binary} not built (run make build)")
     if a.runs < 1:
-        sys.exit("profile_load: --runs: expected >= 1")
+        refuse("profile_load: --runs: expected >= 1")
 
     one = statistics.median(seconds([binary, "--describe", "--json"]) for _ in range(a.runs))
     print(f"One `train_wordlm --describe --json`: {one:.3f} s (median of {a.runs}).\n")

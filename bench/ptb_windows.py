@@ -16,6 +16,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
+
 HEADS = ["softmax", "sigsoftmax", "sigmoid", "relu", "mos", "moss"]
 
 
@@ -41,7 +44,7 @@ def main() -> None:
         run = os.path.join(results, f"{head}_s141")
         dump = os.path.join(run, "logprobs.h5")
         if not os.path.exists(dump):
-            sys.exit(f"{dump}: no dump (make reproduce keeps the first seed's; run it first)")
+            refuse(f"{dump}: no dump (make reproduce keeps the first seed's; run it first)")
         with open(os.path.join(run, "rank.json")) as f:
             old = json.load(f)
         with open(os.path.join(run, "stages.json")) as f:

@@ -32,7 +32,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
-from pipeline_errors import EXIT_OK  # noqa: E402
+from pipeline_errors import EXIT_OK, refuse  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VARIANTS = [("softmax", 30.0, "zero"), ("relu", 30.0, "zero"), ("relu", 30.0, "unigram"),
@@ -46,7 +46,7 @@ def corpus_dir() -> str:
     for d in (os.path.join(ROOT, "datasets", "ptb"), os.path.join(ROOT, "..", "shared", "datasets", "ptb")):
         if os.path.isfile(os.path.join(d, "ptb.train.txt")):
             return d
-    sys.exit("relu_training_probe: PTB not found (make data)")
+    refuse("relu_training_probe: PTB not found (make data)")
 
 
 def unigram_valid_ppl(ptb: str, valid_tokens: int) -> float:
@@ -76,7 +76,7 @@ def run(build: str, head: str, lr: float, bias: str, args, out: str) -> dict:
     start = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        sys.exit(f"relu_training_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+        refuse(f"relu_training_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
     recs = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
     train = [x["loss"] for x in recs if x.get("event") == "train"]
     valid = [x for x in recs if x.get("event") in ("valid", "epoch") and "valid_loss" in x]

@@ -36,6 +36,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADS = ("softmax", "taylor")
 # (name, overrides) per variant; the profile's overrides first (pipeline/profiles/classify.toml).
@@ -55,7 +58,7 @@ def read_result(path: str) -> dict:
     from final_json import read_final, section
     final = read_final(path, "classifier")
     if final is None:
-        sys.exit(f"taylor_probe: {path} is missing or not JSON")
+        refuse(f"taylor_probe: {path} is missing or not JSON")
     return {**final, **section(final)}
 
 
@@ -76,7 +79,7 @@ def run(build: str, variant: int, head: str, seed: int, args) -> dict:
               flush=True)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
-            sys.exit(f"taylor_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+            refuse(f"taylor_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
     return read_result(final)
 
 

@@ -30,6 +30,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import transformer_reference as ref  # noqa: E402
 
@@ -79,7 +82,7 @@ def probe(run, rows, data_dir):
         targets = f["targets"][:rows]
     ids = test_ids(data_dir, vocab, rows)
     if not np.array_equal(ids[1:].numpy(), targets):
-        raise SystemExit(f"{run}: the test stream's ids differ from the dump's targets")
+        refuse(f"{run}: the test stream's ids differ from the dump's targets")
     model, head = load_model(run, cfg, len(vocab))
     model.eval().double()
     c = int(cfg["context"])

@@ -26,11 +26,15 @@ tests/trainers/lm/test_reference_parity.py imports this module: it loads the C++
 import argparse
 import json
 import os
+import sys
 import time
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import refuse  # noqa: E402
 
 # The settings shared with bench_wordlm.cpp (keep the two in step).
 EMSIZE, NHID, LAYERS = 200, 200, 2
@@ -52,7 +56,7 @@ def find_ptb(explicit):
             path = os.path.join(root, rel)
             if os.path.exists(os.path.join(path, "ptb.valid.txt")):
                 return path
-    raise SystemExit("wordlm_reference.py: PTB not found (pass --data DIR or run make data)")
+    refuse("wordlm_reference.py: PTB not found (pass --data DIR or run make data)")
 
 
 def cpu_profile_train_ids(threads):
@@ -87,7 +91,7 @@ def tokenize(path, vocab, grow):
             for word in line.split() + ["<eos>"]:
                 if word not in vocab:
                     if not grow:
-                        raise SystemExit(f"{path}: word '{word}' is not in the training vocabulary")
+                        refuse(f"{path}: word '{word}' is not in the training vocabulary")
                     vocab[word] = len(vocab)
                 ids.append(vocab[word])
     return ids

@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK  # noqa: E402
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK, refuse  # noqa: E402
 from atomic_io import write_json_atomically, write_text_atomically  # noqa: E402
 from report_tables import machine_line  # noqa: E402
 import provenance  # noqa: E402
@@ -74,7 +74,7 @@ def run_one(build: str, run: str, eps: float, a) -> dict:
         print("[dyneval_eps_probe] $ " + " ".join(cmd), flush=True)
         r = subprocess.run(cmd)
         if r.returncode != 0:
-            sys.exit(f"dyneval_eps_probe: {run}: dyneval exited {r.returncode}")
+            refuse(f"dyneval_eps_probe: {run}: dyneval exited {r.returncode}")
         with open(out) as f:
             d = json.load(f)
     return {"run": run, "head": d["head"], "eps": eps, "static": d["static"],

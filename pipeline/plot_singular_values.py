@@ -12,7 +12,7 @@ Numerical Recipes rank threshold (tol / sigma_max) as a dotted horizontal line.
 Outputs PREFIX.png (dpi 150) and PREFIX.svg, each written atomically.
 Bad input: one-line error on stderr, exit status 2, no output written.
 """
-from pipeline_errors import PipelineError, EXIT_BAD_INPUT, EXIT_OK
+from pipeline_errors import PipelineError, EXIT_BAD_INPUT, EXIT_OK, refuse
 import argparse
 import os
 import sys
@@ -28,7 +28,7 @@ from atomic_io import save_figure_atomically  # noqa: E402
 try:
     import h5py
 except ImportError:  # wrong interpreter: numpy/matplotlib may exist but not h5py
-    sys.exit("plot_singular_values.py: h5py not available; run with /usr/bin/python3")
+    refuse("plot_singular_values.py: h5py not available; run with /usr/bin/python3")
 
 REQUIRED_ATTRS = ("head", "rank", "tol", "sigma_max", "bound", "verdict",
                   "method", "M", "T", "d", "bias", "eps")

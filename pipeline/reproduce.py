@@ -215,7 +215,7 @@ class Driver:
                 self._children.discard(proc)
             if stdout_path:
                 reader.join()
-        if code == 130 or code == -signal.SIGINT:
+        if code == EXIT_INTERRUPTED or code == -signal.SIGINT:
             raise KeyboardInterrupt
         if code != 0:
             raise StageError(failure_line(os.path.basename(cmd[0]), code, last, log_path))

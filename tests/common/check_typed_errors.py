@@ -15,8 +15,9 @@ site (`X::described(...)`) and says "expected ..." carries that value too (the d
 `expected`, or OptionError::for_setting, or the standard constructor): sbrank's .expected and the
 InputError's expected() are never empty where the code knows what it wanted. The Python scripts
 of pipeline/ and bench/ follow the same exit rule: no `sys.exit(<number>)` and no `return <number>`
-in a `main` or `_run`; they use pipeline/pipeline_errors.py's EXIT_* names, whose shared values
-equal common/errors.h's kExit* (checked here). Then it runs itself on planted snippets and fails
+in a `main` or `_run`, and no message passed to sys.exit or SystemExit (it exits 1); they use
+pipeline/pipeline_errors.py's refuse() and EXIT_* names, whose shared values equal
+common/errors.h's kExit* (checked here). Then it runs itself on planted snippets and fails
 unless every rule catches it: the checker can fail.
 """
 import ast
@@ -103,7 +104,12 @@ def python_literal_statuses(name, text):
     found = []
     for node in ast.walk(ast.parse(text, name)):
         literal = []
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == "sys.exit" and node.args:
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("sys.exit", "SystemExit") \
+                and node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr)) \
+                and type(getattr(node.args[0], "value", "")) is not int:
+            found.append(f"{name}:{node.lineno}: a message passed to {ast.unparse(node.func)} "
+                         "exits 1 (EXIT_NOT_DONE), not 2: use pipeline_errors.refuse")
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) == "sys.exit" and node.args:
             literal = [node.args[0]]
         elif isinstance(node, ast.FunctionDef) and node.name in ("main", "_run"):
             literal = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
@@ -139,9 +145,12 @@ def main():
           f"{shared}")
     planted_py = python_literal_statuses("pipeline/planted.py", "import sys\ndef main():\n    "
                                          "if x:\n        return 2\n    return EXIT_OK\n"
-                                         "def count():\n    return 0\nsys.exit(130)\n")
-    check(len(planted_py) == 2 and ":4:" in planted_py[0] + planted_py[1],
-          f"the checker catches a planted Python literal exit status: {planted_py}")
+                                         "def count():\n    return 0\nsys.exit(130)\n"
+                                         "sys.exit(f'{x}: bad')\nraise SystemExit('bad')\n"
+                                         "sys.exit(main())\n")
+    check(sorted(int(x.split(":")[1]) for x in planted_py) == [4, 8, 9, 10],
+          "the checker catches planted Python literal exit statuses (lines 4, 8) and messages "
+          f"passed to sys.exit and SystemExit (9, 10), and nothing else: {planted_py}")
     planted = ('void f(int n) {\n  if (n < 0) throw std::invalid_argument("n < 0");\n'
                '  if (n > 9) throw std::logic_error("no reason");\n  // internal: checked above\n'
                '  if (n == 5) throw std::logic_error("explained");\n'
