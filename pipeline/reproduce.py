@@ -43,6 +43,7 @@ from repro_profile import Profile, Run, check_runs, load_profile  # noqa: E402
 from atomic_io import write_json_atomically, write_text_atomically  # noqa: E402
 from stage_clock import Heartbeat  # noqa: E402
 from stages import DUMP_REMOVED, STAGES, Stage, StageError, read_json, release_dump  # noqa: E402
+from run_outputs import stages_of  # noqa: E402
 import trainer_kinds  # noqa: E402
 from pipeline_errors import PipelineError, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK  # noqa: E402
 
@@ -126,7 +127,7 @@ class Driver:
 
     # ---- bookkeeping
     def timings(self, run: Run) -> dict:
-        return read_json(os.path.join(run.dir, "stages.json")) or {}
+        return stages_of(run.dir)
 
     def record(self, run: Run, stage: str, seconds: float, finished: bool = True) -> None:
         """Adds `seconds` to the stage's time; an interrupted stage's time is kept as partial

@@ -104,18 +104,19 @@ def _entry(stages: dict, key: str) -> dict:
     return record if isinstance(record, dict) else {}
 
 
-def _stages(run_dir: str) -> dict:
+def stages_of(run_dir: str) -> dict:
+    """The run's stages.json ({} when none or unreadable): every stage's record."""
     return read_json(os.path.join(run_dir, "stages.json")) or {}
 
 
 def dump_removed(run_dir: str) -> dict | None:
     """The run's record of its removed dump, None while the dump is kept (or never written)."""
-    return _entry(_stages(run_dir), DUMP_REMOVED) or None
+    return _entry(stages_of(run_dir), DUMP_REMOVED) or None
 
 
 def stage_record(run_dir: str, stage: str) -> dict:
     """stages.json's record of `stage` in the run ({} when none)."""
-    return _entry(_stages(run_dir), stage)
+    return _entry(stages_of(run_dir), stage)
 
 
 def removal_record(d, run) -> dict | None:
@@ -128,7 +129,7 @@ def removal_record(d, run) -> dict | None:
     the dump was written. Without this, a fresh
     clone trained those runs again. The inferred record has final.json's rows and says in
     "removed" that it was not recorded."""
-    stages = _stages(run.dir)  # read once: the removal, the dump and the analyse records
+    stages = stages_of(run.dir)  # read once: the removal, the dump and the analyse records
     if record := _entry(stages, DUMP_REMOVED):
         return record
     keep = d.p.analysis.get("keep_dumps", True)

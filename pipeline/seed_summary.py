@@ -18,7 +18,7 @@ from typing import Callable
 from final_json import read_final, section
 from report_tables import (machine_line, mean_std, paper_csv, profile_header,
                            wall_time_rows, write_markdown)
-from run_outputs import read_json
+from run_outputs import read_json, stages_of
 from run_config import run_config
 
 
@@ -174,7 +174,7 @@ def _write(profile, runs, global_timings: dict, setting: Callable, table: Callab
     w("## Wall time of every stage\n")
     w("| run | train (+ evaluation and dump) | analyse | total |")
     w("|---|---|---|---|")
-    wall_time_rows(w, runs, lambda r: read_json(os.path.join(r.dir, "stages.json")) or {},
+    wall_time_rows(w, runs, lambda r: stages_of(r.dir),
                    ("train", "analyse"), global_timings)
     return write_markdown(os.path.join(profile.out, "summary.md"), out)
 

@@ -26,7 +26,7 @@ from atomic_io import save_figure_pair, write_json_atomically
 from final_json import read_final, section
 from report_tables import (machine_line, profile_header, rank_text, rank_window, wall_time_rows,
                            write_markdown)
-from run_outputs import read_json
+from run_outputs import read_json, stages_of
 
 
 def t_interval(xs: list[float]) -> tuple[float, float, float]:
@@ -222,6 +222,6 @@ def write_summary(profile, runs, global_timings: dict) -> str:
         ["analyse"]
     w("| run | " + " | ".join(names) + " | total |")
     w("|---|" + "---|" * (len(names) + 1))
-    wall_time_rows(w, runs, lambda r: read_json(os.path.join(r.dir, "stages.json")) or {},
+    wall_time_rows(w, runs, lambda r: stages_of(r.dir),
                    names, global_timings)
     return write_markdown(os.path.join(profile.out, "summary.md"), out)
