@@ -414,10 +414,27 @@ def _rank_section(profile, heads, by_head, res, paper_rank) -> list[str]:
               f"{'yes' if k['theorem2_bounded'] else 'no'} | {k['tol']:.3e} | {k['eps']:.3g} | "
               f"{gap} | {k['method']} | {paper_rank.get(r.name, '-')} |")
     w("")
-    w("![singular values](singular_values.png)\n")
-    w("Singular values of every head's log-output matrix (first seed; supplementary Figure 1 "
-      "analog): `singular_values.png`, `singular_values.svg`.\n")
+    out.extend(_plot_lines(profile, heads, by_head, res))
     return out
+
+
+def _plot_lines(profile, heads, by_head, res) -> list[str]:
+    """The spectra plot, or, where the plot stage has not drawn it (a head's spectrum is not in
+    this checkout: a committed result, or a count made by a path that kept no spectrum file),
+    which heads lack theirs: never a link to a file that is not there."""
+    if os.path.exists(os.path.join(profile.out, "singular_values.png")):
+        return ["![singular values](singular_values.png)\n",
+                "Singular values of every head's log-output matrix (first seed; supplementary "
+                "Figure 1 analog): `singular_values.png`, `singular_values.svg`.\n"]
+    firsts = {h: runs[0] for h in heads if (runs := by_head[h]) and res[runs[0].dir]["rank"]}
+    absent = [h for h, r in firsts.items()
+              if not os.path.exists(os.path.join(r.dir, "logprobs.rank.h5"))]
+    if not firsts:
+        return []  # no head has a rank: nothing to draw
+    why = (f"the spectra (logprobs.rank.h5) of {', '.join(absent)} are not in this checkout; "
+           "re-making those runs' analyse stage draws it" if absent else
+           "the plot stage has not run yet")
+    return [f"Singular values of every head (supplementary Figure 1 analog): not drawn: {why}.\n"]
 
 
 def write_summary(profile, runs, global_timings: dict) -> str:

@@ -155,6 +155,18 @@ def main():
                   "test perplexity moss <= mos (the paper's direction): **NO**": True}
         for want in expect:
             check(any(x[2:].startswith(want) for x in lines), f"findings: '{want}'")
+        # The spectra plot: linked only where the plot stage drew it; otherwise the heads whose
+        # logprobs.rank.h5 is missing are named (here all but relu, which has one).
+        open(os.path.join(out3, "relu_s1", "logprobs.rank.h5"), "w").close()
+        text3 = open(summary.write_summary(p3, p3.runs(), {})).read()
+        check("](singular_values.png)" not in text3 and
+              "not drawn: the spectra (logprobs.rank.h5) of softmax, sigsoftmax, sigmoid, "
+              "mos:K=2, moss:K=2 are not in this checkout" in text3,
+              "no plot drawn: no link to it, and the heads without a spectrum named")
+        open(os.path.join(out3, "singular_values.png"), "w").close()
+        text3 = open(summary.write_summary(p3, p3.runs(), {})).read()
+        check("![singular values](singular_values.png)" in text3 and "not drawn" not in text3,
+              "a drawn plot is linked")
 
         # A sketch stopped at its verdict (wt2-proxy): ranks are certified lower bounds (the
         # window's top is min(M, T)). The verdict decides "exceeds", the table shows ">= n", and
