@@ -42,7 +42,7 @@ ifneq ($(CCACHE),)
   export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 endif
 
-.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-tail bench-rank-large bench-rank-wt2 bench-rank-llama bench-mpi bench-wordlm-binary bench-train bench-train-transformer bench-train-adaptive bench-step bench-profile-load plots reproduce readme claims fit format clean help
+.PHONY: all deps deps-bench deps-slurm deps-fuzz data configure build test test-long test-ready test-slurm fuzz bench bench-rank bench-rank-sketch bench-rank-tail bench-rank-large bench-rank-wt2 bench-rank-llama bench-rank-trained bench-mpi bench-wordlm-binary bench-train bench-train-transformer bench-train-adaptive bench-step bench-profile-load plots reproduce readme claims fit format clean help
 
 all: build
 
@@ -60,6 +60,7 @@ help:
 	@echo "make bench-rank rank-analysis benchmarks: a PTB-size matrix (~17 min), then the sketch at GPT-2's shape (~15 min)"
 	@echo "make bench-rank-tail  the sketch's power steps on a count with a long tail below tol (~15 min)"
 	@echo "make bench-rank-large the sketch at WikiText-2's test size and Llama 3's vocabulary (~1 h, 90 GB disk)"
+	@echo "make bench-rank-trained TRAINED=DUMP.h5:RANK.json  the sketch on a kept wt2-proxy dump beside its Gram run (<= 30 min)"
 	@echo "make bench-train LM training/eval speed vs a PyTorch reference, ratios: results/bench/train_speed.md (~10 min)"
 	@echo "make bench-step     where a training step goes, per operator: results/bench/step_profile.md (~5 min)"
 	@echo "make bench-profile-load  a profile's load with the trainers' --describe answers asked vs kept: results/bench/profile_load.md (~3 min)"
@@ -213,6 +214,12 @@ bench-rank-wt2: build
 	@$(call bench_sketch,wt2,rank_wt2_sketch,WikiText-2's test size)
 bench-rank-llama: build
 	@$(call bench_sketch,llama,rank_llama_vocab,Llama 3's vocabulary)
+# A trained head's WikiText-2-size dump, kept by a hard link before the pipeline removed it
+# (TRAINED=DUMP.h5:RANK.json, the run's rank.json), into results/bench/rank_wt2_trained.md: the
+# sketch, stopped at the 30-minute target, beside that run's Gram path.
+bench-rank-trained: build
+	@test -n "$(TRAINED)" || { echo "make bench-rank-trained: set TRAINED=DUMP.h5:RANK.json" >&2; exit 2; }
+	@$(call bench_sketch,trained:$(TRAINED),rank_wt2_trained,a trained head at WikiText-2's test size)
 
 # rank_analysis --mpi: 1 vs 2 processes on a PTB-size matrix and a model for N nodes (~10 min).
 bench-mpi: build
