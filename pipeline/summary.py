@@ -431,8 +431,8 @@ def _plot_lines(profile, heads, by_head, res) -> list[str]:
               if not os.path.exists(os.path.join(r.dir, "logprobs.rank.h5"))]
     if not firsts:
         return []  # no head has a rank: nothing to draw
-    why = (f"the spectra (logprobs.rank.h5) of {', '.join(absent)} are not in this checkout; "
-           "re-making those runs' analyse stage draws it" if absent else
+    why = (f"no spectrum file (logprobs.rank.h5) in this checkout for {', '.join(absent)}; "
+           "the plot stage draws it once every head's analyse stage has written one" if absent else
            "the plot stage has not run yet")
     return [f"Singular values of every head (supplementary Figure 1 analog): not drawn: {why}.\n"]
 

@@ -160,8 +160,8 @@ def main():
         open(os.path.join(out3, "relu_s1", "logprobs.rank.h5"), "w").close()
         text3 = open(summary.write_summary(p3, p3.runs(), {})).read()
         check("](singular_values.png)" not in text3 and
-              "not drawn: the spectra (logprobs.rank.h5) of softmax, sigsoftmax, sigmoid, "
-              "mos:K=2, moss:K=2 are not in this checkout" in text3,
+              "not drawn: no spectrum file (logprobs.rank.h5) in this checkout for softmax, "
+              "sigsoftmax, sigmoid, mos:K=2, moss:K=2;" in text3,
               "no plot drawn: no link to it, and the heads without a spectrum named")
         open(os.path.join(out3, "singular_values.png"), "w").close()
         text3 = open(summary.write_summary(p3, p3.runs(), {})).read()
