@@ -51,15 +51,20 @@ def log(text):
     print("bench_rank_sketch: " + text, file=sys.stderr, flush=True)
 
 
-def measure(cmd, timeout=None):
+def measure(cmd, timeout=None, passes=None):
     """(wall seconds, peak RSS MiB, last stdout line) of one command run alone; with a timeout
-    in seconds, the command is killed there and the line is None."""
+    in seconds, the command is killed there and the line is None. With a list `passes`, the
+    command's progress lines pass through and each finished pass's line is appended to it (what
+    a stopped sketch had reached)."""
     log(" ".join(cmd))
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
+                            stderr=subprocess.PIPE if passes is not None else None)
     chunks = []
     reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()))
     reader.start()
+    if passes is not None:
+        threading.Thread(target=follow_passes, args=(proc.stderr, passes), daemon=True).start()
     while True:  # wait4 (not communicate, which reaps the process first) for its peak RSS
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
@@ -78,6 +83,15 @@ def measure(cmd, timeout=None):
         refuse(f"bench_rank_sketch: {' '.join(cmd)} exited {proc.returncode}")
     lines = out.strip().splitlines()
     return wall, usage.ru_maxrss / 1024, lines[-1] if lines else ""
+
+
+def follow_passes(stream, passes):
+    """Echoes a rank_analysis's stderr and keeps each finished sketch pass's line ("sketch: pass
+    3 (k = 248) in 0s: rank 195, window [195, 1000], ...")."""
+    for line in stream:
+        sys.stderr.write(line)
+        if ": sketch: pass " in line and ") in " in line:
+            passes.append(line.split(": sketch: ", 1)[1].strip())
 
 
 def make_input(path, cmd):
@@ -243,8 +257,9 @@ def wt2(shape):
 def trained(shape, path, rank_json=None):
     limit = float(os.environ.get("SB_BENCH_TIMEOUT", "1800"))
     read_s = [read_once(path) for _ in range(2)][-1]  # the second: what every pass meets
-    wall, rss, line = measure([rank_analysis, "--quiet", "--json", "--method", "sketch", path],
-                              timeout=limit)
+    passes = []
+    wall, rss, line = measure([rank_analysis, "--json", "--method", "sketch", path],
+                              timeout=limit, passes=passes)
     if line is None:
         sketch = None
         log(f"the sketch ran past {limit:.0f} s and was stopped")
@@ -263,7 +278,8 @@ def trained(shape, path, rank_json=None):
           f"{os.path.getsize(path) / 1e9:.1f} GB, streamed from disk\n")
     table(shape, ("time / reading the file once", lambda name, args, w: f"{w / read_s:.1f}x"))
     if sketch is None:
-        print(f"- `--method sketch` did not finish within {limit:.0f} s (stopped there).")
+        print(f"- `--method sketch` did not finish within {limit:.0f} s (stopped there); its last "
+              f"finished pass: {passes[-1] if passes else 'none'} ({len(passes)} pass(es) finished).")
     print(f"- Reading the file once (`cat FILE > /dev/null`, same run, the second of two reads): "
           f"{read_s:.1f} s")
     grams = [row[5] for row in rows if row[0] == shape and row[5].get("method") == "gram"]
