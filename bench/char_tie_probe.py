@@ -23,7 +23,6 @@ import probe_cli
 import json
 import math
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
@@ -36,18 +35,11 @@ HEADS = ("softmax", "sigsoftmax")
 def run(head: str, seed: int, args) -> dict:
     out = os.path.join(args.work, f"{head}_s{seed}")
     final = os.path.join(out, "final.json")
-    if not os.path.isfile(final):
-        cmd = [probe_cli.binary("char_tie_probe", args.build, "train_charlm"), "--config",
-               os.path.join(ROOT, "trainers", "configs", "char_ptb_cpu.toml"), "--head", head,
-               "--seed", str(seed), "--epochs", str(args.epochs), "--threads", str(args.threads),
-               "--out", out]
-        if os.path.isfile(os.path.join(out, "checkpoint.pt")):
-            cmd.append("--resume")
-        print(f"char_tie_probe: {head} seed {seed}, {args.epochs} epochs", file=sys.stderr,
-              flush=True)
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            refuse(f"char_tie_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+    cmd = [probe_cli.binary("char_tie_probe", args.build, "train_charlm"), "--config",
+           os.path.join(ROOT, "trainers", "configs", "char_ptb_cpu.toml"), "--head", head,
+           "--seed", str(seed), "--epochs", str(args.epochs), "--threads", str(args.threads),
+           "--out", out]
+    probe_cli.train_or_resume("char_tie_probe", cmd, out, f"{head} seed {seed}, {args.epochs} epochs")
     sys.path.insert(0, os.path.join(ROOT, "pipeline"))
     from final_json import read_final, section
     read = read_final(final, "charlm")

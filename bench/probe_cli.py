@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
@@ -30,6 +31,22 @@ def binary(probe: str, build: str, name: str) -> str:
     if not os.access(exe, os.X_OK):
         refuse(f"{probe}: {exe} not found: build first (make build)")
     return exe
+
+
+def train_or_resume(probe: str, cmd: list[str], out: str, label: str) -> None:
+    """Run a trainer command line that writes the run directory `out`, unless out/final.json
+    says the run finished; a run with a checkpoint.pt but no final.json (a probe stopped midway)
+    continues from it (the trainers' --resume), since a trainer refuses to start over a
+    checkpoint. Exit naming the command and its stderr's tail when the trainer fails."""
+    if os.path.isfile(os.path.join(out, "final.json")):
+        return
+    if os.path.isfile(os.path.join(out, "checkpoint.pt")):
+        cmd = cmd + ["--resume"]
+        label += " (resumed)"
+    print(f"{probe}: {label}", file=sys.stderr, flush=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        refuse(f"{probe}: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
 
 
 def build_label(build: str, outside: str = "BUILD") -> str:

@@ -24,7 +24,7 @@ taylor - softmax with its 95% t interval and p (paired t-test over seeds), and t
 The profile's own variant is read from the committed classify runs (results/classify/<head>_s<seed>/
 final.json, made by `make reproduce PROFILE=classify` with the same build of train_classifier),
 not trained again. The other runs are kept under --work (one directory per variant, head and
-seed) and skipped when finished, so an interrupted probe resumes.
+seed): a finished run is read, an interrupted one continues from its checkpoint (--resume).
 
     /usr/bin/python3 bench/taylor_probe.py [--build build] [--seeds 1,2,3] [--threads 2]
         [--work /tmp/taylor_probe] [--out results/bench/taylor_probe.md]
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import probe_cli
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
@@ -68,18 +67,13 @@ def run(build: str, variant: int, head: str, seed: int, args) -> dict:
                                         "final.json"))
     out = os.path.join(args.work, f"v{variant}_{head}_s{seed}")
     final = os.path.join(out, "final.json")
-    if not os.path.isfile(final):
-        cmd = [os.path.join(build, "trainers", "train_classifier"), "--config",
-               os.path.join(ROOT, "trainers", "configs", "classify_fashion.toml"), "--head", head,
-               "--seed", str(seed), "--threads", str(args.threads), "--dump_test", "false",
-               "--log_interval", "1000", "--out", out]
-        for key, value in VARIANTS[variant][1].items():
-            cmd += [f"--{key}", str(value)]
-        print(f"taylor_probe: {VARIANTS[variant][0]} | {head} seed {seed}", file=sys.stderr,
-              flush=True)
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            refuse(f"taylor_probe: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+    cmd = [os.path.join(build, "trainers", "train_classifier"), "--config",
+           os.path.join(ROOT, "trainers", "configs", "classify_fashion.toml"), "--head", head,
+           "--seed", str(seed), "--threads", str(args.threads), "--dump_test", "false",
+           "--log_interval", "1000", "--out", out]
+    for key, value in VARIANTS[variant][1].items():
+        cmd += [f"--{key}", str(value)]
+    probe_cli.train_or_resume("taylor_probe", cmd, out, f"{VARIANTS[variant][0]} | {head} seed {seed}")
     return read_result(final)
 
 
