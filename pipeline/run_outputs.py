@@ -91,6 +91,21 @@ def analysed_run(p, run) -> bool:
     return head_facts.registry().rank_defined(run.head) and p.analysed(run)
 
 
+def first_runs(runs: list) -> list:
+    """Each head's first run (its first seed), in the profile's order."""
+    first: dict[str, object] = {}
+    for run in runs:
+        first.setdefault(run.head, run)
+    return list(first.values())
+
+
+def plotted_runs(p, runs: list) -> list:
+    """The runs the singular-value plot draws: each head's first run whose dump has a rank
+    (sparse top-k's -inf entries have none: its runs are not analysed, so not plotted). The
+    plot stage draws them and the summary names those whose spectrum is missing."""
+    return [run for run in first_runs(runs) if analysed_run(p, run)]
+
+
 # ---- committed results: a run as a clone has it (results/ keeps no *.pt or *.h5)
 
 # stages.json's record of a removed dump (stages.release_dump): {"rows", "bytes", "removed",

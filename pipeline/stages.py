@@ -27,6 +27,7 @@ from typing import Callable
 from atomic_io import write_json_atomically
 from final_json import read_final
 from run_config import run_config_value
+import run_outputs
 from run_outputs import (COMMITTED, DUMP_REMOVED, analysed_run as _analysed_run,  # noqa: F401
                          committed_result, config_mismatch, dump_removed, epoch_dump_rows,
                          model_of as _model_of, outputs_complete, read_json, removal_record)
@@ -71,18 +72,9 @@ def newer(path: str, *than: str) -> bool:
     return all(not os.path.exists(o) or os.path.getmtime(o) <= t for o in than)
 
 
-def first_runs(d) -> list:
-    """Each head's first run (its first seed), in the profile's order."""
-    first: dict[str, object] = {}
-    for run in d.runs:
-        first.setdefault(run.head, run)
-    return list(first.values())
-
-
 def plotted_runs(d) -> list:
-    """Each head's first run whose dump has a rank (sparse top-k's -inf entries have none: its
-    runs are not analysed, so not plotted)."""
-    return [run for run in first_runs(d) if _analysed_run(d.p, run)]
+    """The runs the plot draws (run_outputs.plotted_runs)."""
+    return run_outputs.plotted_runs(d.p, d.runs)
 
 
 def plot_inputs(d) -> list[str]:

@@ -14,7 +14,7 @@ from report_tables import (fmt, machine_line, mean_and_interval, mean_std, only_
                            rank_text, rank_window, window_order,
                            paper_csv, plus_minus, profile_header,
                            wall_time_rows, write_markdown)
-from run_outputs import read_json
+from run_outputs import plotted_runs, read_json
 from run_config import run_config
 
 STAGES = [("train", "valid"), ("train", "test"), ("finetune", "valid"), ("finetune", "test"),
@@ -414,23 +414,23 @@ def _rank_section(profile, heads, by_head, res, paper_rank) -> list[str]:
               f"{'yes' if k['theorem2_bounded'] else 'no'} | {k['tol']:.3e} | {k['eps']:.3g} | "
               f"{gap} | {k['method']} | {paper_rank.get(r.name, '-')} |")
     w("")
-    out.extend(_plot_lines(profile, heads, by_head, res))
+    out.extend(_plot_lines(profile, [r for h in heads for r in by_head[h]], res))
     return out
 
 
-def _plot_lines(profile, heads, by_head, res) -> list[str]:
+def _plot_lines(profile, runs, res) -> list[str]:
     """The spectra plot, or, where the plot stage has not drawn it (a head's spectrum is not in
     this checkout: a committed result, or a count made by a path that kept no spectrum file),
-    which heads lack theirs: never a link to a file that is not there."""
+    which heads lack theirs: never a link to a file that is not there. The heads are the plot
+    stage's (run_outputs.plotted_runs) that have a rank."""
     if os.path.exists(os.path.join(profile.out, "singular_values.png")):
         return ["![singular values](singular_values.png)\n",
                 "Singular values of every head's log-output matrix (first seed; supplementary "
                 "Figure 1 analog): `singular_values.png`, `singular_values.svg`.\n"]
-    firsts = {h: runs[0] for h in heads if (runs := by_head[h]) and res[runs[0].dir]["rank"]}
-    absent = [h for h, r in firsts.items()
-              if not os.path.exists(os.path.join(r.dir, "logprobs.rank.h5"))]
+    firsts = [r for r in plotted_runs(profile, runs) if res[r.dir]["rank"]]
     if not firsts:
         return []  # no head has a rank: nothing to draw
+    absent = [r.head for r in firsts if not os.path.exists(os.path.join(r.dir, "logprobs.rank.h5"))]
     why = (f"no spectrum file (logprobs.rank.h5) in this checkout for {', '.join(absent)}; "
            "the plot stage draws it once every head's analyse stage has written one" if absent else
            "the plot stage has not run yet")
