@@ -187,7 +187,9 @@ bench: build
 
 # The first line of every results/bench/*.md: the date, the commit and whether the tree differed,
 # and the BLAS the binaries run (library, kernel core, threads: rank_analysis --blas).
-MEASURED_AT = $$(date -u +%F) at commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'); BLAS: $$($(BUILD_DIR)/analysis/rank_analysis --blas 2>/dev/null || echo unknown)
+# The tree counts as changed by pipeline/provenance.py's rule (results/ and the README blocks the
+# pipeline writes do not count), the rule the pipeline's tables use.
+MEASURED_AT = $$(date -u +%F) at commit $$(/usr/bin/python3 pipeline/provenance.py label 2>/dev/null || echo unknown); BLAS: $$($(BUILD_DIR)/analysis/rank_analysis --blas 2>/dev/null || echo unknown)
 
 # Writes results/bench/rank_ptb_synthetic.md (~17 minutes on 2 cores).
 bench-rank: build bench-rank-sketch

@@ -37,7 +37,7 @@ print(f"{5 * 2 * 8192**3 / t / 1e12:.2f}")')
 
 echo "# Rank analysis on a GPU ($gpu)"
 echo
-echo "Measured $(date -u +%F) at commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (BLAS: $("$build/analysis/rank_analysis" --blas 2>/dev/null || echo unknown)) with"
+echo "Measured $(date -u +%F) at commit $(/usr/bin/python3 "$root/pipeline/provenance.py" label 2>/dev/null || echo unknown) (BLAS: $("$build/analysis/rank_analysis" --blas 2>/dev/null || echo unknown)) with"
 echo "\`bench/gpu_rank.sh $build\`; host: $(nproc) cores. float64 matrix product on the device: $rate TFLOP/s."
 echo
 echo "| shape | T x M | path | wall s | read s | accumulate s | solve s | rank | bound | certified | Gram model s | wall / model |"

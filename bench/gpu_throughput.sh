@@ -41,7 +41,7 @@ if [ "$device" != cpu ] && command -v nvidia-smi >/dev/null 2>&1; then
 fi
 echo "# Training throughput of the paper's models ($gpu)"
 echo
-echo "Measured $(date -u +%F) at commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (BLAS: $("$build/analysis/rank_analysis" --blas 2>/dev/null || echo unknown)) with"
+echo "Measured $(date -u +%F) at commit $(/usr/bin/python3 "$root/pipeline/provenance.py" label 2>/dev/null || echo unknown) (BLAS: $("$build/analysis/rank_analysis" --blas 2>/dev/null || echo unknown)) with"
 echo "\`bench/gpu_throughput.sh $build $device\` (SB_GPU_BATCHES=$batches, SB_GPU_WARMUP=$warmup): tokens/s"
 echo "over training batches $((warmup + 1))-$batches of the first epoch, batch and BPTT as each config."
 echo
@@ -75,7 +75,7 @@ echo
 echo '```toml'
 echo "[gpu_throughput]"
 echo "train_tokens_per_epoch = 929589"
-echo "source = \"bench/gpu_throughput.sh, $gpu, $(date -u +%F), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)\""
+echo "source = \"bench/gpu_throughput.sh, $gpu, $(date -u +%F), commit $(/usr/bin/python3 "$root/pipeline/provenance.py" label 2>/dev/null || echo unknown)\""
 printf 'tokens_per_s = { '
 awk -F'|' '$3 !~ / 1150$/ {printf "%s\"%s\" = %s", (n++ ? ", " : ""), $3, $4}' "$results"
 echo ' }'

@@ -32,7 +32,7 @@ side() {
 }
 echo "# Two runs side by side with one thread each, against one run with two"
 echo
-echo "Measured $(date -u +%F) at commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, load average at start $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "Measured $(date -u +%F) at commit $(/usr/bin/python3 pipeline/provenance.py label 2>/dev/null || echo '?'), $(nproc) cores, load average at start $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo '```'
 echo "bench/parallel_runs.sh $build"

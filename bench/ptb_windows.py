@@ -18,6 +18,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
 from pipeline_errors import refuse  # noqa: E402
+from provenance import source_state  # noqa: E402
 
 HEADS = ["softmax", "sigsoftmax", "sigmoid", "relu", "mos", "moss"]
 
@@ -37,8 +38,7 @@ def main() -> None:
     results = sys.argv[2] if len(sys.argv) > 2 else "results/cpu"
     threads = sys.argv[3] if len(sys.argv) > 3 else "2"
     binary = os.path.join(build, "analysis", "rank_analysis")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, check=True).stdout.strip()
+    commit = source_state().label
     rows = []
     for head in HEADS:
         run = os.path.join(results, f"{head}_s141")

@@ -103,9 +103,16 @@ def record(out: str, command: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """provenance.py record OUT.json -- COMMAND...: record() (the Makefile's `fit` target)."""
+    """provenance.py record OUT.json -- COMMAND...: record() (the Makefile's `fit` target).
+    provenance.py label: the source's label on stdout ('58e24ab' or '58e24ab (with uncommitted
+    changes)'), the line every results/bench/*.md begins with (the Makefile's MEASURED_AT, the
+    bench scripts), so a bench and a table judge a tree clean by one rule."""
+    if argv == ["label"]:
+        print(source_state().label)
+        return 0
     if len(argv) < 4 or argv[0] != "record" or argv[2] != "--":
-        print("usage: provenance.py record OUT.json -- COMMAND [ARGS...]", file=sys.stderr)
+        print("usage: provenance.py record OUT.json -- COMMAND [ARGS...] | provenance.py label",
+              file=sys.stderr)
         return EXIT_BAD_INPUT
     return record(argv[1], argv[3:])
 

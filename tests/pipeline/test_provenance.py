@@ -2,7 +2,8 @@
 """pipeline/provenance.py and the driver's refusal of a changed tree, in a throwaway git
 repository holding a copy of pipeline/ and trainers/configs/: a clean commit is clean; changes
 under results/, to README.md or to docs/reproducing.md (the pipeline's own outputs: the blocks
-`make readme` fills) do not count; a changed source file does. reproduce.py then refuses
+`make readme` fills) do not count; a changed source file does; `provenance.py label` (the
+benches' "Measured ... at commit" line, the Makefile's MEASURED_AT) says the same. reproduce.py then refuses
 (exit 2, one line naming the file and --allow-dirty, no output directory created) before any training; --allow-dirty goes on, and the tables say so; a stage
 whose binary crashes is reported with the signal's name and the binary's last line. Which
 commit made each run is counted from stages.json."""
@@ -51,11 +52,25 @@ with tempfile.TemporaryDirectory() as tmp:
     check(state() == [commit, [], commit],
           "changes to results/, README.md and docs/reproducing.md (the pipeline's outputs) do not "
           "make it dirty")
+
+    def label():
+        return subprocess.run(["/usr/bin/python3", "pipeline/provenance.py", "label"], cwd=repo,
+                              capture_output=True, text=True, check=True).stdout
+
+    check(label() == commit + "\n",
+          f"provenance.py label (the benches' 'Measured ... at commit' line) is clean then too: "
+          f"{label()!r}")
     with open(os.path.join(repo, "pipeline", "summary.py"), "a") as f:
         f.write("# an uncommitted change\n")
     s = state()
     check(s == [commit, ["pipeline/summary.py"], f"{commit} (with uncommitted changes)"],
           f"a changed source file makes it dirty and is named: {s}")
+    check(label() == f"{commit} (with uncommitted changes)\n", f"and labelled so: {label()!r}")
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        measured = [line for line in f if line.startswith("MEASURED_AT =")]
+    check(len(measured) == 1 and "pipeline/provenance.py label" in measured[0] and
+          "git diff" not in measured[0],
+          f"the Makefile's MEASURED_AT asks provenance.py label, not its own git rule: {measured}")
 
     # The driver: a build whose binaries exist (they fail if run) and whose rank_analysis
     # answers --list-heads with the real one's (the head facts the profile check reads).
