@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 
-from pipeline_errors import EXIT_BAD_INPUT
+from pipeline_errors import EXIT_BAD_INPUT, EXIT_OK
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OWN_OUTPUTS = ("results", "README.md", "docs/reproducing.md")  # written by the pipeline itself
@@ -109,7 +109,7 @@ def main(argv: list[str]) -> int:
     bench scripts), so a bench and a table judge a tree clean by one rule."""
     if argv == ["label"]:
         print(source_state().label)
-        return 0
+        return EXIT_OK
     if len(argv) < 4 or argv[0] != "record" or argv[2] != "--":
         print("usage: provenance.py record OUT.json -- COMMAND [ARGS...] | provenance.py label",
               file=sys.stderr)
