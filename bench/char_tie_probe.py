@@ -39,7 +39,8 @@ def run(head: str, seed: int, args) -> dict:
            os.path.join(ROOT, "trainers", "configs", "char_ptb_cpu.toml"), "--head", head,
            "--seed", str(seed), "--epochs", str(args.epochs), "--threads", str(args.threads),
            "--out", out]
-    probe_cli.train_or_resume("char_tie_probe", cmd, out, f"{head} seed {seed}, {args.epochs} epochs")
+    probe_cli.train_or_resume("char_tie_probe", cmd, out,
+                              f"{head} seed {seed}, {args.epochs} epochs")
     sys.path.insert(0, os.path.join(ROOT, "pipeline"))
     from final_json import read_final, section
     read = read_final(final, "charlm")

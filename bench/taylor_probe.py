@@ -73,7 +73,8 @@ def run(build: str, variant: int, head: str, seed: int, args) -> dict:
            "--log_interval", "1000", "--out", out]
     for key, value in VARIANTS[variant][1].items():
         cmd += [f"--{key}", str(value)]
-    probe_cli.train_or_resume("taylor_probe", cmd, out, f"{VARIANTS[variant][0]} | {head} seed {seed}")
+    probe_cli.train_or_resume("taylor_probe", cmd, out,
+                              f"{VARIANTS[variant][0]} | {head} seed {seed}")
     return read_result(final)
 
 

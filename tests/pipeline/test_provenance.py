@@ -3,7 +3,8 @@
 repository holding a copy of pipeline/ and trainers/configs/: a clean commit is clean; changes
 under results/, to README.md or to docs/reproducing.md (the pipeline's own outputs: the blocks
 `make readme` fills) do not count; a changed source file does; `provenance.py label` (the
-benches' "Measured ... at commit" line, the Makefile's MEASURED_AT) says the same. reproduce.py then refuses
+benches' "Measured ... at commit" line, the Makefile's MEASURED_AT) says the same.
+reproduce.py then refuses
 (exit 2, one line naming the file and --allow-dirty, no output directory created) before any training; --allow-dirty goes on, and the tables say so; a stage
 whose binary crashes is reported with the signal's name and the binary's last line. Which
 commit made each run is counted from stages.json."""
