@@ -1,6 +1,7 @@
 #include "trainers/heads/mixture.h"
 
 #include "common/errors.h"
+#include "trainers/heads/linear_row_nll_function.h"
 #include "trainers/heads/row_nll_function.h"
 #include "trainers/heads/sigsoftmax.h"
 
@@ -31,9 +32,9 @@ torch::Tensor MixtureImpl::contexts(const torch::Tensor& h) { return torch::tanh
 
 torch::Tensor MixtureImpl::prior_logits(const torch::Tensor& h) { return prior(h); }
 
-torch::Tensor MixtureImpl::expert_logits(const torch::Tensor& contexts,
-                                         const torch::Tensor& prior_logits,
-                                         const torch::Tensor& weight, const torch::Tensor& bias) {
+void MixtureImpl::expert_logits_check(const torch::Tensor& contexts,
+                                      const torch::Tensor& prior_logits,
+                                      const torch::Tensor& weight) const {
   const int64_t n = contexts.size(0), k = options.experts(), d = options.embedding_size();
   TORCH_CHECK(contexts.dim() == 2 && contexts.size(1) == k * d, "Mixture: contexts ",
               contexts.sizes(), " expected (N, ", k * d, ")");
@@ -41,6 +42,13 @@ torch::Tensor MixtureImpl::expert_logits(const torch::Tensor& contexts,
               prior_logits.sizes(), " expected (", n, ", ", k, ")");
   TORCH_CHECK(weight.dim() == 2 && weight.size(1) == d, "Mixture: decoder weight ", weight.sizes(),
               " expected (M, ", d, ")");
+}
+
+torch::Tensor MixtureImpl::expert_logits(const torch::Tensor& contexts,
+                                         const torch::Tensor& prior_logits,
+                                         const torch::Tensor& weight, const torch::Tensor& bias) {
+  expert_logits_check(contexts, prior_logits, weight);
+  const int64_t n = contexts.size(0), k = options.experts(), d = options.embedding_size();
   return torch::nn::functional::linear(contexts.reshape({n * k, d}), weight, bias);  // (N*K, M)
 }
 
@@ -66,18 +74,21 @@ torch::Tensor MixtureImpl::mix(const torch::Tensor& contexts, const torch::Tenso
 torch::Tensor MixtureImpl::nll(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
                                const torch::Tensor& weight, const torch::Tensor& bias,
                                const torch::Tensor& targets) {
-  const auto logits = expert_logits(contexts, prior_logits, weight, bias);  // (N*K, M)
-  const int64_t n = contexts.size(0), k = options.experts();
+  const int64_t n = contexts.size(0), k = options.experts(), d = options.embedding_size();
   TORCH_CHECK(targets.dim() == 1 && targets.size(0) == n, "Mixture::nll: targets ", targets.sizes(),
               " expected (", n, ")");
   const auto index = targets.repeat_interleave(k);  // (N*K): row n*K+k -> y_n
-  // -log f_k(y) for every expert. Fused (CPU float): one pass over each expert's logits forward
-  // and one backward, which writes the (N*K, M) gradient scaled by each expert's posterior
-  // responsibility pi_k f_k(y) / P(y) (the upstream gradient of its row).
+  // -log f_k(y) for every expert. Fused (CPU float): the decoder and the NLL as one node whose
+  // forward leaves each expert's unscaled gradient in the logits' place, and whose backward is
+  // GEMMs with the rows scaled by each expert's posterior responsibility pi_k f_k(y) / P(y)
+  // (the upstream gradient of its row; linear_row_nll_function.h).
   torch::Tensor neg_log_f_y;  // (N*K)
-  if (fused_row_nll_supports(logits)) {
-    neg_log_f_y = fused_row_nll(logits, index, options.sigsoftmax());
+  if (fused_row_nll_supports(contexts)) {
+    expert_logits_check(contexts, prior_logits, weight);
+    neg_log_f_y = fused_linear_row_nll(contexts.reshape({n * k, d}), weight, bias, index,
+                                       options.sigsoftmax());
   } else {
+    const auto logits = expert_logits(contexts, prior_logits, weight, bias);  // (N*K, M)
     neg_log_f_y = -log_output(logits).gather(/*dim=*/1, index.unsqueeze(1)).squeeze(1);
   }
   const auto log_p_y = (log_output(prior_logits) - neg_log_f_y.view({n, k})).logsumexp(/*dim=*/1);

@@ -57,8 +57,8 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
   /// nll_loss(mix(contexts, prior_logits, weight, bias), targets), but it only forms each expert's
   /// log-normaliser and its target column, log P(y) = logsumexp_k(log pi_k + log f_k(y)), instead
   /// of the (N, K, M) mixture over the whole vocabulary and its logsumexp over K. On CPU float
-  /// tensors -log f_k(y) comes from fused_row_nll (row_nll_function.h): no (N K, M)
-  /// log-probabilities, one pass over the logits forward and one backward.
+  /// tensors the decoder and -log f_k(y) are one node (linear_row_nll_function.h): no (N K, M)
+  /// log-probabilities, one pass over the logits forward, and a backward of GEMMs only.
   torch::Tensor nll(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
                     const torch::Tensor& weight, const torch::Tensor& bias,
                     const torch::Tensor& targets);
@@ -71,6 +71,9 @@ class MixtureImpl : public torch::nn::Cloneable<MixtureImpl> {
   torch::nn::Linear prior{nullptr};   ///< W_pi: input_size -> K, no bias
 
  private:
+  /// Checks the shapes of contexts (N, K * d), prior logits (N, K) and the decoder weight (M, d).
+  void expert_logits_check(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
+                           const torch::Tensor& weight) const;
   /// Checks the shapes; returns the experts' logits (N * K, M), row n * K + k for expert k.
   torch::Tensor expert_logits(const torch::Tensor& contexts, const torch::Tensor& prior_logits,
                               const torch::Tensor& weight, const torch::Tensor& bias);

@@ -4,8 +4,7 @@
 
 #include <atomic>
 
-#include "trainers/heads/kernels/sigmoid_family_kernel.h"
-#include "trainers/heads/kernels/softmax_nll_kernel.h"
+#include "trainers/heads/kernels/row_nll_dispatch.h"
 
 namespace sb::heads {
 namespace {
@@ -21,25 +20,6 @@ using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
 using kernels::grain_rows;
-
-template <class T>
-void forward_rows(const T* z, const int64_t* t, double* loss, double* stats, int64_t rows,
-                  int64_t cols, bool sigsoftmax) {
-  if (sigsoftmax)
-    kernels::sigmoid_family_nll_forward(z, t, loss, stats, rows, cols, /*sigsoftmax=*/true);
-  else
-    kernels::softmax_nll_forward(z, t, loss, stats, rows, cols);
-}
-
-template <class T>
-void backward_rows(const T* z, const int64_t* t, const double* stats, const double* scales, T* gz,
-                   int64_t rows, int64_t cols, bool sigsoftmax) {
-  if (sigsoftmax)
-    kernels::sigmoid_family_nll_backward_rows(z, t, stats, scales, gz, rows, cols,
-                                              /*sigsoftmax=*/true);
-  else
-    kernels::softmax_nll_backward(z, t, stats, scales, gz, rows, cols);
-}
 
 class RowNllFn : public torch::autograd::Function<RowNllFn> {
  public:
@@ -57,8 +37,8 @@ class RowNllFn : public torch::autograd::Function<RowNllFn> {
       double* lp = loss.data_ptr<double>();
       double* sp = stats.data_ptr<double>();
       at::parallel_for(0, rows, grain_rows(cols), [&](int64_t begin, int64_t end) {
-        forward_rows(zp + begin * cols, tp + begin, lp + begin, sp + 2 * begin, end - begin, cols,
-                     sigsoftmax);
+        kernels::row_nll_forward(zp + begin * cols, tp + begin, lp + begin, sp + 2 * begin,
+                                 end - begin, cols, sigsoftmax);
       });
     });
     ctx->save_for_backward({logits, t, stats});
@@ -72,14 +52,9 @@ class RowNllFn : public torch::autograd::Function<RowNllFn> {
     const bool sigsoftmax = ctx->saved_data["sigsoftmax"].toBool();
     const auto& g = grad_outputs[0];  // (R)
     if (torch::GradMode::is_enabled()) {
-      // create_graph: d(-log f_t)/dz_j = (f_j - [j = t]) (2 - sigmoid(z_j)) for sigsoftmax
-      // (Theorem 5), f_j - [j = t] for softmax; from differentiable ops.
-      const auto& z = saved[0];
-      const auto w = sigsoftmax ? z + torch::log_sigmoid(z) : z;
-      const auto onehot = torch::zeros_like(z).scatter(/*dim=*/1, t.unsqueeze(1), 1.0);
-      auto grad = g.unsqueeze(1) * (torch::softmax(w, /*dim=*/-1) - onehot);
-      if (sigsoftmax) grad = grad * (2.0 - torch::sigmoid(z));
-      return {grad, torch::Tensor(), torch::Tensor()};
+      // create_graph: the closed form from differentiable ops.
+      return {row_nll_grad_differentiable(saved[0], t, g, sigsoftmax), torch::Tensor(),
+              torch::Tensor()};
     }
     const auto z = saved[0].contiguous();
     const auto scales = g.to(torch::kFloat64).contiguous();  // (R)
@@ -92,8 +67,8 @@ class RowNllFn : public torch::autograd::Function<RowNllFn> {
       const double* cp = scales.data_ptr<double>();
       scalar_t* gp = grad_z.data_ptr<scalar_t>();
       at::parallel_for(0, rows, grain_rows(cols), [&](int64_t begin, int64_t end) {
-        backward_rows(zp + begin * cols, tp + begin, sp + 2 * begin, cp + begin, gp + begin * cols,
-                      end - begin, cols, sigsoftmax);
+        kernels::row_nll_backward(zp + begin * cols, tp + begin, sp + 2 * begin, cp + begin,
+                                  gp + begin * cols, end - begin, cols, sigsoftmax);
       });
     });
     return {grad_z, torch::Tensor(), torch::Tensor()};
@@ -101,6 +76,15 @@ class RowNllFn : public torch::autograd::Function<RowNllFn> {
 };
 
 }  // namespace
+
+torch::Tensor row_nll_grad_differentiable(const torch::Tensor& z, const torch::Tensor& targets,
+                                          const torch::Tensor& g, bool sigsoftmax) {
+  const auto w = sigsoftmax ? z + torch::log_sigmoid(z) : z;  // (R, M)
+  const auto onehot = torch::zeros_like(z).scatter(/*dim=*/1, targets.unsqueeze(1), 1.0);
+  auto grad = g.unsqueeze(1) * (torch::softmax(w, /*dim=*/-1) - onehot);
+  if (sigsoftmax) grad = grad * (2.0 - torch::sigmoid(z));
+  return grad;
+}
 
 torch::Tensor fused_row_nll(const torch::Tensor& logits, const torch::Tensor& targets,
                             bool sigsoftmax) {

@@ -16,6 +16,11 @@ namespace sb::heads {
 torch::Tensor fused_row_nll(const torch::Tensor& logits, const torch::Tensor& targets,
                             bool sigsoftmax);
 
+/// g_r * d(-log f(z_r)[t_r]) / dz_r, (R, M), from differentiable torch ops (for create_graph):
+/// (f_j - [j = t]) (2 - sigmoid(z_j)) for sigsoftmax (Theorem 5), f_j - [j = t] for softmax.
+torch::Tensor row_nll_grad_differentiable(const torch::Tensor& z, const torch::Tensor& targets,
+                                          const torch::Tensor& g, bool sigsoftmax);
+
 /// Whether fused_row_nll takes these logits (CPU, float32/float64) and it is enabled; else
 /// callers compose.
 bool fused_row_nll_supports(const torch::Tensor& logits);

@@ -44,7 +44,8 @@ void sigmoid_family_nll_forward(const double* z, const int64_t* targets, double*
                                 double* stats, int64_t rows, int64_t cols, bool sigsoftmax);
 
 /// grad_z[r, j] = scale * (f_rj - [j = targets[r]]) * (A + 1 - sigmoid(z_rj)), with `scale` the
-/// upstream gradient of each row's loss (1/N for a mean).
+/// upstream gradient of each row's loss (1/N for a mean). grad_z may be z itself (in place: each
+/// row's target logit is read before the row is written).
 void sigmoid_family_nll_backward(const float* z, const int64_t* targets, const double* stats,
                                  double scale, float* grad_z, int64_t rows, int64_t cols,
                                  bool sigsoftmax);

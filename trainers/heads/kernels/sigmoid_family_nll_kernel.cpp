@@ -58,6 +58,8 @@ SB_INLINE void nll_backward_rows_f32(const float* z, const int64_t* targets, con
     float* gr = gz + row * cols;
     const double zm = stats[2 * row], lse = stats[2 * row + 1];
     if (fill_nan_row(zm, gr, cols)) continue;
+    const int64_t target = targets[row];
+    const double zt = zr[target];  // read before the loops write: gz may alias z
     const double m = w64<A>(zm);
     const vf dw0 = splat(A + 1.0f), sv = splat(scale);
     if (is_fast_row(static_cast<float>(zm))) {
@@ -78,10 +80,9 @@ SB_INLINE void nll_backward_rows_f32(const float* z, const int64_t* targets, con
       });
     }
     // The target's -1, in float64: f_t - 1 loses nothing when f_t is close to 1.
-    const int64_t t = targets[row];
-    const double zt = zr[t], sig_t = 1 / (1 + std::exp(-zt));
-    gr[t] = static_cast<float>(static_cast<double>(scale) * std::expm1(w64<A>(zt) - lse) *
-                               (A + 1 - sig_t));
+    const double sig_t = 1 / (1 + std::exp(-zt));
+    gr[target] = static_cast<float>(static_cast<double>(scale) * std::expm1(w64<A>(zt) - lse) *
+                                    (A + 1 - sig_t));
   }
 }
 
@@ -93,13 +94,13 @@ void nll_backward_rows_f64(const double* z, const int64_t* targets, const double
     const double scale = scales ? scales[row] : scalar;
     const double* zr = z + row * cols;
     const double lse = stats[2 * row + 1];
+    const int64_t t = targets[row];
+    const double zt = zr[t];  // read before the loop writes: gz may alias z
     for (int64_t j = 0; j < cols; ++j) {
       const double f = std::exp(w64<A>(zr[j]) - lse), sig = 1 / (1 + std::exp(-zr[j]));
       gz[row * cols + j] = scale * f * (A + 1 - sig);
     }
-    const int64_t t = targets[row];
-    gz[row * cols + t] =
-        scale * std::expm1(w64<A>(zr[t]) - lse) * (A + 1 - 1 / (1 + std::exp(-zr[t])));
+    gz[row * cols + t] = scale * std::expm1(w64<A>(zt) - lse) * (A + 1 - 1 / (1 + std::exp(-zt)));
     if (std::isnan(stats[2 * row]))
       for (int64_t j = 0; j < cols; ++j)
         gz[row * cols + j] = std::numeric_limits<double>::quiet_NaN();

@@ -20,10 +20,19 @@ void softmax_nll_forward(const float* z, const int64_t* targets, double* loss, d
 void softmax_nll_forward(const double* z, const int64_t* targets, double* loss, double* stats,
                          int64_t rows, int64_t cols);
 
-/// grad_z[r, j] = scales[r] * (softmax(z_r)_j - [j = targets[r]]).
+/// grad_z[r, j] = scales[r] * (softmax(z_r)_j - [j = targets[r]]). grad_z may be z itself (in
+/// place: each row's target logit is read before the row is written).
 void softmax_nll_backward(const float* z, const int64_t* targets, const double* stats,
                           const double* scales, float* grad_z, int64_t rows, int64_t cols);
 void softmax_nll_backward(const double* z, const int64_t* targets, const double* stats,
                           const double* scales, double* grad_z, int64_t rows, int64_t cols);
+
+/// The forward and the unscaled gradient at once, in place: loss[r] as softmax_nll_forward, and
+/// z[r, j] becomes softmax(z_r)_j - [j = targets[r]] (softmax_nll_backward with scale 1), with one
+/// exp per element. For a node whose backward needs only that gradient (linear_row_nll_function.h).
+void softmax_nll_forward_grad(float* z, const int64_t* targets, double* loss, int64_t rows,
+                              int64_t cols);
+void softmax_nll_forward_grad(double* z, const int64_t* targets, double* loss, int64_t rows,
+                              int64_t cols);
 
 }  // namespace sb::kernels
