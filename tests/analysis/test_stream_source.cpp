@@ -88,7 +88,7 @@ Blocks softmax_like(int64_t t, int64_t m, int64_t d) {
 
 }  // namespace
 
-TEST_CASE("a stream's rows, read across uneven blocks, are the matrix's; row 0 starts a pass",
+TEST_CASE("a stream's rows, read across uneven blocks, are the matrix's, and row 0 starts a pass",
           "[stream_source]") {
   auto b = softmax_like(40, 9, 3);
   StreamSource s(b.factory(), 9, /*rows=*/-1);

@@ -293,7 +293,7 @@ TEST_CASE(
 
 TEST_CASE(
     "trainer: bias_init uniform starts the decoder bias at -log M and unigram at the bias whose "
-    "head output is the training unigram; mixtures are refused") {
+    "head output is the training unigram, and mixtures are refused") {
   const TempDir dir("trainer_bias_init");
   SB_OR_SKIP(corpus, ptb_slice(6000, 1500, 300));
   const double m = static_cast<double>(corpus.vocab.size());
