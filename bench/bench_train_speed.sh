@@ -33,6 +33,11 @@ omp_dir=/usr/lib/x86_64-linux-gnu/openblas-openmp
 need "cmake --build $build --target bench_wordlm, or make bench-train" "$bin"
 [ -e "$omp_dir/libblas.so.3" ] || { echo "bench_train_speed.sh: $omp_dir missing (libopenblas0-openmp)" >&2; exit 1; }
 
+# Every side runs the same OpenBLAS kernels: on a CPU newer than Debian's OpenBLAS the library
+# falls back to its generic Prescott kernels, which bench_wordlm (as the trainers) replaces with
+# the best the CPU allows (common/blas_core.h); Python gets the same core through the variable.
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$("$bin" --blas-core 2>/dev/null)}
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -85,11 +90,11 @@ torch_blas=$("$py" -c 'import torch; print(torch.__config__.show())' |
 system_blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)
 
 "$py" - "$log" "$threads" "$rounds" "$batches" "$warmup" "$experts" "$load_start" "$load_end" \
-  "$minutes" "$rpath" "$torch_blas" "$system_blas" "$omp_dir" <<'PY'
+  "$minutes" "$rpath" "$torch_blas" "$system_blas" "$omp_dir" "$OPENBLAS_CORETYPE" <<'PY'
 import json, statistics, sys
 
 (path, threads, rounds, batches, warmup, experts, load_start, load_end, minutes, rpath,
- torch_blas, system_blas, omp_dir) = sys.argv[1:]
+ torch_blas, system_blas, omp_dir, core) = sys.argv[1:]
 rounds = int(rounds)
 rows = []  # (round, position, label, record)
 for line in open(path):
@@ -126,7 +131,8 @@ print(f"2-layer 200-unit tied AWD-LSTM LM on PTB (M = 10000), batch 20, BPTT 35,
       f"{batches} timed batches per mode (train, then eval: no grad, validation split); the order "
       f"reversed every other round; {minutes} min in all.")
 print()
-print("Runs (BLAS loaded, from /proc/self/maps of each process):")
+print(f"Runs (BLAS loaded, from /proc/self/maps of each process; OpenBLAS core {core} on every "
+      f"side, OPENBLAS_CORETYPE):")
 print(f"- cpp: bench_wordlm as built, `{blas.get('cpp', '?')}` (DT_RPATH `{rpath}`); started as "
       f"train_wordlm: glibc keeps freed memory (mallopt M_MMAP_MAX = 0, M_TRIM_THRESHOLD = "
       f"INT_MAX; trainers/runkit/process_setup.h)")

@@ -18,7 +18,10 @@ Times compared: each side's own "epoch" clock (the peer's `end of epoch | time:`
 metrics.jsonl `valid` record's seconds), i.e. training plus validation, without start-up, corpus
 loading and the final test pass. Runs, in this order:
   ours (fused_lstm = true), peer (the system's default BLAS, as a user runs it),
-  peer on the same OpenMP OpenBLAS as ours (LD_LIBRARY_PATH), ours (fused_lstm = false).
+  peer on the same OpenMP OpenBLAS as ours (LD_LIBRARY_PATH) and the same kernels (OPENBLAS_CORETYPE
+  = the core our first run reports in its final.json: on a CPU newer than Debian's OpenBLAS, the
+  library picks its generic Prescott kernels and our trainers restart with better ones,
+  common/blas_core.h), ours (fused_lstm = false).
 Beside them, the GEMM FLOP model of the epoch (bench/train_flop_model.py's counts) and the float32
 GEMM rate of the decoder's shape measured in this run: the epoch's floor if every GEMM ran at it.
 
@@ -78,10 +81,15 @@ def commit_of(folder: str) -> str:
     return r.stdout.strip() if r.returncode == 0 else "not a git checkout"
 
 
-def run_peer(peer: str, data: str, tmp: str, same_blas: bool) -> float:
-    env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
-    if same_blas:
-        env["LD_LIBRARY_PATH"] = OMP_BLAS
+def same_blas_env(core: str) -> dict:
+    """The environment of a Python process on our BLAS: the OpenMP OpenBLAS and our core."""
+    return dict(os.environ, LD_LIBRARY_PATH=OMP_BLAS, OPENBLAS_CORETYPE=core)
+
+
+def run_peer(peer: str, data: str, tmp: str, core: str | None) -> float:
+    """One epoch of main.py; core None: the system's default BLAS as installed, else ours."""
+    env = same_blas_env(core) if core else dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(THREADS)
     cmd = ["/usr/bin/python3", "main.py", "--data", data, "--emsize", str(EMSIZE), "--nhid",
            str(NHID), "--nlayers", str(LAYERS), "--lr", str(LR), "--clip", str(CLIP),
            "--epochs", "1", "--batch_size", str(BATCH), "--bptt", str(BPTT), "--dropout",
@@ -97,7 +105,8 @@ def run_peer(peer: str, data: str, tmp: str, same_blas: bool) -> float:
     return float(m.group(1))
 
 
-def run_ours(build: str, tmp: str, fused: bool) -> float:
+def run_ours(build: str, tmp: str, fused: bool) -> tuple[float, str]:
+    """One epoch of train_wordlm: (its epoch seconds, the OpenBLAS core it ran)."""
     out = os.path.join(tmp, f"ours_{int(fused)}")
     cmd = [os.path.join(build, "trainers", "train_wordlm"), "--config",
            os.path.join(ROOT, "trainers", "configs", "ptb_cpu.toml"), "--emsize", str(EMSIZE),
@@ -111,18 +120,21 @@ def run_ours(build: str, tmp: str, fused: bool) -> float:
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         refuse(f"train_wordlm failed (exit {r.returncode}): {r.stderr[-300:]}")
+    with open(os.path.join(out, "final.json")) as f:
+        core = json.load(f)["blas"]["core"]
     with open(os.path.join(out, "metrics.jsonl")) as f:
         for line in f:
             rec = json.loads(line)
             if rec.get("event") == "valid":
-                return float(rec["seconds"])
+                return float(rec["seconds"]), core
     refuse(f"{out}/metrics.jsonl: no 'valid' record")
-    return 0.0
+    return 0.0, core
 
 
-def gemm_rate() -> float:
+def gemm_rate(core: str) -> float:
     """GFLOP/s of float32 (700 x 200) @ (200 x 10000), the decoder's forward GEMM of one batch
-    (batch 20 x bptt 35 rows), on the OpenMP OpenBLAS with 2 threads: best of 20 after warm-up."""
+    (batch 20 x bptt 35 rows), on our BLAS (same_blas_env) with 2 threads: best of 20 after
+    warm-up."""
     code = ("import time, torch; torch.set_num_threads(%d); a = torch.randn(700, 200); "
             "b = torch.randn(200, 10000)\n"
             "for _ in range(5): a @ b\n"
@@ -130,8 +142,8 @@ def gemm_rate() -> float:
             "for _ in range(20):\n t = time.perf_counter(); a @ b; best = min(best, "
             "time.perf_counter() - t)\n"
             "print(2 * 700 * 200 * 10000 / best / 1e9)") % THREADS
-    env = dict(os.environ, LD_LIBRARY_PATH=OMP_BLAS)
-    r = subprocess.run(["/usr/bin/python3", "-c", code], env=env, capture_output=True, text=True)
+    r = subprocess.run(["/usr/bin/python3", "-c", code], env=same_blas_env(core),
+                       capture_output=True, text=True)
     return float(r.stdout.strip())
 
 
@@ -167,11 +179,11 @@ def main(argv: list[str]) -> int:
         load0 = open("/proc/loadavg").read().split()[:3]
         t0 = time.time()
         times = {}
-        times["ours, fused_lstm"] = run_ours(args.build, tmp, True)
-        times["peer, default BLAS"] = run_peer(args.peer, data, tmp, False)
-        times["peer, OpenMP OpenBLAS"] = run_peer(args.peer, data, tmp, True)
-        times["ours, at::lstm"] = run_ours(args.build, tmp, False)
-        rate = gemm_rate()
+        times["ours, fused_lstm"], core = run_ours(args.build, tmp, True)
+        times["peer, default BLAS"] = run_peer(args.peer, data, tmp, None)
+        times["peer, OpenMP OpenBLAS"] = run_peer(args.peer, data, tmp, core)
+        times["ours, at::lstm"], _ = run_ours(args.build, tmp, False)
+        rate = gemm_rate(core)
         load1 = open("/proc/loadavg").read().split()[:3]
         wall = time.time() - t0
     gflop = epoch_gflop(tokens(os.path.join(ptb, "ptb.train.txt")),
@@ -181,7 +193,8 @@ def main(argv: list[str]) -> int:
         "# Training speed against pytorch/examples' word_language_model",
         "",
         f"Measured {time.strftime('%Y-%m-%d')} by `bench/bench_vs_examples.py PEER` "
-        f"(peer commit {commit_of(args.peer)}), {THREADS} threads on both sides, one PTB epoch "
+        f"(peer commit {commit_of(args.peer)}), {THREADS} threads on both sides, OpenBLAS core "
+        f"{core} for ours, the peer on the OpenMP OpenBLAS and the GEMM rate, one PTB epoch "
         f"with validation at the peer's defaults (2 x {NHID} tied LSTM, dropout {DROPOUT}, SGD "
         f"lr {LR}, clip {CLIP}, bptt {BPTT}, batch {BATCH}); {wall / 60:.0f} min in all; load "
         f"average {' '.join(load0)} at start, {' '.join(load1)} at end.",

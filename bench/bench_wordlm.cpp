@@ -35,6 +35,7 @@
 #include "bench/loaded_library.h"
 #include "bench/step_profile.h"
 #include "bench/wordlm_bench_model.h"
+#include "common/blas_core.h"
 #include "common/duration.h"
 #include "common/errors.h"
 #include "datasets/batchify.h"
@@ -212,18 +213,14 @@ void report(const Settings& s, const std::string& mode, double seconds, const Sp
                                {"nhid", s.nhid},
                                {"vocab", s.vocab},
                                {"corpus", s.zipf_vocab > 0 ? "zipf" : "ptb"},
-                               {"blas", loaded_library("libopenblas")}};
+                               {"blas", loaded_library("libopenblas")},
+                               {"blas_core", sb::blas::blas_info().core}};
   std::printf("%s\n", line.dump().c_str());
   std::fflush(stdout);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{
-      "Training / evaluation tokens/s of the AWD-LSTM LM, paired with "
-      "bench/wordlm_reference.py (bench/bench_train_speed.sh runs both)."};
-  Settings s;
+/// The command line: every option into `s`, --blas-core into `print_core`.
+void add_options(CLI::App& app, Settings& s, bool& print_core) {
   app.add_option("--head", s.head, "output head")
       ->check(CLI::IsMember(
           {"softmax", "sigsoftmax", "mos", "moss", "adaptive", "adaptive_sigsoftmax"}));
@@ -238,8 +235,9 @@ int main(int argc, char** argv) {
   app.add_option("--nhid", s.nhid, "units of the inner LSTM layer (the reference: 200)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--composed-mixture-nll", s.composed_mixture_nll,
-               "mos / moss: the composed training NLL (log_output + gather) instead of the fused "
-               "per-expert kernel (row_nll_function.h), to measure what the fusion gains");
+               "mos / moss: the composed training NLL (decoder, log_output, gather) instead of the "
+               "fused decoder + per-expert NLL node (linear_row_nll_function.h), to measure what "
+               "the fusion gains");
   app.add_flag("--fused-lstm", s.fused_lstm,
                "each LSTM layer's window as one autograd node (trainers/lm/fused_lstm.h; the "
                "trainers' fused_lstm = true) instead of at::lstm");
@@ -258,7 +256,26 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--cutoffs", s.cutoffs, "the adaptive heads' cutoffs")->capture_default_str();
+  app.add_flag("--blas-core", print_core,
+               "print the OpenBLAS core this process runs (after choosing the best one, as the "
+               "trainers do; OPENBLAS_CORETYPE wins) and exit: the bench gives it to every side");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sb::blas::use_best_core(argv);  // as train_wordlm: OpenBLAS's fast kernels (common/blas_core.h)
+  CLI::App app{
+      "Training / evaluation tokens/s of the AWD-LSTM LM, paired with "
+      "bench/wordlm_reference.py (bench/bench_train_speed.sh runs both)."};
+  Settings s;
+  bool print_core = false;
+  add_options(app, s, print_core);
   CLI11_PARSE(app, argc, argv);
+  if (print_core) {
+    std::printf("%s\n", sb::blas::blas_info().core.c_str());
+    return sb::kExitOk;
+  }
   try {
     if (!s.glibc_default_heap) sb::runkit::keep_freed_memory();  // as train_wordlm and dyneval
     sb::runkit::set_threads(s.threads);
