@@ -32,7 +32,7 @@ side() {
 }
 echo "# Two runs side by side with one thread each, against one run with two"
 echo
-echo "Measured $(date -u +%F) at commit $(/usr/bin/python3 pipeline/provenance.py label 2>/dev/null || echo '?'), $(nproc) cores, load average at start $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "Measured $(date -u +%F) at commit $(/usr/bin/python3 pipeline/provenance.py label 2>/dev/null || echo '?'), $(nproc) cores, OpenBLAS core $("$bin" --blas-core 2>/dev/null || echo "?"), load average at start $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo '```'
 echo "bench/parallel_runs.sh $build"
