@@ -21,6 +21,15 @@ using sb::test::f64;
 
 namespace {
 
+/// -log f(x W^T + b)[t] per row: fused, or composed from linear, the log-output and gather.
+torch::Tensor row_nll(bool fused, const torch::Tensor& x, const torch::Tensor& w,
+                      const torch::Tensor& b, const torch::Tensor& t, bool sig) {
+  if (fused) return heads::fused_linear_row_nll(x, w, b, t, sig);
+  const auto z = torch::nn::functional::linear(x, w, b);
+  const auto log_f = sig ? heads::log_sigsoftmax_composed(z) : torch::log_softmax(z, -1);
+  return -log_f.gather(/*dim=*/1, t.unsqueeze(1)).squeeze(1);
+}
+
 struct Grads {
   torch::Tensor value, dx, dw, db;
 };
@@ -31,14 +40,7 @@ Grads run(bool fused, const torch::Tensor& x0, const torch::Tensor& w0, const to
   auto x = x0.detach().clone().requires_grad_(true);
   auto w = w0.detach().clone().requires_grad_(true);
   auto b = b0.defined() ? b0.detach().clone().requires_grad_(true) : torch::Tensor();
-  torch::Tensor out;
-  if (fused) {
-    out = heads::fused_linear_row_nll(x, w, b, t, sig);
-  } else {
-    const auto z = torch::nn::functional::linear(x, w, b);
-    const auto log_f = sig ? heads::log_sigsoftmax_composed(z) : torch::log_softmax(z, -1);
-    out = -log_f.gather(/*dim=*/1, t.unsqueeze(1)).squeeze(1);
-  }
+  const auto out = row_nll(fused, x, w, b, t, sig);
   (out * up).sum().backward();
   return {out.detach(), x.grad(), w.grad(), b.defined() ? b.grad() : torch::Tensor()};
 }
@@ -112,14 +114,7 @@ TEST_CASE("fused linear row NLL: double backward equals the composed ops'") {
       auto x = x0.clone().requires_grad_(true);
       auto w = w0.clone().requires_grad_(true);
       auto b = b0.clone().requires_grad_(true);
-      torch::Tensor out;
-      if (fused) {
-        out = heads::fused_linear_row_nll(x, w, b, t, sig);
-      } else {
-        const auto z = torch::nn::functional::linear(x, w, b);
-        const auto lf = sig ? heads::log_sigsoftmax_composed(z) : torch::log_softmax(z, -1);
-        out = -lf.gather(1, t.unsqueeze(1)).squeeze(1);
-      }
+      const auto out = row_nll(fused == 1, x, w, b, t, sig);
       const auto gx = torch::autograd::grad({(out * up).sum()}, {x}, {}, /*retain_graph=*/true,
                                             /*create_graph=*/true)[0];
       second[fused] = torch::autograd::grad({(gx * v).sum()}, {w})[0];
@@ -129,7 +124,9 @@ TEST_CASE("fused linear row NLL: double backward equals the composed ops'") {
   }
 }
 
-TEST_CASE("fused linear row NLL: without a gradient it returns the NLL alone, and bad shapes are refused") {
+TEST_CASE(
+    "fused linear row NLL: without a gradient it returns the NLL alone, and bad shapes are "
+    "refused") {
   torch::manual_seed(74);
   const auto x = torch::randn({6, 4}), w = torch::randn({30, 4}), b = torch::randn({30});
   const auto t = torch::randint(30, {6}, torch::kInt64);
