@@ -235,9 +235,9 @@ void add_options(CLI::App& app, Settings& s, bool& print_core) {
   app.add_option("--nhid", s.nhid, "units of the inner LSTM layer (the reference: 200)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--composed-mixture-nll", s.composed_mixture_nll,
-               "mos / moss: the composed training NLL (decoder, log_output, gather) instead of the "
-               "fused decoder + per-expert NLL node (linear_row_nll_function.h), to measure what "
-               "the fusion gains");
+               "the composed training NLL (decoder, log_output, gather) instead of the fused "
+               "decoder + NLL node (linear_row_nll_function.h: softmax, sigsoftmax and the "
+               "mixtures' experts), to measure what the fusion gains");
   app.add_flag("--fused-lstm", s.fused_lstm,
                "each LSTM layer's window as one autograd node (trainers/lm/fused_lstm.h; the "
                "trainers' fused_lstm = true) instead of at::lstm");

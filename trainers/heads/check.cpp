@@ -24,12 +24,17 @@ void check_logits(const torch::Tensor& logits, const char* fn) {
 }
 
 void check_targets(const torch::Tensor& targets, const torch::Tensor& logits, const char* fn) {
+  check_targets(targets, logits.size(0), logits.size(1), fn);
+}
+
+void check_targets(const torch::Tensor& targets, int64_t rows, int64_t cols, const char* fn) {
   // internal: the targets are the batch's int64 (N,) ids or labels, made with the logits' rows.
   if (!targets.defined()) throw std::logic_error(std::string(fn) + ": targets are undefined");
   std::ostringstream where;
-  where << fn << ": targets of shape " << targets.sizes() << " for logits " << logits.sizes();
+  where << fn << ": targets of shape " << targets.sizes() << " for logits [" << rows << ", " << cols
+        << "]";
   // internal: as above.
-  if (targets.dim() != 1 || targets.size(0) != logits.size(0))
+  if (targets.dim() != 1 || targets.size(0) != rows)
     throw std::logic_error(where.str() + ": expected shape (N,)");
   // internal: as above.
   if (at::isFloatingType(targets.scalar_type()))
@@ -38,10 +43,9 @@ void check_targets(const torch::Tensor& targets, const torch::Tensor& logits, co
     const auto lo = targets.min().item<int64_t>(), hi = targets.max().item<int64_t>();
     // internal: token ids index the vocabulary built from the same corpus (load_corpus refuses
     // an unknown word), and the idx reader refuses a label outside [0, 10).
-    if (lo < 0 || hi >= logits.size(1))
-      throw std::logic_error(where.str() + ": values must lie in [0, " +
-                             std::to_string(logits.size(1)) + "), got [" + std::to_string(lo) +
-                             ", " + std::to_string(hi) + "]");
+    if (lo < 0 || hi >= cols)
+      throw std::logic_error(where.str() + ": values must lie in [0, " + std::to_string(cols) +
+                             "), got [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
 }
 

@@ -12,4 +12,7 @@ void check_logits(const torch::Tensor& logits, const char* fn);
 /// Throws std::logic_error unless `targets` is an integer (N,) tensor with values in [0, M).
 void check_targets(const torch::Tensor& targets, const torch::Tensor& logits, const char* fn);
 
+/// The same for logits of shape (rows, cols) that are never formed (a fused decoder + NLL).
+void check_targets(const torch::Tensor& targets, int64_t rows, int64_t cols, const char* fn);
+
 }  // namespace sb::heads

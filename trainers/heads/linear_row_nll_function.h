@@ -1,6 +1,7 @@
 #pragma once
 // The decoder and the per-row NLL of a softmax or sigsoftmax as one autograd node, for the
-// mixtures' experts (MoS, MoSS; Yang et al. 2018, Kanai et al. 2018 section 4.3): the (R, M)
+// training loss of those heads (OutputHead::loss) and of the mixtures' experts (MoS, MoSS; Yang
+// et al. 2018, Kanai et al. 2018 eq. 19): the (R, M)
 // logits z = x W^T + b are made by one GEMM and, in the same forward, overwritten row by row with
 // the unscaled gradient Q = d(-log f(z_r)[t_r]) / dz_r (row_nll_function.h's kernels, in place).
 // The backward is then GEMMs only; with g the upstream gradient of each row's loss (a mixture's

@@ -6,6 +6,8 @@
 #include "trainers/heads/check.h"
 #include "trainers/heads/g_relu.h"
 #include "trainers/heads/g_sigmoid.h"
+#include "trainers/heads/linear_row_nll_function.h"
+#include "trainers/heads/row_nll_function.h"
 #include "trainers/heads/softmax.h"
 #include "trainers/heads/sparse_softmax.h"
 #include "trainers/heads/spherical_family.h"
@@ -115,6 +117,17 @@ torch::Tensor OutputHeadImpl::loss(const torch::Tensor& hidden, const torch::Ten
   if (spec.kind == HeadKind::sparse)
     return sparse_softmax_loss(torch::nn::functional::linear(hidden, weight, bias), targets,
                                spec.k);
+  // Softmax, and sigsoftmax without a learnable b, on CPU float: the decoder and the NLL as one
+  // node (linear_row_nll_function.h): no (N, M) log-probabilities, one pass over the logits
+  // forward, a backward of GEMMs only.
+  const bool one_node =
+      spec.kind == HeadKind::softmax || (spec.kind == HeadKind::sigsoftmax && !sigsoftmax);
+  if (one_node && hidden.dim() == 2 && fused_row_nll_supports(hidden)) {
+    check_targets(targets, hidden.size(0), weight.size(0), "OutputHead::loss");
+    return fused_linear_row_nll(hidden, weight, bias, targets,
+                                /*sigsoftmax=*/spec.kind == HeadKind::sigsoftmax)
+        .mean();
+  }
   // The fused head + NLL kernels: no (N, M) log-probabilities during training.
   if (spec.kind == HeadKind::sigmoid)
     return g_sigmoid_nll_loss(torch::nn::functional::linear(hidden, weight, bias), targets);

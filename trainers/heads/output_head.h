@@ -53,8 +53,10 @@ class OutputHeadImpl : public torch::nn::Cloneable<OutputHeadImpl> {
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& weight,
                         const torch::Tensor& bias, const ContextDropout& dropout = {});
   /// The training loss (mean over N): NLL of forward(), except sparse, which trains with its own
-  /// eq. 5 (the NLL would be infinite for a target outside the top k). sigsoftmax, g:sigmoid and
-  /// the mixtures use their fused head + NLL paths (same value, no (N, M) log-probabilities).
+  /// eq. 5 (the NLL would be infinite for a target outside the top k). softmax, sigsoftmax,
+  /// g:sigmoid and the mixtures use fused head + NLL paths (same value, no (N, M)
+  /// log-probabilities); on CPU float, softmax, sigsoftmax and the mixtures' experts take the
+  /// decoder into the node too (linear_row_nll_function.h: a backward of GEMMs only).
   torch::Tensor loss(const torch::Tensor& hidden, const torch::Tensor& weight,
                      const torch::Tensor& bias, const torch::Tensor& targets,
                      const ContextDropout& dropout = {});

@@ -1,8 +1,8 @@
-// fused_linear_row_nll (the mixtures' decoder + per-expert NLL as one node, whose forward leaves
-// the unscaled gradient in the logits' place and whose backward is GEMMs only) against the
-// composed ops linear + log-output + gather: values and the gradients in x, W and b under a
-// separate upstream weight per row, float32 on both ISA paths, double backward, no bias, and
-// the in-place kernels it relies on.
+// fused_linear_row_nll (the decoder + per-row NLL as one node, whose forward leaves the unscaled
+// gradient in the logits' place and whose backward is GEMMs only) against the composed ops linear
+// + log-output + gather: values and the gradients in x, W and b under a separate upstream weight
+// per row, float32 on both ISA paths, double backward, no bias, the in-place kernels it relies
+// on, and OutputHead's softmax / sigsoftmax training loss, which takes it.
 
 #include <catch2/catch.hpp>
 
@@ -14,6 +14,7 @@
 #include "trainers/heads/kernels/row_nll_dispatch.h"
 #include "trainers/heads/kernels/sigmoid_family_kernel.h"
 #include "trainers/heads/linear_row_nll_function.h"
+#include "trainers/heads/output_head.h"
 #include "trainers/heads/sigsoftmax.h"
 
 using namespace sb;
@@ -211,6 +212,42 @@ TEST_CASE(
                               .to(torch::kFloat64)) < tol);
       CHECK(std::isnan(loss_b[2].item<double>()));
       CHECK(inplace[2].isnan().all().item<bool>());
+    }
+  }
+}
+
+TEST_CASE(
+    "OutputHead: the softmax and sigsoftmax training losses, one node, equal the NLL of the "
+    "head's log-output, values and gradients in the hidden state, decoder weight and bias") {
+  // loss() takes the fused node on CPU float; nll_loss(forward()) composes the decoder, the
+  // log-output and the gather. float64: 1e-12 (the order of sums); float32: 2e-5 on a mean of
+  // O(1) values and gradients of size <= ~1 (float32 GEMMs of d = 6, exps to a few ulp).
+  torch::manual_seed(77);
+  for (const auto* text : {"softmax", "sigsoftmax"}) {
+    for (const auto dtype : {torch::kFloat64, torch::kFloat32}) {
+      INFO(text << " " << (dtype == torch::kFloat64 ? "float64" : "float32"));
+      heads::OutputHead head(heads::OutputHeadOptions(HeadSpec::parse(text), 6, 6));
+      head->to(dtype);
+      const auto opts = torch::TensorOptions().dtype(dtype);
+      const auto h0 = torch::randn({12, 6}, opts), w0 = torch::randn({300, 6}, opts);
+      const auto b0 = torch::randn({300}, opts) * 0.5;
+      const auto t = torch::randint(300, {12}, torch::kInt64);
+      torch::Tensor value[2], grads[2][3];
+      for (int fused = 0; fused < 2; ++fused) {
+        auto h = h0.clone().requires_grad_(true), w = w0.clone().requires_grad_(true),
+             b = b0.clone().requires_grad_(true);
+        const auto loss =
+            fused ? head->loss(h, w, b, t) : torch::nll_loss(head->forward(h, w, b), t);
+        loss.backward();
+        value[fused] = loss.detach().to(torch::kFloat64);
+        grads[fused][0] = h.grad().to(torch::kFloat64);
+        grads[fused][1] = w.grad().to(torch::kFloat64);
+        grads[fused][2] = b.grad().to(torch::kFloat64);
+      }
+      const double tol = dtype == torch::kFloat64 ? 1e-12 : 2e-5;
+      CHECK(test::max_abs(value[1] - value[0]) < tol);
+      for (int i = 0; i < 3; ++i) CHECK(test::max_abs(grads[1][i] - grads[0][i]) < tol);
+      CHECK(test::max_abs(grads[0][0]) > 1e-3);  // a real gradient
     }
   }
 }
