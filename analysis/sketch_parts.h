@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/sketch.h"
+#include "analysis/sparse_sign.h"
 
 namespace sb::analysis::sketch_detail {
 
@@ -24,6 +25,7 @@ struct PassSums {
   double z_frobenius_sq = 0;  // ||fl(A Q)||_F^2
   double qr_factor = 0;       // the streamed QR's backward error factor f
   double frobenius_sq = 0;
+  double ones_sq = 0;  // ||fl(A 1)||^2, the first pass's row sums squared
   bool positive = false, negative = false;
 };
 
@@ -39,12 +41,27 @@ struct Window {
   double rounding = 0;  // the bracket of sigma_1 less e (at least 0), for the report
 };
 
+/// The window of a full pass or check: the Ritz values' certified bracket from the streamed R, the
+/// residual bound e from the probes (HMT lemma 4.1), tol's bracket and the count's window, every
+/// rounding term of sketch.h included (sketch_bracket.cpp).
+Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
+               const std::vector<double>& w_norm, const std::vector<double>& w_err, int64_t rows,
+               int64_t cols, int64_t k, double eta, double frobenius, double eps);
+
+/// Whether to try the verdict start after the sparse start (sketch.h): verdict_only on a head
+/// Theorem 2 bounds, the bound below k, power steps allowed (sketch_verdict.cpp).
+bool verdict_start_wanted(const SketchOptions& o, int64_t k);
+/// The verdict start's report: the start's nominal count, inside the certified window.
+void set_nominal_rank(sb::contract::RankReport& r, int64_t nominal);
+
 /// A window that answers what was asked: certified, or (verdict_only) on one side of the bound.
 bool settled(const Window& w, const SketchOptions& o);
 
 /// The first k columns of y (M x k, column-major) replaced by an orthonormal basis of their span,
 /// and the certified orthogonality defect eta of the result (sketch.h).
 double orthonormalise(std::vector<double>& y, int64_t m, int64_t k);
+/// The certified orthogonality defect eta >= ||Q^T Q - I||_F of the M x k matrix q as it is.
+double defect(const std::vector<double>& q, int64_t m, int64_t k);
 
 /// The sparse start (sketch.h, "Start"; sketch_start.cpp). Its window: the singular values of
 /// R are those of A Omega, which bound nothing (Omega is not orthonormal) and steer alone: a
@@ -80,5 +97,28 @@ int power_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_
                   const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
                   int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
                   const SketchProgress& progress, int* checks);
+
+/// sigma_1(A) >= ||A Omega x|| / ||Omega x|| for x the first right singular vector of the start's
+/// R, with every rounding term of sketch.h ("Verdict start") taken off: a certified lower bound.
+double sigma1_lower_from_start(const PassSums& sums, const SparseSign& omega, int64_t rows,
+                               int64_t cols, double frobenius);
+
+/// The verdict start's outcome: certified, the window [rank_min, bound] with the power steps'
+/// residual bound; else the passes it took, and the sketch goes on as without it.
+struct VerdictStart {
+  bool certified = false;
+  Window window;
+  int steps = 0, checks = 0;
+};
+
+/// The verdict start (sketch.h): Q_b, the top `bound` left singular vectors of the start's Y,
+/// and power steps on ||A (I - Q_b Q_b^T)||_2 against tol_lo = c_NR times sigma1_lower_from_start.
+template <class In>
+VerdictStart verdict_start(const std::function<void(int64_t, int64_t, In*)>& read,
+                           int64_t local_rows, int64_t cols, const PassSums& sums,
+                           const SparseSign& omega, const Window& start, const SketchOptions& o,
+                           int64_t rows, double frobenius, int64_t block_rows, int pass_before,
+                           std::mt19937_64& rng, SpectrumTiming* timing,
+                           const SketchProgress& progress);
 
 }  // namespace sb::analysis::sketch_detail

@@ -75,6 +75,19 @@ void SparseSign::apply(const double* x, int64_t n, double* z, int64_t ldz, int t
   for (auto& th : pool) th.join();
 }
 
+std::vector<double> SparseSign::times(const double* x) const {
+  std::vector<double> out(static_cast<size_t>(m_));
+  for (int64_t j = 0; j < m_; ++j) {
+    double sum = 0;
+    for (int l = 0; l < zeta_; ++l) {
+      const auto at = static_cast<size_t>(j * zeta_ + l);
+      sum += sign_[at] * x[column_[at]];
+    }
+    out[static_cast<size_t>(j)] = scale_ * sum;
+  }
+  return out;
+}
+
 std::vector<double> SparseSign::dense() const {
   std::vector<double> d(static_cast<size_t>(m_ * k_), 0.0);
   for (int64_t j = 0; j < m_; ++j)

@@ -38,6 +38,10 @@ class SparseSign {
   /// Splits the rows over `threads` threads (>= 1).
   void apply(const double* x, int64_t n, double* z, int64_t ldz, int threads) const;
 
+  /// Omega x for a k-vector x: the m-vector whose entry j is row j's zeta terms, summed in order
+  /// (each within gamma_zeta (|Omega| |x|)_j of the exact one).
+  std::vector<double> times(const double* x) const;
+
   /// Omega as a dense column-major m x k matrix (tests).
   std::vector<double> dense() const;
 

@@ -20,6 +20,11 @@ std::string RankReport::certificate() const {
     // one narrowed by the Gram path's window (auto's hand-over) reads as a window.
     if (residual_bound >= tol_lo && rank_max > sketch_k)
       return "rank >= " + std::to_string(rank_min);
+    // A window on one side of the bound (verdict_only; the verdict start, sketch.h): the verdict
+    // is certified, the count inside the window is not.
+    if (bound_binding && (rank_max <= bound || rank_min > bound))
+      return std::string("verdict certified (p <= ") + p + "); rank in [" +
+             std::to_string(rank_min) + ", " + std::to_string(rank_max) + "]";
   }
   return certified ? "certified" : "uncertain +-" + std::to_string(uncertain);
 }
