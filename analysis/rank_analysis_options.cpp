@@ -109,7 +109,9 @@ void MethodOptions::add_sketch_options(CLI::App& app, AnalyseOptions& opt) {
   sketch_.push_back(app.add_flag(
       "--verdict-only", opt.verdict_only,
       "sketch: stop once the verdict (within / exceeds the bound) is certain, which needs only "
-      "k = bound + oversampling; with --method auto it takes the sketch"));
+      "k = bound + oversampling; for a softmax-family head, within is certified from the sparse "
+      "start and power steps alone, no pass forming A Q (the verdict start); with --method auto "
+      "it takes the sketch"));
 }
 
 void MethodOptions::add_to(CLI::App& app, AnalyseOptions& opt, const DeviceChoice& devices) {

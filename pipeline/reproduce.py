@@ -268,6 +268,19 @@ class Driver:
         for line in projection_lines(p):
             print(f"  {line}")
 
+    def print_selection(self, steps: list[Step]) -> None:
+        """--plan with --stage: the selected steps, the trainer's command beside its stage, and
+        their estimate; nothing is run."""
+        p = self.p
+        print(f"profile {p.name} ({p.path}): {len(steps)} selected step"
+              f"{'s' if len(steps) != 1 else ''} (--stage), nothing run")
+        for run, stage in steps:
+            print(f"  {run.label if run is not None else 'profile'}: {stage.name}")
+            if run is not None and stage.name in p.kind.stages:
+                print(f"    {' '.join(p.kind.command(self, run, stage.name))}")
+        est = sum(self.estimate(r, s) for r, s in steps if r is not None)
+        print(f"  estimated time: {format_duration(est)} (one at a time)")
+
     def check_binaries(self) -> None:
         for name in self.needed:
             path = self.bins[name]
@@ -484,7 +497,11 @@ def _run(args, path: str) -> int:
             raise StageError(driver.source.refusal())  # the last job writes the tables
         return backend.dry_run() if args.dry_run else backend.submit(args.wait, poll)
     if args.stage:
-        driver.go(driver.select(args.stage, args.run))
+        steps = driver.select(args.stage, args.run)
+        if args.plan or args.dry_run:  # what the selection would run, nothing run
+            driver.print_selection(steps)
+        else:
+            driver.go(steps)
         return EXIT_OK
     if args.plan or args.dry_run or (not driver.p.run_here and not args.force):
         driver.print_plan()

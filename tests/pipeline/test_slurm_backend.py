@@ -199,6 +199,13 @@ def test_errors(tmp: str) -> None:
                os.path.join(tmp, "o"), "--build", fake_build(tmp))
     check(r.returncode == 2 and "--run softmax_s1: not a run of profile smoke" in r.stderr,
           f"--run typo: exit 2 naming the runs ({r.stderr.strip()})")
+    out = os.path.join(tmp, "planned")
+    r = driver("--profile", "smoke", "--stage", "train", "--run", "sigsoftmax_s141", "--plan",
+               "--out", out, "--build", fake_build(tmp))
+    check(r.returncode == 0 and "1 selected step (--stage), nothing run" in r.stdout and
+          "--head sigsoftmax --seed 141" in r.stdout and not os.path.exists(out) and
+          not calls(tmp),
+          f"--plan with --stage prints the selection and runs nothing ({r.stdout.strip()})")
     r = driver("--profile", "smoke", "--scheduler", "slurm", "--out", os.path.join(tmp, "o"),
                "--build", fake_build(tmp), env=dict(os.environ, PATH="/nonexistent"))
     check(r.returncode == 2 and "sbatch not found" in r.stderr,
