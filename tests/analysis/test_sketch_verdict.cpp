@@ -121,8 +121,7 @@ TEST_CASE(
 
 TEST_CASE(
     "sketch verdict start: with sigma_(b+1) at 3 tol or just above tol it never says within, and "
-    "at "
-    "tol / 3 or just below tol it says within or leaves the verdict to the passes after it") {
+    "at tol / 3 or just below tol it says within or leaves the verdict to the passes after it") {
   const int64_t t = 900, m = 600, bound = 40;
   const double tol = nr_c(t, m, kFloat32Eps);  // sigma_1 = 1
   for (const double next : {3.0, 1.05, 0.95, 1.0 / 3.0}) {
