@@ -104,14 +104,19 @@ void MethodOptions::add_sketch_options(CLI::App& app, AnalyseOptions& opt) {
   sketch_.push_back(app.add_flag(
       "--sketch-no-check", no_check,
       "sketch: every pass also forms the next basis, even one predicted to certify (for timing)"));
+  sketch_.push_back(app.add_flag(
+      "--sketch-no-range-start", no_range_start,
+      "sketch: the verdict start from the start's next basis and power steps instead of its range "
+      "(A Omega kept in memory, T x k float64, at most 8 GiB) and one pass of probes (for "
+      "timing)"));
   app.add_option("--seed", opt.seed, "sketch: seed of its Gaussian draws (same seed, same result)")
       ->capture_default_str();
   sketch_.push_back(app.add_flag(
       "--verdict-only", opt.verdict_only,
       "sketch: stop once the verdict (within / exceeds the bound) is certain, which needs only "
       "k = bound + oversampling; for a softmax-family head, within is certified from the sparse "
-      "start and power steps alone, no pass forming A Q (the verdict start); with --method auto "
-      "it takes the sketch"));
+      "start and one pass of probes on its range, no pass forming A Q (the verdict start); with "
+      "--method auto it takes the sketch"));
 }
 
 void MethodOptions::add_to(CLI::App& app, AnalyseOptions& opt, const DeviceChoice& devices) {
@@ -250,6 +255,7 @@ void MethodOptions::apply(AnalyseOptions& opt, const DeviceChoice& devices,
   opt.spectrum = spectrum || needs_spectrum;
   opt.overlap_read = !no_overlap;
   opt.sketch.check_passes = !no_check;
+  opt.sketch.range_start = !no_range_start;
 }
 
 // ---- report

@@ -28,7 +28,6 @@ using namespace sketch_detail;
 namespace {
 
 constexpr double kUnit = kFloat64Eps / 2;  // u = 2^-53
-constexpr double kCheckFailureLog10 = 12;  // each check's residual bound fails w.p. <= 1e-12
 
 double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -99,13 +98,13 @@ enum class PassKind { check, full };
 
 // Streams A once: basis is M x (k + p), Q's k columns then the p probes w_i; with_y: also
 // accumulate the next basis Y. start: the sparse start (sketch.h, "Start"): A_b Omega in place
-// of A_b [Q W], p = 0 and basis unused.
+// of A_b [Q W], p = 0 and basis unused. keep_z: A Q (or A Omega) whole, rows x k column-major.
 template <class In>
 bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows, int64_t cols,
               int64_t k, int64_t p, int64_t block_rows, const std::vector<double>& basis,
               bool with_y, bool first, bool overlap, FiniteScan* scan, SpectrumTiming* timing,
               PassSums& sums, const std::function<void(int64_t)>& on_rows,
-              const SparseSign* start = nullptr) {
+              const SparseSign* start = nullptr, double* keep_z = nullptr) {
   const int64_t m = cols, kp = k + p;
   sums.k = k;
   sums.y.assign(with_y ? static_cast<size_t>(m * k) : 0, 0.0);
@@ -113,6 +112,7 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
   sums.probe_sq.assign(static_cast<size_t>(p), 0.0);
   RowStage<In> stage(m, block_rows);
   std::vector<double> z(static_cast<size_t>(std::min(block_rows, rows) * kp));
+  int64_t row_at = 0;
   // Rows [begin, begin + count) into out as float64 (row-major count x M); false at non-finite
   // entries (first pass only: later passes read the same rows).
   auto load = [&](int64_t begin, int64_t count, double* out) {
@@ -159,6 +159,9 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
                       blas_int(m));
         // R: Z_Q's rows into the streamed QR.
         qr.add(z.data(), n, n);
+        for (int64_t j = 0; keep_z && j < k; ++j)
+          std::copy(z.data() + j * n, z.data() + (j + 1) * n, keep_z + j * rows + row_at);
+        row_at += n;
         for (int64_t i = 0; i < p; ++i) {
           const double* col = z.data() + (k + i) * n;
           sums.probe_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
@@ -320,62 +323,6 @@ bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_
   return e * rho < 0.5 * w.tol;
 }
 
-/// The report from the last window: the Numerical Recipes rank of the Ritz values with what
-/// they cannot resolve marked, the certified window, the largest certified gap, the bound.
-/// The passes of a run by kind (sketch.h: the start, full passes, checks, power steps) and the
-/// residual bounds evaluated (each wrong with probability <= 1e-12).
-struct PassCounts {
-  int passes = 0, checks = 0, check_passes = 0, power_passes = 0, start_nonzeros = 0;
-};
-
-void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t rows, int64_t cols,
-                 int64_t k, const PassCounts& n) {
-  RankReport& r = out.report;
-  // What the Ritz values can resolve: the residual bound, or the rounding of their own values
-  // (the one-sided finish: of order u ||A||, no longer sqrt(u) ||A||).
-  const double resolution = std::max(w.residual, w.value_error);
-  r = numerical_rank(w.sigma, rows, cols, o.eps, o.bound, o.theorem2_bounded,
-                     w.sigma[0] > 0 ? resolution / w.sigma[0] : kFloat64Eps);
-  // What a sigma list of k Ritz values cannot say: counts at thresholds below e.
-  r.resolution = resolution;
-  r.resolvable = w.tol_lo > w.residual;
-  if (!(r.tol_numpy > resolution)) r.rank_numpy = -1;
-  for (int j = -2; j <= 2; ++j)
-    if (!(r.tol * std::pow(10.0, j) > resolution)) r.rank_sweep[static_cast<size_t>(j + 2)] = -1;
-  // The largest gap, certified from below: lower_i / upper_(i+1), with sigma_(k+1) <= e, over the
-  // i whose lower_i is resolved (above e): Ritz values below e say nothing of sigma_i.
-  r.largest_gap = std::numeric_limits<double>::quiet_NaN();
-  r.largest_gap_index = -1;
-  for (size_t i = 0; i < w.lower.size() && w.lower[i] > w.residual; ++i) {
-    const double next = i + 1 < w.upper.size() ? w.upper[i + 1] : w.residual;
-    if (next > 0 && !(w.lower[i] / next <= r.largest_gap)) {
-      r.largest_gap = w.lower[i] / next;
-      r.largest_gap_index = static_cast<int64_t>(i + 1);
-    }
-  }
-  r.has_certificate = true;
-  r.rank_min = std::min(w.rank_min, r.rank);
-  r.rank_max = std::max(w.rank_max, r.rank);
-  r.certified = r.rank_min == r.rank_max;
-  r.uncertain = std::max(r.rank - r.rank_min, r.rank_max - r.rank);
-  r.tol_lo = w.tol_lo;
-  r.tol_hi = w.tol_hi;
-  r.gram_error = w.rounding;
-  r.solver_error = 0;
-  r.sketch_k = k;
-  r.sketch_passes = n.passes;
-  r.sketch_check_passes = n.check_passes;
-  r.sketch_power_passes = n.power_passes;
-  r.sketch_start_nonzeros = n.start_nonzeros;
-  r.residual_bound = w.residual;
-  r.residual_count = w.residual_count;
-  r.failure_probability = n.checks * std::pow(10.0, -kCheckFailureLog10);
-  out.sigma = std::move(w.sigma);
-  out.lower = std::move(w.lower);
-  out.upper = std::move(w.upper);
-  apply_bound(r, out, o.bound, rows, cols);
-}
-
 // The next basis: Y = A^T A Q (sums.y), widened with Gaussian columns to next_k when the rank
 // may reach past k, orthonormalised into basis; returns its orthogonality defect.
 double next_basis(PassSums& sums, int64_t m, int64_t k, int64_t next_k, std::mt19937_64& rng,
@@ -480,12 +427,52 @@ bool verdict_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, in
   return true;
 }
 
+/// The first pass's facts: whether every entry has one sign (into out), and ||A||_F's certified
+/// upper bound (the sum of squares within gamma_(T M)).
+double first_pass_facts(const PassSums& sums, int64_t rows, int64_t cols, SketchResult& out) {
+  out.same_sign = !(sums.positive && sums.negative);
+  return std::sqrt(sums.frobenius_sq * (1 + gamma_float64(double(rows) * double(cols))));
+}
+
+/// The range start (sketch.h, "Verdict start"): the sparse start without its next basis, A Omega
+/// kept, then one pass of probes. True when it settled (out filled; left empty when the data held
+/// non-finite entries), else false with its passes and checks in n and the sketch starting over.
+template <class In>
+bool range_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
+                    int64_t cols, const SketchOptions& o, const Plan& plan, const SparseSign& start,
+                    FiniteScan* scan, SpectrumTiming* timing, const SketchProgress& progress,
+                    std::mt19937_64& rng, PassCounts& n, SketchResult& out) {
+  const int64_t k = plan.k0;
+  const auto pass_start = std::chrono::steady_clock::now();
+  PassSums sums;
+  std::vector<double> a_omega(static_cast<size_t>(rows * k));  // (T, k)
+  if (!run_pass(read, rows, cols, k, 0, plan.block_rows, {}, /*with_y=*/false, /*first=*/true,
+                o.overlap, scan, timing, sums, rows_progress(progress, 1, k, rows), &start,
+                a_omega.data()))
+    return true;
+  const double frobenius = first_pass_facts(sums, rows, cols, out);
+  const Window w = start_window(sums, rows, cols, k, o.eps);
+  report_start(progress, w, 1, k, since(pass_start), /*range=*/true);
+  // Its QR and SVDs count as solve, its probe pass as read and accumulate.
+  const auto solve_start = std::chrono::steady_clock::now();
+  const double streamed = timing->read + timing->accumulate;
+  VerdictStart vs = range_start(read, rows, cols, std::move(a_omega), sums, start, w, o, frobenius,
+                                plan.block_rows, 1, rng, timing, progress);
+  timing->solve += since(solve_start) - (timing->read + timing->accumulate - streamed);
+  n = {1 + vs.steps, vs.checks, vs.steps, 0, start.nonzeros()};
+  if (!vs.certified) return false;
+  const int64_t nominal = vs.window.rank;
+  fill_report(out, vs.window, o, rows, cols, k, n);
+  set_nominal_rank(out.report, nominal);
+  return true;
+}
+
 template <class In>
 SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                          int64_t cols, const SketchOptions& o, FiniteScan* scan,
                          SpectrumTiming* timing, const SketchProgress& progress) {
   SpectrumTiming local;
-  if (!timing) timing = &local;
+  timing = timing ? timing : &local;
   const Collective* coll = o.collective;
   const Plan plan = plan_run(o, local_rows, cols);
   const int64_t rows = plan.rows, m = cols, p = o.probes;
@@ -494,19 +481,23 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   std::vector<double> basis(static_cast<size_t>(m * (k + p)));
   double eta = 0, frobenius = 0;  // Q's orthogonality defect, measured; ||A||_F's bound
   const std::unique_ptr<SparseSign> start = first_test_matrix(o, m, k, rng, basis, &eta);
+  SketchResult out;
+  PassCounts before;  // the range start's passes when it did not settle (sketch.h)
+  if (start && range_start_wanted(o, k, rows) &&
+      range_shortcut(read, local_rows, cols, o, plan, *start, scan, timing, progress, rng, before,
+                     out))
+    return out;
   PassSums sums;
   Window w;
-  SketchResult out;
   Steering steer;
   PowerAttempts power;
-  // A full pass, then a check when the next is predicted to certify (closes_next); a check that
-  // does not settle turns the rest into full passes (sketch.h, "Checks").
+  // Full passes, a check where one is predicted to certify (sketch.h, "Checks").
   PassKind kind = PassKind::full;
   bool checks_allowed = o.check_passes;
-  int checks = 0, pass = 0, check_passes = 0;
+  int checks = before.checks, pass = before.passes, check_passes = before.check_passes;
   while (pass < o.max_passes) {
     const auto pass_start = std::chrono::steady_clock::now();
-    const bool first = pass == 0, starting = first && start;
+    const bool first = pass == before.passes, starting = first && start;
     const int64_t pass_probes = starting ? 0 : p;
     const Probes pr = starting ? Probes{} : draw_probes(basis, m, k, p, eta, rng);
     const bool clean = run_pass(read, local_rows, cols, k, pass_probes, plan.block_rows, basis,
@@ -518,10 +509,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     ++pass;
     ++steer.passes_at_k;
     const auto solve_start = std::chrono::steady_clock::now();
-    if (first) {
-      out.same_sign = !(sums.positive && sums.negative);
-      frobenius = std::sqrt(sums.frobenius_sq * (1 + gamma_float64(double(rows) * double(cols))));
-    }
+    if (first) frobenius = first_pass_facts(sums, rows, cols, out);
     if (starting) {
       w = start_window(sums, rows, cols, k, o.eps);
       report_start(progress, w, pass, k, since(pass_start));

@@ -128,6 +128,35 @@
 // singular-value list is sigma_1_lower alone (no pass bounds the others). Cost at WikiText-2's
 // shape (k = 412, p = 40): the start's 2 T M (k + zeta) and 4 T M p per power step, against the
 // start plus a check's 2 T M (k + p): 6.8 + 1.3 TFLOP against 6.8 + 7.4.
+// The range start (range_start, the default where it fits). The same certificate from the other
+// side, without the start's A^T Z (2 T M k flops, most of the start's cost): the start pass keeps
+// Z = A Omega (T x k, float64) instead of forming Y; U_b = the top b left singular vectors of Z
+// (Householder QR of Z in memory, then the SVD of its k x k factor: 4 T k^2 + 2 T k b flops, no
+// pass); then one pass forms A omega_i for p fresh Gaussian probes (2 T M p flops) and
+// projects them off U_b in memory. For any T x b matrix U_b, U_b U_b^T A has rank <= b, so
+//   sigma_(b+1)(A) <= ||(I - U^ U^^T) A||_2 =: x   (Eckart-Young; U^ an orthonormal basis of
+//   range(U_b)),
+// and lemma 4.1 on the fixed B = (I - U^ U^^T) A (U_b depends on Omega alone; the probes are
+// drawn after it) gives x <= alpha sqrt(2/pi) max_i ||B omega_i|| except with probability 1e-12.
+// Rounding: z_i = fl(A omega_i) within gamma_M ||A||_F ||omega_i|| of A omega_i; P~ = I - U_b
+// U_b^T = P_e - E with ||E|| <= eta (U_b's certified defect, as residual_power.h); fl(P~ z) within
+// f ||z|| (projection_error on T rows), so
+//   ||B omega_i|| <= ||fl(P~ z_i)|| + (f + eta) ||z_i|| + gamma_M ||A||_F ||omega_i||,
+// the norms widened by their own rounding. At WikiText-2's shape the two rounding terms are about
+// 1e-3 and 6e-4 against tol ~ 14. e = that bound below tol_lo certifies "within" as above; the
+// range start has no power steps (they would need two passes each: A^T after the projection),
+// so a tail of many values just below tol, which the single probes see at its Frobenius norm,
+// keeps it open: the sketch then starts again from a sparse start that forms Y (two passes
+// spent, counted). Without a power step the subspace Z holds A's top directions only as well as
+// a sketch with k - b = oversampling extra columns does (HMT theorem 10.5: about sigma_(b+1)
+// times a modest factor plus the tail's Frobenius norm over sqrt(oversampling)): for softmax
+// log-probabilities, whose tail past d + 2 is float32 noise far below tol, that is enough
+// (measured at T = 20000 of WikiText-2's width: bound 0.29 against tol_lo 4.45; the power step
+// on the next basis gave 0.034). Memory: 8 T (k + b) bytes at the peak (Z, then U_b beside its
+// Q); taken only when 8 T (k + b + p) <= 8 GiB and one process holds every row (a split Z would
+// need a distributed QR). Cost at WikiText-2's shape: T M zeta + 2 T M p = 0.72 TFLOP of products
+// and 0.25 TFLOP of QR in memory, against 6.8 + 1.3 TFLOP for the next-basis start: the passes
+// become reads.
 //
 // The report's gaps are certified lower bounds: the gap at the bound lower_b / upper_(b+1) and the
 // largest lower_i / upper_(i+1) over the i with lower_i > e (upper_(k+1) = e), so --estimate-d
@@ -192,6 +221,10 @@ struct SketchOptions {
   /// top Ritz vectors when the count is certified from below but the residual keeps the window
   /// open; at most this many passes per attempt (0: never).
   int power_steps = 24;
+  /// The verdict start from the start's range: A Omega kept (T x k) and one pass of probes on
+  /// (I - U_b U_b^T) A ("Verdict start"), where it fits 8 GiB on one process; false: from the
+  /// start's next basis and power steps only.
+  bool range_start = true;
   /// Several processes (collective.h): this one streams rows [row_offset, row_offset + the
   /// reader's rows) of a matrix of total_rows; Y, R (stacked, one more QR step), the probe norms,
   /// the Frobenius norm, the signs and the non-finite counts are added over the processes after
@@ -213,6 +246,7 @@ struct SketchPass {
   int power = 0;       ///< > 0: a power step on the probes alone (residual_power.h), its index
   int64_t count = 0;   ///< power steps: the c whose residual they bound
   bool start = false;  ///< the sparse start: a next basis only, no bounds ("Start")
+  bool range = false;  ///< the range start ("Verdict start"): A Omega kept, then its probe pass
 };
 
 /// Progress within a pass (rows read of this pass) and after each pass.

@@ -48,6 +48,18 @@ Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
                const std::vector<double>& w_norm, const std::vector<double>& w_err, int64_t rows,
                int64_t cols, int64_t k, double eta, double frobenius, double eps);
 
+/// The passes of a run by kind (sketch.h: the start, full passes, checks, power steps) and the
+/// residual bounds evaluated (each wrong with probability <= 1e-12).
+struct PassCounts {
+  int passes = 0, checks = 0, check_passes = 0, power_passes = 0, start_nonzeros = 0;
+};
+
+/// The report from the last window (sketch_report.cpp): the Numerical Recipes rank of the Ritz
+/// values with what they cannot resolve marked, the certified window, the largest certified gap,
+/// the pass counts, the bound.
+void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t rows, int64_t cols,
+                 int64_t k, const PassCounts& n);
+
 /// Whether to try the verdict start after the sparse start (sketch.h): verdict_only on a head
 /// Theorem 2 bounds, the bound below k, power steps allowed (sketch_verdict.cpp).
 bool verdict_start_wanted(const SketchOptions& o, int64_t k);
@@ -70,7 +82,7 @@ double defect(const std::vector<double>& q, int64_t m, int64_t k);
 Window start_window(const PassSums& s, int64_t rows, int64_t cols, int64_t k, double eps);
 /// The start's progress line: its nominal count, no bounds.
 void report_start(const SketchProgress& progress, const Window& w, int pass, int64_t k,
-                  double seconds);
+                  double seconds, bool range = false);
 
 /// When to try power steps (sketch.h, "Power steps"), and where they were last tried.
 struct PowerAttempts {
@@ -110,6 +122,23 @@ struct VerdictStart {
   Window window;
   int steps = 0, checks = 0;
 };
+
+/// The range start (sketch.h, "Verdict start"): the verdict start with the sparse start's range
+/// A Omega kept (T x k, column-major) instead of its next basis, when it fits kRangeStartBytes and
+/// one process holds every row.
+inline constexpr double kRangeStartBytes = double(int64_t{8} << 30);
+bool range_start_wanted(const SketchOptions& o, int64_t k, int64_t rows);
+
+/// U_b, the top b left singular vectors of A Omega (its QR, then the SVD of the k x k factor), and
+/// one pass of p Gaussian probes bounding ||(I - U_b U_b^T) A||_2 against tol_lo = c_NR times
+/// sigma1_lower_from_start (HMT lemma 4.1, every rounding term): certified "within", or not.
+template <class In>
+VerdictStart range_start(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
+                         int64_t cols, std::vector<double> a_omega, const PassSums& sums,
+                         const SparseSign& omega, const Window& start, const SketchOptions& o,
+                         double frobenius, int64_t block_rows, int pass_before,
+                         std::mt19937_64& rng, SpectrumTiming* timing,
+                         const SketchProgress& progress);
 
 /// The verdict start (sketch.h): Q_b, the top `bound` left singular vectors of the start's Y,
 /// and power steps on ||A (I - Q_b Q_b^T)||_2 against tol_lo = c_NR times sigma1_lower_from_start.

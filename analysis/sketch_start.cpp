@@ -25,10 +25,11 @@ Window start_window(const PassSums& s, int64_t rows, int64_t cols, int64_t k, do
 }
 
 void report_start(const SketchProgress& progress, const Window& w, int pass, int64_t k,
-                  double seconds) {
+                  double seconds, bool range) {
   if (!progress.pass_done) return;
   SketchPass done{pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol, seconds};
   done.start = true;
+  done.range = range;
   progress.pass_done(done);
 }
 

@@ -1,12 +1,16 @@
 // The verdict start (sketch.h, "Verdict start"): within the bound, certified from the sparse
-// start's next basis and power steps on the probes, without a pass that forms A Q.
+// start's next basis and power steps on the probes, or from its range and one pass of probes,
+// without a pass that forms A Q.
 
 #include <cblas.h>
 #include <lapacke.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <random>
 
+#include "analysis/block_stream.h"
 #include "analysis/inertia.h"
 #include "analysis/numerical_rank.h"
 #include "analysis/residual_power.h"
@@ -59,6 +63,70 @@ std::vector<double> top_left_vectors(std::vector<double> y, int64_t m, int64_t k
               y.data(), blas_int(m), u.data(), blas_int(k), 0.0, q_c.data(), blas_int(m));
   *eta = defect(q_c, m, c);
   return q_c;
+}
+
+/// Z_p = A Omega_p for the M x p column-major omega_p: one pass, Z_p (T x p, column-major) whole.
+template <class In>
+std::vector<double> probe_products(const std::function<void(int64_t, int64_t, In*)>& read,
+                                   int64_t rows, int64_t cols, const std::vector<double>& omega_p,
+                                   int64_t p, int64_t block_rows, bool overlap,
+                                   SpectrumTiming* timing,
+                                   const std::function<void(int64_t)>& on_rows) {
+  const int64_t m = cols;
+  RowStage<In> stage(m, block_rows);
+  auto load = [&](int64_t begin, int64_t count, double* dst) {
+    return stage.for_each(read, begin, count, [&](const In* src, int64_t at, int64_t n) {
+      std::copy(src, src + n * m, dst + (at - begin) * m);
+      return true;
+    });
+  };
+  std::vector<double> zp(static_cast<size_t>(rows * p));
+  int64_t row_at = 0;
+  stream_blocks(
+      rows, m, block_rows, overlap, timing, load,
+      [&](const double* x, int64_t n) {
+        // The row-major n x M block is the column-major M x n matrix X = A_b^T; its rows of Z_p:
+        // X^T Omega_p, (n, p), at leading dimension T.
+        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(p), blas_int(m),
+                    1.0, x, blas_int(m), omega_p.data(), blas_int(m), 0.0, zp.data() + row_at,
+                    blas_int(rows));
+        row_at += n;
+      },
+      [&](int64_t done) {
+        if (on_rows) on_rows(done);
+      });
+  return zp;
+}
+
+/// The range start's residual bound (sketch.h, "Verdict start"): e >= ||(I - U U^T) A||_2 except
+/// with probability 1e-12, from z_i = fl(A omega_i) (T x p, column-major) and U (T x b, defect
+/// eta). For the exact projector P_e off range(U) and P~ = I - U U^T = P_e - E, ||E|| <= eta:
+///   ||P_e A omega|| <= ||fl(P~ z)|| + (f + eta) ||z|| + gamma_M ||A||_F ||omega||,
+/// f the projection's rounding (projection_error on T rows), z's own within gamma_M |A| |omega|.
+double range_residual(std::vector<double> zp, const std::vector<double>& u_b, int64_t rows,
+                      int64_t b, int64_t p, double eta, const std::vector<double>& omega_norm,
+                      int64_t cols, double frobenius) {
+  std::vector<double> z_norm(static_cast<size_t>(p));
+  const double widen = 1 + 2 * kUnit * static_cast<double>(rows);
+  for (int64_t i = 0; i < p; ++i)
+    z_norm[static_cast<size_t>(i)] = cblas_dnrm2(blas_int(rows), zp.data() + i * rows, 1) * widen;
+  // fl(P~ z) = z - U (U^T z): (b, p), then (T, p) in place.
+  std::vector<double> ut(static_cast<size_t>(b * p));
+  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(b), blas_int(p), blas_int(rows),
+              1.0, u_b.data(), blas_int(rows), zp.data(), blas_int(rows), 0.0, ut.data(),
+              blas_int(b));
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(rows), blas_int(p), blas_int(b),
+              -1.0, u_b.data(), blas_int(rows), ut.data(), blas_int(b), 1.0, zp.data(),
+              blas_int(rows));
+  const double f = projection_error(rows, b, eta);
+  const double gamma_m = gamma_float64(static_cast<double>(cols));
+  double worst = 0;
+  for (int64_t i = 0; i < p; ++i) {
+    const auto s = static_cast<size_t>(i);
+    const double v = cblas_dnrm2(blas_int(rows), zp.data() + i * rows, 1) * widen;
+    worst = std::max(worst, v + (f + eta) * z_norm[s] + gamma_m * frobenius * omega_norm[s]);
+  }
+  return probe_factor(static_cast<int>(p)) * worst;
 }
 
 }  // namespace
@@ -175,6 +243,83 @@ VerdictStart verdict_start(const std::function<void(int64_t, int64_t, In*)>& rea
   w.rounding = frobenius - sigma1_lower;
   return out;
 }
+
+bool range_start_wanted(const SketchOptions& o, int64_t k, int64_t rows) {
+  const double bytes =
+      8.0 * static_cast<double>(rows) * static_cast<double>(k + o.bound + o.probes);
+  return o.range_start && verdict_start_wanted(o, k) && o.collective == nullptr &&
+         bytes <= kRangeStartBytes;
+}
+
+template <class In>
+VerdictStart range_start(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
+                         int64_t cols, std::vector<double> a_omega, const PassSums& sums,
+                         const SparseSign& omega, const Window& start, const SketchOptions& o,
+                         double frobenius, int64_t block_rows, int pass_before,
+                         std::mt19937_64& rng, SpectrumTiming* timing,
+                         const SketchProgress& progress) {
+  VerdictStart out;
+  const int64_t k = sums.k, b = o.bound, p = o.probes, m = cols;
+  if (b < 1 || b >= k) return out;
+  const double c_nr = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * o.eps;
+  const double sigma1_lower = sigma1_lower_from_start(sums, omega, rows, cols, frobenius);
+  const double tol_lo = c_nr * sigma1_lower;
+  if (!(tol_lo > 0)) return out;
+  const auto pass_start = std::chrono::steady_clock::now();
+  double eta = 0;
+  const auto u_b = top_left_vectors(std::move(a_omega), rows, k, b, &eta);  // (T, b)
+  // The probes, drawn after U_b is fixed (HMT lemma 4.1 needs B = (I - U_b U_b^T) A fixed).
+  std::vector<double> omega_p(static_cast<size_t>(m * p)), omega_norm(static_cast<size_t>(p));
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (auto& x : omega_p) x = normal(rng);
+  for (int64_t i = 0; i < p; ++i)
+    omega_norm[static_cast<size_t>(i)] = cblas_dnrm2(blas_int(m), omega_p.data() + i * m, 1) *
+                                         (1 + 2 * kUnit * static_cast<double>(m));
+  std::function<void(int64_t)> on_rows;
+  if (progress.rows) on_rows = [&](int64_t done) { progress.rows(pass_before + 1, k, done, rows); };
+  auto zp =
+      probe_products<In>(read, rows, cols, omega_p, p, block_rows, o.overlap, timing, on_rows);
+  const double e = range_residual(std::move(zp), u_b, rows, b, p, eta, omega_norm, cols, frobenius);
+  out.steps = 1;
+  out.checks = 1;
+  const auto seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
+  if (progress.pass_done) {
+    SketchPass done{
+        pass_before + 1,       k,      start.rank, 0, e < tol_lo ? b : std::min(rows, cols), e,
+        c_nr * start.sigma[0], seconds};
+    done.check = true;
+    done.range = true;
+    progress.pass_done(done);
+  }
+  if (!(e < tol_lo)) return out;
+  // sigma_(b+1) <= ||(I - U_b U_b^T) A||_2 <= e < tol_lo <= tol (Eckart-Young): rank <= b.
+  out.certified = true;
+  Window& w = out.window;
+  w.sigma = {sigma1_lower};
+  w.lower = {sigma1_lower};
+  w.upper = {frobenius};
+  w.residual = e;
+  w.residual_count = b;
+  w.tol = w.tol_lo = tol_lo;
+  w.tol_hi = c_nr * frobenius;
+  w.rank_min = sigma1_lower > w.tol_hi ? 1 : 0;
+  w.rank_max = b;
+  w.rank = std::clamp(start.rank, w.rank_min, w.rank_max);
+  w.rounding = frobenius - sigma1_lower;
+  return out;
+}
+
+template VerdictStart range_start<float>(const std::function<void(int64_t, int64_t, float*)>&,
+                                         int64_t, int64_t, std::vector<double>, const PassSums&,
+                                         const SparseSign&, const Window&, const SketchOptions&,
+                                         double, int64_t, int, std::mt19937_64&, SpectrumTiming*,
+                                         const SketchProgress&);
+template VerdictStart range_start<double>(const std::function<void(int64_t, int64_t, double*)>&,
+                                          int64_t, int64_t, std::vector<double>, const PassSums&,
+                                          const SparseSign&, const Window&, const SketchOptions&,
+                                          double, int64_t, int, std::mt19937_64&, SpectrumTiming*,
+                                          const SketchProgress&);
 
 template VerdictStart verdict_start<float>(const std::function<void(int64_t, int64_t, float*)>&,
                                            int64_t, int64_t, const PassSums&, const SparseSign&,

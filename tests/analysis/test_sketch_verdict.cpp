@@ -76,47 +76,58 @@ SketchOptions verdict_options(int64_t bound, uint64_t seed) {
 
 TEST_CASE(
     "sketch verdict start: a softmax log-probability matrix is certified within the bound from "
-    "the sparse start and one power step, with sigma_(b+1) and sigma_1 inside what it certifies") {
+    "the sparse start and one pass of probes on its range, or one power step on its next basis, "
+    "with sigma_(b+1) and sigma_1 inside what it certifies") {
   const int64_t t = 1500, m = 1200, d = 30, bound = d + 2;
   const auto a = softmax_logprobs(t, m, d, /*seed=*/5);
   const auto sigma = exact_sigma(a, t, m);
   const double c = nr_c(t, m, kFloat32Eps);
   REQUIRE(sigma[bound] < c * sigma[0]);  // the truth: within the bound
-  for (uint64_t seed = 1; seed <= 3; ++seed) {
-    INFO("seed " << seed);
-    FiniteScan scan;
-    const auto r = sketch_rank(reader(a, m), t, m, verdict_options(bound, seed), &scan);
-    const auto& rep = r.report;
-    INFO("window [" << rep.rank_min << ", " << rep.rank_max << "], passes " << rep.sketch_passes
-                    << ", power " << rep.sketch_power_passes << ", residual " << rep.residual_bound
-                    << " against tol_lo " << rep.tol_lo);
-    CHECK(rep.within_bound);
-    CHECK(rep.rank_max == bound);
-    // The start and power steps only: no pass formed A Q.
-    CHECK(rep.sketch_passes == 1 + rep.sketch_power_passes);
-    CHECK(rep.sketch_power_passes >= 1);
-    CHECK(rep.sketch_check_passes == 0);
-    CHECK(rep.residual_count == bound);
-    // What it certifies holds for the float64 truth: sigma_(b+1) <= the bound < tol_lo, and
-    // tol_lo = c_NR times a lower bound of sigma_1.
-    CHECK(rep.residual_bound < rep.tol_lo);
-    CHECK(rep.residual_bound >= sigma[bound]);
-    CHECK(rep.tol_lo <= c * sigma[0]);
-    // A useful lower bound: the all-ones direction holds the rows' shared negative mean (0.996
-    // sigma_1 here); the Omega direction alone gave 0.38.
-    CHECK(rep.tol_lo >= 0.9 * c * sigma[0]);
-    CHECK(r.sigma.size() == 1);
-    CHECK(r.sigma[0] <= sigma[0]);
-    CHECK(rep.failure_probability == Approx(rep.sketch_power_passes * 1e-12));
-    CHECK(rep.certificate().rfind("verdict certified", 0) == 0);
-    // The full run (no verdict_only) counts d + 2, certified, in more passes that form A Q.
-    auto o = verdict_options(bound, seed);
-    o.verdict_only = false;
-    const auto full = sketch_rank(reader(a, m), t, m, o, &scan);
-    CHECK(full.report.certified);
-    CHECK(full.report.rank == bound);
-    CHECK(rep.rank == bound);  // the start's nominal count, inside the window
-  }
+  for (const bool range : {true, false})
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      INFO((range ? "range start" : "next-basis start") << ", seed " << seed);
+      FiniteScan scan;
+      auto o = verdict_options(bound, seed);
+      o.range_start = range;
+      const auto r = sketch_rank(reader(a, m), t, m, o, &scan);
+      const auto& rep = r.report;
+      INFO("window [" << rep.rank_min << ", " << rep.rank_max << "], passes " << rep.sketch_passes
+                      << ", power " << rep.sketch_power_passes << ", residual "
+                      << rep.residual_bound << " against tol_lo " << rep.tol_lo);
+      CHECK(rep.within_bound);
+      CHECK(rep.rank_max == bound);
+      if (range) {  // the start, then one pass of probes (a check): no pass formed A Q
+        CHECK(rep.sketch_passes == 2);
+        CHECK(rep.sketch_check_passes == 1);
+        CHECK(rep.sketch_power_passes == 0);
+        CHECK(rep.failure_probability == Approx(1e-12));
+      } else {  // the start and power steps only
+        CHECK(rep.sketch_passes == 1 + rep.sketch_power_passes);
+        CHECK(rep.sketch_power_passes >= 1);
+        CHECK(rep.sketch_check_passes == 0);
+        CHECK(rep.failure_probability == Approx(rep.sketch_power_passes * 1e-12));
+      }
+      CHECK(rep.residual_count == bound);
+      // What it certifies holds for the float64 truth: sigma_(b+1) <= the bound < tol_lo, and
+      // tol_lo = c_NR times a lower bound of sigma_1.
+      CHECK(rep.residual_bound < rep.tol_lo);
+      CHECK(rep.residual_bound >= sigma[bound]);
+      CHECK(rep.tol_lo <= c * sigma[0]);
+      // A useful lower bound: the all-ones direction holds the rows' shared negative mean (0.996
+      // sigma_1 here); the Omega direction alone gave 0.38.
+      CHECK(rep.tol_lo >= 0.9 * c * sigma[0]);
+      CHECK(r.sigma.size() == 1);
+      CHECK(r.sigma[0] <= sigma[0]);
+      CHECK(rep.certificate().rfind("verdict certified", 0) == 0);
+      CHECK(rep.rank == bound);  // the start's nominal count, inside the window
+    }
+  // The full run (no verdict_only) counts d + 2, certified, in more passes that form A Q.
+  auto o = verdict_options(bound, 1);
+  o.verdict_only = false;
+  FiniteScan scan;
+  const auto full = sketch_rank(reader(a, m), t, m, o, &scan);
+  CHECK(full.report.certified);
+  CHECK(full.report.rank == bound);
 }
 
 TEST_CASE(
@@ -135,10 +146,13 @@ TEST_CASE(
     s.resize(static_cast<size_t>(m), 0.0);
     const bool truth_within = next < 1;
     for (uint64_t seed = 1; seed <= 3; ++seed) {
-      INFO("sigma_(b+1) = " << next << " tol, seed " << seed);
+      const bool range = seed != 2;  // seed 2: the next-basis start alone
+      INFO("sigma_(b+1) = " << next << " tol, seed " << seed << (range ? "" : ", next basis"));
       const auto a = prescribed_matrix(t, m, s, /*seed=*/100 + seed);
       FiniteScan scan;
-      const auto r = sketch_rank(reader(a, m), t, m, verdict_options(bound, seed), &scan);
+      auto o = verdict_options(bound, seed);
+      o.range_start = range;
+      const auto r = sketch_rank(reader(a, m), t, m, o, &scan);
       const auto& rep = r.report;
       INFO("window [" << rep.rank_min << ", " << rep.rank_max << "], passes " << rep.sketch_passes
                       << ", power " << rep.sketch_power_passes);
