@@ -405,7 +405,7 @@ bool verdict_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, in
                       int pass, int64_t k, std::mt19937_64& rng, SpectrumTiming* timing,
                       const SketchProgress& progress,
                       std::chrono::steady_clock::time_point solve_start, PowerAttempts& power,
-                      int& checks, SketchResult& out) {
+                      int& checks, const PassCounts& before, SketchResult& out) {
   // Its own QR and SVDs count as solve; its power steps' passes as read and accumulate.
   const double streamed = timing->read + timing->accumulate;
   VerdictStart vs = verdict_start(read, local_rows, cols, sums, start, w, o, rows, frobenius,
@@ -422,7 +422,8 @@ bool verdict_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, in
   timing->solve += since(solve_start) - in_passes;
   const int64_t nominal = vs.window.rank;
   fill_report(out, vs.window, o, rows, cols, k,
-              {pass + power.passes, checks, 0, power.passes, start.nonzeros()});
+              {pass + power.passes, checks, before.check_passes, power.passes, start.nonzeros(),
+               before.range_start});
   set_nominal_rank(out.report, nominal);
   return true;
 }
@@ -459,7 +460,7 @@ bool range_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, int6
   VerdictStart vs = range_start(read, rows, cols, std::move(a_omega), sums, start, w, o, frobenius,
                                 plan.block_rows, 1, rng, timing, progress);
   timing->solve += since(solve_start) - (timing->read + timing->accumulate - streamed);
-  n = {1 + vs.steps, vs.checks, vs.steps, 0, start.nonzeros()};
+  n = {1 + vs.steps, vs.checks, vs.steps, 0, start.nonzeros(), /*range_start=*/true};
   if (!vs.certified) return false;
   const int64_t nominal = vs.window.rank;
   fill_report(out, vs.window, o, rows, cols, k, n);
@@ -516,7 +517,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       if (verdict_start_wanted(o, k) &&
           verdict_shortcut(read, local_rows, cols, sums, *start, w, o, rows, frobenius,
                            plan.block_rows, pass, k, rng, timing, progress, solve_start, power,
-                           checks, out))
+                           checks, before, out))
         return out;
     } else {
       w = bracket(sums, pr.omega_norm, pr.w_norm, pr.w_err, rows, cols, k, pr.eta, frobenius,
@@ -545,9 +546,9 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     timing->solve += since(solve_start);
     if (stop) break;
   }
-  fill_report(
-      out, w, o, rows, cols, k,
-      {pass + power.passes, checks, check_passes, power.passes, start ? start->nonzeros() : 0});
+  fill_report(out, w, o, rows, cols, k,
+              {pass + power.passes, checks, check_passes, power.passes,
+               start ? start->nonzeros() : 0, before.range_start});
   return out;
 }
 

@@ -154,7 +154,7 @@
 // (measured at T = 20000 of WikiText-2's width: bound 0.29 against tol_lo 4.45; the power step
 // on the next basis gave 0.034). Memory: 8 T (k + b) bytes at the peak (Z, then U_b beside its
 // Q); taken only when 8 T (k + b + p) <= 8 GiB and one process holds every row (a split Z would
-// need a distributed QR). Cost at WikiText-2's shape: T M zeta + 2 T M p = 0.72 TFLOP of products
+// need a distributed QR). Cost at WikiText-2's shape: 2 T M (zeta + p) = 0.78 TFLOP of products
 // and 0.25 TFLOP of QR in memory, against 6.8 + 1.3 TFLOP for the next-basis start: the passes
 // become reads.
 //

@@ -52,6 +52,7 @@ Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
 /// residual bounds evaluated (each wrong with probability <= 1e-12).
 struct PassCounts {
   int passes = 0, checks = 0, check_passes = 0, power_passes = 0, start_nonzeros = 0;
+  bool range_start = false;  ///< the range start ran (its two passes counted above)
 };
 
 /// The report from the last window (sketch_report.cpp): the Numerical Recipes rank of the Ritz

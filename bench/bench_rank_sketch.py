@@ -156,7 +156,8 @@ def table(shape, *references):
             cert = f"verdict certified, count in {cert}"
         if j.get("sketch_k") and (j.get("certified") or settled):
             cert += f" (p <= {j['failure_probability']:.1e})"
-        start = "1 sparse start, " if j.get("sketch_start_nonzeros") else ""
+        start = ("range start, " if j.get("sketch_range_start") else
+                 "1 sparse start, " if j.get("sketch_start_nonzeros") else "")
         kp = (f"{j['sketch_k']}, {j['sketch_passes']} ({start}{j.get('sketch_check_passes', 0)} "
               f"check, {j.get('sketch_power_passes', 0)} power)" if j.get("sketch_k") else "-")
         cells = " | ".join(r[1](name, args, wall) for r in references)
@@ -247,9 +248,12 @@ def wt2(shape):
     # The second of two reads: the file is larger than RAM, so the first may still find the
     # page cache warm from the write, the second is what every sketch pass meets.
     read_s = [read_once(path) for _ in range(2)][-1]
-    # The verdict alone (the verdict start, analysis/sketch.h): the sparse start, then power
-    # steps on the bound's residual; no pass forms A Q.
+    # The verdict alone (the verdict start, analysis/sketch.h): the range start (a sparse start
+    # keeping A Omega, then one pass of probes on its range); no pass forms A Q.
     analyse(shape, "softmax log-probs", path, ["--method", "sketch", "--verdict-only"])
+    # The same verdict from the start's next basis and power steps (the earlier verdict start).
+    analyse(shape, "softmax log-probs", path,
+            ["--method", "sketch", "--verdict-only", "--sketch-no-range-start"])
     analyse(shape, "softmax log-probs", path, ["--method", "sketch"])
     analyse(shape, "softmax log-probs", path,
             ["--method", "sketch", "--sketch-start-nonzeros", "0"])

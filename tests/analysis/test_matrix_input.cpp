@@ -519,10 +519,10 @@ TEST_CASE_METHOD(
 
   const auto help = run(bin + " --help", &status);
   CHECK(status == 0);
-  for (const char* example : {"rank_analysis logprobs.h5",
-                              "rank_analysis --head softmax --d 64 --bias 1 lp.npy",
-                              "rank_analysis --head softmax --d 64 --bias 1 plain.h5",
-                              "synthetic_logprobs --head softmax"}) {
+  for (const char* example :
+       {"rank_analysis logprobs.h5", "rank_analysis --head softmax --d 64 --bias 1 lp.npy",
+        "rank_analysis --head softmax --d 64 --bias 1 plain.h5",
+        "synthetic_logprobs --head softmax"}) {
     INFO(example);
     CHECK(help.find(example) != std::string::npos);
   }

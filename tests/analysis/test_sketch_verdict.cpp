@@ -96,6 +96,7 @@ TEST_CASE(
                       << rep.residual_bound << " against tol_lo " << rep.tol_lo);
       CHECK(rep.within_bound);
       CHECK(rep.rank_max == bound);
+      CHECK(rep.sketch_range_start == range);
       if (range) {  // the start, then one pass of probes (a check): no pass formed A Q
         CHECK(rep.sketch_passes == 2);
         CHECK(rep.sketch_check_passes == 1);
