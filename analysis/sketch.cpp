@@ -157,8 +157,8 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
           cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(k),
                       blas_int(n), 1.0, x, blas_int(m), z.data(), blas_int(n), 1.0, sums.y.data(),
                       blas_int(m));
-        // R: Z_Q's rows into the streamed QR.
-        qr.add(z.data(), n, n);
+        // R: Z_Q's rows into the streamed QR (kept whole: factored in memory, range_basis).
+        if (!keep_z) qr.add(z.data(), n, n);
         for (int64_t j = 0; keep_z && j < k; ++j)
           std::copy(z.data() + j * n, z.data() + (j + 1) * n, keep_z + j * rows + row_at);
         row_at += n;
@@ -171,6 +171,7 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
         if (on_rows) on_rows(done);
       });
   if (!clean) return false;
+  if (keep_z) return true;
   sums.r = qr.finish();
   sums.qr_factor = qr.backward_error();
   sums.z_frobenius_sq = qr.frobenius_sq();
@@ -452,12 +453,14 @@ bool range_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, int6
                 a_omega.data()))
     return true;
   const double frobenius = first_pass_facts(sums, rows, cols, out);
-  const Window w = start_window(sums, rows, cols, k, o.eps);
-  report_start(progress, w, 1, k, since(pass_start), /*range=*/true);
   // Its QR and SVDs count as solve, its probe pass as read and accumulate.
   const auto solve_start = std::chrono::steady_clock::now();
+  double eta = 0;
+  const auto u_b = range_basis(std::move(a_omega), rows, k, o.bound, sums, &eta);  // (T, b)
+  const Window w = start_window(sums, rows, cols, k, o.eps);
+  report_start(progress, w, 1, k, since(pass_start), /*range=*/true);
   const double streamed = timing->read + timing->accumulate;
-  VerdictStart vs = range_start(read, rows, cols, std::move(a_omega), sums, start, w, o, frobenius,
+  VerdictStart vs = range_start(read, rows, cols, u_b, eta, sums, start, w, o, frobenius,
                                 plan.block_rows, 1, rng, timing, progress);
   timing->solve += since(solve_start) - (timing->read + timing->accumulate - streamed);
   n = {1 + vs.steps, vs.checks, vs.steps, 0, start.nonzeros(), /*range_start=*/true};

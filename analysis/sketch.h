@@ -132,8 +132,10 @@
 // side, without the start's A^T Z (2 T M k flops, most of the start's cost): the start pass keeps
 // Z = A Omega (T x k, float64) instead of forming Y; U_b = the top b left singular vectors of Z
 // (Householder QR of Z in memory, then the SVD of its k x k factor: 4 T k^2 + 2 T k b flops, no
-// pass); then one pass forms A omega_i for p fresh Gaussian probes (2 T M p flops) and
-// projects them off U_b in memory. For any T x b matrix U_b, U_b U_b^T A has rank <= b, so
+// pass; the start's R, its nominal count and sigma_1's Omega-direction bound come from that QR,
+// one Householder step, f = k gamma_2T in streamed_qr.h's terms, so the start streams no QR);
+// then one pass forms A omega_i for p fresh Gaussian probes (2 T M p flops) and projects them
+// off U_b in memory. For any T x b matrix U_b, U_b U_b^T A has rank <= b, so
 //   sigma_(b+1)(A) <= ||(I - U^ U^^T) A||_2 =: x   (Eckart-Young; U^ an orthonormal basis of
 //   range(U_b)),
 // and lemma 4.1 on the fixed B = (I - U^ U^^T) A (U_b depends on Omega alone; the probes are

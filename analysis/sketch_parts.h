@@ -130,15 +130,21 @@ struct VerdictStart {
 inline constexpr double kRangeStartBytes = double(int64_t{8} << 30);
 bool range_start_wanted(const SketchOptions& o, int64_t k, int64_t rows);
 
-/// U_b, the top b left singular vectors of A Omega (its QR, then the SVD of the k x k factor), and
-/// one pass of p Gaussian probes bounding ||(I - U_b U_b^T) A||_2 against tol_lo = c_NR times
+/// The range start's basis: U_b (T x b), the top b left singular vectors of A Omega (T x k,
+/// column-major, factored in place: Householder QR, then the SVD of its k x k factor), *eta its
+/// certified defect; sums gets the start's R, ||A Omega||_F^2 and the QR's backward error factor
+/// (no streamed QR in that pass).
+std::vector<double> range_basis(std::vector<double> a_omega, int64_t rows, int64_t k, int64_t b,
+                                PassSums& sums, double* eta);
+
+/// One pass of p Gaussian probes bounding ||(I - U_b U_b^T) A||_2 against tol_lo = c_NR times
 /// sigma1_lower_from_start (HMT lemma 4.1, every rounding term): certified "within", or not.
 template <class In>
 VerdictStart range_start(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
-                         int64_t cols, std::vector<double> a_omega, const PassSums& sums,
-                         const SparseSign& omega, const Window& start, const SketchOptions& o,
-                         double frobenius, int64_t block_rows, int pass_before,
-                         std::mt19937_64& rng, SpectrumTiming* timing,
+                         int64_t cols, const std::vector<double>& u_b, double eta,
+                         const PassSums& sums, const SparseSign& omega, const Window& start,
+                         const SketchOptions& o, double frobenius, int64_t block_rows,
+                         int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
                          const SketchProgress& progress);
 
 /// The verdict start (sketch.h): Q_b, the top `bound` left singular vectors of the start's Y,

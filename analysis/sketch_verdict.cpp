@@ -42,7 +42,7 @@ std::vector<double> top_right_vector(const std::vector<double>& r, int64_t k) {
 /// R_y, then Q_y U_c from R_y's SVD (orthonormal times orthogonal: no second QR); *eta their
 /// certified defect, measured.
 std::vector<double> top_left_vectors(std::vector<double> y, int64_t m, int64_t k, int64_t c,
-                                     double* eta) {
+                                     double* eta, std::vector<double>* r_out = nullptr) {
   const auto lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
   std::vector<double> tau(static_cast<size_t>(k)), r(static_cast<size_t>(k * k), 0.0);
   check_sketch_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf",
@@ -50,6 +50,7 @@ std::vector<double> top_left_vectors(std::vector<double> y, int64_t m, int64_t k
   for (int64_t j = 0; j < k; ++j)
     for (int64_t i = 0; i <= j; ++i)
       r[static_cast<size_t>(i + j * k)] = y[static_cast<size_t>(i + j * m)];
+  if (r_out) *r_out = r;  // dgesvd below overwrites r
   check_sketch_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y.data(), lm, tau.data()),
                       "dorgqr", k);
   std::vector<double> sv(static_cast<size_t>(k)), u(static_cast<size_t>(k * k)),
@@ -251,12 +252,25 @@ bool range_start_wanted(const SketchOptions& o, int64_t k, int64_t rows) {
          bytes <= kRangeStartBytes;
 }
 
+std::vector<double> range_basis(std::vector<double> a_omega, int64_t rows, int64_t k, int64_t b,
+                                PassSums& sums, double* eta) {
+  // One Householder QR of the whole T x k matrix: the streamed QR's bound with a single step
+  // (streamed_qr.h): ||dZ||_F <= f (1 + f) ||Z||_F, f = k gamma_(2T).
+  const auto n = static_cast<int64_t>(a_omega.size());
+  double sq = 0;
+  for (int64_t i = 0; i < n; ++i)
+    sq += a_omega[static_cast<size_t>(i)] * a_omega[static_cast<size_t>(i)];
+  sums.z_frobenius_sq = sq;
+  sums.qr_factor = static_cast<double>(k) * gamma_float64(2.0 * static_cast<double>(rows));
+  return top_left_vectors(std::move(a_omega), rows, k, std::min(b, k), eta, &sums.r);
+}
+
 template <class In>
 VerdictStart range_start(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
-                         int64_t cols, std::vector<double> a_omega, const PassSums& sums,
-                         const SparseSign& omega, const Window& start, const SketchOptions& o,
-                         double frobenius, int64_t block_rows, int pass_before,
-                         std::mt19937_64& rng, SpectrumTiming* timing,
+                         int64_t cols, const std::vector<double>& u_b, double eta,
+                         const PassSums& sums, const SparseSign& omega, const Window& start,
+                         const SketchOptions& o, double frobenius, int64_t block_rows,
+                         int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
                          const SketchProgress& progress) {
   VerdictStart out;
   const int64_t k = sums.k, b = o.bound, p = o.probes, m = cols;
@@ -266,8 +280,6 @@ VerdictStart range_start(const std::function<void(int64_t, int64_t, In*)>& read,
   const double tol_lo = c_nr * sigma1_lower;
   if (!(tol_lo > 0)) return out;
   const auto pass_start = std::chrono::steady_clock::now();
-  double eta = 0;
-  const auto u_b = top_left_vectors(std::move(a_omega), rows, k, b, &eta);  // (T, b)
   // The probes, drawn after U_b is fixed (HMT lemma 4.1 needs B = (I - U_b U_b^T) A fixed).
   std::vector<double> omega_p(static_cast<size_t>(m * p)), omega_norm(static_cast<size_t>(p));
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -311,15 +323,15 @@ VerdictStart range_start(const std::function<void(int64_t, int64_t, In*)>& read,
 }
 
 template VerdictStart range_start<float>(const std::function<void(int64_t, int64_t, float*)>&,
-                                         int64_t, int64_t, std::vector<double>, const PassSums&,
-                                         const SparseSign&, const Window&, const SketchOptions&,
-                                         double, int64_t, int, std::mt19937_64&, SpectrumTiming*,
-                                         const SketchProgress&);
+                                         int64_t, int64_t, const std::vector<double>&, double,
+                                         const PassSums&, const SparseSign&, const Window&,
+                                         const SketchOptions&, double, int64_t, int,
+                                         std::mt19937_64&, SpectrumTiming*, const SketchProgress&);
 template VerdictStart range_start<double>(const std::function<void(int64_t, int64_t, double*)>&,
-                                          int64_t, int64_t, std::vector<double>, const PassSums&,
-                                          const SparseSign&, const Window&, const SketchOptions&,
-                                          double, int64_t, int, std::mt19937_64&, SpectrumTiming*,
-                                          const SketchProgress&);
+                                          int64_t, int64_t, const std::vector<double>&, double,
+                                          const PassSums&, const SparseSign&, const Window&,
+                                          const SketchOptions&, double, int64_t, int,
+                                          std::mt19937_64&, SpectrumTiming*, const SketchProgress&);
 
 template VerdictStart verdict_start<float>(const std::function<void(int64_t, int64_t, float*)>&,
                                            int64_t, int64_t, const PassSums&, const SparseSign&,
