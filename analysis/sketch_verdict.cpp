@@ -130,6 +130,25 @@ double range_residual(std::vector<double> zp, const std::vector<double>& u_b, in
   return probe_factor(static_cast<int>(p)) * worst;
 }
 
+/// The certified "within" window of either verdict start: sigma_(b+1) <= residual < tol_lo =
+/// c_NR sigma1_lower <= tol, so rank <= b; rank >= 1 when sigma1_lower clears tol_hi = c_NR
+/// ||A||_F; the count reported is the start's nominal one inside [rank_min, b].
+Window within_window(double sigma1_lower, double frobenius, double c_nr, double residual, int64_t b,
+                     int64_t nominal) {
+  Window w;
+  w.sigma = w.lower = {sigma1_lower};
+  w.upper = {frobenius};
+  w.residual = residual;
+  w.residual_count = b;
+  w.tol = w.tol_lo = c_nr * sigma1_lower;
+  w.tol_hi = c_nr * frobenius;
+  w.rank_min = sigma1_lower > w.tol_hi ? 1 : 0;
+  w.rank_max = b;
+  w.rank = std::clamp(nominal, w.rank_min, w.rank_max);
+  w.rounding = frobenius - sigma1_lower;
+  return w;
+}
+
 }  // namespace
 
 /// The verdict start (sketch.h) is tried after the sparse start when only the verdict is asked
@@ -229,19 +248,7 @@ VerdictStart verdict_start(const std::function<void(int64_t, int64_t, In*)>& rea
   if (!(res.bound < tol_lo)) return out;
   // sigma_(b+1) <= the bound < tol_lo <= tol: rank <= b (residual_power.h, "The count").
   out.certified = true;
-  Window& w = out.window;
-  w.sigma = {sigma1_lower};
-  w.lower = {sigma1_lower};
-  w.upper = {frobenius};
-  w.residual = res.bound;
-  w.residual_count = b;
-  w.tol = tol_lo;
-  w.tol_lo = tol_lo;
-  w.tol_hi = c_nr * frobenius;
-  w.rank_min = sigma1_lower > w.tol_hi ? 1 : 0;
-  w.rank_max = b;
-  w.rank = std::clamp(start.rank, w.rank_min, w.rank_max);
-  w.rounding = frobenius - sigma1_lower;
+  out.window = within_window(sigma1_lower, frobenius, c_nr, res.bound, b, start.rank);
   return out;
 }
 
@@ -307,18 +314,7 @@ VerdictStart range_start(const std::function<void(int64_t, int64_t, In*)>& read,
   if (!(e < tol_lo)) return out;
   // sigma_(b+1) <= ||(I - U_b U_b^T) A||_2 <= e < tol_lo <= tol (Eckart-Young): rank <= b.
   out.certified = true;
-  Window& w = out.window;
-  w.sigma = {sigma1_lower};
-  w.lower = {sigma1_lower};
-  w.upper = {frobenius};
-  w.residual = e;
-  w.residual_count = b;
-  w.tol = w.tol_lo = tol_lo;
-  w.tol_hi = c_nr * frobenius;
-  w.rank_min = sigma1_lower > w.tol_hi ? 1 : 0;
-  w.rank_max = b;
-  w.rank = std::clamp(start.rank, w.rank_min, w.rank_max);
-  w.rounding = frobenius - sigma1_lower;
+  out.window = within_window(sigma1_lower, frobenius, c_nr, e, b, start.rank);
   return out;
 }
 
