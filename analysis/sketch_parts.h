@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "analysis/residual_power.h"
 #include "analysis/sketch.h"
 #include "analysis/sparse_sign.h"
 
@@ -100,6 +101,11 @@ struct PowerAttempts {
     pass = pass_now;
   }
 };
+
+/// The power steps' options (residual_power.h) from the sketch's: stop below target, with
+/// sigma1_upper >= sigma_1 and abs_norm >= || |A| ||_2.
+ResidualPowerOptions power_options(const SketchOptions& o, double target, double sigma1_upper,
+                                   double abs_norm, int64_t rows, int64_t block_rows);
 
 /// Power steps on the count c = w.rank (residual_power.h) with the top c Ritz vectors of the pass
 /// whose basis Q is basis's first k columns and whose R is sums.r; a bound below tol_lo closes the

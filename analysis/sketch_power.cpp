@@ -42,6 +42,21 @@ bool PowerAttempts::wanted(const Window& w, const SketchOptions& o, int64_t k_no
   return !(k_now == k && count == c && pass_now - pass < 2);
 }
 
+ResidualPowerOptions power_options(const SketchOptions& o, double target, double sigma1_upper,
+                                   double abs_norm, int64_t rows, int64_t block_rows) {
+  ResidualPowerOptions po;
+  po.probes = o.probes;
+  po.max_steps = o.power_steps;
+  po.target = target;
+  po.sigma1_upper = sigma1_upper;
+  po.abs_norm = abs_norm;
+  po.total_rows = rows;
+  po.block_rows = block_rows;
+  po.overlap = o.overlap;
+  po.collective = o.collective;
+  return po;
+}
+
 template <class In>
 int power_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                   int64_t cols, const std::vector<double>& basis, const PassSums& sums, Window& w,
@@ -51,16 +66,8 @@ int power_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_
   const int64_t c = w.rank;
   double eta_c = 0;
   const auto q_c = ritz_vectors(basis, sums.r, cols, k, c, &eta_c);
-  ResidualPowerOptions po;
-  po.probes = o.probes;
-  po.max_steps = o.power_steps;
-  po.target = w.tol_lo;
-  po.sigma1_upper = w.upper[0];
-  po.abs_norm = same_sign ? w.upper[0] : frobenius;
-  po.total_rows = rows;
-  po.block_rows = block_rows;
-  po.overlap = o.overlap;
-  po.collective = o.collective;
+  const ResidualPowerOptions po =
+      power_options(o, w.tol_lo, w.upper[0], same_sign ? w.upper[0] : frobenius, rows, block_rows);
   int step = 1;
   auto step_done = [&](const ResidualPowerStep& s) {
     step = s.step + 1;

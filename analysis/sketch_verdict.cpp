@@ -220,16 +220,8 @@ VerdictStart verdict_start(const std::function<void(int64_t, int64_t, In*)>& rea
   if (!(tol_lo > 0)) return out;
   double eta_b = 0;
   const auto q_b = top_left_vectors(sums.y, cols, k, b, &eta_b);
-  ResidualPowerOptions po;
-  po.probes = o.probes;
-  po.max_steps = o.power_steps;
-  po.target = tol_lo;
-  po.sigma1_upper = frobenius;  // ||A||_2 <= ||A||_F
-  po.abs_norm = frobenius;      // || |A| ||_2 <= || |A| ||_F = ||A||_F
-  po.total_rows = rows;
-  po.block_rows = block_rows;
-  po.overlap = o.overlap;
-  po.collective = o.collective;
+  // ||A||_2 <= ||A||_F and || |A| ||_2 <= || |A| ||_F = ||A||_F.
+  const ResidualPowerOptions po = power_options(o, tol_lo, frobenius, frobenius, rows, block_rows);
   int step = 1;
   auto step_done = [&](const ResidualPowerStep& s) {
     step = s.step + 1;

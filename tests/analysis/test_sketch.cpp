@@ -227,28 +227,7 @@ TEST_CASE(
     "sketch: a softmax log-probability matrix stored in float32 has rank d + 1 + bias, certified, "
     "as the row Gram and sgesdd find") {
   const int64_t t = 500, m = 2000, d = 8;
-  std::mt19937_64 gen(42);
-  std::normal_distribution<double> normal;
-  std::vector<double> h(static_cast<size_t>(t * d)), w(static_cast<size_t>(d * m)),
-      b(static_cast<size_t>(m));
-  for (auto& x : h) x = normal(gen);
-  for (auto& x : w) x = 0.5 * normal(gen);
-  for (auto& x : b) x = normal(gen);
-  std::vector<float> a(static_cast<size_t>(t * m));
-  std::vector<double> z(static_cast<size_t>(m));
-  for (int64_t i = 0; i < t; ++i) {
-    double mx = -1e300;
-    for (int64_t j = 0; j < m; ++j) {
-      double v = b[size_t(j)];
-      for (int64_t c = 0; c < d; ++c) v += h[size_t(i * d + c)] * w[size_t(c * m + j)];
-      z[size_t(j)] = v;
-      mx = std::max(mx, v);
-    }
-    double sum = 0;
-    for (const double v : z) sum += std::exp(v - mx);
-    const double lse = mx + std::log(sum);
-    for (int64_t j = 0; j < m; ++j) a[size_t(i * m + j)] = static_cast<float>(z[size_t(j)] - lse);
-  }
+  const std::vector<float> a = sb::test::softmax_logprobs(t, m, d, /*seed=*/42);
   const RowReader read = reader(a, m);
   const int64_t bound = d + 2;
   FiniteScan scan;

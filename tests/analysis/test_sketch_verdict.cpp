@@ -35,33 +35,6 @@ std::vector<double> exact_sigma(const std::vector<T>& a, int64_t t, int64_t m) {
   return s;
 }
 
-// Softmax log-probabilities of t contexts over m words from a d-dimensional model with a decoder
-// bias, stored in float32: rank d + 2 (Theorem 2), the rest float32 noise.
-std::vector<float> softmax_logprobs(int64_t t, int64_t m, int64_t d, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> normal;
-  std::vector<double> h(static_cast<size_t>(t * d)), w(static_cast<size_t>(d * m)),
-      b(static_cast<size_t>(m)), z(static_cast<size_t>(m));
-  for (auto& x : h) x = normal(gen);
-  for (auto& x : w) x = 0.5 * normal(gen);
-  for (auto& x : b) x = normal(gen);
-  std::vector<float> a(static_cast<size_t>(t * m));
-  for (int64_t i = 0; i < t; ++i) {
-    double mx = -1e300;
-    for (int64_t j = 0; j < m; ++j) {
-      double v = b[size_t(j)];
-      for (int64_t c = 0; c < d; ++c) v += h[size_t(i * d + c)] * w[size_t(c * m + j)];
-      z[size_t(j)] = v;
-      mx = std::max(mx, v);
-    }
-    double sum = 0;
-    for (const double v : z) sum += std::exp(v - mx);
-    const double lse = mx + std::log(sum);
-    for (int64_t j = 0; j < m; ++j) a[size_t(i * m + j)] = static_cast<float>(z[size_t(j)] - lse);
-  }
-  return a;
-}
-
 SketchOptions verdict_options(int64_t bound, uint64_t seed) {
   SketchOptions o;
   o.bound = bound;
@@ -79,7 +52,7 @@ TEST_CASE(
     "the sparse start and one pass of probes on its range, or one power step on its next basis, "
     "with sigma_(b+1) and sigma_1 inside what it certifies") {
   const int64_t t = 1500, m = 1200, d = 30, bound = d + 2;
-  const auto a = softmax_logprobs(t, m, d, /*seed=*/5);
+  const auto a = sb::test::softmax_logprobs(t, m, d, /*seed=*/5);
   const auto sigma = exact_sigma(a, t, m);
   const double c = nr_c(t, m, kFloat32Eps);
   REQUIRE(sigma[bound] < c * sigma[0]);  // the truth: within the bound
