@@ -110,7 +110,7 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
                     "sketch: pass %d (k = %lld, sparse start) in %s: %s, nominal rank %lld (no "
                     "bounds from a start)",
                     s.pass, static_cast<long long>(s.k), sb::format_duration(s.seconds).c_str(),
-                    s.range ? "A Omega kept for its range" : "next basis formed",
+                    s.range ? "A Omega and the probes' products kept" : "next basis formed",
                     static_cast<long long>(s.rank));
       o.on_progress(line);
       return;
@@ -119,7 +119,7 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
       std::snprintf(kind, sizeof kind, ", power step %d on c = %lld", s.power,
                     static_cast<long long>(s.count));
     else if (s.check)
-      std::snprintf(kind, sizeof kind, s.range ? ", probes on the start's range" : ", check");
+      std::snprintf(kind, sizeof kind, s.range ? ", probes off the start's range" : ", check");
     std::snprintf(line, sizeof line,
                   "sketch: pass %d (k = %lld%s) in %s: rank %lld, window [%lld, %lld], "
                   "residual bound %.3g (tol %.3g)%s",

@@ -50,18 +50,19 @@ class RowStage {
   std::vector<In> buffer_;
 };
 
-/// load(begin, count, out) fills out (count x cols, row-major float64) and returns false to stop
-/// (non-finite entries); consume(block, n) uses the block of n rows; done(rows_done) follows each
-/// block (progress). timing->read gets the time spent waiting for loads, timing->accumulate the
-/// consumer's. Returns false when a load stopped the stream.
-template <class Load, class Consume, class Done>
+/// load(begin, count, out) fills out (count x cols, row-major T: float64 unless the caller asks
+/// for the reader's own type) and returns false to stop (non-finite entries); consume(block, n)
+/// uses the block of n rows; done(rows_done) follows each block (progress). timing->read gets the
+/// time spent waiting for loads, timing->accumulate the consumer's. Returns false when a load
+/// stopped the stream.
+template <class T = double, class Load, class Consume, class Done>
 bool stream_blocks(int64_t rows, int64_t cols, int64_t block_rows, bool overlap,
                    contract::SpectrumTiming* timing, Load& load, Consume&& consume, Done&& done) {
   using clock = std::chrono::steady_clock;
   auto since = [](clock::time_point t) {
     return std::chrono::duration<double>(clock::now() - t).count();
   };
-  std::array<std::vector<double>, 2> blocks;
+  std::array<std::vector<T>, 2> blocks;
   blocks[0].resize(static_cast<size_t>(std::min(block_rows, rows) * cols));
   if (overlap) blocks[1].resize(blocks[0].size());
   auto rows_in = [&](int64_t b) { return std::min(block_rows, rows - b * block_rows); };
@@ -71,7 +72,7 @@ bool stream_blocks(int64_t rows, int64_t cols, int64_t block_rows, bool overlap,
   timing->read += since(start);
   for (int64_t b = 0; b < nblocks; ++b) {
     if (!ok) return false;
-    double* current = blocks[overlap ? b % 2 : 0].data();
+    T* current = blocks[overlap ? b % 2 : 0].data();
     const bool more = b + 1 < nblocks;
     std::future<bool> next;
     if (overlap && more)
@@ -80,7 +81,7 @@ bool stream_blocks(int64_t rows, int64_t cols, int64_t block_rows, bool overlap,
                           return load(begin, n, blocks[(b + 1) % 2].data());
                         });
     start = clock::now();
-    consume(static_cast<const double*>(current), rows_in(b));
+    consume(static_cast<const T*>(current), rows_in(b));
     timing->accumulate += since(start);
     done(b * block_rows + rows_in(b));
     if (!more) break;

@@ -85,6 +85,12 @@ void MethodOptions::add_sketch_options(CLI::App& app, AnalyseOptions& opt) {
                      "fails with probability <= 1e-12 (the result states the total); more "
                      "probes, a tighter bound (its factor 10^(12/p) sqrt(2/pi): 1.6 at 40)")
           ->capture_default_str());
+  sketch_.push_back(
+      app.add_option("--sketch-range-probes", opt.sketch.range_probes,
+                     "sketch: Gaussian probes of the range start (--verdict-only), 12 to 256: "
+                     "its one check fails with probability <= 1e-12 (factor 3.2 at 20); each "
+                     "probe costs 2 T M flops in its pass")
+          ->capture_default_str());
   sketch_.push_back(app.add_option("--sketch-max-passes", opt.sketch.max_passes,
                                    "sketch: at most this many passes over the matrix, >= 2")
                         ->capture_default_str());
@@ -107,15 +113,15 @@ void MethodOptions::add_sketch_options(CLI::App& app, AnalyseOptions& opt) {
   sketch_.push_back(app.add_flag(
       "--sketch-no-range-start", no_range_start,
       "sketch: the verdict start from the start's next basis and power steps instead of its range "
-      "(A Omega kept in memory, T x k float64, at most 8 GiB) and one pass of probes (for "
-      "timing)"));
+      "(A Omega and the probes' products kept in memory, T (k + p) float64, at most 8 GiB; one "
+      "pass) (for timing)"));
   app.add_option("--seed", opt.seed, "sketch: seed of its Gaussian draws (same seed, same result)")
       ->capture_default_str();
   sketch_.push_back(app.add_flag(
       "--verdict-only", opt.verdict_only,
       "sketch: stop once the verdict (within / exceeds the bound) is certain, which needs only "
-      "k = bound + oversampling; for a softmax-family head, within is certified from the sparse "
-      "start and one pass of probes on its range, no pass forming A Q (the verdict start); with "
+      "k = bound + oversampling; for a softmax-family head, within is certified from one pass: "
+      "the sparse start and probes on its range, no pass forming A Q (the verdict start); with "
       "--method auto it takes the sketch"));
 }
 

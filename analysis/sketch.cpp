@@ -10,7 +10,6 @@
 #include <future>
 #include <limits>
 #include <memory>
-#include <numeric>
 #include <random>
 
 #include "analysis/block_stream.h"
@@ -21,6 +20,7 @@
 #include "analysis/sketch_parts.h"
 #include "analysis/sparse_sign.h"
 #include "analysis/streamed_qr.h"
+#include "analysis/widen_rows.h"
 #include "common/errors.h"
 
 namespace sb::analysis {
@@ -98,13 +98,13 @@ enum class PassKind { check, full };
 
 // Streams A once: basis is M x (k + p), Q's k columns then the p probes w_i; with_y: also
 // accumulate the next basis Y. start: the sparse start (sketch.h, "Start"): A_b Omega in place
-// of A_b [Q W], p = 0 and basis unused. keep_z: A Q (or A Omega) whole, rows x k column-major.
+// of A_b [Q W], p = 0 and basis unused.
 template <class In>
 bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows, int64_t cols,
               int64_t k, int64_t p, int64_t block_rows, const std::vector<double>& basis,
               bool with_y, bool first, bool overlap, FiniteScan* scan, SpectrumTiming* timing,
               PassSums& sums, const std::function<void(int64_t)>& on_rows,
-              const SparseSign* start = nullptr, double* keep_z = nullptr) {
+              const SparseSign* start = nullptr) {
   const int64_t m = cols, kp = k + p;
   sums.k = k;
   sums.y.assign(with_y ? static_cast<size_t>(m * k) : 0, 0.0);
@@ -112,7 +112,7 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
   sums.probe_sq.assign(static_cast<size_t>(p), 0.0);
   RowStage<In> stage(m, block_rows);
   std::vector<double> z(static_cast<size_t>(std::min(block_rows, rows) * kp));
-  int64_t row_at = 0;
+  RowSums facts;
   // Rows [begin, begin + count) into out as float64 (row-major count x M); false at non-finite
   // entries (first pass only: later passes read the same rows).
   auto load = [&](int64_t begin, int64_t count, double* out) {
@@ -121,23 +121,9 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
         scan->scan(src, at, c, m);
         if (!scan->clean()) return false;
       }
-      double* dst = out + (at - begin) * m;
-      double sq = 0;
-      for (int64_t i = 0; i < c * m; ++i) {
-        const double v = static_cast<double>(src[i]);
-        if (first) {
-          sums.positive |= v > 0;
-          sums.negative |= v < 0;
-          sq += v * v;
-        }
-        dst[i] = v;
-      }
-      sums.frobenius_sq += sq;
-      if (first)  // ||A 1||^2: sigma_1's lower bound along the all-ones direction (verdict start)
-        for (int64_t r = 0; r < c; ++r) {
-          const double row = std::accumulate(dst + r * m, dst + (r + 1) * m, 0.0);
-          sums.ones_sq += row * row;
-        }
+      // ||A||_F^2, the signs and ||A 1||^2 (sigma_1's lower bound along the all-ones
+      // direction, the verdict start) from the first pass.
+      widen_rows(src, c, m, out + (at - begin) * m, first ? &facts : nullptr);
       return true;
     });
   };
@@ -157,11 +143,8 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
           cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(k),
                       blas_int(n), 1.0, x, blas_int(m), z.data(), blas_int(n), 1.0, sums.y.data(),
                       blas_int(m));
-        // R: Z_Q's rows into the streamed QR (kept whole: factored in memory, range_basis).
-        if (!keep_z) qr.add(z.data(), n, n);
-        for (int64_t j = 0; keep_z && j < k; ++j)
-          std::copy(z.data() + j * n, z.data() + (j + 1) * n, keep_z + j * rows + row_at);
-        row_at += n;
+        // R: Z_Q's rows into the streamed QR.
+        qr.add(z.data(), n, n);
         for (int64_t i = 0; i < p; ++i) {
           const double* col = z.data() + (k + i) * n;
           sums.probe_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
@@ -171,7 +154,10 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
         if (on_rows) on_rows(done);
       });
   if (!clean) return false;
-  if (keep_z) return true;
+  sums.frobenius_sq += facts.frobenius_sq;
+  sums.ones_sq += facts.ones_sq;
+  sums.positive |= facts.positive;
+  sums.negative |= facts.negative;
   sums.r = qr.finish();
   sums.qr_factor = qr.backward_error();
   sums.z_frobenius_sq = qr.frobenius_sq();
@@ -436,34 +422,37 @@ double first_pass_facts(const PassSums& sums, int64_t rows, int64_t cols, Sketch
   return std::sqrt(sums.frobenius_sq * (1 + gamma_float64(double(rows) * double(cols))));
 }
 
-/// The range start (sketch.h, "Verdict start"): the sparse start without its next basis, A Omega
-/// kept, then one pass of probes. True when it settled (out filled; left empty when the data held
-/// non-finite entries), else false with its passes and checks in n and the sketch starting over.
+/// The range start (sketch.h, "Verdict start"): one pass of the sparse start without its next
+/// basis, A Omega and the probes' A omega_i kept, then U_b and the bound in memory. True when it
+/// settled (out filled; left empty when the data held non-finite entries), else false with its
+/// pass and check in n and the sketch starting over.
 template <class In>
 bool range_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
                     int64_t cols, const SketchOptions& o, const Plan& plan, const SparseSign& start,
                     FiniteScan* scan, SpectrumTiming* timing, const SketchProgress& progress,
                     std::mt19937_64& rng, PassCounts& n, SketchResult& out) {
-  const int64_t k = plan.k0;
+  const int64_t k = plan.k0, p = o.range_probes;
   const auto pass_start = std::chrono::steady_clock::now();
+  // The probes are drawn before the pass, apart from Omega: B = (I - U_b U_b^T) A is a function
+  // of Omega alone, so lemma 4.1 holds given Omega (sketch.h, "Verdict start").
+  std::vector<double> omega_p(static_cast<size_t>(cols * p));  // (M, p)
+  gaussian_columns(omega_p, cols, 0, p, rng);
+  std::vector<double> a_omega(static_cast<size_t>(rows * k)), zp(static_cast<size_t>(rows * p));
   PassSums sums;
-  std::vector<double> a_omega(static_cast<size_t>(rows * k));  // (T, k)
-  if (!run_pass(read, rows, cols, k, 0, plan.block_rows, {}, /*with_y=*/false, /*first=*/true,
-                o.overlap, scan, timing, sums, rows_progress(progress, 1, k, rows), &start,
-                a_omega.data()))
+  if (!range_pass(read, rows, cols, start, omega_p, p, o.overlap, scan, timing, sums,
+                  rows_progress(progress, 1, k, rows), a_omega.data(), zp.data()))
     return true;
   const double frobenius = first_pass_facts(sums, rows, cols, out);
-  // Its QR and SVDs count as solve, its probe pass as read and accumulate.
+  // Its QR, SVDs and the probes' projection count as solve.
   const auto solve_start = std::chrono::steady_clock::now();
   double eta = 0;
   const auto u_b = range_basis(std::move(a_omega), rows, k, o.bound, sums, &eta);  // (T, b)
   const Window w = start_window(sums, rows, cols, k, o.eps);
   report_start(progress, w, 1, k, since(pass_start), /*range=*/true);
-  const double streamed = timing->read + timing->accumulate;
-  VerdictStart vs = range_start(read, rows, cols, u_b, eta, sums, start, w, o, frobenius,
-                                plan.block_rows, 1, rng, timing, progress);
-  timing->solve += since(solve_start) - (timing->read + timing->accumulate - streamed);
-  n = {1 + vs.steps, vs.checks, vs.steps, 0, start.nonzeros(), /*range_start=*/true};
+  VerdictStart vs = range_start(std::move(zp), omega_p, u_b, eta, sums, start, w, o, rows, cols,
+                                frobenius, progress, since(pass_start));
+  timing->solve += since(solve_start);
+  n = {1, vs.checks, 0, 0, start.nonzeros(), /*range_start=*/true, static_cast<int>(p)};
   if (!vs.certified) return false;
   const int64_t nominal = vs.window.rank;
   fill_report(out, vs.window, o, rows, cols, k, n);

@@ -129,17 +129,22 @@
 // shape (k = 412, p = 40): the start's 2 T M (k + zeta) and 4 T M p per power step, against the
 // start plus a check's 2 T M (k + p): 6.8 + 1.3 TFLOP against 6.8 + 7.4.
 // The range start (range_start, the default where it fits). The same certificate from the other
-// side, without the start's A^T Z (2 T M k flops, most of the start's cost): the start pass keeps
-// Z = A Omega (T x k, float64) instead of forming Y; U_b = the top b left singular vectors of Z
-// (Householder QR of Z in memory, then the SVD of its k x k factor: 4 T k^2 + 2 T k b flops, no
-// pass; the start's R, its nominal count and sigma_1's Omega-direction bound come from that QR,
-// one Householder step, f = k gamma_2T in streamed_qr.h's terms, so the start streams no QR);
-// then one pass forms A omega_i for p fresh Gaussian probes (2 T M p flops) and projects them
-// off U_b in memory. For any T x b matrix U_b, U_b U_b^T A has rank <= b, so
+// side in one pass, without the start's A^T Z (2 T M k flops, most of the start's cost): the
+// start pass keeps Z = A Omega (T x k, float64) instead of forming Y, and beside it forms
+// A omega_i for p = range_probes Gaussian probes (2 T M p flops), drawn before the pass apart
+// from Omega, both in one loop over rows of the reader's own type (range_products.h: each entry
+// read once, widened in registers; no float64 copy of the block, no BLAS); then,
+// in memory, U_b = the top b left singular vectors of Z (Householder QR of Z, then the SVD of
+// its k x k factor: 4 T k^2 + 2 T k b flops; the start's R, its nominal count and sigma_1's
+// Omega-direction bound come from that QR, one Householder step, f = k gamma_2T in
+// streamed_qr.h's terms, so the start streams no QR), and the probes' products are projected
+// off U_b. For any T x b matrix U_b, U_b U_b^T A has rank <= b, so
 //   sigma_(b+1)(A) <= ||(I - U^ U^^T) A||_2 =: x   (Eckart-Young; U^ an orthonormal basis of
 //   range(U_b)),
-// and lemma 4.1 on the fixed B = (I - U^ U^^T) A (U_b depends on Omega alone; the probes are
-// drawn after it) gives x <= alpha sqrt(2/pi) max_i ||B omega_i|| except with probability 1e-12.
+// and lemma 4.1 on B = (I - U^ U^^T) A gives x <= alpha sqrt(2/pi) max_i ||B omega_i|| except
+// with probability 1e-12: B is a function of A and Omega alone, and the omega_i are Gaussian
+// and independent of Omega, so the lemma holds given Omega, hence unconditionally. The probes
+// need not wait for U_b: the pass that forms Z forms their products too.
 // Rounding: z_i = fl(A omega_i) within gamma_M ||A||_F ||omega_i|| of A omega_i; P~ = I - U_b
 // U_b^T = P_e - E with ||E|| <= eta (U_b's certified defect, as residual_power.h); fl(P~ z) within
 // f ||z|| (projection_error on T rows), so
@@ -148,17 +153,20 @@
 // 1e-3 and 6e-4 against tol ~ 14. e = that bound below tol_lo certifies "within" as above; the
 // range start has no power steps (they would need two passes each: A^T after the projection),
 // so a tail of many values just below tol, which the single probes see at its Frobenius norm,
-// keeps it open: the sketch then starts again from a sparse start that forms Y (two passes
-// spent, counted). Without a power step the subspace Z holds A's top directions only as well as
-// a sketch with k - b = oversampling extra columns does (HMT theorem 10.5: about sigma_(b+1)
-// times a modest factor plus the tail's Frobenius norm over sqrt(oversampling)): for softmax
-// log-probabilities, whose tail past d + 2 is float32 noise far below tol, that is enough
+// keeps it open: the sketch then starts again from a sparse start that forms Y (one pass spent,
+// counted, with its check). Without a power step the subspace Z holds A's top directions only as
+// well as a sketch with k - b = oversampling extra columns does (HMT theorem 10.5: about
+// sigma_(b+1) times a modest factor plus the tail's Frobenius norm over sqrt(oversampling)): for
+// softmax log-probabilities, whose tail past d + 2 is float32 noise far below tol, that is enough
 // (measured at T = 20000 of WikiText-2's width: bound 0.29 against tol_lo 4.45; the power step
-// on the next basis gave 0.034). Memory: 8 T (k + b) bytes at the peak (Z, then U_b beside its
-// Q); taken only when 8 T (k + b + p) <= 8 GiB and one process holds every row (a split Z would
-// need a distributed QR). Cost at WikiText-2's shape: 2 T M (zeta + p) = 0.78 TFLOP of products
-// and 0.25 TFLOP of QR in memory, against 6.8 + 1.3 TFLOP for the next-basis start: the passes
-// become reads.
+// on the next basis gave 0.034). Memory: 8 T (k + b + p) bytes at the peak (Z, then U_b beside
+// its Q, and the probes' products); taken only when that is <= 8 GiB and one process holds every
+// row (a split Z would need a distributed QR). Cost at WikiText-2's shape: 2 T M (zeta + p) =
+// 0.46 TFLOP of products in one pass (p = 20) and 0.25 TFLOP of QR in memory, against 6.8 + 1.3
+// TFLOP in two passes for the next-basis start: the verdict is one read of the file. p = 20
+// rather than the checks' 40: the factor 10^(12/p) sqrt(2/pi) doubles (3.2 against 1.6) where
+// the margin is wide (bound 1.6 against tol_lo 35.7 at WikiText-2's shape), for half the dense
+// products (measured there: 47.2 s against 55.1 s for the whole verdict).
 //
 // The report's gaps are certified lower bounds: the gap at the bound lower_b / upper_(b+1) and the
 // largest lower_i / upper_(i+1) over the i with lower_i > e (upper_(k+1) = e), so --estimate-d
@@ -209,6 +217,9 @@ struct SketchOptions {
   int64_t initial_k = 0;          ///< > 0: k0 instead of bound + oversampling
   int64_t max_k = 0;              ///< the cap on k; <= 0: min(T, M)
   int probes = 40;  ///< p, 12 to 256: the residual bound's factor 10^(12/p) sqrt(2/pi)
+  /// p of the range start ("Verdict start"), 12 to 256: its factor is 3.2 at 20 (1.6 at 40),
+  /// against a margin of 22x at WikiText-2's shape, for half the pass's dense products.
+  int range_probes = 20;
   int max_passes = 10;
   uint64_t seed = 0;          ///< Omega and the probes (std::mt19937_64)
   int64_t block_rows = 0;     ///< at most this many rows per block (<= 0: 4096), and 256 MiB
@@ -248,7 +259,7 @@ struct SketchPass {
   int power = 0;       ///< > 0: a power step on the probes alone (residual_power.h), its index
   int64_t count = 0;   ///< power steps: the c whose residual they bound
   bool start = false;  ///< the sparse start: a next basis only, no bounds ("Start")
-  bool range = false;  ///< the range start ("Verdict start"): A Omega kept, then its probe pass
+  bool range = false;  ///< the range start ("Verdict start"): A Omega and its probes, one pass
 };
 
 /// Progress within a pass (rows read of this pass) and after each pass.

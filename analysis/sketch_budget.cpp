@@ -58,6 +58,8 @@ void require(bool ok, const char* option, int64_t value, const char* expected) {
 void check_options(const SketchOptions& s) {
   require(s.oversampling >= 0, "--sketch-oversampling", s.oversampling, "an oversampling >= 0");
   require(s.probes >= 12 && s.probes <= 256, "--sketch-probes", s.probes, "12 to 256 probes");
+  require(s.range_probes >= 12 && s.range_probes <= 256, "--sketch-range-probes", s.range_probes,
+          "12 to 256 probes");
   require(s.max_passes >= 2, "--sketch-max-passes", s.max_passes, "at least 2 passes");
   require(s.power_steps >= 0 && s.power_steps <= 64, "--sketch-power-steps", s.power_steps,
           "0 to 64 steps");

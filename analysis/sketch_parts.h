@@ -53,7 +53,8 @@ Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
 /// residual bounds evaluated (each wrong with probability <= 1e-12).
 struct PassCounts {
   int passes = 0, checks = 0, check_passes = 0, power_passes = 0, start_nonzeros = 0;
-  bool range_start = false;  ///< the range start ran (its two passes counted above)
+  bool range_start = false;  ///< the range start ran (its one pass counted above)
+  int range_probes = 0;      ///< its p
 };
 
 /// The report from the last window (sketch_report.cpp): the Numerical Recipes rank of the Ritz
@@ -136,6 +137,16 @@ struct VerdictStart {
 inline constexpr double kRangeStartBytes = double(int64_t{8} << 30);
 bool range_start_wanted(const SketchOptions& o, int64_t k, int64_t rows);
 
+/// The range start's one pass (sketch.h, "Verdict start"): a_omega (T x k) = A Omega and zp
+/// (T x p) = A W, both column-major at leading dimension T, for W = omega_p (M x p, column-major),
+/// by range_products on blocks of the reader's own type; the first pass's sums and finite scan.
+/// False when the data held non-finite entries.
+template <class In>
+bool range_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows, int64_t cols,
+                const SparseSign& omega, const std::vector<double>& omega_p, int64_t p,
+                bool overlap, FiniteScan* scan, SpectrumTiming* timing, PassSums& sums,
+                const std::function<void(int64_t)>& on_rows, double* a_omega, double* zp);
+
 /// The range start's basis: U_b (T x b), the top b left singular vectors of A Omega (T x k,
 /// column-major, factored in place: Householder QR, then the SVD of its k x k factor), *eta its
 /// certified defect; sums gets the start's R, ||A Omega||_F^2 and the QR's backward error factor
@@ -143,15 +154,15 @@ bool range_start_wanted(const SketchOptions& o, int64_t k, int64_t rows);
 std::vector<double> range_basis(std::vector<double> a_omega, int64_t rows, int64_t k, int64_t b,
                                 PassSums& sums, double* eta);
 
-/// One pass of p Gaussian probes bounding ||(I - U_b U_b^T) A||_2 against tol_lo = c_NR times
+/// The range start's bound on ||(I - U_b U_b^T) A||_2 from zp = fl(A omega_i) (T x p, column-major,
+/// the probes omega_p (M x p) drawn apart from Omega) against tol_lo = c_NR times
 /// sigma1_lower_from_start (HMT lemma 4.1, every rounding term): certified "within", or not.
-template <class In>
-VerdictStart range_start(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
-                         int64_t cols, const std::vector<double>& u_b, double eta,
-                         const PassSums& sums, const SparseSign& omega, const Window& start,
-                         const SketchOptions& o, double frobenius, int64_t block_rows,
-                         int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
-                         const SketchProgress& progress);
+/// seconds: the pass's time so far, for the progress line.
+VerdictStart range_start(std::vector<double> zp, const std::vector<double>& omega_p,
+                         const std::vector<double>& u_b, double eta, const PassSums& sums,
+                         const SparseSign& omega, const Window& start, const SketchOptions& o,
+                         int64_t rows, int64_t cols, double frobenius,
+                         const SketchProgress& progress, double seconds);
 
 /// The verdict start (sketch.h): Q_b, the top `bound` left singular vectors of the start's Y,
 /// and power steps on ||A (I - Q_b Q_b^T)||_2 against tol_lo = c_NR times sigma1_lower_from_start.

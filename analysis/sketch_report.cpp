@@ -54,6 +54,7 @@ void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t r
   r.sketch_power_passes = n.power_passes;
   r.sketch_start_nonzeros = n.start_nonzeros;
   r.sketch_range_start = n.range_start;
+  r.sketch_range_probes = n.range_probes;
   r.residual_bound = w.residual;
   r.residual_count = w.residual_count;
   r.failure_probability = n.checks * std::pow(10.0, -kCheckFailureLog10);

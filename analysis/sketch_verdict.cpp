@@ -13,10 +13,12 @@
 #include "analysis/block_stream.h"
 #include "analysis/inertia.h"
 #include "analysis/numerical_rank.h"
+#include "analysis/range_products.h"
 #include "analysis/residual_power.h"
 #include "analysis/sketch_parts.h"
 #include "analysis/sparse_sign.h"
 #include "analysis/streamed_qr.h"
+#include "analysis/widen_rows.h"
 
 namespace sb::analysis::sketch_detail {
 namespace {
@@ -64,39 +66,6 @@ std::vector<double> top_left_vectors(std::vector<double> y, int64_t m, int64_t k
               y.data(), blas_int(m), u.data(), blas_int(k), 0.0, q_c.data(), blas_int(m));
   *eta = defect(q_c, m, c);
   return q_c;
-}
-
-/// Z_p = A Omega_p for the M x p column-major omega_p: one pass, Z_p (T x p, column-major) whole.
-template <class In>
-std::vector<double> probe_products(const std::function<void(int64_t, int64_t, In*)>& read,
-                                   int64_t rows, int64_t cols, const std::vector<double>& omega_p,
-                                   int64_t p, int64_t block_rows, bool overlap,
-                                   SpectrumTiming* timing,
-                                   const std::function<void(int64_t)>& on_rows) {
-  const int64_t m = cols;
-  RowStage<In> stage(m, block_rows);
-  auto load = [&](int64_t begin, int64_t count, double* dst) {
-    return stage.for_each(read, begin, count, [&](const In* src, int64_t at, int64_t n) {
-      std::copy(src, src + n * m, dst + (at - begin) * m);
-      return true;
-    });
-  };
-  std::vector<double> zp(static_cast<size_t>(rows * p));
-  int64_t row_at = 0;
-  stream_blocks(
-      rows, m, block_rows, overlap, timing, load,
-      [&](const double* x, int64_t n) {
-        // The row-major n x M block is the column-major M x n matrix X = A_b^T; its rows of Z_p:
-        // X^T Omega_p, (n, p), at leading dimension T.
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(p), blas_int(m),
-                    1.0, x, blas_int(m), omega_p.data(), blas_int(m), 0.0, zp.data() + row_at,
-                    blas_int(rows));
-        row_at += n;
-      },
-      [&](int64_t done) {
-        if (on_rows) on_rows(done);
-      });
-  return zp;
 }
 
 /// The range start's residual bound (sketch.h, "Verdict start"): e >= ||(I - U U^T) A||_2 except
@@ -246,10 +215,67 @@ VerdictStart verdict_start(const std::function<void(int64_t, int64_t, In*)>& rea
 
 bool range_start_wanted(const SketchOptions& o, int64_t k, int64_t rows) {
   const double bytes =
-      8.0 * static_cast<double>(rows) * static_cast<double>(k + o.bound + o.probes);
+      8.0 * static_cast<double>(rows) * static_cast<double>(k + o.bound + o.range_probes);
   return o.range_start && verdict_start_wanted(o, k) && o.collective == nullptr &&
          bytes <= kRangeStartBytes;
 }
+
+template <class In>
+bool range_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows, int64_t cols,
+                const SparseSign& omega, const std::vector<double>& omega_p, int64_t p,
+                bool overlap, FiniteScan* scan, SpectrumTiming* timing, PassSums& sums,
+                const std::function<void(int64_t)>& on_rows, double* a_omega, double* zp) {
+  const int64_t m = cols, k = omega.cols();
+  // W row-major (M, p) for range_products: row j's p entries side by side.
+  std::vector<double> w(static_cast<size_t>(m * p));
+  for (int64_t i = 0; i < p; ++i)
+    for (int64_t j = 0; j < m; ++j)
+      w[static_cast<size_t>(j * p + i)] = omega_p[static_cast<size_t>(j + i * m)];
+  // Blocks of about 64 MiB of the reader's own type, read in stages of at most kStageBytes so
+  // that the finite scan and the sums find a stage in the cache after the read.
+  const auto row_bytes = static_cast<int64_t>(sizeof(In)) * m;
+  const int64_t block_rows = std::clamp<int64_t>((int64_t{64} << 20) / row_bytes, 1, rows);
+  const int64_t stage_rows =
+      std::max<int64_t>(1, static_cast<int64_t>(kStageBytes) / std::max<int64_t>(row_bytes, 1));
+  RowSums facts;
+  auto load = [&](int64_t begin, int64_t count, In* out) {
+    for (int64_t s = 0; s < count; s += stage_rows) {
+      const int64_t n = std::min(stage_rows, count - s);
+      In* at = out + s * m;
+      read(begin + s, n, at);
+      scan->scan(at, begin + s, n, m);
+      if (!scan->clean()) return false;
+      widen_rows<In>(at, n, m, nullptr, &facts);  // ||A||_F^2, ||A 1||^2, the signs
+    }
+    return true;
+  };
+  int64_t row_at = 0;
+  const bool clean = stream_blocks<In>(
+      rows, m, block_rows, overlap, timing, load,
+      [&](const In* x, int64_t n) {
+        range_products(x, n, m, omega, w.data(), p, a_omega + row_at, zp + row_at, rows,
+                       openblas_get_num_threads());
+        row_at += n;
+      },
+      [&](int64_t done) {
+        if (on_rows) on_rows(done);
+      });
+  sums.k = k;
+  sums.frobenius_sq = facts.frobenius_sq;
+  sums.ones_sq = facts.ones_sq;
+  sums.positive = facts.positive;
+  sums.negative = facts.negative;
+  return clean;
+}
+
+template bool range_pass<float>(const std::function<void(int64_t, int64_t, float*)>&, int64_t,
+                                int64_t, const SparseSign&, const std::vector<double>&, int64_t,
+                                bool, FiniteScan*, SpectrumTiming*, PassSums&,
+                                const std::function<void(int64_t)>&, double*, double*);
+template bool range_pass<double>(const std::function<void(int64_t, int64_t, double*)>&, int64_t,
+                                 int64_t, const SparseSign&, const std::vector<double>&, int64_t,
+                                 bool, FiniteScan*, SpectrumTiming*, PassSums&,
+                                 const std::function<void(int64_t)>&, double*, double*);
 
 std::vector<double> range_basis(std::vector<double> a_omega, int64_t rows, int64_t k, int64_t b,
                                 PassSums& sums, double* eta) {
@@ -264,41 +290,28 @@ std::vector<double> range_basis(std::vector<double> a_omega, int64_t rows, int64
   return top_left_vectors(std::move(a_omega), rows, k, std::min(b, k), eta, &sums.r);
 }
 
-template <class In>
-VerdictStart range_start(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
-                         int64_t cols, const std::vector<double>& u_b, double eta,
-                         const PassSums& sums, const SparseSign& omega, const Window& start,
-                         const SketchOptions& o, double frobenius, int64_t block_rows,
-                         int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
-                         const SketchProgress& progress) {
+VerdictStart range_start(std::vector<double> zp, const std::vector<double>& omega_p,
+                         const std::vector<double>& u_b, double eta, const PassSums& sums,
+                         const SparseSign& omega, const Window& start, const SketchOptions& o,
+                         int64_t rows, int64_t cols, double frobenius,
+                         const SketchProgress& progress, double seconds) {
   VerdictStart out;
-  const int64_t k = sums.k, b = o.bound, p = o.probes, m = cols;
+  const int64_t k = sums.k, b = o.bound, p = o.range_probes, m = cols;
+  out.checks = 1;
   if (b < 1 || b >= k) return out;
   const double c_nr = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * o.eps;
   const double sigma1_lower = sigma1_lower_from_start(sums, omega, rows, cols, frobenius);
   const double tol_lo = c_nr * sigma1_lower;
   if (!(tol_lo > 0)) return out;
-  const auto pass_start = std::chrono::steady_clock::now();
-  // The probes, drawn after U_b is fixed (HMT lemma 4.1 needs B = (I - U_b U_b^T) A fixed).
-  std::vector<double> omega_p(static_cast<size_t>(m * p)), omega_norm(static_cast<size_t>(p));
-  std::normal_distribution<double> normal(0.0, 1.0);
-  for (auto& x : omega_p) x = normal(rng);
+  std::vector<double> omega_norm(static_cast<size_t>(p));
   for (int64_t i = 0; i < p; ++i)
     omega_norm[static_cast<size_t>(i)] = cblas_dnrm2(blas_int(m), omega_p.data() + i * m, 1) *
                                          (1 + 2 * kUnit * static_cast<double>(m));
-  std::function<void(int64_t)> on_rows;
-  if (progress.rows) on_rows = [&](int64_t done) { progress.rows(pass_before + 1, k, done, rows); };
-  auto zp =
-      probe_products<In>(read, rows, cols, omega_p, p, block_rows, o.overlap, timing, on_rows);
   const double e = range_residual(std::move(zp), u_b, rows, b, p, eta, omega_norm, cols, frobenius);
-  out.steps = 1;
-  out.checks = 1;
-  const auto seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
   if (progress.pass_done) {
     SketchPass done{
-        pass_before + 1,       k,      start.rank, 0, e < tol_lo ? b : std::min(rows, cols), e,
-        c_nr * start.sigma[0], seconds};
+        1,      k, start.rank, 0, e < tol_lo ? b : std::min(rows, cols), e, c_nr * start.sigma[0],
+        seconds};
     done.check = true;
     done.range = true;
     progress.pass_done(done);
@@ -309,17 +322,6 @@ VerdictStart range_start(const std::function<void(int64_t, int64_t, In*)>& read,
   out.window = within_window(sigma1_lower, frobenius, c_nr, e, b, start.rank);
   return out;
 }
-
-template VerdictStart range_start<float>(const std::function<void(int64_t, int64_t, float*)>&,
-                                         int64_t, int64_t, const std::vector<double>&, double,
-                                         const PassSums&, const SparseSign&, const Window&,
-                                         const SketchOptions&, double, int64_t, int,
-                                         std::mt19937_64&, SpectrumTiming*, const SketchProgress&);
-template VerdictStart range_start<double>(const std::function<void(int64_t, int64_t, double*)>&,
-                                          int64_t, int64_t, const std::vector<double>&, double,
-                                          const PassSums&, const SparseSign&, const Window&,
-                                          const SketchOptions&, double, int64_t, int,
-                                          std::mt19937_64&, SpectrumTiming*, const SketchProgress&);
 
 template VerdictStart verdict_start<float>(const std::function<void(int64_t, int64_t, float*)>&,
                                            int64_t, int64_t, const PassSums&, const SparseSign&,

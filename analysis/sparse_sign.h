@@ -33,6 +33,11 @@ class SparseSign {
   int64_t rows() const { return m_; }
   int64_t cols() const { return k_; }
   int nonzeros() const { return zeta_; }
+  /// Row j's nonzeros: column columns()[j zeta + l] with sign signs()[j zeta + l] (+-1), each of
+  /// size scale() = 1 / sqrt(zeta), for l < zeta (range_products.h reads them directly).
+  const int32_t* columns() const { return column_.data(); }
+  const int8_t* signs() const { return sign_.data(); }
+  double scale() const { return scale_; }
 
   /// Z = X Omega: x row-major n x m, z column-major n x k with leading dimension ldz >= n.
   /// Splits the rows over `threads` threads (>= 1).

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -398,6 +399,46 @@ bool write_slab(hid_t dataset, hid_t memory_type, const RowSlab& slab, const voi
 bool read_slab(hid_t dataset, hid_t memory_type, const RowSlab& slab, void* out) {
   return H5Dread(dataset, memory_type, slab.memory_space.get(), slab.file_space.get(), H5P_DEFAULT,
                  out) >= 0;
+}
+
+void advise_will_need(hid_t file, hid_t dataset, hsize_t from, hsize_t to, hsize_t row_bytes) {
+  if (from >= to) return;
+  Handle access(H5Fget_access_plist(file), H5Pclose);
+  if (!access.valid() || H5Pget_driver(access.get()) != H5FD_SEC2) return;
+  void* handle = nullptr;
+  if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || handle == nullptr) return;
+  const int fd = *static_cast<int*>(handle);
+  Handle create(H5Dget_create_plist(dataset), H5Pclose);
+  if (!create.valid()) return;
+  haddr_t first = HADDR_UNDEF, last = HADDR_UNDEF;
+  hsize_t last_size = 0;
+  switch (H5Pget_layout(create.get())) {
+    case H5D_CONTIGUOUS:
+      first = H5Dget_offset(dataset);
+      if (first == HADDR_UNDEF) return;
+      first += from * row_bytes;
+      last = first;
+      last_size = (to - from) * row_bytes;
+      break;
+    case H5D_CHUNKED: {
+      unsigned mask = 0;
+      hsize_t size = 0;
+      const hsize_t a[2] = {from, 0}, b[2] = {to - 1, 0};
+      if (H5Dget_chunk_info_by_coord(dataset, a, &mask, &first, &size) < 0 ||
+          H5Dget_chunk_info_by_coord(dataset, b, &mask, &last, &last_size) < 0)
+        return;
+      break;
+    }
+    default:
+      return;
+  }
+  if (first == HADDR_UNDEF || last == HADDR_UNDEF || last < first) return;
+  // In pieces: Linux reads at most max(read_ahead_kb, the device's io size) per call (often
+  // 128 KiB), however many bytes the call names.
+  constexpr haddr_t kPiece = haddr_t{1} << 20;
+  for (haddr_t at = first, end = last + last_size; at < end; at += kPiece)
+    (void)posix_fadvise(fd, static_cast<off_t>(at), static_cast<off_t>(std::min(kPiece, end - at)),
+                        POSIX_FADV_WILLNEED);
 }
 
 bool read_all(hid_t dataset, hid_t memory_type, void* out) {

@@ -99,6 +99,11 @@ RowSlab select_rows(hid_t dataset, hsize_t begin, hsize_t count, const std::stri
 [[nodiscard]] bool write_slab(hid_t dataset, hid_t memory_type, const RowSlab& slab,
                               const void* values);
 [[nodiscard]] bool read_slab(hid_t dataset, hid_t memory_type, const RowSlab& slab, void* out);
+/// Asks the kernel to start reading, in the background, the file bytes that hold rows [from, to)
+/// of a 2-D dataset (posix_fadvise POSIX_FADV_WILLNEED): contiguous storage, or chunks stored in
+/// row order. A hint: nothing happens for another file driver, a layout it cannot place, or a
+/// failing call.
+void advise_will_need(hid_t file, hid_t dataset, hsize_t from, hsize_t to, hsize_t row_bytes);
 /// H5Dread of a whole dataset; false on failure.
 [[nodiscard]] bool read_all(hid_t dataset, hid_t memory_type, void* out);
 

@@ -337,6 +337,27 @@ void LogProbReader::read_rows(int64_t begin, int64_t count, hid_t memory_type, v
                                  path_ + ": reading /log_probs rows " + std::to_string(begin) +
                                      ".." + std::to_string(begin + count) +
                                      " failed (truncated file?)");
+  read_ahead(begin, begin + count);
+}
+
+/// Rows read in order (a pass over the file) have the next kReadAheadBytes of /log_probs asked of
+/// the kernel's read-ahead (POSIX_FADV_WILLNEED: the reads start now, in the background), so that
+/// the disk works while the caller computes on the rows it has; the reads of a pass were
+/// otherwise synchronous past the kernel's own read-ahead window, the computation waiting for
+/// each and the disk for the computation (measured on the range start's pass over WikiText-2's
+/// 32.7 GB: 0.8 GB/s from the disk without, 1.1 GB/s with; `cat` 2 to 2.9 GB/s). A hint only:
+/// the rows read are the same, and a file whose driver gives no descriptor is read as before.
+void LogProbReader::read_ahead(int64_t begin, int64_t end) const {
+  constexpr int64_t kReadAheadBytes = int64_t{256} << 20;
+  if (begin != read_end_) advised_ = end;  // not where the last read ended: a new pass
+  read_end_ = end;
+  const int64_t row_bytes = cols() * (float64_ ? 8 : 4);
+  const int64_t until = std::min(rows(), end + std::max<int64_t>(1, kReadAheadBytes / row_bytes));
+  const int64_t from = std::max(end, advised_);
+  if (from >= until) return;
+  advised_ = until;
+  h5::advise_will_need(file_.get(), log_probs_.get(), static_cast<hsize_t>(from),
+                       static_cast<hsize_t>(until), static_cast<hsize_t>(row_bytes));
 }
 
 std::vector<int64_t> LogProbReader::read_targets() const {

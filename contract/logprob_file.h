@@ -136,7 +136,7 @@ class LogProbReader {
   /// The element type of /log_probs as stored.
   bool float64() const { return float64_; }
   /// Rows [begin, begin + count) into out (count x M, row-major), converted by HDF5 from the
-  /// stored dtype.
+  /// stored dtype. Reads in row order have the next 256 MiB asked of the kernel's read-ahead.
   void read_rows(int64_t begin, int64_t count, float* out) const;
   void read_rows(int64_t begin, int64_t count, double* out) const;
   /// Contract files only (a plain file has no /targets).
@@ -150,12 +150,16 @@ class LogProbReader {
   void
   read_input_attribute();  ///< the optional 'input' and 'final_norm' (contract and plain files)
   void read_rows(int64_t begin, int64_t count, hid_t memory_type, void* out) const;
+  void read_ahead(int64_t begin, int64_t end) const;
 
   std::string path_;
   LogProbHeader header_;
   bool plain_ = false, float64_ = false;
   h5::Handle file_, log_probs_;
   bool has_vocab_ = false;
+  // read_ahead: rows before advised_ were handed to the kernel's read-ahead; the last read ended
+  // at read_end_ (mutable: a const read moves them; reads of one reader come from one thread).
+  mutable int64_t advised_ = 0, read_end_ = -1;
 };
 
 /// Rows per chunk for a vocabulary of M: about 1 MiB of float32 per chunk.

@@ -73,9 +73,10 @@ struct RankReport {
   /// > 0: the first pass was the sparse start with this many nonzeros per row of its test
   /// matrix (analysis/sparse_sign.h), which bounds nothing; 0: a full pass
   int sketch_start_nonzeros = 0;
-  /// the verdict's range start ran (analysis/sketch.h, "Verdict start"): the first pass kept
-  /// A Omega instead of forming a next basis, the second formed A omega_i for the probes alone
+  /// the verdict's range start ran (analysis/sketch.h, "Verdict start"): its one pass kept
+  /// A Omega instead of forming a next basis, and formed A omega_i for sketch_range_probes probes
   bool sketch_range_start = false;
+  int sketch_range_probes = 0;
   /// of sketch_passes: power steps on the probes alone (analysis/residual_power.h); when they
   /// certified the count, residual_bound bounds ||A (I - Q_c Q_c^T)||_2 for the c top Ritz vectors
   int sketch_power_passes = 0;

@@ -70,9 +70,9 @@ TEST_CASE(
       CHECK(rep.within_bound);
       CHECK(rep.rank_max == bound);
       CHECK(rep.sketch_range_start == range);
-      if (range) {  // the start, then one pass of probes (a check): no pass formed A Q
-        CHECK(rep.sketch_passes == 2);
-        CHECK(rep.sketch_check_passes == 1);
+      if (range) {  // one pass: the start with its probes, no pass formed A Q
+        CHECK(rep.sketch_passes == 1);
+        CHECK(rep.sketch_check_passes == 0);
         CHECK(rep.sketch_power_passes == 0);
         CHECK(rep.failure_probability == Approx(1e-12));
       } else {  // the start and power steps only
