@@ -55,10 +55,10 @@ void householder_orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
 
 // ||fl(Q^T Q) - I||_F for the column-major m x k matrix q, as computed (the bound on the true
 // defect adds dsyrk's rounding: certified_defect).
-double orthogonality_defect(const std::vector<double>& q, int64_t m, int64_t k) {
+double orthogonality_defect(const double* q, int64_t m, int64_t k) {
   std::vector<double> g(static_cast<size_t>(k * k), 0.0);
-  cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(k), blas_int(m), 1.0, q.data(),
-              blas_int(m), 0.0, g.data(), blas_int(k));
+  cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(k), blas_int(m), 1.0, q, blas_int(m),
+              0.0, g.data(), blas_int(k));
   double sum = 0;
   for (int64_t j = 0; j < k; ++j)
     for (int64_t i = 0; i <= j; ++i) {
@@ -83,10 +83,10 @@ double certified_defect(double computed, int64_t m, int64_t k) {
 // dtrsm steps took longer than dgeqrf + dorgqr (solve 6.8 s against 4.8 s per run).
 double sketch_detail::orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
   householder_orthonormalise(y, m, k);
-  return defect(y, m, k);
+  return defect(y.data(), m, k);
 }
 
-double sketch_detail::defect(const std::vector<double>& q, int64_t m, int64_t k) {
+double sketch_detail::defect(const double* q, int64_t m, int64_t k) {
   return certified_defect(orthogonality_defect(q, m, k), m, k);
 }
 
@@ -437,7 +437,8 @@ bool range_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, int6
   // of Omega alone, so lemma 4.1 holds given Omega (sketch.h, "Verdict start").
   std::vector<double> omega_p(static_cast<size_t>(cols * p));  // (M, p)
   gaussian_columns(omega_p, cols, 0, p, rng);
-  std::vector<double> a_omega(static_cast<size_t>(rows * k)), zp(static_cast<size_t>(rows * p));
+  Products a_omega(static_cast<size_t>(rows * k)),
+      zp(static_cast<size_t>(rows * p));  // (T, k), (T, p)
   PassSums sums;
   if (!range_pass(read, rows, cols, start, omega_p, p, o.overlap, scan, timing, sums,
                   rows_progress(progress, 1, k, rows), a_omega.data(), zp.data()))

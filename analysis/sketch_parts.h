@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "analysis/residual_power.h"
@@ -76,7 +78,7 @@ bool settled(const Window& w, const SketchOptions& o);
 /// and the certified orthogonality defect eta of the result (sketch.h).
 double orthonormalise(std::vector<double>& y, int64_t m, int64_t k);
 /// The certified orthogonality defect eta >= ||Q^T Q - I||_F of the M x k matrix q as it is.
-double defect(const std::vector<double>& q, int64_t m, int64_t k);
+double defect(const double* q, int64_t m, int64_t k);
 
 /// The sparse start (sketch.h, "Start"; sketch_start.cpp). Its window: the singular values of
 /// R are those of A Omega, which bound nothing (Omega is not orthonormal) and steer alone: a
@@ -137,6 +139,26 @@ struct VerdictStart {
 inline constexpr double kRangeStartBytes = double(int64_t{8} << 30);
 bool range_start_wanted(const SketchOptions& o, int64_t k, int64_t rows);
 
+/// A float64 buffer whose elements are left uninitialised on resize: the range start's T x k
+/// products are written whole by their pass, and zeroing them first touched 0.8 GB (WikiText-2's
+/// T, k = 412) before the pass began; their pages now come in as the pass writes them, while it
+/// also waits for the disk.
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0)
+      ::new (static_cast<void*>(p)) U;
+    else
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using Products = std::vector<double, NoInitAllocator<double>>;
+
 /// The range start's one pass (sketch.h, "Verdict start"): a_omega (T x k) = A Omega and zp
 /// (T x p) = A W, both column-major at leading dimension T, for W = omega_p (M x p, column-major),
 /// by range_products on blocks of the reader's own type; the first pass's sums and finite scan.
@@ -151,18 +173,17 @@ bool range_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t 
 /// column-major, factored in place: Householder QR, then the SVD of its k x k factor), *eta its
 /// certified defect; sums gets the start's R, ||A Omega||_F^2 and the QR's backward error factor
 /// (no streamed QR in that pass).
-std::vector<double> range_basis(std::vector<double> a_omega, int64_t rows, int64_t k, int64_t b,
-                                PassSums& sums, double* eta);
+Products range_basis(Products a_omega, int64_t rows, int64_t k, int64_t b, PassSums& sums,
+                     double* eta);
 
 /// The range start's bound on ||(I - U_b U_b^T) A||_2 from zp = fl(A omega_i) (T x p, column-major,
 /// the probes omega_p (M x p) drawn apart from Omega) against tol_lo = c_NR times
 /// sigma1_lower_from_start (HMT lemma 4.1, every rounding term): certified "within", or not.
 /// seconds: the pass's time so far, for the progress line.
-VerdictStart range_start(std::vector<double> zp, const std::vector<double>& omega_p,
-                         const std::vector<double>& u_b, double eta, const PassSums& sums,
-                         const SparseSign& omega, const Window& start, const SketchOptions& o,
-                         int64_t rows, int64_t cols, double frobenius,
-                         const SketchProgress& progress, double seconds);
+VerdictStart range_start(Products zp, const std::vector<double>& omega_p, const Products& u_b,
+                         double eta, const PassSums& sums, const SparseSign& omega,
+                         const Window& start, const SketchOptions& o, int64_t rows, int64_t cols,
+                         double frobenius, const SketchProgress& progress, double seconds);
 
 /// The verdict start (sketch.h): Q_b, the top `bound` left singular vectors of the start's Y,
 /// and power steps on ||A (I - Q_b Q_b^T)||_2 against tol_lo = c_NR times sigma1_lower_from_start.

@@ -43,8 +43,9 @@ std::vector<double> top_right_vector(const std::vector<double>& r, int64_t k) {
 /// The top c left singular vectors of the M x k matrix y (column-major): Householder QR y = Q_y
 /// R_y, then Q_y U_c from R_y's SVD (orthonormal times orthogonal: no second QR); *eta their
 /// certified defect, measured.
-std::vector<double> top_left_vectors(std::vector<double> y, int64_t m, int64_t k, int64_t c,
-                                     double* eta, std::vector<double>* r_out = nullptr) {
+template <class Vec>
+Vec top_left_vectors(Vec y, int64_t m, int64_t k, int64_t c, double* eta,
+                     std::vector<double>* r_out = nullptr) {
   const auto lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
   std::vector<double> tau(static_cast<size_t>(k)), r(static_cast<size_t>(k * k), 0.0);
   check_sketch_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf",
@@ -60,12 +61,22 @@ std::vector<double> top_left_vectors(std::vector<double> y, int64_t m, int64_t k
   check_sketch_lapack(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'A', 'N', lk, lk, r.data(), lk, sv.data(),
                                      u.data(), lk, nullptr, 1, superb.data()),
                       "dgesvd", k);
-  std::vector<double> q_c(static_cast<size_t>(m * c));
-  // Q_c = Q_y U(:, 1:c): (M, c).
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(c), blas_int(k), 1.0,
-              y.data(), blas_int(m), u.data(), blas_int(k), 0.0, q_c.data(), blas_int(m));
-  *eta = defect(q_c, m, c);
-  return q_c;
+  // Q_c = Q_y U(:, 1:c): (M, c), formed in place in y's first c columns a block of rows at a
+  // time (a row of Q_c needs only the same row of Q_y), so that no second M x c matrix is
+  // allocated (790 MB at WikiText-2's T, whose first touch cost about 2 s).
+  constexpr int64_t kRows = 4096;
+  std::vector<double> block(static_cast<size_t>(std::min(m, kRows) * c));
+  for (int64_t i = 0; i < m; i += kRows) {
+    const int64_t n = std::min(kRows, m - i);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(n), blas_int(c), blas_int(k),
+                1.0, y.data() + i, blas_int(m), u.data(), blas_int(k), 0.0, block.data(),
+                blas_int(n));
+    for (int64_t j = 0; j < c; ++j)
+      std::copy(block.data() + j * n, block.data() + (j + 1) * n, y.data() + i + j * m);
+  }
+  y.resize(static_cast<size_t>(m * c));
+  *eta = defect(y.data(), m, c);
+  return y;
 }
 
 /// The range start's residual bound (sketch.h, "Verdict start"): e >= ||(I - U U^T) A||_2 except
@@ -73,9 +84,9 @@ std::vector<double> top_left_vectors(std::vector<double> y, int64_t m, int64_t k
 /// eta). For the exact projector P_e off range(U) and P~ = I - U U^T = P_e - E, ||E|| <= eta:
 ///   ||P_e A omega|| <= ||fl(P~ z)|| + (f + eta) ||z|| + gamma_M ||A||_F ||omega||,
 /// f the projection's rounding (projection_error on T rows), z's own within gamma_M |A| |omega|.
-double range_residual(std::vector<double> zp, const std::vector<double>& u_b, int64_t rows,
-                      int64_t b, int64_t p, double eta, const std::vector<double>& omega_norm,
-                      int64_t cols, double frobenius) {
+double range_residual(Products zp, const Products& u_b, int64_t rows, int64_t b, int64_t p,
+                      double eta, const std::vector<double>& omega_norm, int64_t cols,
+                      double frobenius) {
   std::vector<double> z_norm(static_cast<size_t>(p));
   const double widen = 1 + 2 * kUnit * static_cast<double>(rows);
   for (int64_t i = 0; i < p; ++i)
@@ -277,8 +288,8 @@ template bool range_pass<double>(const std::function<void(int64_t, int64_t, doub
                                  bool, FiniteScan*, SpectrumTiming*, PassSums&,
                                  const std::function<void(int64_t)>&, double*, double*);
 
-std::vector<double> range_basis(std::vector<double> a_omega, int64_t rows, int64_t k, int64_t b,
-                                PassSums& sums, double* eta) {
+Products range_basis(Products a_omega, int64_t rows, int64_t k, int64_t b, PassSums& sums,
+                     double* eta) {
   // One Householder QR of the whole T x k matrix: the streamed QR's bound with a single step
   // (streamed_qr.h): ||dZ||_F <= f (1 + f) ||Z||_F, f = k gamma_(2T).
   const auto n = static_cast<int64_t>(a_omega.size());
@@ -290,11 +301,10 @@ std::vector<double> range_basis(std::vector<double> a_omega, int64_t rows, int64
   return top_left_vectors(std::move(a_omega), rows, k, std::min(b, k), eta, &sums.r);
 }
 
-VerdictStart range_start(std::vector<double> zp, const std::vector<double>& omega_p,
-                         const std::vector<double>& u_b, double eta, const PassSums& sums,
-                         const SparseSign& omega, const Window& start, const SketchOptions& o,
-                         int64_t rows, int64_t cols, double frobenius,
-                         const SketchProgress& progress, double seconds) {
+VerdictStart range_start(Products zp, const std::vector<double>& omega_p, const Products& u_b,
+                         double eta, const PassSums& sums, const SparseSign& omega,
+                         const Window& start, const SketchOptions& o, int64_t rows, int64_t cols,
+                         double frobenius, const SketchProgress& progress, double seconds) {
   VerdictStart out;
   const int64_t k = sums.k, b = o.bound, p = o.range_probes, m = cols;
   out.checks = 1;
