@@ -5,18 +5,16 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/float64_lanes.h"
 #include "common/vector_clones.h"
 
 namespace sb::analysis {
 
 namespace {
 
-constexpr int kWide = 8;          // rows per tile: one 8-lane float64 vector per column
+constexpr int kWide = kLaneRows;  // rows per tile: one Lanes vector per column (float64_lanes.h)
 constexpr int64_t kChunk = 1024;  // columns per chunk: W's rows 160 KiB at p = 20
 constexpr int64_t kGroup = 8;     // tiles per group: their sums 8 (k + p) 64 B, 221 KiB at 432
-// Declared with 8-byte alignment: a vector type's own alignment follows the target, so a clone
-// cannot trust the caller's allocation (sparse_sign.cpp); the sums are aligned to 64 bytes.
-using Lanes = double __attribute__((vector_size(kWide * sizeof(double)), aligned(sizeof(double))));
 
 // One tile (rows x, x + m, ..., x + 7 m) over columns [j0, j1): acc (Z's k vectors), accp (Z_p's
 // p).
@@ -40,10 +38,8 @@ template <class In>
 void products_rows(const In* x, int64_t from, int64_t to, int64_t m, const SparseSign& omega,
                    const double* w, int64_t p, double* z, double* zp, int64_t ldz) {
   const int64_t k = omega.cols(), kp = k + p;
-  std::vector<double> store(static_cast<size_t>(kGroup * kp * kWide + kWide));
-  void* at = store.data();
-  size_t space = store.size() * sizeof(double);
-  auto* acc = static_cast<Lanes*>(std::align(64, sizeof(Lanes) * kGroup * kp, at, space));
+  LaneBuffer sums(kGroup * kp);
+  Lanes* acc = sums.lanes();
   std::vector<In> pad;  // a last tile of fewer than kWide rows, zero-padded
   const In* src[kGroup];
   for (int64_t g = from; g < to; g += kGroup * kWide) {

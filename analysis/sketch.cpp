@@ -154,10 +154,7 @@ bool run_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t ro
         if (on_rows) on_rows(done);
       });
   if (!clean) return false;
-  sums.frobenius_sq += facts.frobenius_sq;
-  sums.ones_sq += facts.ones_sq;
-  sums.positive |= facts.positive;
-  sums.negative |= facts.negative;
+  add_row_sums(sums, facts);
   sums.r = qr.finish();
   sums.qr_factor = qr.backward_error();
   sums.z_frobenius_sq = qr.frobenius_sq();

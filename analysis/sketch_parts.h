@@ -13,6 +13,7 @@
 #include "analysis/residual_power.h"
 #include "analysis/sketch.h"
 #include "analysis/sparse_sign.h"
+#include "analysis/widen_rows.h"
 
 namespace sb::analysis::sketch_detail {
 
@@ -138,6 +139,14 @@ struct VerdictStart {
 /// one process holds every row.
 inline constexpr double kRangeStartBytes = double(int64_t{8} << 30);
 bool range_start_wanted(const SketchOptions& o, int64_t k, int64_t rows);
+
+/// The first pass's row sums (widen_rows.h) into the pass's sums.
+inline void add_row_sums(PassSums& sums, const RowSums& facts) {
+  sums.frobenius_sq += facts.frobenius_sq;
+  sums.ones_sq += facts.ones_sq;
+  sums.positive |= facts.positive;
+  sums.negative |= facts.negative;
+}
 
 /// A float64 buffer whose elements are left uninitialised on resize: the range start's T x k
 /// products are written whole by their pass, and zeroing them first touched 0.8 GB (WikiText-2's

@@ -272,10 +272,7 @@ bool range_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t 
         if (on_rows) on_rows(done);
       });
   sums.k = k;
-  sums.frobenius_sq = facts.frobenius_sq;
-  sums.ones_sq = facts.ones_sq;
-  sums.positive = facts.positive;
-  sums.negative = facts.negative;
+  add_row_sums(sums, facts);
   return clean;
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <thread>
 
+#include "analysis/float64_lanes.h"
 #include "common/vector_clones.h"
 
 namespace sb::analysis {
@@ -42,17 +43,13 @@ void tile_row(const double* x, int64_t i, int64_t m, int64_t k, int zeta, const 
 }
 
 // Z's rows [i, i + 8) of X Omega: the 8 rows share each read of Omega's row j (its columns
-// and signs); their sums sit in one 8-lane vector per column (acc: k vectors, in the L1 cache),
-// so one (j, l) is one vector load, multiply-add and store (a 512-bit register with AVX-512, two
-// 256-bit ones with AVX2). Written in GCC's vector extension: the compiler kept a plain loop's 8
-// lanes scalar (8 loads, FMAs and stores per (j, l); 5.3 G multiply-adds per second against 10.3
-// in bench/bench_sparse_sign at WikiText-2's block). Every row is summed over j in order and s v
-// is exact (s = +-1), so each lane's sum is tile_row's, with or without FMA. The vector type is
-// declared with 8-byte alignment: its own alignment follows the target (16 bytes in a baseline
-// unit, 64 in the AVX-512 clone), so the clone cannot trust the caller's allocation; the caller
-// aligns acc to 64 bytes so that no vector straddles two cache lines (2x slower when it did).
-constexpr int kWide = 8;
-using Lanes = double __attribute__((vector_size(kWide * sizeof(double)), aligned(sizeof(double))));
+// and signs); their sums sit in one Lanes vector per column (acc: k vectors, in the L1 cache),
+// so one (j, l) is one vector load, multiply-add and store (float64_lanes.h). Written in GCC's
+// vector extension: the compiler kept a plain loop's 8 lanes scalar (8 loads, FMAs and stores per
+// (j, l); 5.3 G multiply-adds per second against 10.3 in bench/bench_sparse_sign at WikiText-2's
+// block). Every row is summed over j in order and s v is exact (s = +-1), so each lane's sum is
+// tile_row's, with or without FMA.
+constexpr int kWide = kLaneRows;
 
 SB_VECTOR_CLONES
 void tile_wide(const double* x, int64_t i, int64_t m, int64_t k, int zeta, const int32_t* column,
@@ -73,16 +70,12 @@ void tile_wide(const double* x, int64_t i, int64_t m, int64_t k, int zeta, const
 
 void SparseSign::apply_rows(const double* x, int64_t from, int64_t to, double* z,
                             int64_t ldz) const {
-  // acc for tile_wide: k vectors from a 64-byte boundary (no vector split across cache lines).
-  std::vector<double> acc(static_cast<size_t>(kWide * k_ + kWide));
-  void* at = acc.data();
-  size_t space = acc.size() * sizeof(double);
-  auto* wide = static_cast<Lanes*>(std::align(64, sizeof(Lanes) * k_, at, space));
+  LaneBuffer acc(k_);  // tile_wide's k vectors; tile_row's k doubles
   int64_t i = from;
   for (; i + kWide <= to; i += kWide)
-    tile_wide(x, i, m_, k_, zeta_, column_.data(), sign_.data(), scale_, wide, z, ldz);
+    tile_wide(x, i, m_, k_, zeta_, column_.data(), sign_.data(), scale_, acc.lanes(), z, ldz);
   for (; i < to; ++i)
-    tile_row(x, i, m_, k_, zeta_, column_.data(), sign_.data(), scale_, acc.data(), z, ldz);
+    tile_row(x, i, m_, k_, zeta_, column_.data(), sign_.data(), scale_, acc.doubles(), z, ldz);
 }
 
 void SparseSign::apply(const double* x, int64_t n, double* z, int64_t ldz, int threads) const {
