@@ -115,7 +115,13 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
       o.on_progress(line);
       return;
     }
-    if (s.power > 0)
+    if (s.finish && s.finish[0] == 'i')
+      std::snprintf(kind, sizeof kind, ", float64 finish: one-sided iteration");
+    else if (s.finish)
+      std::snprintf(kind, sizeof kind, ", float64 finish: %s on c = %lld",
+                    s.finish[0] == 'c' ? "lower bounds" : "power step",
+                    static_cast<long long>(s.count));
+    else if (s.power > 0)
       std::snprintf(kind, sizeof kind, ", power step %d on c = %lld", s.power,
                     static_cast<long long>(s.count));
     else if (s.check)

@@ -115,6 +115,11 @@ void MethodOptions::add_sketch_options(CLI::App& app, AnalyseOptions& opt) {
       "sketch: the verdict start from the start's next basis and power steps instead of its range "
       "(A Omega and the probes' products kept in memory, T (k + p) float64, at most 8 GiB; one "
       "pass) (for timing)"));
+  sketch_.push_back(app.add_flag(
+      "--sketch-no-float64-finish", no_float64_finish,
+      "sketch: on float64 data at the float64 eps, leave the window as the passes left it instead "
+      "of the float64 finish (compensated products: one-sided iteration, relative lower bounds, "
+      "power steps; about 25 flops per multiply-add)"));
   app.add_option("--seed", opt.seed, "sketch: seed of its Gaussian draws (same seed, same result)")
       ->capture_default_str();
   sketch_.push_back(app.add_flag(
@@ -262,6 +267,7 @@ void MethodOptions::apply(AnalyseOptions& opt, const DeviceChoice& devices,
   opt.overlap_read = !no_overlap;
   opt.sketch.check_passes = !no_check;
   opt.sketch.range_start = !no_range_start;
+  opt.sketch.float64_finish = !no_float64_finish;
 }
 
 // ---- report

@@ -42,7 +42,7 @@ struct MethodOptions {
   int threads = 1;  ///< BLAS threads (default: the cores)
   double budget_gb = 0;
   bool spectrum = false, rank_only = false, no_overlap = false, no_check = false,
-       no_range_start = false;
+       no_range_start = false, no_float64_finish = false;
   std::string device;
 
   void add_to(CLI::App& app, AnalyseOptions& opt, const DeviceChoice& devices);

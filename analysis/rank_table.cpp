@@ -80,8 +80,8 @@ void print_warnings(const contract::RankResult& r) {
   if (!p.resolvable)
     std::printf(
         "! %s: method '%s' resolves singular values only down to %.3e (%.1e sigma_max), "
-        "above the tolerance %.3e: the rank may be underestimated; use --method exact "
-        "--precision float64\n",
+        "above the tolerance %.3e: the rank may be underestimated; use --method sketch "
+        "(float64 data: its float64 finish) or --method exact --precision float64\n",
         r.source.c_str(), r.method.c_str(), p.resolution, p.resolution / p.sigma_max, p.tol);
   // The residual the bound is on: Q's (k columns), or the top c Ritz vectors' after power steps
   // (analysis/residual_power.h).

@@ -54,20 +54,18 @@ std::vector<double> range_parts(const std::vector<double>& q, int64_t m, int64_t
   return out;
 }
 
-// A coefficient over a power of x, as log(coef) and the power: the terms of the header's
-// inequality divided by x^(2j+1).
-struct Term {
-  double log_coef;
-  int power;
-};
+double log_or_minus_inf(double v) {
+  return v > 0 ? std::log(v) : -std::numeric_limits<double>::infinity();
+}
 
-// The largest x in (0, hi] with alpha' sum_terms coef / x^power >= 1 for some probe (each probe's
-// sum decreases in x), by bisection on log x; hi when even hi satisfies it.
-double largest_root(const std::vector<std::vector<Term>>& probes, double log_factor, double hi) {
+}  // namespace
+
+double power_bound_root(const std::vector<std::vector<PowerTerm>>& probes, double log_factor,
+                        double hi) {
   auto satisfied = [&](double log_x) {
     for (const auto& terms : probes) {
       double sum = 0;
-      for (const Term& t : terms) sum += std::exp(log_factor + t.log_coef - t.power * log_x);
+      for (const PowerTerm& t : terms) sum += std::exp(log_factor + t.log_coef - t.power * log_x);
       if (sum >= 1) return true;
     }
     return false;
@@ -82,12 +80,6 @@ double largest_root(const std::vector<std::vector<Term>>& probes, double log_fac
   }
   return std::exp(upper) * (1 + 1e-12);
 }
-
-double log_or_minus_inf(double v) {
-  return v > 0 ? std::log(v) : -std::numeric_limits<double>::infinity();
-}
-
-}  // namespace
 
 double probe_factor(int probes) {
   return std::pow(10.0, kFailureLog10 / probes) * std::sqrt(2 / std::acos(-1.0));
@@ -120,7 +112,7 @@ struct PowerChain {
   int64_t m, p, c;
   double eta, f, gamma_m, gamma_t, n_abs, s1;
   std::vector<double> w, y, coef, log_scale;  // true probe = stored * e^log_scale
-  std::vector<std::vector<Term>> chain;
+  std::vector<std::vector<PowerTerm>> chain;
 
   // The start: omega, then w_0 = fl(P~ fl(P~ omega)). The start's mu_-1 is a term of power 0
   // (x ||r_j|| / x^(2j+1) carries x^(2j+1) mu_-1).
@@ -156,11 +148,12 @@ struct PowerChain {
 
   // The terms of the bound after step j, per probe: the chain's and the main term over
   // x^(2j+1). `estimate` gets the probes' largest Rayleigh quotient.
-  std::vector<std::vector<Term>> terms(int step, const std::vector<double>& z_norm,
-                                       const std::vector<double>& z_sq,
-                                       const std::vector<double>& w_norm,
-                                       const std::vector<double>& q_part, double& estimate) const {
-    std::vector<std::vector<Term>> out = chain;
+  std::vector<std::vector<PowerTerm>> terms(int step, const std::vector<double>& z_norm,
+                                            const std::vector<double>& z_sq,
+                                            const std::vector<double>& w_norm,
+                                            const std::vector<double>& q_part,
+                                            double& estimate) const {
+    std::vector<std::vector<PowerTerm>> out = chain;
     estimate = 0;
     for (size_t i = 0; i < out.size(); ++i) {
       const double main = z_norm[i] + gamma_m * n_abs * w_norm[i] + s1 * q_part[i];
@@ -271,7 +264,7 @@ ResidualPowerResult residual_power_bound(
     for (size_t i = 0; i < z_norm.size(); ++i)
       z_norm[i] = std::sqrt(std::max(z_sq[i], 0.0) * (1 + s.gamma_t));
     const auto terms = s.terms(step, z_norm, z_sq, w_norm, q_part, out.estimate);
-    out.bound = std::min(out.bound, largest_root(terms, log_factor, o.sigma1_upper));
+    out.bound = std::min(out.bound, power_bound_root(terms, log_factor, o.sigma1_upper));
     ++out.checks;
     if (step_done)
       step_done({step + 1, out.bound, out.estimate,

@@ -113,6 +113,17 @@ ResidualPowerResult residual_power_bound(
     const std::function<void(const ResidualPowerStep&)>& step_done = {},
     const std::function<void(int64_t rows_done)>& rows_done = {});
 
+/// A term of the bound's inequality divided by x^(2j+1): log(coef) over x^power.
+struct PowerTerm {
+  double log_coef;
+  int power;
+};
+
+/// The largest x in (0, hi] with e^log_factor sum_terms coef / x^power >= 1 for some probe (each
+/// probe's sum decreases in x), by bisection on log x; hi when even hi satisfies it.
+double power_bound_root(const std::vector<std::vector<PowerTerm>>& probes, double log_factor,
+                        double hi);
+
 /// HMT lemma 4.1's factor with alpha = 10^(12 / p): ||B|| <= alpha sqrt(2 / pi) max_i
 /// ||B omega_i|| except with probability alpha^-p = 1e-12, whatever p (p = 12: 8.0, p = 40: 1.6,
 /// p = 64: 1.24). The sketch's single-probe bound and the power steps' both use it.

@@ -458,13 +458,11 @@ bool range_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, int6
   return true;
 }
 
+// timing: never null (sketch_rank gives a local one).
 template <class In>
 SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                          int64_t cols, const SketchOptions& o, FiniteScan* scan,
                          SpectrumTiming* timing, const SketchProgress& progress) {
-  SpectrumTiming local;
-  timing = timing ? timing : &local;
-  const Collective* coll = o.collective;
   const Plan plan = plan_run(o, local_rows, cols);
   const int64_t rows = plan.rows, m = cols, p = o.probes;
   int64_t k = plan.k0;
@@ -495,7 +493,8 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
                                 kind == PassKind::full, first, o.overlap, scan, timing, sums,
                                 rows_progress(progress, pass + 1, k, local_rows),
                                 starting ? start.get() : nullptr);
-    if (coll ? !meet(sums, scan, *coll, o.row_offset, pass_probes, first, timing) : !clean)
+    if (o.collective ? !meet(sums, scan, *o.collective, o.row_offset, pass_probes, first, timing)
+                     : !clean)
       return out;
     ++pass;
     ++steer.passes_at_k;
@@ -536,6 +535,8 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     timing->solve += since(solve_start);
     if (stop) break;
   }
+  pass += float64_finish(read, local_rows, cols, basis, k, w, o, frobenius, pass + power.passes,
+                         rng, timing, progress, &checks, &power.passes);
   fill_report(out, w, o, rows, cols, k,
               {pass + power.passes, checks, check_passes, power.passes,
                start ? start->nonzeros() : 0, before.range_start});
@@ -547,13 +548,15 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
 SketchResult sketch_rank(const RowReader& read, int64_t rows, int64_t cols,
                          const SketchOptions& options, FiniteScan* scan, SpectrumTiming* timing,
                          const SketchProgress& progress) {
-  return sketch_impl(read, rows, cols, options, scan, timing, progress);
+  SpectrumTiming local;
+  return sketch_impl(read, rows, cols, options, scan, timing ? timing : &local, progress);
 }
 
 SketchResult sketch_rank(const RowReader64& read, int64_t rows, int64_t cols,
                          const SketchOptions& options, FiniteScan* scan, SpectrumTiming* timing,
                          const SketchProgress& progress) {
-  return sketch_impl(read, rows, cols, options, scan, timing, progress);
+  SpectrumTiming local;
+  return sketch_impl(read, rows, cols, options, scan, timing ? timing : &local, progress);
 }
 
 }  // namespace sb::analysis

@@ -168,6 +168,14 @@
 // the margin is wide (bound 1.6 against tol_lo 35.7 at WikiText-2's shape), for half the dense
 // products (measured there: 47.2 s against 55.1 s for the whole verdict).
 //
+// Float64 finish (sketch_finish.cpp, compensated_finish.h). On float64 rows at the float64 eps,
+// when the passes end with the window open and the rounding part of e at or above tol_lo, the
+// sketch hands its last basis to a finish whose products with A are compensated (Dot2): one-sided
+// subspace iteration (A Q, then A^T U, each orthonormalised: no A^T A, so directions far below
+// sqrt(u) sigma_1 keep their signal), a relative lower bound on each counted value, and power
+// steps on A (I - V_c V_c^T). Its passes count as passes (its power steps as power passes), its
+// bounds as checks; float64_finish = false leaves the window as the passes left it.
+//
 // The report's gaps are certified lower bounds: the gap at the bound lower_b / upper_(b+1) and the
 // largest lower_i / upper_(i+1) over the i with lower_i > e (upper_(k+1) = e), so --estimate-d
 // reads the sketch as it reads a spectrum.
@@ -238,6 +246,9 @@ struct SketchOptions {
   /// (I - U_b U_b^T) A ("Verdict start"), where it fits 8 GiB on one process; false: from the
   /// start's next basis and power steps only.
   bool range_start = true;
+  /// The float64 finish (compensated_finish.h, "Float64 finish" above) where the window stays
+  /// open at the float64 eps on float64 rows.
+  bool float64_finish = true;
   /// Several processes (collective.h): this one streams rows [row_offset, row_offset + the
   /// reader's rows) of a matrix of total_rows; Y, R (stacked, one more QR step), the probe norms,
   /// the Frobenius norm, the signs and the non-finite counts are added over the processes after
@@ -260,6 +271,8 @@ struct SketchPass {
   int64_t count = 0;   ///< power steps: the c whose residual they bound
   bool start = false;  ///< the sparse start: a next basis only, no bounds ("Start")
   bool range = false;  ///< the range start ("Verdict start"): A Omega and its probes, one pass
+  /// the float64 finish's step ("Float64 finish"): "iterate" (two passes), "count" or "power"
+  const char* finish = nullptr;
 };
 
 /// Progress within a pass (rows read of this pass) and after each pass.

@@ -1,7 +1,7 @@
 #pragma once
 // The sketch's pieces shared by its two files: one pass's sums and its window (sketch.cpp), and
 // the power steps on the count (sketch_power.cpp; sketch.h, "Power steps"). Not an interface:
-// only analysis/sketch*.cpp include it.
+// only analysis/sketch*.cpp include it, and compensated_finish.cpp for the certified defect.
 
 #include <cstdint>
 #include <functional>
@@ -203,5 +203,20 @@ VerdictStart verdict_start(const std::function<void(int64_t, int64_t, In*)>& rea
                            int64_t rows, double frobenius, int64_t block_rows, int pass_before,
                            std::mt19937_64& rng, SpectrumTiming* timing,
                            const SketchProgress& progress);
+
+/// Whether the float64 finish (compensated_finish.h) runs after the sketch's passes: its window
+/// open with the rounding part of e at or above tol_lo (the float64 eps), one process, the
+/// finish's memory within kRangeStartBytes.
+bool finish_wanted(const Window& w, const SketchOptions& o, int64_t rows, int64_t cols, int64_t k);
+/// The float64 finish from the last pass's basis (its first k columns), where finish_wanted and
+/// the rows are float64 (float rows: nothing, 0): the window narrowed by its certified bounds.
+/// Returns its passes but the power steps, which go to *power_passes; its bounds evaluated go to
+/// *checks.
+template <class In>
+int float64_finish(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
+                   int64_t cols, const std::vector<double>& basis, int64_t k, Window& w,
+                   const SketchOptions& o, double frobenius, int pass_before, std::mt19937_64& rng,
+                   SpectrumTiming* timing, const SketchProgress& progress, int* checks,
+                   int* power_passes);
 
 }  // namespace sb::analysis::sketch_detail

@@ -127,8 +127,8 @@ TEST_CASE(
 
 TEST_CASE(
     "sketch: at the float64 eps the Ritz values match LAPACK's singular values to about u sigma_1 "
-    "down to 1e-6 sigma_1 and the nominal rank is the exact count, while no a priori bound "
-    "reaches tol (window open)") {
+    "down to 1e-6 sigma_1 and the nominal rank is the exact count. No a priori bound reaches "
+    "tol (window open) until the float64 finish certifies it") {
   // 40 values from 1 down to 1e-6, then exact zeros: tol = 2.9e-15 lies between 1e-6 and the
   // zeros' rounding (~1e-16). The eigenvalues of (AQ)^T (AQ) would put the zeros' Ritz values
   // near sqrt(u) ||AQ||_F = 1e-8, above tol, and count them. (Values far below sqrt(u) sigma_1
@@ -142,6 +142,7 @@ TEST_CASE(
                          nullptr, 1) == 0);
   auto o = with_bound(45);
   o.eps = kFloat64Eps;
+  o.float64_finish = false;  // the sketch's own passes (the finish: below)
   FiniteScan scan;
   const auto r = sketch_rank(reader(a, m), t, m, o, &scan);
   const double tol = nr_tol(t, m, exact[0], kFloat64Eps);
@@ -158,6 +159,13 @@ TEST_CASE(
   CHECK(r.report.rank_min == 40);
   CHECK(r.report.rank_max == m);  // sketch.h: gamma_M ||A||_F exceeds tol at the float64 eps
   CHECK_FALSE(r.report.certified);
+  // The float64 finish (compensated_finish.h) closes the window at the exact count.
+  o.float64_finish = true;
+  const auto f = sketch_rank(reader(a, m), t, m, o, &scan);
+  CHECK(f.report.certified);
+  CHECK(f.report.rank == exact_rank);
+  CHECK(f.report.residual_bound < tol);
+  for (size_t i = 0; i < 40; ++i) CHECK(f.lower[i] <= exact[i] * (1 + 1e-12));
 }
 
 TEST_CASE("sketch: a rank past the cap on k reads 'rank >= n', uncertified") {
@@ -280,6 +288,7 @@ TEST_CASE(
   SECTION("a check that cannot settle: the window stays open at the float64 eps") {
     auto o = with_bound(25);
     o.eps = kFloat64Eps;  // tol below the rounding floor: no pass certifies (sketch.h)
+    o.float64_finish = false;
     FiniteScan scan;
     const auto r = sketch_rank(sb::test::reader(a64, m), t, m, o, &scan);
     CHECK_FALSE(r.report.certified);
