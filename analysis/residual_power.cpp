@@ -30,16 +30,6 @@ void project(const std::vector<double>& q, int64_t m, int64_t c, double* v, int6
               -1.0, q.data(), blas_int(m), coef.data(), blas_int(c), 1.0, v, blas_int(m));
 }
 
-// Upper bounds on the 2-norms of the p columns of the M x p matrix v (dnrm2 widened by its
-// rounding, (1 + 2 M u)).
-std::vector<double> column_norms(const double* v, int64_t m, int64_t p) {
-  std::vector<double> n(static_cast<size_t>(p));
-  for (int64_t i = 0; i < p; ++i)
-    n[static_cast<size_t>(i)] =
-        cblas_dnrm2(blas_int(m), v + i * m, 1) * (1 + 2 * kUnit * static_cast<double>(m));
-  return n;
-}
-
 // q_l of the header: bounds on ||Q^^T w_i|| from the computed Q_c^T w_i.
 std::vector<double> range_parts(const std::vector<double>& q, int64_t m, int64_t c, double eta,
                                 const double* w, int64_t p, const std::vector<double>& w_norm) {
@@ -79,6 +69,14 @@ double power_bound_root(const std::vector<std::vector<PowerTerm>>& probes, doubl
     (satisfied(mid) ? lower : upper) = mid;
   }
   return std::exp(upper) * (1 + 1e-12);
+}
+
+std::vector<double> column_norms(const double* v, int64_t m, int64_t p) {
+  std::vector<double> n(static_cast<size_t>(p));
+  for (int64_t i = 0; i < p; ++i)
+    n[static_cast<size_t>(i)] =
+        cblas_dnrm2(blas_int(m), v + i * m, 1) * (1 + 2 * kUnit * static_cast<double>(m));
+  return n;
 }
 
 double probe_factor(int probes) {

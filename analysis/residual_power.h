@@ -129,6 +129,10 @@ double power_bound_root(const std::vector<std::vector<PowerTerm>>& probes, doubl
 /// p = 64: 1.24). The sketch's single-probe bound and the power steps' both use it.
 double probe_factor(int probes);
 
+/// Upper bounds on the 2-norms of the p columns of the column-major M x p matrix v (dnrm2 widened
+/// by its rounding, (1 + 2 M u)).
+std::vector<double> column_norms(const double* v, int64_t m, int64_t p);
+
 /// ||fl(P v) - P v|| / ||v|| for P = I - Q Q^T with k columns of orthonormality defect eta on M
 /// rows: f = 2 gamma_M sqrt(k) (1 + eta)^(3/2) + 3u (Q^T v, then Q (Q^T v), then the difference).
 double projection_error(int64_t m, int64_t k, double eta);

@@ -27,8 +27,6 @@ namespace sb::analysis {
 using namespace sketch_detail;
 namespace {
 
-constexpr double kUnit = kFloat64Eps / 2;  // u = 2^-53
-
 double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -174,12 +172,9 @@ Probes draw_probes(std::vector<double>& basis, int64_t m, int64_t k, int64_t p, 
   basis.resize(static_cast<size_t>(m * (k + p)));
   gaussian_columns(basis, m, k, k + p, rng);
   Probes pr;
-  pr.omega_norm.resize(static_cast<size_t>(p));
-  pr.w_norm.resize(pr.omega_norm.size());
+  pr.omega_norm = column_norms(basis.data() + k * m, m, p);
   pr.w_err.resize(pr.omega_norm.size());
   pr.eta = eta;
-  for (int64_t i = 0; i < p; ++i)
-    pr.omega_norm[static_cast<size_t>(i)] = cblas_dnrm2(blas_int(m), basis.data() + (k + i) * m, 1);
   {
     std::vector<double> qt(static_cast<size_t>(k * p));
     double* omega = basis.data() + k * m;
@@ -189,11 +184,8 @@ Probes draw_probes(std::vector<double>& basis, int64_t m, int64_t k, int64_t p, 
                 -1.0, basis.data(), blas_int(m), qt.data(), blas_int(k), 1.0, omega, blas_int(m));
   }
   const double f_rel = projection_error(m, k, pr.eta);
-  for (int64_t i = 0; i < p; ++i) {
-    const auto s = static_cast<size_t>(i);
-    pr.w_norm[s] = cblas_dnrm2(blas_int(m), basis.data() + (k + i) * m, 1) * (1 + 2 * kUnit * m);
-    pr.w_err[s] = f_rel * pr.omega_norm[s];
-  }
+  pr.w_norm = column_norms(basis.data() + k * m, m, p);
+  for (size_t i = 0; i < pr.w_err.size(); ++i) pr.w_err[i] = f_rel * pr.omega_norm[i];
   return pr;
 }
 

@@ -304,16 +304,13 @@ VerdictStart range_start(Products zp, const std::vector<double>& omega_p, const 
                          double frobenius, const SketchProgress& progress, double seconds) {
   VerdictStart out;
   const int64_t k = sums.k, b = o.bound, p = o.range_probes, m = cols;
-  out.checks = 1;
   if (b < 1 || b >= k) return out;
   const double c_nr = 0.5 * std::sqrt(static_cast<double>(rows + cols + 1)) * o.eps;
   const double sigma1_lower = sigma1_lower_from_start(sums, omega, rows, cols, frobenius);
   const double tol_lo = c_nr * sigma1_lower;
   if (!(tol_lo > 0)) return out;
-  std::vector<double> omega_norm(static_cast<size_t>(p));
-  for (int64_t i = 0; i < p; ++i)
-    omega_norm[static_cast<size_t>(i)] = cblas_dnrm2(blas_int(m), omega_p.data() + i * m, 1) *
-                                         (1 + 2 * kUnit * static_cast<double>(m));
+  out.checks = 1;  // the probes' bound below is evaluated: the one check (1e-12)
+  const auto omega_norm = column_norms(omega_p.data(), m, p);
   const double e = range_residual(std::move(zp), u_b, rows, b, p, eta, omega_norm, cols, frobenius);
   if (progress.pass_done) {
     SketchPass done{
