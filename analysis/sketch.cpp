@@ -299,6 +299,17 @@ bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_
   return e * rho < 0.5 * w.tol;
 }
 
+/// After a full pass whose count c is certified from below and clear of k, with only the residual
+/// bound keeping the window open (above the rounding floor): power steps on Q_c follow the next
+/// pass (sketch.h, "Power steps"), and they need no next basis, so that pass can be a check.
+/// Measured on the tail matrix of results/bench/rank_tail.md (T = 30000, M = 6000, count 1200):
+/// the second pass at k = 1792 formed a Y that nothing used.
+bool power_follows(const Window& w, const SketchOptions& o, int64_t k) {
+  return o.power_steps > 0 && w.rank >= 1 && w.rank_min == w.rank && w.rank_max > w.rank &&
+         w.rank < k - std::max<int64_t>(o.oversampling / 2, 1) && w.residual >= w.tol_lo &&
+         w.residual_floor < w.tol_lo;
+}
+
 // The next basis: Y = A^T A Q (sums.y), widened with Gaussian columns to next_k when the rank
 // may reach past k, orthonormalised into basis; returns its orthogonality defect.
 double next_basis(PassSums& sums, int64_t m, int64_t k, int64_t next_k, std::mt19937_64& rng,
@@ -365,7 +376,8 @@ bool advance(Steering& steer, const Window& w, const SketchOptions& o, int64_t c
   // "Adaptivity"), so k stays and the next pass is a check.
   const bool exceeds_next = starting && o.verdict_only && w.rank > o.bound;
   if (exceeds_next) next_k = *k;
-  if (checks_allowed && next_k == *k && (exceeds_next || closes_next(w, o, *k, starting)))
+  if (checks_allowed && next_k == *k &&
+      (exceeds_next || closes_next(w, o, *k, starting) || (!starting && power_follows(w, o, *k))))
     *kind = PassKind::check;
   *eta = next_basis(sums, m, *k, next_k, rng, basis);
   *k = next_k;

@@ -351,6 +351,8 @@ TEST_CASE(
   CHECK(r.report.residual_bound < r.report.tol_lo);
   CHECK(r.report.residual_bound >= exact[count]);  // it bounds sigma_(c+1) from above
   CHECK(r.report.failure_probability == Approx(expected_failure(r.report)).epsilon(1e-12));
+  // The pass before the power steps forms no next basis (they need none): a check.
+  CHECK(r.report.sketch_check_passes >= 1);
   // Past the count every upper bound is the power bound, so the gap at the count is certified.
   REQUIRE(r.upper.size() > static_cast<size_t>(count));
   CHECK(r.upper[count] <= r.report.residual_bound);
