@@ -17,6 +17,11 @@ one run, printed as Markdown on stdout (progress on stderr):
          (bench/make_spectrum_npy.py: 1200 values from sigma_1 down to 3 tol, 3000 over
          [0.2, 0.9] tol; rank 1200): the sketch with and without power steps
          (--sketch-power-steps 0), the Gram path and auto, beside the time to read the file once.
+  wt2count
+         A count of rank 1000 at WikiText-2's test size: T = 245570, M = 33278 float32 .npy
+         (32.7 GB, bench/make_spectrum_npy.py: 1000 values from sigma_1 down to 3 tol, 2000 over
+         [0.2, 0.9] tol; deleted afterwards), the sketch stopped at SB_BENCH_TIMEOUT seconds
+         (default 1800, the 30-minute target), beside the time to read the file once.
   trained:FILE[:RANK_JSON]
          A trained head's dump (e.g. a wt2-proxy run's logprobs.h5, kept by a hard link before the
          pipeline removes it): the sketch, beside the time to read the file once and, given the
@@ -352,10 +357,40 @@ def tail(shape):
     flop_lines(shape, GFLOPS)
 
 
+def wt2count(shape):
+    t, m, count, tail_n = 245570, 33278, 1000, 2000
+    limit = float(os.environ.get("SB_BENCH_TIMEOUT", "1800"))
+    path = os.path.join(work, f"count_{t}x{m}_r{count}.npy")
+    make_input(path, ["/usr/bin/python3", os.path.join(here, "make_spectrum_npy.py"), path,
+                      "--T", str(t), "--M", str(m), "--count", str(count), "--tail", str(tail_n)])
+    read_s = [read_once(path) for _ in range(2)][-1]  # the second: what every pass meets
+    facts = ["--head", "sigsoftmax", "--d", "400", "--bias", "1"]
+    passes = []
+    wall, rss, line = measure([rank_analysis, "--json", "--method", "sketch"] + facts + [path],
+                              timeout=limit, passes=passes)
+    if line is not None:
+        rows.append((shape, "rank-1000 spectrum (.npy)", " ".join(facts + ["--method", "sketch"]),
+                     wall, rss, json.loads(line)))
+    os.remove(path)
+    print(f"### A count of rank {count} at WikiText-2's test size: T = {t}, M = {m}, float32 .npy "
+          f"({t * m * 4 / 1e9:.1f} GB, streamed from disk; {count} values from sigma_1 down to "
+          f"3 tol, then {tail_n} over [0.2, 0.9] tol; deleted after the run)\n")
+    table(shape, ("time / reading the file once", lambda name, args, w: f"{w / read_s:.1f}x"))
+    if line is None:
+        print(f"- `--method sketch` did not finish within {limit:.0f} s (stopped there); its last "
+              f"finished pass: {passes[-1] if passes else 'none'} ({len(passes)} pass(es) "
+              "finished).")
+    print(f"- Reading the file once (`cat FILE > /dev/null`, same run, the second of two reads): "
+          f"{read_s:.1f} s")
+    print(f"- BLAS core: {rank_analysis_core()}; dgemm {GFLOPS:.0f} GFLOP/s")
+    flop_lines(shape, GFLOPS)
+
+
 GFLOPS = gemm_gflops("float64")
 log(f"dgemm {GFLOPS:.0f} GFLOP/s on {rank_analysis_core()} kernels")
 for shape in shapes:
     if shape.startswith("trained:"):
         trained("trained", *shape.split(":")[1:])
     else:
-        {"gpt2": gpt2, "wt2": wt2, "llama": llama, "tail": tail}[shape](shape)
+        {"gpt2": gpt2, "wt2": wt2, "llama": llama, "tail": tail,
+         "wt2count": wt2count}[shape](shape)
