@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "analysis/compensated_dot.h"
 #include "analysis/inertia.h"
@@ -55,6 +56,19 @@ void for_blocks(const std::function<void(int64_t, int64_t, double*)>& read, int6
   }
 }
 
+// f(begin, end) over [0, n) in `threads` contiguous parts, each on its own thread (the caller's
+// the last). Every use below splits independent outputs (rows of a product, or accumulators), each
+// summed in the serial order: the result is the same to the bit for any number of threads.
+template <class F>
+void parallel_for(int64_t n, int threads, F f) {
+  const int64_t parts = std::clamp<int64_t>(threads, 1, std::max<int64_t>(n, 1));
+  std::vector<std::thread> pool;
+  for (int64_t i = 0; i + 1 < parts; ++i)
+    pool.emplace_back([&f, i, n, parts] { f(n * i / parts, n * (i + 1) / parts); });
+  f(n * (parts - 1) / parts, n);
+  for (auto& t : pool) t.join();
+}
+
 // Column-major m x k <-> row-major m x k.
 std::vector<double> transposed(const std::vector<double>& x, int64_t m, int64_t k, bool to_rows) {
   std::vector<double> y(at(m * k));
@@ -81,15 +95,19 @@ void normalise(std::vector<double>& p, std::vector<double>& s) {
 // A Q (T x k, row-major) for q_rows = Q row-major (M x k), compensated: hi + lo per entry.
 void times_basis(const std::function<void(int64_t, int64_t, double*)>& read, int64_t rows,
                  int64_t cols, int64_t block_rows, const std::vector<double>& q_rows, int64_t k,
-                 SpectrumTiming* timing, std::vector<double>& hi, std::vector<double>& lo) {
+                 int threads, SpectrumTiming* timing, std::vector<double>& hi,
+                 std::vector<double>& lo) {
   hi.assign(at(rows * k), 0.0);
   lo.assign(at(rows * k), 0.0);
   for_blocks(read, rows, cols, block_rows, timing, [&](const double* x, int64_t b, int64_t n) {
-    for (int64_t t = 0; t < n; ++t) {
-      double* p = hi.data() + (b + t) * k;
-      double* s = lo.data() + (b + t) * k;
-      for (int64_t m = 0; m < cols; ++m) dot2_axpy(x[t * cols + m], q_rows.data() + m * k, k, p, s);
-    }
+    parallel_for(n, threads, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        double* p = hi.data() + (b + t) * k;
+        double* s = lo.data() + (b + t) * k;
+        for (int64_t m = 0; m < cols; ++m)
+          dot2_axpy(x[t * cols + m], q_rows.data() + m * k, k, p, s);
+      }
+    });
   });
   normalise(hi, lo);
 }
@@ -97,15 +115,17 @@ void times_basis(const std::function<void(int64_t, int64_t, double*)>& read, int
 // A^T U (M x k, column-major, rounded once) for u_rows = U row-major (T x k), compensated.
 std::vector<double> transpose_times(const std::function<void(int64_t, int64_t, double*)>& read,
                                     int64_t rows, int64_t cols, int64_t block_rows,
-                                    const std::vector<double>& u_rows, int64_t k,
+                                    const std::vector<double>& u_rows, int64_t k, int threads,
                                     SpectrumTiming* timing) {
   std::vector<double> p(at(cols * k), 0.0), s(at(cols * k), 0.0);
   for_blocks(read, rows, cols, block_rows, timing, [&](const double* x, int64_t b, int64_t n) {
-    for (int64_t t = 0; t < n; ++t) {
-      const double* u = u_rows.data() + (b + t) * k;
-      for (int64_t m = 0; m < cols; ++m)
-        dot2_axpy(x[t * cols + m], u, k, p.data() + m * k, s.data() + m * k);
-    }
+    parallel_for(cols, threads, [&](int64_t m0, int64_t m1) {
+      for (int64_t t = 0; t < n; ++t) {
+        const double* u = u_rows.data() + (b + t) * k;
+        for (int64_t m = m0; m < m1; ++m)
+          dot2_axpy(x[t * cols + m], u, k, p.data() + m * k, s.data() + m * k);
+      }
+    });
   });
   for (size_t i = 0; i < p.size(); ++i) p[i] += s[i];
   return transposed(p, cols, k, /*to_rows=*/false);
@@ -134,9 +154,10 @@ std::vector<double> householder(std::vector<double>& y, int64_t m, int64_t k,
 // orth(A Q) rotated by its R's left singular vectors; returns the new Q's |r_jj|.
 std::vector<double> iterate(const std::function<void(int64_t, int64_t, double*)>& read,
                             int64_t rows, int64_t cols, int64_t block_rows, std::vector<double>& q,
-                            int64_t k, SpectrumTiming* timing) {
+                            int64_t k, int threads, SpectrumTiming* timing) {
   std::vector<double> hi, lo, r;
-  times_basis(read, rows, cols, block_rows, transposed(q, cols, k, true), k, timing, hi, lo);
+  times_basis(read, rows, cols, block_rows, transposed(q, cols, k, true), k, threads, timing, hi,
+              lo);
   std::vector<double> u = transposed(hi, rows, k, /*to_rows=*/false);
   householder(u, rows, k, &r);
   std::vector<double> sv(at(k)), w(at(k * k)), superb(at(k));
@@ -148,7 +169,8 @@ std::vector<double> iterate(const std::function<void(int64_t, int64_t, double*)>
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(rows), blas_int(k), blas_int(k),
               1.0, u.data(), blas_int(rows), w.data(), blas_int(k), 0.0, rotated.data(),
               blas_int(rows));
-  q = transpose_times(read, rows, cols, block_rows, transposed(rotated, rows, k, true), k, timing);
+  q = transpose_times(read, rows, cols, block_rows, transposed(rotated, rows, k, true), k, threads,
+                      timing);
   return householder(q, cols, k);
 }
 
@@ -218,6 +240,7 @@ struct CompensatedChain {
   const std::vector<double>& zh;
   const std::vector<double>& zl;  // T x c row-major
   int64_t t, m, c, p;
+  int threads = 1;
   double a = 0, tiny = 0;
   std::vector<double> w, log_scale;  // w: M x p row-major, true probe = stored e^log_scale
   std::vector<std::vector<PowerTerm>> chain;
@@ -251,32 +274,46 @@ struct CompensatedChain {
     std::vector<double> gh, gl;
     coefficients(gh, gl);
     std::vector<double> yp(at(m * p), 0.0), ys(at(m * p), 0.0), hp(at(c * p), 0.0),
-        hs(at(c * p), 0.0), zp(at(p)), zs(at(p)), z_sq(at(p), 0.0);
+        hs(at(c * p), 0.0), z_sq(at(p), 0.0), zb(at(block_rows * p));
     for_blocks(read, t, m, block_rows, timing, [&](const double* x, int64_t b, int64_t n) {
-      for (int64_t r = 0; r < n; ++r) {
-        const double* row = x + r * m;
-        const int64_t tr = b + r;
-        std::fill(zp.begin(), zp.end(), 0.0);
-        std::fill(zs.begin(), zs.end(), 0.0);
-        for (int64_t i = 0; i < m; ++i)
-          dot2_axpy(row[i], w.data() + i * p, p, zp.data(), zs.data());
-        for (int64_t j = 0; j < c; ++j) {
-          const double h = zh[at(tr * c + j)], l = zl[at(tr * c + j)];
-          dot2_axpy(-h, gh.data() + j * p, p, zp.data(), zs.data());
-          dot2_axpy(-h, gl.data() + j * p, p, zp.data(), zs.data());
-          dot2_axpy(-l, gh.data() + j * p, p, zp.data(), zs.data());
+      // The block's rows of z = fl(B w), each one Dot2 chain (independent rows: split).
+      parallel_for(n, threads, [&](int64_t r0, int64_t r1) {
+        std::vector<double> zs(at(p));
+        for (int64_t r = r0; r < r1; ++r) {
+          const double* row = x + r * m;
+          const int64_t tr = b + r;
+          double* zp = zb.data() + r * p;
+          std::fill(zp, zp + p, 0.0);
+          std::fill(zs.begin(), zs.end(), 0.0);
+          for (int64_t i = 0; i < m; ++i) dot2_axpy(row[i], w.data() + i * p, p, zp, zs.data());
+          for (int64_t j = 0; j < c; ++j) {
+            const double h = zh[at(tr * c + j)], l = zl[at(tr * c + j)];
+            dot2_axpy(-h, gh.data() + j * p, p, zp, zs.data());
+            dot2_axpy(-h, gl.data() + j * p, p, zp, zs.data());
+            dot2_axpy(-l, gh.data() + j * p, p, zp, zs.data());
+          }
+          for (int64_t i = 0; i < p; ++i) zp[i] += zs[at(i)];
         }
-        for (int64_t i = 0; i < p; ++i) {
-          zp[at(i)] += zs[at(i)];
-          z_sq[at(i)] += zp[at(i)] * zp[at(i)];
+      });
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t i = 0; i < p; ++i) z_sq[at(i)] += zb[at(r * p + i)] * zb[at(r * p + i)];
+      // A^T z and Z_c^T z: accumulators split by column, rows added in order.
+      parallel_for(m, threads, [&](int64_t i0, int64_t i1) {
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t i = i0; i < i1; ++i)
+            dot2_axpy(x[r * m + i], zb.data() + r * p, p, yp.data() + i * p, ys.data() + i * p);
+      });
+      parallel_for(c, threads, [&](int64_t j0, int64_t j1) {
+        for (int64_t r = 0; r < n; ++r) {
+          const int64_t tr = b + r;
+          for (int64_t j = j0; j < j1; ++j) {
+            double* hpj = hp.data() + j * p;
+            double* hsj = hs.data() + j * p;
+            dot2_axpy(zh[at(tr * c + j)], zb.data() + r * p, p, hpj, hsj);
+            dot2_axpy(zl[at(tr * c + j)], zb.data() + r * p, p, hpj, hsj);
+          }
         }
-        for (int64_t i = 0; i < m; ++i)
-          dot2_axpy(row[i], zp.data(), p, yp.data() + i * p, ys.data() + i * p);
-        for (int64_t j = 0; j < c; ++j) {
-          dot2_axpy(zh[at(tr * c + j)], zp.data(), p, hp.data() + j * p, hs.data() + j * p);
-          dot2_axpy(zl[at(tr * c + j)], zp.data(), p, hp.data() + j * p, hs.data() + j * p);
-        }
-      }
+      });
     });
     normalise(hp, hs);
     for (int64_t i = 0; i < m; ++i) {
@@ -330,7 +367,7 @@ CompensatedFinishResult compensated_finish(
   };
   std::vector<double> diag;
   for (int it = 0; it < std::max(o.iterations, 1); ++it) {
-    diag = iterate(read, rows, cols, block_rows, basis, k, timing);
+    diag = iterate(read, rows, cols, block_rows, basis, k, o.threads, timing);
     out.passes += 2;
     done("iterate");
   }
@@ -342,7 +379,7 @@ CompensatedFinishResult compensated_finish(
   const double eta = sketch_detail::defect(vc.data(), cols, c);
   const auto v_rows = transposed(vc, cols, c, /*to_rows=*/true);
   std::vector<double> zh, zl;
-  times_basis(read, rows, cols, block_rows, v_rows, c, timing, zh, zl);
+  times_basis(read, rows, cols, block_rows, v_rows, c, o.threads, timing, zh, zl);
   ++out.passes;
   const double gm = gamma_float64(2 * double(cols)), big = double(std::max(rows, cols));
   const double tiny = (big + 3 * double(c)) * kTinyPerTerm * std::sqrt(big);
@@ -355,7 +392,7 @@ CompensatedFinishResult compensated_finish(
   for (size_t i = 0; i < zh.size(); ++i) z_frob += zh[i] * zh[i] + zl[i] * zl[i];
   z_frob = std::sqrt(z_frob) * (1 + gamma_float64(double(zh.size()))) * (1 + kUnit);
   const double gn = gamma_float64(big + 3 * double(c)), root_eta = std::sqrt(1 + eta);
-  CompensatedChain ch{v_rows, zh, zl, rows, cols, c, o.probes, 0, 0, {}, {}, {}};
+  CompensatedChain ch{v_rows, zh, zl, rows, cols, c, o.probes, o.threads, 0, 0, {}, {}, {}};
   ch.a = 8 * (gn * gn + kUnit * kUnit) * (o.frobenius + z_frob * std::sqrt(double(c) * (1 + eta))) *
              root_eta +
          eps_z * root_eta;

@@ -93,6 +93,9 @@ struct CompensatedFinishOptions {
   int probes = 40;                ///< the power steps' p
   int max_steps = 24;             ///< power steps at most
   int64_t block_rows = 256;       ///< rows per block read
+  /// threads for the compensated products (each output summed in the same order whatever the
+  /// number: the result is the same to the bit)
+  int threads = 1;
 };
 
 struct CompensatedFinishResult {

@@ -1,6 +1,8 @@
 // The sketch's float64 finish (sketch.h, "Float64 finish"; compensated_finish.h): where the window
 // stays open at the float64 eps because rounding, not the basis, keeps it open.
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <chrono>
 #include <type_traits>
@@ -32,6 +34,7 @@ int finish_rows(const std::function<void(int64_t, int64_t, double*)>& read, int6
   fo.probes = o.probes;
   fo.max_steps = std::max(o.power_steps, 1);
   fo.block_rows = std::min<int64_t>(256, rows);
+  fo.threads = std::max(1, openblas_get_num_threads());
   auto start = std::chrono::steady_clock::now();
   auto step_done = [&](const char* kind, const CompensatedFinishResult& r) {
     if (!progress.pass_done) return;

@@ -160,3 +160,35 @@ TEST_CASE(
       if (above >= 1.5 && below <= 0.5) CHECK(res.report.certified);
     }
 }
+
+TEST_CASE(
+    "float64 finish: one thread or three give the same bounds to the bit, from any starting basis "
+    "of enough columns") {
+  const int64_t t = 600, m = 400, r = 30, k = 60;
+  const double tol0 = nr_tol(t, m, 1.0);
+  std::vector<double> s(static_cast<size_t>(m), 0.0);
+  for (int64_t i = 0; i < r; ++i)
+    s[static_cast<size_t>(i)] = std::pow(3 * tol0, double(i) / double(r - 1));
+  const auto a = prescribed_matrix(t, m, s, /*seed=*/53);
+  std::mt19937_64 gen(9);
+  const auto basis = sb::test::orthonormal(m, k, gen);  // a random start: the finish iterates
+  CompensatedFinishOptions o;
+  o.tol = tol0;
+  o.tol_lo = tol0 * (1 - 1e-12);
+  o.tol_hi = tol0 * (1 + 1e-12);
+  o.frobenius = std::sqrt(double(r)) * 1.01;  // >= ||A||_F (each value <= 1)
+  o.iterations = 3;
+  std::vector<CompensatedFinishResult> runs;
+  for (int threads : {1, 3}) {
+    o.threads = threads;
+    std::mt19937_64 rng(11);
+    runs.push_back(compensated_finish(reader(a, m), t, m, basis, k, o, rng));
+  }
+  CHECK(runs[0].count == r);
+  CHECK(runs[0].rank_min == r);
+  CHECK(runs[0].upper_certified);
+  CHECK(runs[1].count == runs[0].count);
+  CHECK(runs[1].residual_bound == runs[0].residual_bound);  // bit for bit
+  CHECK(runs[1].lower == runs[0].lower);
+  CHECK(runs[1].power_steps == runs[0].power_steps);
+}
