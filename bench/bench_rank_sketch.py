@@ -384,6 +384,8 @@ def wt2count(shape):
           f"{read_s:.1f} s")
     print(f"- BLAS core: {rank_analysis_core()}; dgemm {GFLOPS:.0f} GFLOP/s")
     flop_lines(shape, GFLOPS)
+    print("Its finished passes, as the same run printed them (stderr):\n\n```")
+    print("\n".join("sketch: " + p for p in passes) + "\n```\n")
 
 
 GFLOPS = gemm_gflops("float64")
