@@ -274,6 +274,12 @@ def wt2(shape):
     flop_lines(shape, GFLOPS)
 
 
+def stopped_line(limit, passes):
+    """The line for a sketch stopped at `limit` seconds: its last finished pass."""
+    return (f"- `--method sketch` did not finish within {limit:.0f} s (stopped there); its last "
+            f"finished pass: {passes[-1] if passes else 'none'} ({len(passes)} pass(es) finished).")
+
+
 def trained(shape, path, rank_json=None):
     limit = float(os.environ.get("SB_BENCH_TIMEOUT", "1800"))
     read_s = [read_once(path) for _ in range(2)][-1]  # the second: what every pass meets
@@ -298,8 +304,7 @@ def trained(shape, path, rank_json=None):
           f"{os.path.getsize(path) / 1e9:.1f} GB, streamed from disk\n")
     table(shape, ("time / reading the file once", lambda name, args, w: f"{w / read_s:.1f}x"))
     if sketch is None:
-        print(f"- `--method sketch` did not finish within {limit:.0f} s (stopped there); its last "
-              f"finished pass: {passes[-1] if passes else 'none'} ({len(passes)} pass(es) finished).")
+        print(stopped_line(limit, passes))
     print(f"- Reading the file once (`cat FILE > /dev/null`, same run, the second of two reads): "
           f"{read_s:.1f} s")
     grams = [row[5] for row in rows if row[0] == shape and row[5].get("method") == "gram"]
@@ -377,9 +382,7 @@ def wt2count(shape):
           f"3 tol, then {tail_n} over [0.2, 0.9] tol; deleted after the run)\n")
     table(shape, ("time / reading the file once", lambda name, args, w: f"{w / read_s:.1f}x"))
     if line is None:
-        print(f"- `--method sketch` did not finish within {limit:.0f} s (stopped there); its last "
-              f"finished pass: {passes[-1] if passes else 'none'} ({len(passes)} pass(es) "
-              "finished).")
+        print(stopped_line(limit, passes))
     print(f"- Reading the file once (`cat FILE > /dev/null`, same run, the second of two reads): "
           f"{read_s:.1f} s")
     print(f"- BLAS core: {rank_analysis_core()}; dgemm {GFLOPS:.0f} GFLOP/s")

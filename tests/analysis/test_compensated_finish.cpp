@@ -41,6 +41,17 @@ int64_t count_above(const std::vector<double>& s, double tol) {
   return n;
 }
 
+// min(T, M) = m values: r log-spaced from 1 down to `last` tol, then `tail` at `next` tol, then
+// zeros (tol at the float64 eps for sigma_1 = 1).
+std::vector<double> cliff(int64_t t, int64_t m, int64_t r, double last, int64_t tail, double next) {
+  const double tol0 = nr_tol(t, m, 1.0);
+  std::vector<double> s(static_cast<size_t>(m), 0.0);
+  for (int64_t i = 0; i < r; ++i)
+    s[static_cast<size_t>(i)] = std::pow(last * tol0, double(i) / double(r - 1));
+  for (int64_t i = r; i < r + tail; ++i) s[static_cast<size_t>(i)] = next * tol0;
+  return s;
+}
+
 SketchOptions float64_options(int64_t bound, uint64_t seed) {
   SketchOptions o;
   o.bound = bound;
@@ -113,12 +124,7 @@ TEST_CASE(
   // sqrt(M + T + 1) u_64 ~ 5e-15: the cliff sits 1e7 below sqrt(u) sigma_1, the resolution of the
   // sketch's basis (A^T A Q).
   const int64_t t = 1000, m = 800, r = 40, tail = 200;
-  const double tol0 = nr_tol(t, m, 1.0);
-  std::vector<double> s(static_cast<size_t>(m), 0.0);
-  for (int64_t i = 0; i < r; ++i)
-    s[static_cast<size_t>(i)] = std::pow(3 * tol0, double(i) / double(r - 1));
-  for (int64_t i = r; i < r + tail; ++i) s[static_cast<size_t>(i)] = tol0 / 3;
-  const auto a = prescribed_matrix(t, m, s, /*seed=*/43);
+  const auto a = prescribed_matrix(t, m, cliff(t, m, r, 3.0, tail, 1.0 / 3), /*seed=*/43);
   const auto exact = lapack_values(a, t, m);
   const double tol = nr_tol(t, m, exact[0]);
   REQUIRE(count_above(exact, tol) == r);
@@ -140,14 +146,9 @@ TEST_CASE(
     "float64 finish: the window always holds LAPACK's count, and closes on it wherever the last "
     "value clears tol by 1.5x and the next lies at half of tol or below") {
   const int64_t t = 1000, m = 800, r = 40, tail = 200;
-  const double tol0 = nr_tol(t, m, 1.0);
   for (double above : {3.0, 1.5, 1.1})
     for (double below : {0.9, 0.5, 1.0 / 3}) {
-      std::vector<double> s(static_cast<size_t>(m), 0.0);
-      for (int64_t i = 0; i < r; ++i)
-        s[static_cast<size_t>(i)] = std::pow(above * tol0, double(i) / double(r - 1));
-      for (int64_t i = r; i < r + tail; ++i) s[static_cast<size_t>(i)] = below * tol0;
-      const auto a = prescribed_matrix(t, m, s, /*seed=*/47);
+      const auto a = prescribed_matrix(t, m, cliff(t, m, r, above, tail, below), /*seed=*/47);
       const auto exact = lapack_values(a, t, m);
       const int64_t truth = count_above(exact, nr_tol(t, m, exact[0]));
       REQUIRE(truth == r);
@@ -166,10 +167,7 @@ TEST_CASE(
     "of enough columns") {
   const int64_t t = 600, m = 400, r = 30, k = 60;
   const double tol0 = nr_tol(t, m, 1.0);
-  std::vector<double> s(static_cast<size_t>(m), 0.0);
-  for (int64_t i = 0; i < r; ++i)
-    s[static_cast<size_t>(i)] = std::pow(3 * tol0, double(i) / double(r - 1));
-  const auto a = prescribed_matrix(t, m, s, /*seed=*/53);
+  const auto a = prescribed_matrix(t, m, cliff(t, m, r, 3.0, 0, 0.0), /*seed=*/53);
   std::mt19937_64 gen(9);
   const auto basis = sb::test::orthonormal(m, k, gen);  // a random start: the finish iterates
   CompensatedFinishOptions o;
