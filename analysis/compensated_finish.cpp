@@ -25,6 +25,10 @@ constexpr double kUnit = kFloat64Eps / 2;
 int blas_int(int64_t n) { return static_cast<int>(n); }
 size_t at(int64_t i) { return static_cast<size_t>(i); }
 
+double log_or_minus_inf(double v) {
+  return v > 0 ? std::log(v) : -std::numeric_limits<double>::infinity();
+}
+
 // (p_j, s_j) += a u_j for j < k: one Dot2 step on k independent accumulators (compensated_dot.h).
 SB_VECTOR_CLONES void dot2_axpy(double a, const double* __restrict u, int64_t k,
                                 double* __restrict p, double* __restrict s) {
@@ -338,23 +342,6 @@ double compensated_finish_bytes(int64_t rows, int64_t cols, int64_t k, int probe
   return 8 * (4 * t * kk + 4 * m * kk + 4 * m * p + 2 * t * p + 2 * kk * kk) + 8 * 256 * m;
 }
 
-namespace {
-
-// residual_power.cpp's stopping rule: below the target, the estimate at it, or more steps
-// predicted than are left.
-bool power_stop(double bound, double estimate, double target, int step, int max_steps) {
-  if (bound < target || !(estimate < target)) return true;
-  if (!(estimate > 0)) return false;
-  const double log_k = (2 * step + 1) * std::log(bound / estimate);
-  return 0.5 * (log_k / std::log(target / estimate) - 1) > max_steps - 1;
-}
-
-double log_or_minus_inf(double v) {
-  return v > 0 ? std::log(v) : -std::numeric_limits<double>::infinity();
-}
-
-}  // namespace
-
 CompensatedFinishResult compensated_finish(
     const std::function<void(int64_t, int64_t, double*)>& read, int64_t rows, int64_t cols,
     std::vector<double> basis, int64_t k, const CompensatedFinishOptions& o, std::mt19937_64& rng,
@@ -422,7 +409,7 @@ CompensatedFinishResult compensated_finish(
     out.upper_certified = out.residual_bound < o.tol_lo;
     done("power");
     if (out.upper_certified) break;
-    if (power_stop(out.residual_bound, estimate, o.tol_lo, step, o.max_steps)) break;
+    if (power_steps_done(out.residual_bound, estimate, o.tol_lo, step, o.max_steps)) break;
     for (size_t i = 0; i < ch.chain.size(); ++i) {
       const double d = 2 * kUnit * z_norm[i] + ch.a * w_norm[i] + tiny;
       const double e = 2 * kUnit * y_norm[i] + ch.a * z_norm[i] + tiny;

@@ -79,6 +79,15 @@ std::vector<double> column_norms(const double* v, int64_t m, int64_t p) {
   return n;
 }
 
+bool power_steps_done(double bound, double estimate, double target, int step, int max_steps) {
+  if (!(target > 0)) return false;
+  if (bound < target || !(estimate < target)) return true;
+  if (!(estimate > 0)) return false;
+  const double log_k = (2 * step + 1) * std::log(bound / estimate);
+  const double needed = 0.5 * (log_k / std::log(target / estimate) - 1);
+  return needed > max_steps - 1;
+}
+
 double probe_factor(int probes) {
   return std::pow(10.0, kFailureLog10 / probes) * std::sqrt(2 / std::acos(-1.0));
 }
@@ -220,19 +229,6 @@ void power_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t 
   }
 }
 
-// Whether to stop after a step: the bound below the target, or the probes' estimate at it (a
-// value above the target lies outside Q_c), or more steps predicted than are left. The steps a
-// bound below the target still needs, from the bound's ratio to the estimate: ratio^(2j+1) = K,
-// and K^(1/(2q+1)) estimate < target for 2q + 1 > ln K / ln(target / est).
-bool power_done(const ResidualPowerResult& r, const ResidualPowerOptions& o, int step) {
-  if (!(o.target > 0)) return false;
-  if (r.bound < o.target || !(r.estimate < o.target)) return true;
-  if (!(r.estimate > 0)) return false;
-  const double log_k = (2 * step + 1) * std::log(r.bound / r.estimate);
-  const double needed = 0.5 * (log_k / std::log(o.target / r.estimate) - 1);
-  return needed > o.max_steps - 1;
-}
-
 }  // namespace
 
 template <class In>
@@ -267,7 +263,7 @@ ResidualPowerResult residual_power_bound(
     if (step_done)
       step_done({step + 1, out.bound, out.estimate,
                  std::chrono::duration<double>(clock::now() - start).count()});
-    if (power_done(out, o, step)) break;
+    if (power_steps_done(out.bound, out.estimate, o.target, step, o.max_steps)) break;
     s.advance(step, z_norm, w_norm, q_part);
   }
   return out;

@@ -124,6 +124,13 @@ struct PowerTerm {
 double power_bound_root(const std::vector<std::vector<PowerTerm>>& probes, double log_factor,
                         double hi);
 
+/// Whether to stop after power step `step` (0-based): the bound below the target, or the probes'
+/// estimate at it (a value above the target lies outside Q_c), or more steps predicted than are
+/// left. The steps a bound below the target still needs, from the bound's ratio to the estimate:
+/// ratio^(2j+1) = K, and K^(1/(2q+1)) estimate < target for 2q + 1 > ln K / ln(target / est).
+/// target <= 0: never (every step runs).
+bool power_steps_done(double bound, double estimate, double target, int step, int max_steps);
+
 /// HMT lemma 4.1's factor with alpha = 10^(12 / p): ||B|| <= alpha sqrt(2 / pi) max_i
 /// ||B omega_i|| except with probability alpha^-p = 1e-12, whatever p (p = 12: 8.0, p = 40: 1.6,
 /// p = 64: 1.24). The sketch's single-probe bound and the power steps' both use it.
