@@ -239,6 +239,31 @@ bool sketch_detail::settled(const Window& w, const SketchOptions& o) {
 
 namespace {
 
+bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_start);
+
+/// Whether the basis must widen for the count: the nominal count reaches k - oversampling / 2
+/// (the rank may lie at or past the subspace), or it is past 0.9 k and one more iteration at k
+/// is not expected to close the window (closes_next: no gap below the count). The Ritz values
+/// near the end of a basis converge last and from below (they interlace A's), so a count that
+/// still climbs at 0.9 k is climbing towards k: on results/bench/rank_wt2_count.md's rank-1000
+/// matrix the pass at k = 824 counted 783, and the next at 824 counted 824 before k doubled. A
+/// softmax head's count at d + 2 sits above a cliff and closes: it does not grow.
+bool count_reaches(const Window& w, const SketchOptions& o, int64_t k, bool after_start) {
+  if (w.rank >= k - std::max<int64_t>(o.oversampling / 2, 1)) return true;
+  return 10 * w.rank >= 9 * k && !closes_next(w, o, k, after_start);
+}
+
+/// The next k when the basis widens: min(cap, max(2k, count + oversampling)); after a start
+/// whose every Ritz value lies above tol, 4k. Such a start says only that the spectrum goes on
+/// past k: a doubling from there is a pass at 2k that the count will outgrow (results/bench/
+/// rank_wt2_count.md: a start at 412 counted 412, passes followed at 824, 824 and 1648 for a
+/// rank of 1000), while a 4k basis costs at most twice the pass it replaces.
+int64_t widened_k(const Window& w, const SketchOptions& o, int64_t k, int64_t cap,
+                  bool after_start) {
+  const int64_t factor = after_start && w.rank >= k ? 4 : 2;
+  return std::min(cap, std::max(factor * k, w.rank + o.oversampling));
+}
+
 /// When to stop iterating and when to widen the basis, from each pass's window.
 struct Steering {
   int passes_at_k = 0, stalled = 0;
@@ -247,8 +272,8 @@ struct Steering {
 
   /// After a pass at k: whether to stop, and (if not) the next k.
   bool stop(const Window& w, const SketchOptions& o, int64_t k, int64_t cap, int pass,
-            int64_t* next_k) {
-    const bool reaches = w.rank >= k - std::max<int64_t>(o.oversampling / 2, 1);
+            bool after_start, int64_t* next_k) {
+    const bool reaches = count_reaches(w, o, k, after_start);
     // The residual bound is what stands between rank_min and rank_max, and iterating at this k
     // no longer halves it: the tail past k is too heavy (the probes see its Frobenius norm), so
     // the basis must widen.
@@ -268,7 +293,7 @@ struct Steering {
         (k == cap && (reaches || residual_stuck) && passes_at_k >= 2) ||
         (floor_blocks && !grow && passes_at_k >= 2))
       return true;
-    *next_k = grow ? std::min(cap, std::max(2 * k, w.rank + o.oversampling)) : k;
+    *next_k = grow ? widened_k(w, o, k, cap, after_start) : k;
     if (*next_k != k) {
       passes_at_k = 0;
       last_width = -1;
@@ -299,13 +324,16 @@ bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_
   return e * rho < 0.5 * w.tol;
 }
 
-/// After a full pass whose count c is certified from below and clear of k, with only the residual
-/// bound keeping the window open (above the rounding floor): power steps on Q_c follow the next
-/// pass (sketch.h, "Power steps"), and they need no next basis, so that pass can be a check.
+/// After a full pass whose count c is certified from below (or all but its last value: one more
+/// iteration raises the Ritz values' lower bounds) and clear of k, with only the residual bound
+/// keeping the window open (above the rounding floor): power steps on Q_c follow the next pass
+/// (sketch.h, "Power steps"), and they need no next basis, so that pass can be a check.
 /// Measured on the tail matrix of results/bench/rank_tail.md (T = 30000, M = 6000, count 1200):
-/// the second pass at k = 1792 formed a Y that nothing used.
+/// the second pass at k = 1792 formed a Y that nothing used, after a first that certified
+/// 1199 or 1200 from below by the draw. A check that leaves c uncertified from below costs its
+/// A Q, and a full pass follows.
 bool power_follows(const Window& w, const SketchOptions& o, int64_t k) {
-  return o.power_steps > 0 && w.rank >= 1 && w.rank_min == w.rank && w.rank_max > w.rank &&
+  return o.power_steps > 0 && w.rank >= 1 && w.rank_min + 1 >= w.rank && w.rank_max > w.rank &&
          w.rank < k - std::max<int64_t>(o.oversampling / 2, 1) && w.residual >= w.tol_lo &&
          w.residual_floor < w.tol_lo;
 }
@@ -370,7 +398,7 @@ bool advance(Steering& steer, const Window& w, const SketchOptions& o, int64_t c
              bool starting, bool checks_allowed, PassSums& sums, int64_t m, std::mt19937_64& rng,
              std::vector<double>& basis, int64_t* k, double* eta, PassKind* kind) {
   int64_t next_k = *k;
-  if (steer.stop(w, o, *k, cap, pass, &next_k) && !starting) return true;
+  if (steer.stop(w, o, *k, cap, pass, starting, &next_k) && !starting) return true;
   // verdict_only, a start whose nominal count is past the bound: "exceeds" needs only the lower
   // bounds of bound + 1 Ritz values, which the next basis at this k gives (sketch.h,
   // "Adaptivity"), so k stays and the next pass is a check.

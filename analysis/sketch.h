@@ -90,10 +90,11 @@
 // still open, the next pass is a check (Q' = orth(Y), the probes and R, no Y: 2 T M (k + p) flops
 // instead of 2 T M (2k + p)) when one more iteration is predicted to close the window: e rho <
 // tol / 2 with rho = (s_(c+1) / s_c)^2 (subspace iteration's rate, c the count, clear of k), or
-// when power steps will follow it (the count certified from below and clear of k, only the
-// residual keeping the window open: "Power steps" below need no Y; at WikiText-2's shape and
-// k = 1792 that is 2 T M k = 29 TFLOP saved). A check certifies exactly as a full pass would; one
-// that does not settle costs its pass, and the passes after it are full. check_passes = false: every pass forms Y (the earlier behaviour).
+// when power steps will follow it (the count certified from below but for its last value, clear of
+// k, only the residual keeping the window open: "Power steps" below need no Y; at WikiText-2's
+// shape and k = 1792 that is 2 T M k = 29 TFLOP saved). A check certifies exactly as a full pass
+// would; one that does not settle costs its pass, and the passes after it are full. check_passes =
+// false: every pass forms Y (the earlier behaviour).
 //
 // Precision, measured. Products in float32 cannot carry the certificate: gamma_M in float32
 // (M u_32 = 2e-3 at M = 33278; about 8e-5 even under Higham & Mary's probabilistic sqrt(M) u_32,
@@ -184,8 +185,11 @@
 //
 // Adaptivity. k starts at the bound + oversampling (the bound: d + 1 + bias, analysis/
 // model_facts.h). After each pass: certified -> stop. k grows to min(cap, max(2k, count +
-// oversampling)), new Gaussian columns beside Y, when the nominal count reaches
-// k - oversampling / 2 (the rank may lie at or past the subspace), or when e is what keeps the
+// oversampling)) (4k after a start whose every Ritz value lies above tol: it says only that the
+// spectrum goes on), new Gaussian columns beside Y, when the nominal count reaches
+// k - oversampling / 2 (the rank may lie at or past the subspace) or 0.9 k with no gap below it
+// that one more iteration would close (the last Ritz values converge from below), or when e is
+// what keeps the
 // window open and a pass at this k no longer halves it (a heavy tail past k: the probes see its
 // Frobenius norm, ~sqrt(#tail) times its spectral norm). Otherwise one more iteration. It stops at
 // max_passes; when the window has not narrowed for two passes with e already below tol (a

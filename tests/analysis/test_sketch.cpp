@@ -373,3 +373,49 @@ TEST_CASE(
   CHECK(plain.report.rank_max > count);
   CHECK(plain.report.sketch_power_passes == 0);
 }
+
+namespace {
+
+// The k of every pass the sketch reports (the start included), in order.
+std::vector<int64_t> pass_ks(const std::vector<float>& a, int64_t t, int64_t m,
+                             const SketchOptions& o, SketchResult* out) {
+  std::vector<int64_t> ks;
+  SketchProgress progress;
+  progress.pass_done = [&ks](const SketchPass& p) {
+    if (p.power == 0 && p.finish == nullptr) ks.push_back(p.k);
+  };
+  FiniteScan scan;
+  *out = sketch_rank(reader(a, m), t, m, o, &scan, nullptr, progress);
+  return ks;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sketch: a start whose every Ritz value is above tol widens k fourfold, a count at 0.9 k above "
+    "a cliff keeps k, and both certify the true count") {
+  const int64_t t = 1200, m = 600;
+  SECTION("a spectrum past k0: the pass after the start is at 4 k0") {
+    // 120 values log-spaced from 1 to 1e-2, then zeros: k0 = 15 sees only values above tol.
+    const auto a64 = prescribed_matrix(t, m, log_spaced(120, 1e-2, m - 120), /*seed=*/71);
+    const std::vector<float> a(a64.begin(), a64.end());
+    SketchResult r;
+    const auto ks = pass_ks(a, t, m, with_bound(5), &r);
+    REQUIRE(ks.size() >= 2);
+    CHECK(ks[0] == 15);
+    CHECK(ks[1] == 60);
+    CHECK(r.report.certified);
+    CHECK(r.report.rank == 120);
+  }
+  SECTION("a cliff at 92 of k0 = 100 (past 0.9 k0, short of k0 - oversampling / 2): k stays") {
+    // A softmax head's count sits above a cliff like this one; widening would cost a pass at 2k.
+    const auto a64 = prescribed_matrix(t, m, log_spaced(92, 1e-2, m - 92), /*seed=*/73);
+    const std::vector<float> a(a64.begin(), a64.end());
+    SketchResult r;
+    const auto ks = pass_ks(a, t, m, with_bound(90), &r);
+    INFO("passes " << ks.size());
+    for (const int64_t k : ks) CHECK(k == 100);
+    CHECK(r.report.certified);
+    CHECK(r.report.rank == 92);
+  }
+}
