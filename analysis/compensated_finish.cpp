@@ -4,11 +4,11 @@
 #include <lapacke.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <thread>
 
+#include "analysis/block_stream.h"
 #include "analysis/compensated_dot.h"
 #include "analysis/inertia.h"
 #include "analysis/numerical_rank.h"
@@ -41,23 +41,24 @@ SB_VECTOR_CLONES void dot2_axpy(double a, const double* __restrict u, int64_t k,
   }
 }
 
-// Streams the rows in blocks of block_rows into f(block, first_row, count).
+// Streams the rows in blocks of block_rows into f(block, first_row, count) (block_stream.h, one
+// buffer: the finish's products are compute-bound).
 template <class F>
 void for_blocks(const std::function<void(int64_t, int64_t, double*)>& read, int64_t rows,
                 int64_t cols, int64_t block_rows, SpectrumTiming* timing, F f) {
-  using clock = std::chrono::steady_clock;
-  std::vector<double> buf(at(block_rows * cols));
-  for (int64_t b = 0; b < rows; b += block_rows) {
-    const int64_t n = std::min(block_rows, rows - b);
-    auto t0 = clock::now();
-    read(b, n, buf.data());
-    auto t1 = clock::now();
-    f(buf.data(), b, n);
-    if (timing) {
-      timing->read += std::chrono::duration<double>(t1 - t0).count();
-      timing->accumulate += std::chrono::duration<double>(clock::now() - t1).count();
-    }
-  }
+  SpectrumTiming local;
+  auto load = [&read](int64_t begin, int64_t n, double* out) {
+    read(begin, n, out);
+    return true;
+  };
+  int64_t first = 0;
+  stream_blocks(
+      rows, cols, block_rows, /*overlap=*/false, timing ? timing : &local, load,
+      [&](const double* x, int64_t n) {
+        f(x, first, n);
+        first += n;
+      },
+      [](int64_t) {});
 }
 
 // f(begin, end) over [0, n) in `threads` contiguous parts, each on its own thread (the caller's
@@ -135,22 +136,14 @@ std::vector<double> transpose_times(const std::function<void(int64_t, int64_t, d
   return transposed(p, cols, k, /*to_rows=*/false);
 }
 
-// Householder QR of the column-major m x k matrix y in place: Q in y, the diagonal of R returned
-// (with R itself into *r when asked, k x k column-major).
+// Householder QR of the column-major m x k matrix y in place (streamed_qr.h): Q in y, the
+// diagonal of R returned (with R itself into *r when asked, k x k column-major).
 std::vector<double> householder(std::vector<double>& y, int64_t m, int64_t k,
                                 std::vector<double>* r = nullptr) {
-  std::vector<double> tau(at(k)), diag(at(k));
-  const auto lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
-  check_sketch_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf",
-                      k);
-  if (r) r->assign(at(k * k), 0.0);
-  for (int64_t j = 0; j < k; ++j) {
-    diag[at(j)] = std::abs(y[at(j + j * m)]);
-    if (r)
-      for (int64_t i = 0; i <= j; ++i) (*r)[at(i + j * k)] = y[at(i + j * m)];
-  }
-  check_sketch_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y.data(), lm, tau.data()),
-                      "dorgqr", k);
+  std::vector<double> own, diag(at(k));
+  std::vector<double>& rr = r ? *r : own;
+  householder_qr(y, m, k, &rr);
+  for (int64_t j = 0; j < k; ++j) diag[at(j)] = std::abs(rr[at(j + j * k)]);
   return diag;
 }
 

@@ -1,7 +1,6 @@
 #include "analysis/sketch.h"
 
 #include <cblas.h>
-#include <lapacke.h>
 
 #include <algorithm>
 #include <array>
@@ -40,17 +39,6 @@ void gaussian_columns(std::vector<double>& x, int64_t m, int64_t from, int64_t t
   for (int64_t i = from * m; i < to * m; ++i) x[static_cast<size_t>(i)] = normal(rng);
 }
 
-// The first k columns of the column-major m x k matrix y replaced by an orthonormal basis of
-// their span (Householder QR: dgeqrf, then dorgqr; 4 m k^2 flops).
-void householder_orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
-  std::vector<double> tau(static_cast<size_t>(k));
-  const auto lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
-  check_sketch_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf",
-                      k);
-  check_sketch_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y.data(), lm, tau.data()),
-                      "dorgqr", k);
-}
-
 // ||fl(Q^T Q) - I||_F for the column-major m x k matrix q, as computed (the bound on the true
 // defect adds dsyrk's rounding: certified_defect).
 double orthogonality_defect(const double* q, int64_t m, int64_t k) {
@@ -80,7 +68,7 @@ double certified_defect(double computed, int64_t m, int64_t k) {
 // CholeskyQR3, Fukaya et al. 2020) was tried: at GPT-2's shape (M = 50257, k = 780) its dsyrk /
 // dtrsm steps took longer than dgeqrf + dorgqr (solve 6.8 s against 4.8 s per run).
 double sketch_detail::orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
-  householder_orthonormalise(y, m, k);
+  householder_qr(y, m, k);
   return defect(y.data(), m, k);
 }
 

@@ -1,5 +1,4 @@
 #include <cblas.h>
-#include <lapacke.h>
 
 #include <algorithm>
 
@@ -16,12 +15,7 @@ int blas_int(int64_t n) { return static_cast<int>(n); }
 /// certified orthogonality defect.
 std::vector<double> ritz_vectors(const std::vector<double>& basis, const std::vector<double>& r,
                                  int64_t m, int64_t k, int64_t c, double* eta) {
-  std::vector<double> a = r, sv(static_cast<size_t>(k)), vt(static_cast<size_t>(k * k)),
-                      superb(static_cast<size_t>(k));
-  const auto lk = static_cast<lapack_int>(k);
-  check_sketch_lapack(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', lk, lk, a.data(), lk, sv.data(),
-                                     nullptr, 1, vt.data(), lk, superb.data()),
-                      "dgesvd", k);
+  const std::vector<double> vt = right_singular_vectors_t(r, k);
   std::vector<double> q_c(static_cast<size_t>(m * c));
   // Q_c = Q V(:, 1:c) = Q (V^T(1:c, :))^T: (M, c).
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, blas_int(m), blas_int(c), blas_int(k), 1.0,

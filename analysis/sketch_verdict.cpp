@@ -29,12 +29,7 @@ int blas_int(int64_t n) { return static_cast<int>(n); }
 
 /// The first right singular vector of the k x k matrix r (column-major), as computed.
 std::vector<double> top_right_vector(const std::vector<double>& r, int64_t k) {
-  std::vector<double> a = r, sv(static_cast<size_t>(k)), vt(static_cast<size_t>(k * k)),
-                      superb(static_cast<size_t>(k));
-  const auto lk = static_cast<lapack_int>(k);
-  check_sketch_lapack(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', lk, lk, a.data(), lk, sv.data(),
-                                     nullptr, 1, vt.data(), lk, superb.data()),
-                      "dgesvd", k);
+  const std::vector<double> vt = right_singular_vectors_t(r, k);
   std::vector<double> x(static_cast<size_t>(k));
   for (int64_t j = 0; j < k; ++j) x[static_cast<size_t>(j)] = vt[static_cast<size_t>(j * k)];
   return x;

@@ -111,6 +111,31 @@ std::vector<double> singular_values_descending(std::vector<double> r, int64_t k)
   return s;  // dgesvd returns them in descending order
 }
 
+void householder_qr(std::vector<double>& y, int64_t m, int64_t k, std::vector<double>* r) {
+  std::vector<double> tau(static_cast<size_t>(k));
+  const auto lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
+  check_sketch_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf",
+                      k);
+  if (r) {
+    r->assign(static_cast<size_t>(k * k), 0.0);
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t i = 0; i <= j; ++i)
+        (*r)[static_cast<size_t>(i + j * k)] = y[static_cast<size_t>(i + j * m)];
+  }
+  check_sketch_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y.data(), lm, tau.data()),
+                      "dorgqr", k);
+}
+
+std::vector<double> right_singular_vectors_t(std::vector<double> r, int64_t k) {
+  std::vector<double> s(static_cast<size_t>(k)), vt(static_cast<size_t>(k * k)),
+      superb(static_cast<size_t>(std::max<int64_t>(k, 2)));
+  const auto lk = static_cast<lapack_int>(k);
+  check_sketch_lapack(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', lk, lk, r.data(), lk, s.data(),
+                                     nullptr, 1, vt.data(), lk, superb.data()),
+                      "dgesvd", k);
+  return vt;
+}
+
 double svd_error_estimate(int64_t k, double frobenius) {
   return 2.0 * static_cast<double>(k) * gamma_float64(2.0 * static_cast<double>(k)) * frobenius;
 }

@@ -78,6 +78,16 @@ void check_sketch_lapack(int64_t info, const char* routine, int64_t n);
 /// vectors). Throws sb::InputError when LAPACK fails on it (a non-finite entry).
 std::vector<double> singular_values_descending(std::vector<double> r, int64_t k);
 
+/// Householder QR of the column-major m x k matrix y (k <= m) in place: the first k columns of Q
+/// in y (dgeqrf, then dorgqr; 4 m k^2 flops), and R (k x k column-major, upper triangular) into
+/// *r when asked. Throws as singular_values_descending.
+void householder_qr(std::vector<double>& y, int64_t m, int64_t k, std::vector<double>* r = nullptr);
+
+/// V^T of the SVD of the k x k matrix r (column-major), k x k column-major, by LAPACK's dgesvd:
+/// its rows are R's right singular vectors in descending order of their values. Throws as
+/// singular_values_descending.
+std::vector<double> right_singular_vectors_t(std::vector<double> r, int64_t k);
+
 /// The absolute error estimate of singular_values_descending on a k x k matrix of Frobenius norm
 /// f: bidiagonalisation by 2k Householder reflections (backward error 2k gamma_(2k) ||R||_F, with
 /// the constant doubled as above), then the bidiagonal's values to high relative accuracy
