@@ -142,7 +142,7 @@ std::vector<double> householder(std::vector<double>& y, int64_t m, int64_t k,
                                 std::vector<double>* r = nullptr) {
   std::vector<double> own, diag(at(k));
   std::vector<double>& rr = r ? *r : own;
-  householder_qr(y, m, k, &rr);
+  householder_qr(y.data(), m, k, &rr);
   for (int64_t j = 0; j < k; ++j) diag[at(j)] = std::abs(rr[at(j + j * k)]);
   return diag;
 }
@@ -157,11 +157,7 @@ std::vector<double> iterate(const std::function<void(int64_t, int64_t, double*)>
               lo);
   std::vector<double> u = transposed(hi, rows, k, /*to_rows=*/false);
   householder(u, rows, k, &r);
-  std::vector<double> sv(at(k)), w(at(k * k)), superb(at(k));
-  const auto lk = static_cast<lapack_int>(k);
-  check_sketch_lapack(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'A', 'N', lk, lk, r.data(), lk, sv.data(),
-                                     w.data(), lk, nullptr, 1, superb.data()),
-                      "dgesvd", k);
+  const std::vector<double> w = left_singular_vectors(r, k);
   std::vector<double> rotated(at(rows * k));
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(rows), blas_int(k), blas_int(k),
               1.0, u.data(), blas_int(rows), w.data(), blas_int(k), 0.0, rotated.data(),

@@ -68,7 +68,7 @@ double certified_defect(double computed, int64_t m, int64_t k) {
 // CholeskyQR3, Fukaya et al. 2020) was tried: at GPT-2's shape (M = 50257, k = 780) its dsyrk /
 // dtrsm steps took longer than dgeqrf + dorgqr (solve 6.8 s against 4.8 s per run).
 double sketch_detail::orthonormalise(std::vector<double>& y, int64_t m, int64_t k) {
-  householder_qr(y, m, k);
+  householder_qr(y.data(), m, k);
   return defect(y.data(), m, k);
 }
 

@@ -3,7 +3,6 @@
 // without a pass that forms A Q.
 
 #include <cblas.h>
-#include <lapacke.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,21 +40,10 @@ std::vector<double> top_right_vector(const std::vector<double>& r, int64_t k) {
 template <class Vec>
 Vec top_left_vectors(Vec y, int64_t m, int64_t k, int64_t c, double* eta,
                      std::vector<double>* r_out = nullptr) {
-  const auto lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
-  std::vector<double> tau(static_cast<size_t>(k)), r(static_cast<size_t>(k * k), 0.0);
-  check_sketch_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf",
-                      k);
-  for (int64_t j = 0; j < k; ++j)
-    for (int64_t i = 0; i <= j; ++i)
-      r[static_cast<size_t>(i + j * k)] = y[static_cast<size_t>(i + j * m)];
-  if (r_out) *r_out = r;  // dgesvd below overwrites r
-  check_sketch_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y.data(), lm, tau.data()),
-                      "dorgqr", k);
-  std::vector<double> sv(static_cast<size_t>(k)), u(static_cast<size_t>(k * k)),
-      superb(static_cast<size_t>(k));
-  check_sketch_lapack(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'A', 'N', lk, lk, r.data(), lk, sv.data(),
-                                     u.data(), lk, nullptr, 1, superb.data()),
-                      "dgesvd", k);
+  std::vector<double> r;
+  householder_qr(y.data(), m, k, &r);
+  if (r_out) *r_out = r;
+  const std::vector<double> u = left_singular_vectors(r, k);
   // Q_c = Q_y U(:, 1:c): (M, c), formed in place in y's first c columns a block of rows at a
   // time (a row of Q_c needs only the same row of Q_y), so that no second M x c matrix is
   // allocated (790 MB at WikiText-2's T, whose first touch cost about 2 s).

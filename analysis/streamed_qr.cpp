@@ -111,19 +111,26 @@ std::vector<double> singular_values_descending(std::vector<double> r, int64_t k)
   return s;  // dgesvd returns them in descending order
 }
 
-void householder_qr(std::vector<double>& y, int64_t m, int64_t k, std::vector<double>* r) {
+void householder_qr(double* y, int64_t m, int64_t k, std::vector<double>* r) {
   std::vector<double> tau(static_cast<size_t>(k));
   const auto lm = static_cast<lapack_int>(m), lk = static_cast<lapack_int>(k);
-  check_sketch_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y.data(), lm, tau.data()), "dgeqrf",
-                      k);
+  check_sketch_lapack(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, lm, lk, y, lm, tau.data()), "dgeqrf", k);
   if (r) {
     r->assign(static_cast<size_t>(k * k), 0.0);
     for (int64_t j = 0; j < k; ++j)
-      for (int64_t i = 0; i <= j; ++i)
-        (*r)[static_cast<size_t>(i + j * k)] = y[static_cast<size_t>(i + j * m)];
+      for (int64_t i = 0; i <= j; ++i) (*r)[static_cast<size_t>(i + j * k)] = y[i + j * m];
   }
-  check_sketch_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y.data(), lm, tau.data()),
-                      "dorgqr", k);
+  check_sketch_lapack(LAPACKE_dorgqr(LAPACK_COL_MAJOR, lm, lk, lk, y, lm, tau.data()), "dorgqr", k);
+}
+
+std::vector<double> left_singular_vectors(std::vector<double> r, int64_t k) {
+  std::vector<double> s(static_cast<size_t>(k)), u(static_cast<size_t>(k * k)),
+      superb(static_cast<size_t>(std::max<int64_t>(k, 2)));
+  const auto lk = static_cast<lapack_int>(k);
+  check_sketch_lapack(LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'A', 'N', lk, lk, r.data(), lk, s.data(),
+                                     u.data(), lk, nullptr, 1, superb.data()),
+                      "dgesvd", k);
+  return u;
 }
 
 std::vector<double> right_singular_vectors_t(std::vector<double> r, int64_t k) {

@@ -81,7 +81,12 @@ std::vector<double> singular_values_descending(std::vector<double> r, int64_t k)
 /// Householder QR of the column-major m x k matrix y (k <= m) in place: the first k columns of Q
 /// in y (dgeqrf, then dorgqr; 4 m k^2 flops), and R (k x k column-major, upper triangular) into
 /// *r when asked. Throws as singular_values_descending.
-void householder_qr(std::vector<double>& y, int64_t m, int64_t k, std::vector<double>* r = nullptr);
+void householder_qr(double* y, int64_t m, int64_t k, std::vector<double>* r = nullptr);
+
+/// U of the SVD of the k x k matrix r (column-major), k x k column-major, by LAPACK's dgesvd: its
+/// columns are R's left singular vectors in descending order of their values. Throws as
+/// singular_values_descending.
+std::vector<double> left_singular_vectors(std::vector<double> r, int64_t k);
 
 /// V^T of the SVD of the k x k matrix r (column-major), k x k column-major, by LAPACK's dgesvd:
 /// its rows are R's right singular vectors in descending order of their values. Throws as
