@@ -204,6 +204,7 @@ def main() -> int:
     import claims_controls
     import claims_transformer
     text = markdown(sections(args.results), claims_controls.thesis(args.results) + "\n\n" +
+                    claims_controls.tie(args.results) + "\n\n" +
                     claims_transformer.finding(args.results))
     if args.out:
         write_text_atomically(args.out, text)

@@ -121,6 +121,27 @@ def thesis(results: str) -> str:
     return f"**Is sigsoftmax's gain the rank?** {head} ({nums}; the mechanism row below)."
 
 
+def tie(results: str, profiles: str = PROFILES) -> str:
+    """One sentence on supplementary D's tie that follows from the char tie row's verdict (the
+    README's top section shows it beside the thesis): judged on the char-tie profile's runs only
+    once all of them are in, as the row is."""
+    question = "**Do softmax and sigsoftmax tie where no bottleneck exists (M = 50 < d = 128)?**"
+    row = char_tie_row(results, profiles)
+    planned = len(profile_facts(os.path.join(profiles, "char-tie.toml"))["seeds"])
+    if "results/char-tie" not in row.source or row.ci is None:
+        done = len(char_pairs(os.path.join(results, "char-tie"))[0])
+        return (f"{question} Not yet decided on the runs planned for it: `make reproduce "
+                f"PROFILE=char-tie` has {done} of its {planned} seeds in.")
+    head = {"reproduced (equivalent)": "Yes, within the margin stated before the runs",
+            "contradicted (not equivalent)": "No: the gap lies outside the margin stated before "
+                                             "the runs",
+            "undecided": "Undecided: the interval crosses the margin stated before the runs"}[
+        row.verdict]
+    return (f"{question} {head} (softmax - sigsoftmax {row.effect:.3g} bpc, 90% CI "
+            f"[{row.ci[0]:.3g}, {row.ci[1]:.3g}], margin +-{CHAR_TIE_MARGIN:g}, TOST p "
+            f"{row.p:.2g}, {row.n} seeds of 64 epochs on PTB characters; the tie row below).")
+
+
 def mechanism_row(results: str) -> Row:
     """gain(d) = CE(softmax) - CE(sigsoftmax) in test nats per character, per seed; the
     interaction gain(8) - gain(128) (claim_tests.mechanism)."""

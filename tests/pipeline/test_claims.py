@@ -206,6 +206,8 @@ with tempfile.TemporaryDirectory() as tmp:
                     {"test_bpc": 1.70 + 0.001 * (seed % 7)})
         write_final(os.path.join(tmp, "char-tie", f"sigsoftmax_s{seed}"), "charlm",
                     {"test_bpc": 1.699 + 0.0011 * (seed % 7)})
+    check(claims_controls.tie(tmp).endswith(f"has 2 of its {len(planned)} seeds in."),
+          "char-tie part-way: the README's tie sentence gives no verdict, and says how far it is")
     tie = claims_controls.char_tie_row(tmp)
     check(tie.source.startswith("results/char ") and tie.n == 3 and "16 epochs" in tie.ours and
           f"stated after these runs; char-tie: 2 of {len(planned)} seeds in" in tie.ours,
@@ -224,6 +226,11 @@ with tempfile.TemporaryDirectory() as tmp:
           tie.verdict == want.verdict == "reproduced (equivalent)" and
           abs(tie.effect - want.effect) < 1e-12,
           f"every char-tie seed in: judged on them alone, TOST ({tie.verdict}, {tie.source})")
+    sentence = claims_controls.tie(tmp)
+    check("Yes, within the margin stated before the runs" in sentence and
+          f"softmax - sigsoftmax {want.effect:.3g} bpc" in sentence and
+          f"{len(planned)} seeds" in sentence,
+          f"the README's tie sentence follows from the TOST verdict ({sentence[:120]}...)")
 
     # The Transformer section: paired ppl rows per d, rank rows over every seed, the README's
     # paragraph from their verdicts.
