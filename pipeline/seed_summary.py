@@ -168,8 +168,13 @@ def _write(profile, runs, global_timings: dict, setting: Callable, table: Callab
         k = rank[id(r)]
         w(f"| {r.head} | {r.seed} | {k.get('M', '-')} | {k.get('d', '-')} | " +
           " | ".join(_rank_cells(k)) + " |")
-    w("\nSingular values of each head's dump (first seed): `singular_values.png`, "
-      "`singular_values.svg`.\n")
+    if os.path.exists(os.path.join(profile.out, "singular_values.png")):
+        w("\nSingular values of each head's dump (first seed): `singular_values.png`, "
+          "`singular_values.svg`.\n")
+    else:
+        w("\nSingular values: no plot in this checkout (the plot stage reads the first seed's "
+          "spectra, `logprobs.rank.h5`, which are not committed; `make reproduce "
+          f"PROFILE={profile.name}` writes them).\n")
 
     w("## Wall time of every stage\n")
     w("| run | train (+ evaluation and dump) | analyse | total |")
