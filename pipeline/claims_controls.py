@@ -127,7 +127,8 @@ def tie(results: str, profiles: str = PROFILES) -> str:
     once all of them are in, as the row is."""
     question = "**Do softmax and sigsoftmax tie where no bottleneck exists (M = 50 < d = 128)?**"
     row = char_tie_row(results, profiles)
-    planned = len(profile_facts(os.path.join(profiles, "char-tie.toml"))["seeds"])
+    facts = profile_facts(os.path.join(profiles, "char-tie.toml"))
+    planned = len(facts["seeds"])
     if "results/char-tie" not in row.source or row.ci is None:
         done = len(char_pairs(os.path.join(results, "char-tie"))[0])
         return (f"{question} Not yet decided on the runs planned for it: `make reproduce "
@@ -139,7 +140,8 @@ def tie(results: str, profiles: str = PROFILES) -> str:
         row.verdict]
     return (f"{question} {head} (softmax - sigsoftmax {row.effect:.3g} bpc, 90% CI "
             f"[{row.ci[0]:.3g}, {row.ci[1]:.3g}], margin +-{CHAR_TIE_MARGIN:g}, TOST p "
-            f"{row.p:.2g}, {row.n} seeds of 64 epochs on PTB characters; the tie row below).")
+            f"{row.p:.2g}, {row.n} seeds of {facts['epochs']} epochs on PTB characters; the tie row "
+            "below).")
 
 
 def mechanism_row(results: str) -> Row:
