@@ -237,7 +237,7 @@ bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_
 /// matrix the pass at k = 824 counted 783, and the next at 824 counted 824 before k doubled. A
 /// softmax head's count at d + 2 sits above a cliff and closes: it does not grow.
 bool count_reaches(const Window& w, const SketchOptions& o, int64_t k, bool after_start) {
-  if (w.rank >= k - std::max<int64_t>(o.oversampling / 2, 1)) return true;
+  if (reaches_k(w.rank, o, k)) return true;
   return 10 * w.rank >= 9 * k && !closes_next(w, o, k, after_start);
 }
 
@@ -303,7 +303,7 @@ struct Steering {
 /// it are full.
 bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_start) {
   const int64_t c = w.rank;
-  if (c < 1 || c >= k - std::max<int64_t>(o.oversampling / 2, 1)) return false;
+  if (c < 1 || reaches_k(c, o, k)) return false;
   const double above = w.sigma[static_cast<size_t>(c - 1)], below = w.sigma[static_cast<size_t>(c)];
   if (!(above > 0)) return false;
   const double rho = (below / above) * (below / above);
@@ -322,8 +322,7 @@ bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_
 /// A Q, and a full pass follows.
 bool power_follows(const Window& w, const SketchOptions& o, int64_t k) {
   return o.power_steps > 0 && w.rank >= 1 && w.rank_min + 1 >= w.rank && w.rank_max > w.rank &&
-         w.rank < k - std::max<int64_t>(o.oversampling / 2, 1) && w.residual >= w.tol_lo &&
-         w.residual_floor < w.tol_lo;
+         !reaches_k(w.rank, o, k) && w.residual >= w.tol_lo && w.residual_floor < w.tol_lo;
 }
 
 // The next basis: Y = A^T A Q (sums.y), widened with Gaussian columns to next_k when the rank

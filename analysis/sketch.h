@@ -189,16 +189,15 @@
 // spectrum goes on), new Gaussian columns beside Y, when the nominal count reaches
 // k - oversampling / 2 (the rank may lie at or past the subspace) or 0.9 k with no gap below it
 // that one more iteration would close (the last Ritz values converge from below), or when e is
-// what keeps the
-// window open and a pass at this k no longer halves it (a heavy tail past k: the probes see its
-// Frobenius norm, ~sqrt(#tail) times its spectral norm). Otherwise one more iteration. It stops at
-// max_passes; when the window has not narrowed for two passes with e already below tol (a
-// singular value within the rounding of tol: uncertain); with k at the cap and growth still
-// wanted after two passes there ("rank >= rank_min"); or after two passes at k when the rounding
-// part of e alone (gamma_M F ||w_i||, the float64 eps) is at or above tol_lo: no basis can close
-// the window then, so k grows only for the nominal count. verdict_only stops as soon as the verdict
-// is settled: rank_min > bound (exceeds) or rank_max <= bound (within), which needs only k = bound
-// + oversampling.
+// what keeps the window open and a pass at this k no longer halves it (a heavy tail past k: the
+// probes see its Frobenius norm, ~sqrt(#tail) times its spectral norm). Otherwise one more
+// iteration. It stops at max_passes; when the window has not narrowed for two passes with e already
+// below tol (a singular value within the rounding of tol: uncertain); with k at the cap and growth
+// still wanted after two passes there ("rank >= rank_min"); or after two passes at k when the
+// rounding part of e alone (gamma_M F ||w_i||, the float64 eps) is at or above tol_lo: no basis can
+// close the window then, so k grows only for the nominal count. verdict_only stops as soon as the
+// verdict is settled: rank_min > bound (exceeds) or rank_max <= bound (within), which needs only
+// k = bound + oversampling.
 //
 // Power steps (residual_power.h). After the second pass at a k (or a check), when the window is
 // open above a nominal count c that is certified from below (rank_min = c, clear of k), the

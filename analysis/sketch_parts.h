@@ -3,6 +3,7 @@
 // the power steps on the count (sketch_power.cpp; sketch.h, "Power steps"). Not an interface:
 // only analysis/sketch*.cpp include it, and compensated_finish.cpp for the certified defect.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -74,6 +75,12 @@ void set_nominal_rank(sb::contract::RankReport& r, int64_t nominal);
 
 /// A window that answers what was asked: certified, or (verdict_only) on one side of the bound.
 bool settled(const Window& w, const SketchOptions& o);
+
+/// Whether a count c reaches a basis of k columns: c >= k - max(oversampling / 2, 1) (sketch.h,
+/// "Adaptivity": the rank may lie at or past the subspace, so its Ritz values cannot settle it).
+inline bool reaches_k(int64_t c, const SketchOptions& o, int64_t k) {
+  return c >= k - std::max<int64_t>(o.oversampling / 2, 1);
+}
 
 /// The first k columns of y (M x k, column-major) replaced by an orthonormal basis of their span,
 /// and the certified orthogonality defect eta of the result (sketch.h).

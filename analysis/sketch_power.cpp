@@ -30,7 +30,7 @@ bool PowerAttempts::wanted(const Window& w, const SketchOptions& o, int64_t k_no
                            bool check, int pass_now) const {
   const int64_t count = w.rank;
   if (o.power_steps <= 0 || settled(w, o) || count < 1 || w.rank_min != count ||
-      w.rank_max <= count || count >= k_now - std::max<int64_t>(o.oversampling / 2, 1))
+      w.rank_max <= count || reaches_k(count, o, k_now))
     return false;
   if (!check && passes_at_k < 2) return false;
   return !(k_now == k && count == c && pass_now - pass < 2);
