@@ -102,6 +102,12 @@ void MethodOptions::add_sketch_options(CLI::App& app, AnalyseOptions& opt) {
                      "0 to 64 (0: never)")
           ->capture_default_str());
   sketch_.push_back(
+      app.add_option("--sketch-power-lanes", opt.sketch.power_lanes,
+                     "sketch: row streams of the power steps, each multiplying its blocks with "
+                     "one BLAS thread while the others read, 0 to 4 (0: one per BLAS thread; 1: "
+                     "one stream with every BLAS thread)")
+          ->capture_default_str());
+  sketch_.push_back(
       app.add_option("--sketch-start-nonzeros", opt.sketch.start_nonzeros,
                      "sketch: nonzeros per row of the first pass's sparse sign test matrix, 0 to "
                      "64: that pass forms A^T A Omega at T M zeta + 2 T M k flops instead of "

@@ -3,9 +3,13 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include "analysis/block_stream.h"
 #include "analysis/collective.h"
@@ -189,44 +193,166 @@ struct PowerChain {
   }
 };
 
-// One pass over A in blocks of block_rows: z = A w (its squared column norms into z_sq),
-// y = A^T z; summed over the processes of a collective. stage and z (block_rows x p) are the
-// caller's, made once for every step.
+// The products of one block x (n x M, row-major: the column-major M x n matrix A_b^T):
+// z = A_b w, y += A_b^T z, and z's squared column norms into z_sq.
+void block_products(const double* x, int64_t n, int64_t m, int64_t p, const double* w, double* z,
+                    double* y, std::vector<double>& z_sq) {
+  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(p), blas_int(m), 1.0,
+              x, blas_int(m), w, blas_int(m), 0.0, z, blas_int(n));
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(p), blas_int(n), 1.0,
+              x, blas_int(m), z, blas_int(n), 1.0, y, blas_int(m));
+  for (int64_t i = 0; i < p; ++i) {
+    const double* col = z + i * n;
+    z_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
+  }
+}
+
+// One lane's buffers (residual_power.h, "Lanes"), made once for every step. A single lane
+// (own_blocks false) streams through block_stream.h, which holds the blocks, into the chain's y.
+template <class In>
+struct PowerLane {
+  PowerLane(int64_t cols, int64_t rows, int64_t p, bool own_blocks)
+      : stage(cols, rows),
+        block(own_blocks ? static_cast<size_t>(rows * cols) : 0),
+        z(static_cast<size_t>(rows * p)),
+        y(own_blocks ? static_cast<size_t>(cols * p) : 0),
+        z_sq(static_cast<size_t>(p)) {}
+  RowStage<In> stage;
+  std::vector<double> block, z, y, z_sq;
+  double read_seconds = 0, product_seconds = 0;
+  std::exception_ptr error;
+};
+
+// The lanes of a power pass and the rows of each lane's blocks.
+template <class In>
+struct PowerLanes {
+  std::vector<PowerLane<In>> lanes;
+  int64_t block_rows = 0;
+};
+
+int power_lane_count(const ResidualPowerOptions& o) {
+  const int blas = std::max(1, openblas_get_num_threads());
+  return std::clamp(o.lanes > 0 ? o.lanes : blas, 1, kMaxPowerLanes);
+}
+
+// Lane l's share of a pass: blocks l, l + L, ... of lanes.block_rows rows, read under read_lock,
+// widened and multiplied with the BLAS's threads as the caller set them.
+template <class In>
+void run_lane(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
+              PowerLanes<In>& all, size_t l, const PowerChain& s, std::mutex& read_lock,
+              std::atomic<int64_t>& rows_in, std::atomic<bool>& stop,
+              const std::function<void(int64_t)>& rows_done) {
+  using clock = std::chrono::steady_clock;
+  PowerLane<In>& lane = all.lanes[l];
+  const int64_t m = s.m, b_rows = all.block_rows;
+  const auto count = static_cast<int64_t>(all.lanes.size());
+  std::fill(lane.y.begin(), lane.y.end(), 0.0);
+  std::fill(lane.z_sq.begin(), lane.z_sq.end(), 0.0);
+  auto locked_read = [&](int64_t first, int64_t n, In* out) {
+    const std::lock_guard<std::mutex> hold(read_lock);
+    read(first, n, out);
+  };
+  for (int64_t begin = static_cast<int64_t>(l) * b_rows; begin < local_rows && !stop;
+       begin += count * b_rows) {
+    const int64_t n = std::min(b_rows, local_rows - begin);
+    auto t = clock::now();
+    lane.stage.for_each(locked_read, begin, n, [&](const In* src, int64_t at, int64_t rows) {
+      std::copy(src, src + rows * m, lane.block.data() + (at - begin) * m);
+      return true;
+    });
+    lane.read_seconds += std::chrono::duration<double>(clock::now() - t).count();
+    t = clock::now();
+    block_products(lane.block.data(), n, m, s.p, s.w.data(), lane.z.data(), lane.y.data(),
+                   lane.z_sq);
+    lane.product_seconds += std::chrono::duration<double>(clock::now() - t).count();
+    const int64_t done = rows_in += n;
+    if (l == 0 && rows_done) rows_done(done);  // progress from one thread only
+  }
+}
+
+// One pass over A: z = A w (its squared column norms into z_sq), y = A^T z; summed over the
+// processes of a collective. One lane: blocks of block_rows streamed with overlapped reads and
+// the BLAS's threads; several: residual_power.h, "Lanes".
 template <class In>
 void power_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                 int64_t block_rows, const ResidualPowerOptions& o, SpectrumTiming* timing,
-                const std::function<void(int64_t)>& rows_done, RowStage<In>& stage,
-                std::vector<double>& z, PowerChain& s, std::vector<double>& z_sq) {
+                const std::function<void(int64_t)>& rows_done, PowerLanes<In>& all, PowerChain& s,
+                std::vector<double>& z_sq) {
   const int64_t m = s.m, p = s.p;
-  auto load = [&](int64_t begin, int64_t count, double* dst) {
-    return stage.for_each(read, begin, count, [&](const In* src, int64_t at, int64_t n) {
-      std::copy(src, src + n * m, dst + (at - begin) * m);
-      return true;
-    });
-  };
-  std::fill(s.y.begin(), s.y.end(), 0.0);
   z_sq.assign(static_cast<size_t>(p), 0.0);
-  stream_blocks(
-      local_rows, m, block_rows, o.overlap, timing, load,
-      [&](const double* x, int64_t n) {
-        // The row-major n x M block is the column-major M x n matrix X = A_b^T.
-        cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(p), blas_int(m),
-                    1.0, x, blas_int(m), s.w.data(), blas_int(m), 0.0, z.data(), blas_int(n));
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(p),
-                    blas_int(n), 1.0, x, blas_int(m), z.data(), blas_int(n), 1.0, s.y.data(),
-                    blas_int(m));
-        for (int64_t i = 0; i < p; ++i) {
-          const double* col = z.data() + i * n;
-          z_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
-        }
-      },
-      [&](int64_t done) {
-        if (rows_done) rows_done(done);
+  if (all.lanes.size() == 1) {
+    PowerLane<In>& one = all.lanes[0];
+    auto load = [&](int64_t begin, int64_t count, double* dst) {
+      return one.stage.for_each(read, begin, count, [&](const In* src, int64_t at, int64_t n) {
+        std::copy(src, src + n * m, dst + (at - begin) * m);
+        return true;
       });
+    };
+    std::fill(s.y.begin(), s.y.end(), 0.0);
+    stream_blocks(
+        local_rows, m, block_rows, o.overlap, timing, load,
+        [&](const double* x, int64_t n) {
+          block_products(x, n, m, p, s.w.data(), one.z.data(), s.y.data(), z_sq);
+        },
+        [&](int64_t done) {
+          if (rows_done) rows_done(done);
+        });
+  } else {
+    std::mutex read_lock;
+    std::atomic<int64_t> rows_in{0};
+    std::atomic<bool> stop{false};
+    const int blas_threads = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    auto lane_body = [&](size_t l) {
+      try {
+        openblas_set_num_threads(1);  // this thread's OpenMP setting (the value is already 1)
+        run_lane(read, local_rows, all, l, s, read_lock, rows_in, stop, rows_done);
+      } catch (...) {
+        all.lanes[l].error = std::current_exception();
+        stop = true;
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (size_t l = 1; l < all.lanes.size(); ++l) helpers.emplace_back(lane_body, l);
+    lane_body(0);
+    for (auto& h : helpers) h.join();
+    openblas_set_num_threads(blas_threads);
+    double read_s = 0, product_s = 0;
+    for (auto& lane : all.lanes) {
+      if (lane.error) std::rethrow_exception(lane.error);
+      read_s += lane.read_seconds;
+      product_s += lane.product_seconds;
+      lane.read_seconds = lane.product_seconds = 0;
+    }
+    // the lanes' mean: each lane's time is split between its reads and its products
+    const auto lanes = static_cast<double>(all.lanes.size());
+    timing->read += read_s / lanes;
+    timing->accumulate += product_s / lanes;
+    std::copy(all.lanes[0].y.begin(), all.lanes[0].y.end(), s.y.begin());
+    z_sq = all.lanes[0].z_sq;
+    for (size_t l = 1; l < all.lanes.size(); ++l) {
+      cblas_daxpy(blas_int(m * p), 1.0, all.lanes[l].y.data(), 1, s.y.data(), 1);
+      for (size_t i = 0; i < z_sq.size(); ++i) z_sq[i] += all.lanes[l].z_sq[i];
+    }
+  }
   if (o.collective) {
     o.collective->allreduce_sum(s.y.data(), static_cast<int64_t>(s.y.size()));
     o.collective->allreduce_sum(z_sq.data(), p);
   }
+}
+
+// The lanes for a pass over local_rows rows in blocks of block_rows: one lane keeps the
+// overlapped stream's two blocks (its own is only the stage and z); L lanes share their memory.
+template <class In>
+PowerLanes<In> make_lanes(const ResidualPowerOptions& o, int64_t local_rows, int64_t cols,
+                          int64_t block_rows) {
+  PowerLanes<In> all;
+  const int count = power_lane_count(o);
+  all.block_rows =
+      count == 1 ? block_rows : std::clamp<int64_t>(2 * block_rows / count, 1, local_rows);
+  all.lanes.reserve(static_cast<size_t>(count));
+  for (int l = 0; l < count; ++l) all.lanes.emplace_back(cols, all.block_rows, o.probes, count > 1);
+  return all;
 }
 
 }  // namespace
@@ -246,14 +372,13 @@ ResidualPowerResult residual_power_bound(
   ResidualPowerResult out;
   out.bound = o.sigma1_upper;
   const int64_t block_rows = std::max<int64_t>(1, std::min(o.block_rows, local_rows));
-  RowStage<In> stage(cols, block_rows);
-  std::vector<double> z(static_cast<size_t>(block_rows * o.probes));
+  auto lanes = make_lanes<In>(o, local_rows, cols, block_rows);
   std::vector<double> z_sq, z_norm(static_cast<size_t>(o.probes));
   for (int step = 0; step < o.max_steps; ++step) {
     const auto start = clock::now();
     const auto w_norm = s.rescale();
     const auto q_part = range_parts(q_c, s.m, c, eta, s.w.data(), s.p, w_norm);
-    power_pass(read, local_rows, block_rows, o, timing, rows_done, stage, z, s, z_sq);
+    power_pass(read, local_rows, block_rows, o, timing, rows_done, lanes, s, z_sq);
     ++out.steps;
     for (size_t i = 0; i < z_norm.size(); ++i)
       z_norm[i] = std::sqrt(std::max(z_sq[i], 0.0) * (1 + s.gamma_t));

@@ -78,6 +78,19 @@ namespace sb::analysis {
 
 struct Collective;
 
+/// Lanes. A power step multiplies each row block by p = 40 probes twice: 10 flops per float64
+/// byte of the block, so a multi-threaded GEMM spends its time streaming the block, and the
+/// thread that reads and widens the next block (the overlap of block_stream.h) takes a core from
+/// it. At WikiText-2's full shape (245570 x 33278 float32, 2 cores) a step took 88 s against 17 s
+/// of GEMM FLOPs at the wide dgemm rate; at its width (30000 rows, bench/bench_power_lanes.py)
+/// one stream took 7 s a step, two lanes 3 s. Instead L lanes each take every L-th block: read it
+/// (one lane at a time: the reader need not be thread-safe), widen it and multiply it with one
+/// BLAS thread, while the other lanes multiply theirs; each lane sums its own y = A^T z and the
+/// lanes' sums are added in lane order (the same rows and lanes give the same bits). The lanes
+/// share the two blocks' memory of the overlapped stream (2 block_rows / L rows each). The
+/// rounding bound is the same: gamma_T covers any order of the sum over rows.
+inline constexpr int kMaxPowerLanes = 4;
+
 struct ResidualPowerOptions {
   int probes = 40;     ///< p: the bound's factor 10^(12/p) sqrt(2/pi)
   int max_steps = 24;  ///< power steps (passes over A) at most
@@ -86,7 +99,10 @@ struct ResidualPowerOptions {
   double abs_norm = 0;      ///< N >= || |A| ||_2
   int64_t total_rows = 0;   ///< T of the whole matrix (several processes: more than streamed)
   int64_t block_rows = 0;   ///< rows per block (> 0)
-  bool overlap = true;
+  bool overlap = true;      ///< one lane: read block b + 1 while block b is multiplied
+  /// Row streams run side by side, each multiplying its blocks with one BLAS thread (Lanes,
+  /// below); 0: as many as the BLAS has threads, at most kMaxPowerLanes.
+  int lanes = 0;
   const Collective* collective = nullptr;
 };
 

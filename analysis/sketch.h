@@ -247,6 +247,10 @@ struct SketchOptions {
   /// top Ritz vectors when the count is certified from below but the residual keeps the window
   /// open; at most this many passes per attempt (0: never).
   int power_steps = 24;
+  /// Power steps: row streams side by side, each with one BLAS thread (residual_power.h,
+  /// "Lanes"); 0: as many as the BLAS has threads (at most kMaxPowerLanes), 1: one stream with
+  /// the BLAS's threads and overlapped reads.
+  int power_lanes = 0;
   /// The verdict start from the start's range: A Omega kept (T x k) and one pass of probes on
   /// (I - U_b U_b^T) A ("Verdict start"), where it fits 8 GiB on one process; false: from the
   /// start's next basis and power steps only.

@@ -7,6 +7,7 @@
 
 #include "analysis/block_stream.h"
 #include "analysis/rank_certificate.h"
+#include "analysis/residual_power.h"
 #include "analysis/sketch.h"
 #include "analysis/sketch_parts.h"
 #include "common/errors.h"
@@ -39,9 +40,10 @@ double sketch_bytes(int64_t rows, int64_t cols, int64_t k, int probes, int64_t b
   // R's right singular vectors and the chain's two M x p blocks (an upper bound: the streamed
   // QR's buffer is freed by then).
   const double qr_buffer = (kk + static_cast<double>(sketch_detail::qr_chunk_rows(k))) * kk;
-  const double power = m * kk + kk * kk + 2 * m * probes;
+  // With lanes, each lane's y (M x p) and stage; the lanes share the two blocks.
+  const double power = m * kk + kk * kk + (2 + kMaxPowerLanes) * m * probes;
   return 8 * (m * kp + m * kk + 2 * b * m + b * kp + qr_buffer + 3 * kk * kk + 64 * kk + power) +
-         kStageBytes;
+         kMaxPowerLanes * kStageBytes;
 }
 
 namespace {
@@ -58,6 +60,8 @@ void require(bool ok, const char* option, int64_t value, const char* expected) {
 void check_options(const SketchOptions& s) {
   require(s.oversampling >= 0, "--sketch-oversampling", s.oversampling, "an oversampling >= 0");
   require(s.probes >= 12 && s.probes <= 256, "--sketch-probes", s.probes, "12 to 256 probes");
+  require(s.power_lanes >= 0 && s.power_lanes <= kMaxPowerLanes, "--sketch-power-lanes",
+          s.power_lanes, "0 to 4 lanes");
   require(s.range_probes >= 12 && s.range_probes <= 256, "--sketch-range-probes", s.range_probes,
           "12 to 256 probes");
   require(s.max_passes >= 2, "--sketch-max-passes", s.max_passes, "at least 2 passes");

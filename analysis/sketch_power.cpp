@@ -47,6 +47,7 @@ ResidualPowerOptions power_options(const SketchOptions& o, double target, double
   po.total_rows = rows;
   po.block_rows = block_rows;
   po.overlap = o.overlap;
+  po.lanes = o.power_lanes;
   po.collective = o.collective;
   return po;
 }
