@@ -1,6 +1,7 @@
 """results/<profile>/summary.md: our perplexities and ranks beside the paper's, the setting, the
 machine and the wall time of every stage. Reads only what the runs wrote (final.json, score.json,
-dyneval.json, rank.json, stages.json, config.toml) and the paper's figures in results/paper/.
+dyneval.json, rank.json, stages.json, config.toml, metrics.jsonl) and the paper's figures in
+results/paper/.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from report_tables import (fmt, machine_line, mean_and_interval, mean_std, only_
                            wall_time_rows, write_markdown)
 from run_outputs import plotted_runs, read_json
 from run_config import run_config
+from train_speed_table import speed_section
 
 STAGES = [("train", "valid"), ("train", "test"), ("finetune", "valid"), ("finetune", "test"),
           ("dyneval", "valid"), ("dyneval", "test")]
@@ -439,7 +441,7 @@ def _plot_lines(profile, runs, res) -> list[str]:
 
 def write_summary(profile, runs, global_timings: dict) -> str:
     """results/<profile>/summary.md of a word-LM profile: its header, perplexities and the paired
-    tests, Table 4, ranks, findings, rank during training and wall times."""
+    tests, Table 4, ranks, findings, rank during training, training speed and wall times."""
     res = {r.dir: run_results(r, profile.trainer) for r in runs}
     heads = list(dict.fromkeys(r.head for r in runs))
     by_head = {h: [r for r in runs if r.head == h] for h in heads}
@@ -467,6 +469,7 @@ def write_summary(profile, runs, global_timings: dict) -> str:
     out.extend(_rank_section(profile, heads, by_head, res, paper_rank))
     out.extend(findings_section(runs, res, float(profile.dyneval.get("predicted_gain", 0.0))))
     out.extend(rank_vs_epoch_section(profile, runs))
+    out.extend(speed_section(heads, by_head))
     w("## Wall time of every stage\n")
     names = ["train", "finetune", "dump", "score", "dyneval", "analyse", "epoch_ranks"]
     w("| run | " + " | ".join(names) + " | total |")

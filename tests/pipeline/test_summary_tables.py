@@ -44,9 +44,17 @@ def t_quantile(tail, df):
     return (lo + hi) / 2
 
 
-def fabricate(out, head, seed, test_ppl, valid_ppl, train_test=None):
+def fabricate(out, head, seed, test_ppl, valid_ppl, train_test=None, speeds=None):
     d = os.path.join(out, f"{head}_s{seed}")
     os.makedirs(d)
+    if speeds is not None:  # metrics.jsonl: progress lines of the main phase, then noise to skip
+        with open(f"{d}/metrics.jsonl", "w") as f:
+            for v in speeds:
+                f.write(json.dumps({"event": "train", "phase": "main", "tokens_per_s": v}) + "\n")
+            f.write(json.dumps({"event": "valid", "phase": "main", "seconds": 1.0}) + "\n")
+            f.write(json.dumps({"event": "train", "phase": "finetune",
+                                "tokens_per_s": 2 * speeds[0]}) + "\n")
+            f.write('{"event": "train", "phase": "ma')  # a line cut by an interrupted write
     json.dump({"valid_ppl": valid_ppl, "test_ppl": test_ppl}, open(f"{d}/final.json", "w"))
     if train_test is not None:
         json.dump({"static": {"valid_ppl": valid_ppl + 1, "test_ppl": train_test}},
@@ -63,9 +71,15 @@ def main():
                          seeds_by_head={"taylor": [1]})
         soft = [100.0, 104.0, 98.0, 101.5]
         sig = [97.0, 103.5, 96.0, 99.0]
+        # tokens/s of the progress lines: one slow interval per run that the median must ignore
+        soft_speed = [[1000.0, 1010.0, 990.0, 100.0], [900.0, 905.0, 50.0],
+                      [1200.0, 1190.0, 1210.0], [800.0, 790.0, 810.0, 10.0]]
+        sig_speed = [[700.0, 720.0, 20.0], [630.0, 640.0, 620.0], [840.0, 850.0, 860.0, 1.0],
+                     [600.0, 560.0, 580.0]]
         for i, seed in enumerate(p.seeds):
-            fabricate(out, "softmax", seed, soft[i], soft[i] + 5, train_test=soft[i] + 10)
-            fabricate(out, "sigsoftmax", seed, sig[i], sig[i] + 5)
+            fabricate(out, "softmax", seed, soft[i], soft[i] + 5, train_test=soft[i] + 10,
+                      speeds=soft_speed[i])
+            fabricate(out, "sigsoftmax", seed, sig[i], sig[i] + 5, speeds=sig_speed[i])
         fabricate(out, "taylor", 1, 120.0, 125.0)
         text = open(summary.write_summary(p, p.runs(), {"tables": {"seconds": 0.0}})).read()
         print(text)
@@ -102,6 +116,17 @@ def main():
         check(not any(line.startswith("| train ") for line in text.splitlines()),
               "no t-test row where sigsoftmax has no values")
         check("**All stages: 9m54s**" in text, "wall time sums the recorded stages (9 x 66 s)")
+
+        # Training speed: each run's median tokens/s, the ratio to softmax paired by seed and the
+        # median of those ratios, computed here from the fabricated progress lines.
+        med = statistics.median
+        ratios = [med(b) / med(a) for a, b in zip(soft_speed, sig_speed)]
+        row = (f"| sigsoftmax | 4 | {statistics.mean(med(b) for b in sig_speed):.0f} | "
+               f"{statistics.mean(2 * b[0] for b in sig_speed):.0f} | **{med(ratios):.2f}x** | "
+               + ", ".join(f"{s}: {x:.2f}x" for s, x in zip(p.seeds, ratios)) + " |")
+        check(row in text, f"training speed row '{row}'")
+        check("| taylor | 1 | - | - | - | - |" in text,
+              "a head without progress lines: '-' in the speed table")
 
         # One seed per head: no t-test.
         out1 = os.path.join(tmp, "one")
