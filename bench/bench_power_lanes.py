@@ -117,7 +117,14 @@ def main() -> int:
     block_rows = max(1, (256 << 20) // (8 * m))  # analysis/sketch_budget.cpp's sketch_block_rows
     gflops = {n: step_gemm_gflops(block_rows, m, probes, n, core) for n in (1, a.threads)}
     flops = 4 * t * m * probes
+    here = os.path.dirname(os.path.abspath(__file__))
+    commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
+                            stdout=subprocess.PIPE, text=True).stdout.strip() or "?"
+    dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                           stdout=subprocess.PIPE, text=True).stdout.strip()
     print("# Power steps: one row stream against lanes\n")
+    print(f"Measured {time.strftime('%Y-%m-%d')} at commit {commit}"
+          f"{' (with uncommitted changes)' if dirty else ''}:\n")
     print(f"`bench/bench_power_lanes.py {a.build} {a.file} --rounds {a.rounds} --threads "
           f"{a.threads}` with `{' '.join(options)}`; {t} x {m} float32; BLAS: "
           f"{first.get('blas_library', '?')}, core {core}, {a.threads} threads; load average at "
