@@ -79,6 +79,31 @@ def step_gemm_gflops(rows: int, cols: int, probes: int, threads: int, core: str)
                                 stdout=subprocess.PIPE, text=True).stdout)
 
 
+def round_rows(rounds: list[dict], lanes: int) -> list[float]:
+    """The table of the rounds; returns each round's ratio of seconds per step (1 lane / lanes)."""
+    print(f"| round | order | 1 lane: s / step (median) | {lanes} lanes: s / step (median) "
+          f"| 1 lane / {lanes} lanes | steps | wall s (1, {lanes}) | wall saved per step, s "
+          f"| count | certified |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    ratios = []
+    for r, res in enumerate(rounds):
+        one, many = res[1], res[lanes]
+        if not one["steps"] or not many["steps"]:
+            print(f"| {r + 1} | - | no power steps in the runs | | | | | | | |")
+            continue
+        a1, an = statistics.median(one["steps"]), statistics.median(many["steps"])
+        ratios.append(a1 / an)
+        same = one["json"]["rank"] == many["json"]["rank"] and \
+            one["json"].get("certified") == many["json"].get("certified")
+        print(f"| {r + 1} | {' then '.join(str(n) for n in res)} | {a1:.0f} | {an:.0f} | "
+              f"{a1 / an:.2f}x | {len(one['steps'])}, {len(many['steps'])} | "
+              f"{one['wall']:.1f}, {many['wall']:.1f} | "
+              f"{(one['wall'] - many['wall']) / len(many['steps']):.1f} | "
+              f"{one['json']['rank']}, {many['json']['rank']}{'' if same else ' (DIFFER)'} | "
+              f"{one['json'].get('certified')}, {many['json'].get('certified')} |")
+    return ratios
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -101,6 +126,11 @@ def main() -> int:
     options = a.options or ["--method", "sketch", "--head", "sigsoftmax", "--d", "100",
                             "--bias", "1"]
     lanes = a.threads
+    here = os.path.dirname(os.path.abspath(__file__))  # the tree as the runs start
+    commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
+                            stdout=subprocess.PIPE, text=True).stdout.strip() or "?"
+    dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                           stdout=subprocess.PIPE, text=True).stdout.strip()
     load0 = os.getloadavg()
     started = time.monotonic()
     rounds = []
@@ -117,11 +147,6 @@ def main() -> int:
     block_rows = max(1, (256 << 20) // (8 * m))  # analysis/sketch_budget.cpp's sketch_block_rows
     gflops = {n: step_gemm_gflops(block_rows, m, probes, n, core) for n in (1, a.threads)}
     flops = 4 * t * m * probes
-    here = os.path.dirname(os.path.abspath(__file__))
-    commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
-                            stdout=subprocess.PIPE, text=True).stdout.strip() or "?"
-    dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
-                           stdout=subprocess.PIPE, text=True).stdout.strip()
     print("# Power steps: one row stream against lanes\n")
     print(f"Measured {time.strftime('%Y-%m-%d')} at commit {commit}"
           f"{' (with uncommitted changes)' if dirty else ''}:\n")
@@ -131,26 +156,7 @@ def main() -> int:
           f"start {' '.join(f'{x:.2f}' for x in load0)}, at end "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
           f"{(time.monotonic() - started) / 60:.0f} min in all.\n")
-    print(f"| round | order | 1 lane: s / step (median) | {lanes} lanes: s / step (median) "
-          f"| 1 lane / {lanes} lanes | steps | wall s (1, {lanes}) | wall saved per step, s "
-          f"| count | certified |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    ratios = []
-    for r, res in enumerate(rounds):
-        one, many = res[1], res[lanes]
-        if not one["steps"] or not many["steps"]:
-            print(f"| {r + 1} | - | no power steps in the runs | | | | | | | |")
-            continue
-        a1, an = statistics.median(one["steps"]), statistics.median(many["steps"])
-        ratios.append(a1 / an)
-        same = one["json"]["rank"] == many["json"]["rank"] and \
-            one["json"].get("certified") == many["json"].get("certified")
-        print(f"| {r + 1} | {' then '.join(str(n) for n in res)} | {a1:.0f} | {an:.0f} | "
-              f"{a1 / an:.2f}x | {len(one['steps'])}, {len(many['steps'])} | "
-              f"{one['wall']:.1f}, {many['wall']:.1f} | "
-              f"{(one['wall'] - many['wall']) / len(many['steps']):.1f} | "
-              f"{one['json']['rank']}, {many['json']['rank']}{'' if same else ' (DIFFER)'} | "
-              f"{one['json'].get('certified')}, {many['json'].get('certified')} |")
+    ratios = round_rows(rounds, lanes)
     if ratios:
         print(f"\nMedian ratio: **{statistics.median(ratios):.2f}x** (seconds per step, one "
               f"stream over {lanes} lanes).\n")
