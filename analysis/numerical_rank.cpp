@@ -45,11 +45,21 @@ RankReport numerical_rank(const std::vector<double>& sigma, int64_t rows, int64_
   r.resolvable = r.tol > r.resolution;
   for (int j = -2; j <= 2; ++j)
     r.rank_sweep[static_cast<size_t>(j + 2)] = count_above(r.tol * std::pow(10.0, j));
-  for (size_t i = 1; i < sigma.size() && sigma[i] > r.resolution && sigma[i] > 0; ++i)
-    if (!(sigma[i - 1] / sigma[i] <= r.largest_gap)) {  // the first at a tie; NaN at the start
-      r.largest_gap = sigma[i - 1] / sigma[i];
+  // Ratios of resolved values; the first value at or below the resolution ends the scan with
+  // sigma_i / (sigma_(i+1) + resolution), a lower bound on its ratio (the computed value is
+  // within the resolution of the true one), so a cliff into round-off counts however deep it
+  // falls, and whether sigma_(i+1) lands just above or just below the resolution no longer
+  // moves the largest gap from the cliff to the top of the spectrum.
+  for (size_t i = 1; i < sigma.size() && sigma[i - 1] > r.resolution; ++i) {
+    const bool resolved = sigma[i] > r.resolution;
+    const double below = resolved ? sigma[i] : std::max(sigma[i], 0.0) + r.resolution;
+    if (!(below > 0)) break;
+    if (!(sigma[i - 1] / below <= r.largest_gap)) {  // the first at a tie; NaN at the start
+      r.largest_gap = sigma[i - 1] / below;
       r.largest_gap_index = static_cast<int64_t>(i);
     }
+    if (!resolved) break;
+  }
   return r;
 }
 

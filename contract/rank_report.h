@@ -23,8 +23,10 @@ struct RankReport {
   /// moving. Every entry -1 when not computed (--rank-only).
   std::array<int64_t, 5> rank_sweep{-1, -1, -1, -1, -1};
   /// The largest sigma_i / sigma_(i+1) over i with sigma_(i+1) above the method's resolution
-  /// (below it the ratios are round-off's), and its i, 1-based: the rank the gap suggests. NaN
-  /// and -1 when there is no such i (a single singular value, --rank-only).
+  /// (below it the ratios are round-off's) and, at the first sigma_(i+1) at or below it, the
+  /// lower bound sigma_i / (sigma_(i+1) + resolution) of that ratio; its i, 1-based: the rank
+  /// the gap suggests. NaN and -1 when there is no such i (a single singular value,
+  /// --rank-only).
   double largest_gap = std::numeric_limits<double>::quiet_NaN();
   int64_t largest_gap_index = -1;
   bool theorem2_bounded = false;

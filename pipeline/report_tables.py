@@ -169,7 +169,18 @@ def wall_time_rows(w, runs, stages_of, names, global_timings: dict) -> None:
         w(f"**Wall time: {format_duration(wall)}** ({format_duration(lanes['wall_seconds'])} "
           f"for the runs, {lanes['jobs']} at a time with {lanes['threads']} "
           f"thread{'s' if lanes['threads'] != 1 else ''} each, then the plot and tables; "
-          "every invocation of the driver counted).\n")
+          "every invocation of the driver counted)." + invocations_text(lanes) + "\n")
+
+
+def invocations_text(lanes: dict) -> str:
+    """' In N invocations: X (stages), Y (stages).' when the runs took more than one."""
+    done = lanes.get("invocations") or []
+    if len(done) < 2:
+        return ""
+    return (f" In {len(done)} invocations: " +
+            ", ".join(f"{format_duration(d['seconds'])} "
+                      f"({', '.join(d['stages']) if d.get('stages') else 'stages not recorded'})"
+                      for d in done) + ".")
 
 
 def write_markdown(path: str, lines: list[str]) -> str:

@@ -319,7 +319,8 @@ class Driver:
                     self._one(steps, i, run, stage)
         finally:
             if per_run:
-                self._add_wall(time.monotonic() - t_runs)
+                self._add_wall(time.monotonic() - t_runs,
+                               list(dict.fromkeys(s.name for _, _, s in per_run)))
         for i, (run, stage) in numbered:
             if run is None:
                 self._one(steps, i, None, stage)
@@ -327,11 +328,19 @@ class Driver:
                  f"{format_duration(time.monotonic() - self.start)}; "
                  f"see {os.path.join(self.p.out, 'summary.md')}")
 
-    def _add_wall(self, seconds: float) -> None:
-        """Adds this invocation's wall time of the per-run steps (every invocation adds its own)."""
-        before = self.global_timings.get("runs_wall", {}).get("wall_seconds", 0.0)
-        self.global_timings["runs_wall"] = {"wall_seconds": round(before + seconds, 1),
-                                            "jobs": self.jobs, "threads": self.threads}
+    def _add_wall(self, seconds: float, stages: list[str]) -> None:
+        """Adds this invocation's wall time of the per-run steps (every invocation adds its own)
+        and lists it with the stages it was asked for, so that the report can tell the run end
+        to end from a later re-analysis. A total written before the list is one earlier entry
+        without its stages."""
+        before = self.global_timings.get("runs_wall", {})
+        done = before.get("invocations")
+        if done is None:
+            done = [{"seconds": before["wall_seconds"]}] if before.get("wall_seconds") else []
+        done.append({"seconds": round(seconds, 1), "stages": stages})
+        self.global_timings["runs_wall"] = {
+            "wall_seconds": round(before.get("wall_seconds", 0.0) + seconds, 1),
+            "jobs": self.jobs, "threads": self.threads, "invocations": done}
         write_json_atomically(os.path.join(self.p.out, "stages.json"), self.global_timings)
 
     def _lanes(self, steps: list[Step], per_run: list) -> None:

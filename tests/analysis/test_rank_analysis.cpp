@@ -673,3 +673,23 @@ TEST_CASE(
   CHECK(table.find("note: " + file + ": the bound 42 is not below min(M, T) = 20") !=
         std::string::npos);
 }
+
+TEST_CASE(
+    "rank analysis: a cliff into round-off is the largest gap whether the value after it lands "
+    "just above or just below the method's resolution") {
+  // sigma_1..sigma_5 decay by 30x at the first step (a mean direction above the rest), then
+  // slowly; sigma_6 falls 6000x, to about the resolution (1e-6 of sigma_max, absolute 1e-5).
+  // Before the fix, sigma_6 just below the resolution ended the scan before the cliff, and the
+  // largest gap moved to index 1 (30x).
+  for (const double after : {1.02e-5, 0.98e-5}) {
+    INFO("sigma_6 = " << after);
+    const std::vector<double> sigma = {10.0, 10.0 / 30, 0.3, 0.25, 0.2, after, after / 2, 0.0};
+    const auto r = numerical_rank(sigma, /*rows=*/100, /*cols=*/8, kFloat32Eps, /*bound=*/5,
+                                  /*theorem2_bounded=*/true, /*resolution_rel=*/1e-6);
+    CHECK(r.largest_gap_index == 5);
+    // Resolved: the ratio itself; unresolved: its lower bound sigma_5 / (sigma_6 + resolution).
+    const double want = after > r.resolution ? 0.2 / after : 0.2 / (after + r.resolution);
+    CHECK(r.largest_gap == Approx(want).epsilon(1e-12));
+    CHECK(r.largest_gap > 9000);
+  }
+}

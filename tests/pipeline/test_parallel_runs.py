@@ -115,6 +115,13 @@ with tempfile.TemporaryDirectory() as tmp:
     after = json.load(open(os.path.join(two, "stages.json")))["runs_wall"]["wall_seconds"]
     check(again.returncode == 0 and after >= before,
           f"a resumed driver adds to the runs' wall time ({before} -> {after})")
+    done = json.load(open(os.path.join(two, "stages.json")))["runs_wall"].get("invocations", [])
+    check(len(done) == 2 and abs(sum(d["seconds"] for d in done) - after) < 0.2 and
+          "train" in done[0].get("stages", []),
+          f"each invocation is listed with its seconds and stages, summing to the total ({done})")
+    text = open(os.path.join(two, "summary.md")).read() \
+        if os.path.exists(os.path.join(two, "summary.md")) else ""
+    check("In 2 invocations: " in text, "summary.md lists the two invocations")
     bad = drive(path, os.path.join(tmp, "bad"), "-1")
     err = bad.stderr.strip().splitlines()
     check(bad.returncode == 2 and len(err) == 1 and "--jobs -1" in err[0] and
