@@ -83,7 +83,7 @@ struct Collective;
 /// thread that reads and widens the next block (the overlap of block_stream.h) takes a core from
 /// it. At WikiText-2's full shape (245570 x 33278 float32, 2 cores) a step took 88 s against 17 s
 /// of GEMM FLOPs at the wide dgemm rate; at its width (30000 rows, bench/bench_power_lanes.py)
-/// one stream took 7 s a step, two lanes 3 s. Instead L lanes each take every L-th block: read it
+/// one stream took 7-8 s a step, two lanes 4 s. Instead L lanes each take every L-th block: read it
 /// (one lane at a time: the reader need not be thread-safe), widen it and multiply it with one
 /// BLAS thread, while the other lanes multiply theirs; each lane sums its own y = A^T z and the
 /// lanes' sums are added in lane order (the same rows and lanes give the same bits). The lanes
