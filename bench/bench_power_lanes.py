@@ -29,6 +29,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pipeline"))
+from pipeline_errors import EXIT_OK, refuse  # noqa: E402
+
 STEP = re.compile(r"power step (\d+) on c = (\d+)\) in ((?:\d+h)?(?:\d+m)?\d+s):")
 
 
@@ -47,8 +50,8 @@ def run(binary: str, path: str, lanes: int, threads: int, options: list[str]) ->
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wall = time.monotonic() - start
     if p.returncode != 0:
-        sys.exit(f"bench_power_lanes.py: {' '.join(cmd)} exited {p.returncode}: "
-                 f"{p.stderr.strip().splitlines()[-1:]}")
+        refuse(f"bench_power_lanes.py: {' '.join(cmd)} exited {p.returncode}: "
+               f"{p.stderr.strip().splitlines()[-1:]}")
     steps = [seconds(m.group(3)) for m in STEP.finditer(p.stderr)]
     return {"json": json.loads(p.stdout.strip().splitlines()[-1]), "steps": steps, "wall": wall}
 
@@ -116,13 +119,11 @@ def main() -> int:
     a = ap.parse_args()
     binary = os.path.join(a.build, "analysis", "rank_analysis")
     if not os.access(binary, os.X_OK):
-        print(f"bench_power_lanes.py: {binary} not built (run make build)", file=sys.stderr)
-        return 2
+        refuse(f"bench_power_lanes.py: {binary} not built (run make build)")
     try:
         t, m = np.load(a.file, mmap_mode="r").shape
     except (OSError, ValueError) as e:
-        print(f"bench_power_lanes.py: {a.file}: not a 2-D .npy ({e})", file=sys.stderr)
-        return 2
+        refuse(f"bench_power_lanes.py: {a.file}: not a 2-D .npy ({e})")
     options = a.options or ["--method", "sketch", "--head", "sigsoftmax", "--d", "100",
                             "--bias", "1"]
     lanes = a.threads
@@ -168,7 +169,7 @@ def main() -> int:
           f"for {lanes} lanes side by side)")
     print(f"- Byte model: the file read once per step, `cat FILE > /dev/null` {read_s:.1f} s "
           f"({t * m * 4 / 1e9:.1f} GB)")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":
