@@ -223,6 +223,17 @@ struct PowerLane {
   std::exception_ptr error;
 };
 
+// Rows [begin, begin + count) through the stage, widened into dst (count x m, row-major): the
+// load of both the single stream and each lane.
+template <class In, class Read>
+bool load_rows(RowStage<In>& stage, const Read& read, int64_t begin, int64_t count, int64_t m,
+               double* dst) {
+  return stage.for_each(read, begin, count, [&](const In* src, int64_t at, int64_t n) {
+    std::copy(src, src + n * m, dst + (at - begin) * m);
+    return true;
+  });
+}
+
 // The lanes of a power pass and the rows of each lane's blocks.
 template <class In>
 struct PowerLanes {
@@ -256,10 +267,7 @@ void run_lane(const std::function<void(int64_t, int64_t, In*)>& read, int64_t lo
        begin += count * b_rows) {
     const int64_t n = std::min(b_rows, local_rows - begin);
     auto t = clock::now();
-    lane.stage.for_each(locked_read, begin, n, [&](const In* src, int64_t at, int64_t rows) {
-      std::copy(src, src + rows * m, lane.block.data() + (at - begin) * m);
-      return true;
-    });
+    load_rows(lane.stage, locked_read, begin, n, m, lane.block.data());
     lane.read_seconds += std::chrono::duration<double>(clock::now() - t).count();
     t = clock::now();
     block_products(lane.block.data(), n, m, s.p, s.w.data(), lane.z.data(), lane.y.data(),
@@ -283,10 +291,7 @@ void power_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t 
   if (all.lanes.size() == 1) {
     PowerLane<In>& one = all.lanes[0];
     auto load = [&](int64_t begin, int64_t count, double* dst) {
-      return one.stage.for_each(read, begin, count, [&](const In* src, int64_t at, int64_t n) {
-        std::copy(src, src + n * m, dst + (at - begin) * m);
-        return true;
-      });
+      return load_rows(one.stage, read, begin, count, m, dst);
     };
     std::fill(s.y.begin(), s.y.end(), 0.0);
     stream_blocks(
