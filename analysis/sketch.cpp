@@ -227,104 +227,6 @@ bool sketch_detail::settled(const Window& w, const SketchOptions& o) {
 
 namespace {
 
-bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_start);
-
-/// Whether the basis must widen for the count: the nominal count reaches k - oversampling / 2
-/// (the rank may lie at or past the subspace), or it is past 0.9 k and one more iteration at k
-/// is not expected to close the window (closes_next: no gap below the count). The Ritz values
-/// near the end of a basis converge last and from below (they interlace A's), so a count that
-/// still climbs at 0.9 k is climbing towards k: on results/bench/rank_wt2_count.md's rank-1000
-/// matrix the pass at k = 824 counted 783, and the next at 824 counted 824 before k doubled. A
-/// softmax head's count at d + 2 sits above a cliff and closes: it does not grow.
-bool count_reaches(const Window& w, const SketchOptions& o, int64_t k, bool after_start) {
-  if (reaches_k(w.rank, o, k)) return true;
-  return 10 * w.rank >= 9 * k && !closes_next(w, o, k, after_start);
-}
-
-/// The next k when the basis widens: min(cap, max(2k, count + oversampling)); after a start
-/// whose every Ritz value lies above tol, 4k. Such a start says only that the spectrum goes on
-/// past k: a doubling from there is a pass at 2k that the count will outgrow (results/bench/
-/// rank_wt2_count.md: a start at 412 counted 412, passes followed at 824, 824 and 1648 for a
-/// rank of 1000), while a 4k basis costs at most twice the pass it replaces.
-int64_t widened_k(const Window& w, const SketchOptions& o, int64_t k, int64_t cap,
-                  bool after_start) {
-  const int64_t factor = after_start && w.rank >= k ? 4 : 2;
-  return std::min(cap, std::max(factor * k, w.rank + o.oversampling));
-}
-
-/// When to stop iterating and when to widen the basis, from each pass's window.
-struct Steering {
-  int passes_at_k = 0, stalled = 0;
-  int64_t last_width = -1;
-  double last_residual = std::numeric_limits<double>::infinity();
-
-  /// After a pass at k: whether to stop, and (if not) the next k.
-  bool stop(const Window& w, const SketchOptions& o, int64_t k, int64_t cap, int pass,
-            bool after_start, int64_t* next_k) {
-    const bool reaches = count_reaches(w, o, k, after_start);
-    // The residual bound is what stands between rank_min and rank_max, and iterating at this k
-    // no longer halves it: the tail past k is too heavy (the probes see its Frobenius norm), so
-    // the basis must widen.
-    // Unless the rounding alone keeps e at or above tol (the float64 eps, sketch.h): then no
-    // basis can close the window, and the Ritz values need only converge.
-    const bool floor_blocks = w.residual_floor >= w.tol_lo;
-    const bool residual_stuck = !floor_blocks && passes_at_k > 1 && w.residual >= w.tol_lo &&
-                                w.residual > 0.5 * last_residual;
-    // A window that stops narrowing while the residual is below tol: a singular value sits
-    // within the rounding of tol, and no pass can settle it.
-    const int64_t width = w.rank_max - w.rank_min;
-    stalled = (passes_at_k > 1 && last_width >= 0 && width >= last_width) ? stalled + 1 : 0;
-    last_width = width;
-    last_residual = w.residual;
-    const bool grow = (reaches || residual_stuck) && k < cap;
-    if (settled(w, o) || pass >= o.max_passes || (!grow && stalled >= 2) ||
-        (k == cap && (reaches || residual_stuck) && passes_at_k >= 2) ||
-        (floor_blocks && !grow && passes_at_k >= 2))
-      return true;
-    *next_k = grow ? widened_k(w, o, k, cap, after_start) : k;
-    if (*next_k != k) {
-      passes_at_k = 0;
-      last_width = -1;
-      stalled = 0;
-    }
-    return false;
-  }
-};
-
-/// After a full pass whose window is still open: whether one more iteration is expected to
-/// close it, so that the next pass can be a check. Subspace iteration shrinks the
-/// residual by about rho = (s_(c+1) / s_c)^2 per pass (c the nominal count; Halko, Martinsson &
-/// Tropp 2011, section 4.5), so the prediction is e rho < tol / 2, with the count clear of k.
-/// After the sparse start (sketch.h, "Start") there is no residual bound yet: a tail of A Omega
-/// at level s_(c+1) is taken as A's tail at that level over up to k directions (E[Omega Omega^T]
-/// = I: sparse_sign.h), so e = factor * s_(c+1) sqrt(k) with the probes' factor, and the next
-/// basis A^T A Omega is one power step.
-/// Only a prediction: a check that does not certify costs a pass without Y, and the passes after
-/// it are full.
-bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_start) {
-  const int64_t c = w.rank;
-  if (c < 1 || reaches_k(c, o, k)) return false;
-  const double above = w.sigma[static_cast<size_t>(c - 1)], below = w.sigma[static_cast<size_t>(c)];
-  if (!(above > 0)) return false;
-  const double rho = (below / above) * (below / above);
-  const double e =
-      after_start ? probe_factor(o.probes) * below * std::sqrt(static_cast<double>(k)) : w.residual;
-  return e * rho < 0.5 * w.tol;
-}
-
-/// After a full pass whose count c is certified from below (or all but its last value: one more
-/// iteration raises the Ritz values' lower bounds) and clear of k, with only the residual bound
-/// keeping the window open (above the rounding floor): power steps on Q_c follow the next pass
-/// (sketch.h, "Power steps"), and they need no next basis, so that pass can be a check.
-/// Measured on the tail matrix of results/bench/rank_tail.md (T = 30000, M = 6000, count 1200):
-/// the second pass at k = 1792 formed a Y that nothing used, after a first that certified
-/// 1199 or 1200 from below by the draw. A check that leaves c uncertified from below costs its
-/// A Q, and a full pass follows.
-bool power_follows(const Window& w, const SketchOptions& o, int64_t k) {
-  return o.power_steps > 0 && w.rank >= 1 && w.rank_min + 1 >= w.rank && w.rank_max > w.rank &&
-         !reaches_k(w.rank, o, k) && w.residual >= w.tol_lo && w.residual_floor < w.tol_lo;
-}
-
 // The next basis: Y = A^T A Q (sums.y), widened with Gaussian columns to next_k when the rank
 // may reach past k, orthonormalised into basis; returns its orthogonality defect.
 double next_basis(PassSums& sums, int64_t m, int64_t k, int64_t next_k, std::mt19937_64& rng,
@@ -359,6 +261,20 @@ std::function<void(int64_t)> rows_progress(const SketchProgress& progress, int p
       [&progress, pass, k, local_rows](int64_t done) { progress.rows(pass, k, done, local_rows); };
 }
 
+/// The sparse starts (sketch.h, "Start"): the first, and a start again at a widened k (restarts).
+struct Starts {
+  explicit Starts(std::unique_ptr<SparseSign> start) : first(std::move(start)) {}
+  std::unique_ptr<SparseSign> first, again;
+  int count = 0;  ///< the starts run
+
+  /// The test matrix of the pass about to run (counted), or null for a pass on Q.
+  const SparseSign* next(bool first_pass) {
+    const SparseSign* s = again ? again.get() : first_pass ? first.get() : nullptr;
+    if (s) ++count;
+    return s;
+  }
+};
+
 /// The run's sizes (sketch.h): T over all processes, the cap on k, k0 and the rows per block.
 struct Plan {
   int64_t rows = 0, cap = 0, k0 = 0, block_rows = 0;
@@ -380,19 +296,30 @@ Plan plan_run(const SketchOptions& o, int64_t local_rows, int64_t cols) {
 }
 
 /// After a pass that formed Y: true to stop, else the next k, the next basis in `basis` (its
-/// defect in *eta) and whether the next pass is a check. The start never stops: it bounds nothing.
+/// defect in *eta) and whether the next pass is a check; a start whose count reached k asks for
+/// a start again at the widened k in *restart instead (restarts, above). The start never stops:
+/// it bounds nothing.
 bool advance(Steering& steer, const Window& w, const SketchOptions& o, int64_t cap, int pass,
              bool starting, bool checks_allowed, PassSums& sums, int64_t m, std::mt19937_64& rng,
-             std::vector<double>& basis, int64_t* k, double* eta, PassKind* kind) {
+             std::vector<double>& basis, int64_t* k, double* eta, PassKind* kind,
+             std::unique_ptr<SparseSign>* restart) {
   int64_t next_k = *k;
+  const bool after_restart = *restart != nullptr;
+  restart->reset();
   if (steer.stop(w, o, *k, cap, pass, starting, &next_k) && !starting) return true;
+  if (restarts(o, starting, *k, next_k, w)) {
+    *restart = std::make_unique<SparseSign>(m, next_k, o.start_nonzeros, rng);
+    *k = next_k;
+    return false;
+  }
   // verdict_only, a start whose nominal count is past the bound: "exceeds" needs only the lower
   // bounds of bound + 1 Ritz values, which the next basis at this k gives (sketch.h,
   // "Adaptivity"), so k stays and the next pass is a check.
   const bool exceeds_next = starting && o.verdict_only && w.rank > o.bound;
   if (exceeds_next) next_k = *k;
   if (checks_allowed && next_k == *k &&
-      (exceeds_next || closes_next(w, o, *k, starting) || (!starting && power_follows(w, o, *k))))
+      (exceeds_next || closes_next(w, o, *k, starting) || (!starting && power_follows(w, o, *k)) ||
+       (after_restart && power_follows_restart(w, o, *k))))
     *kind = PassKind::check;
   *eta = next_basis(sums, m, *k, next_k, rng, basis);
   *k = next_k;
@@ -426,7 +353,7 @@ bool verdict_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, in
   const int64_t nominal = vs.window.rank;
   fill_report(out, vs.window, o, rows, cols, k,
               {pass + power.passes, checks, before.check_passes, power.passes, start.nonzeros(),
-               before.range_start});
+               before.range_start, before.range_probes, /*starts=*/1});
   set_nominal_rank(out.report, nominal);
   return true;
 }
@@ -441,12 +368,15 @@ double first_pass_facts(const PassSums& sums, int64_t rows, int64_t cols, Sketch
 /// The range start (sketch.h, "Verdict start"): one pass of the sparse start without its next
 /// basis, A Omega and the probes' A omega_i kept, then U_b and the bound in memory. True when it
 /// settled (out filled; left empty when the data held non-finite entries), else false with its
-/// pass and check in n and the sketch starting over.
+/// pass and check in n and the sketch starting over; false at once when it is not wanted (no
+/// sparse start, or range_start_wanted says no).
 template <class In>
 bool range_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, int64_t rows,
-                    int64_t cols, const SketchOptions& o, const Plan& plan, const SparseSign& start,
+                    int64_t cols, const SketchOptions& o, const Plan& plan, const SparseSign* first,
                     FiniteScan* scan, SpectrumTiming* timing, const SketchProgress& progress,
                     std::mt19937_64& rng, PassCounts& n, SketchResult& out) {
+  if (first == nullptr || !range_start_wanted(o, plan.k0, rows)) return false;
+  const SparseSign& start = *first;
   const int64_t k = plan.k0, p = o.range_probes;
   const auto pass_start = std::chrono::steady_clock::now();
   // The probes are drawn before the pass, apart from Omega: B = (I - U_b U_b^T) A is a function
@@ -477,7 +407,8 @@ bool range_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, int6
   return true;
 }
 
-// timing: never null (sketch_rank gives a local one).
+// Full passes, a check where one is predicted to certify (sketch.h, "Checks"). timing: never null
+// (sketch_rank gives a local one).
 template <class In>
 SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                          int64_t cols, const SketchOptions& o, FiniteScan* scan,
@@ -488,30 +419,29 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   std::mt19937_64 rng(o.seed);
   std::vector<double> basis(static_cast<size_t>(m * (k + p)));
   double eta = 0, frobenius = 0;  // Q's orthogonality defect, measured; ||A||_F's bound
-  const std::unique_ptr<SparseSign> start = first_test_matrix(o, m, k, rng, basis, &eta);
+  Starts starts(first_test_matrix(o, m, k, rng, basis, &eta));
   SketchResult out;
   PassCounts before;  // the range start's passes when it did not settle (sketch.h)
-  if (start && range_start_wanted(o, k, rows) &&
-      range_shortcut(read, local_rows, cols, o, plan, *start, scan, timing, progress, rng, before,
-                     out))
+  if (range_shortcut(read, local_rows, cols, o, plan, starts.first.get(), scan, timing, progress,
+                     rng, before, out))
     return out;
   PassSums sums;
   Window w;
   Steering steer;
   PowerAttempts power;
-  // Full passes, a check where one is predicted to certify (sketch.h, "Checks").
   PassKind kind = PassKind::full;
   bool checks_allowed = o.check_passes;
   int checks = before.checks, pass = before.passes, check_passes = before.check_passes;
   while (pass < o.max_passes) {
     const auto pass_start = std::chrono::steady_clock::now();
-    const bool first = pass == before.passes, starting = first && start;
+    const bool first = pass == before.passes;
+    const SparseSign* omega = starts.next(first);  // null: a pass on Q
+    const bool starting = omega != nullptr;
     const int64_t pass_probes = starting ? 0 : p;
     const Probes pr = starting ? Probes{} : draw_probes(basis, m, k, p, eta, rng);
     const bool clean = run_pass(read, local_rows, cols, k, pass_probes, plan.block_rows, basis,
                                 kind == PassKind::full, first, o.overlap, scan, timing, sums,
-                                rows_progress(progress, pass + 1, k, local_rows),
-                                starting ? start.get() : nullptr);
+                                rows_progress(progress, pass + 1, k, local_rows), omega);
     if (o.collective ? !meet(sums, scan, *o.collective, o.row_offset, pass_probes, first, timing)
                      : !clean)
       return out;
@@ -522,8 +452,8 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     if (starting) {
       w = start_window(sums, rows, cols, k, o.eps);
       report_start(progress, w, pass, k, since(pass_start));
-      if (verdict_start_wanted(o, k) &&
-          verdict_shortcut(read, local_rows, cols, sums, *start, w, o, rows, frobenius,
+      if (!starts.again && verdict_start_wanted(o, k) &&
+          verdict_shortcut(read, local_rows, cols, sums, *omega, w, o, rows, frobenius,
                            plan.block_rows, pass, k, rng, timing, progress, solve_start, power,
                            checks, before, out))
         return out;
@@ -550,7 +480,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       continue;
     }
     const bool stop = advance(steer, w, o, plan.cap, pass, starting, checks_allowed, sums, m, rng,
-                              basis, &k, &eta, &kind);
+                              basis, &k, &eta, &kind, &starts.again);
     timing->solve += since(solve_start);
     if (stop) break;
   }
@@ -558,7 +488,8 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
                          rng, timing, progress, &checks, &power.passes);
   fill_report(out, w, o, rows, cols, k,
               {pass + power.passes, checks, check_passes, power.passes,
-               start ? start->nonzeros() : 0, before.range_start});
+               starts.first ? starts.first->nonzeros() : 0, before.range_start, before.range_probes,
+               starts.count});
   return out;
 }
 

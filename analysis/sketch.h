@@ -26,6 +26,18 @@
 // a head Theorem 2 does not bound, whose expected verdict, exceeds, one Gaussian pass's lower
 // bounds certify (the start and a check cost as many flops and one more read; measured at GPT-2's
 // shape: sigsoftmax, k = 780, 1 pass against 2).
+// A start again. A start whose every Ritz value lies above tol says only that the spectrum goes
+// on past k; k grows fourfold ("Adaptivity"), and the pass at 4k is a start again (a fresh
+// Omega of 4k columns, 2 T M 4k + T M zeta flops) rather than a full pass on Y beside 3k
+// Gaussian columns (2 T M (8k + p)): three quarters of that basis would be unconverged, so its
+// bounds certify nothing, and the start gives the same next basis, one power step on every
+// column, for half the flops. The pass after it is a check when the start's count c leaves k / 4
+// of oversampling (4c <= 3k): its Ritz values certify c from below as a full pass would, and
+// what keeps the window open is a tail below tol, which power steps close without a next basis.
+// Measured on the rank-1000 matrix of results/bench/rank_wt2_count.md at its width (T = 30000,
+// M = 33278): start at 412 (counted 412), start again at 1648 (counted 1010), a check that
+// certified 1000 from below, then power steps; before, a full pass at 1648 followed the start
+// and another full pass (whose Y nothing used) the first. sketch_starts counts the starts.
 //
 // The Ritz values are the singular values of R: the one-sided finish. They equal the square
 // roots of the eigenvalues of H = (AQ)^T (AQ), but are computed to an error of order u ||A||
@@ -186,7 +198,8 @@
 // Adaptivity. k starts at the bound + oversampling (the bound: d + 1 + bias, analysis/
 // model_facts.h). After each pass: certified -> stop. k grows to min(cap, max(2k, count +
 // oversampling)) (4k after a start whose every Ritz value lies above tol: it says only that the
-// spectrum goes on), new Gaussian columns beside Y, when the nominal count reaches
+// spectrum goes on; the pass at 4k is then a start again, "Start"), new Gaussian columns beside
+// Y, when the nominal count reaches
 // k - oversampling / 2 (the rank may lie at or past the subspace) or 0.9 k with no gap below it
 // that one more iteration would close (the last Ritz values converge from below), or when e is
 // what keeps the window open and a pass at this k no longer halves it (a heavy tail past k: the

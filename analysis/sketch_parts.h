@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <utility>
@@ -59,6 +60,7 @@ struct PassCounts {
   int passes = 0, checks = 0, check_passes = 0, power_passes = 0, start_nonzeros = 0;
   bool range_start = false;  ///< the range start ran (its one pass counted above)
   int range_probes = 0;      ///< its p
+  int starts = 0;            ///< sparse starts (sketch.h, "Start"), counted in passes
 };
 
 /// The report from the last window (sketch_report.cpp): the Numerical Recipes rank of the Ritz
@@ -81,6 +83,38 @@ bool settled(const Window& w, const SketchOptions& o);
 inline bool reaches_k(int64_t c, const SketchOptions& o, int64_t k) {
   return c >= k - std::max<int64_t>(o.oversampling / 2, 1);
 }
+
+// The steering (sketch_steering.cpp; sketch.h, "Adaptivity", "Checks", "Start").
+
+/// Whether the basis must widen for the count (the nominal count reaches k, or it is past 0.9 k
+/// and one more iteration is not expected to close the window).
+bool count_reaches(const Window& w, const SketchOptions& o, int64_t k, bool after_start);
+/// The next k when the basis widens: min(cap, max(2k, count + oversampling)); 4k after a start
+/// whose every Ritz value lies above tol.
+int64_t widened_k(const Window& w, const SketchOptions& o, int64_t k, int64_t cap,
+                  bool after_start);
+/// When to stop iterating and when to widen the basis, from each pass's window
+/// (sketch_steering.cpp).
+struct Steering {
+  int passes_at_k = 0, stalled = 0;
+  int64_t last_width = -1;
+  double last_residual = std::numeric_limits<double>::infinity();
+
+  /// After a pass at k: whether to stop, and (if not) the next k.
+  bool stop(const Window& w, const SketchOptions& o, int64_t k, int64_t cap, int pass,
+            bool after_start, int64_t* next_k);
+};
+/// After a full pass whose window is still open: whether one more iteration is expected to close
+/// it, so that the next pass can be a check.
+bool closes_next(const Window& w, const SketchOptions& o, int64_t k, bool after_start);
+/// After a full pass whose count is certified from below (but for its last value) and clear of
+/// k, only the residual keeping the window open: power steps follow, so the next pass can be a
+/// check.
+bool power_follows(const Window& w, const SketchOptions& o, int64_t k);
+/// After a start again: its count leaves k / 4 of oversampling, so the next pass can be a check.
+bool power_follows_restart(const Window& w, const SketchOptions& o, int64_t k);
+/// Whether the pass after a start is a start again, at next_k.
+bool restarts(const SketchOptions& o, bool starting, int64_t k, int64_t next_k, const Window& w);
 
 /// The first k columns of y (M x k, column-major) replaced by an orthonormal basis of their span,
 /// and the certified orthogonality defect eta of the result (sketch.h).

@@ -53,6 +53,7 @@ void fill_report(SketchResult& out, Window& w, const SketchOptions& o, int64_t r
   r.sketch_check_passes = n.check_passes;
   r.sketch_power_passes = n.power_passes;
   r.sketch_start_nonzeros = n.start_nonzeros;
+  r.sketch_starts = n.starts;
   r.sketch_range_start = n.range_start;
   r.sketch_range_probes = n.range_probes;
   r.residual_bound = w.residual;

@@ -161,8 +161,9 @@ def table(shape, *references):
             cert = f"verdict certified, count in {cert}"
         if j.get("sketch_k") and (j.get("certified") or settled):
             cert += f" (p <= {j['failure_probability']:.1e})"
+        starts = j.get("sketch_starts", 1 if j.get("sketch_start_nonzeros") else 0)
         start = ("range start, " if j.get("sketch_range_start") else
-                 "1 sparse start, " if j.get("sketch_start_nonzeros") else "")
+                 f"{starts} sparse start(s), " if starts else "")
         kp = (f"{j['sketch_k']}, {j['sketch_passes']} ({start}{j.get('sketch_check_passes', 0)} "
               f"check, {j.get('sketch_power_passes', 0)} power)" if j.get("sketch_k") else "-")
         cells = " | ".join(r[1](name, args, wall) for r in references)

@@ -2,7 +2,8 @@
 the benches that put a sketch's time beside it. Per pass, with p probes and the final k for every
 pass (k may grow, so an upper bound):
   sparse start  A_b Omega (T M zeta multiply-adds, counted as 2 T M zeta flops) and A_b^T Z,
-                2 T M k;
+                2 T M k (sketch_starts of them: a start whose count reached k starts again at
+                4k);
   full pass     A_b [Q W] and A_b^T Z, 2 T M (2k + p);
   check         A_b [Q W] alone, 2 T M (k + p);
   power step    A_b W and A_b^T Z on the probes alone, 2 T M (2p);
@@ -21,7 +22,8 @@ def sketch_flops(j: dict, probes: int = 40) -> tuple[float, dict]:
     zeta = j.get("sketch_start_nonzeros", 0)
     rng = 1 if j.get("sketch_range_start") else 0
     after = j["sketch_passes"] - rng  # passes after the range start's one
-    kinds = {"range": rng, "start": 1 if zeta > 0 and after > 0 else 0,
+    starts = j.get("sketch_starts", 1 if zeta > 0 and after > 0 else 0)
+    kinds = {"range": rng, "start": starts,
              "check": j.get("sketch_check_passes", 0),
              "power": j.get("sketch_power_passes", 0)}
     kinds["full"] = after - kinds["start"] - kinds["check"] - kinds["power"]
@@ -33,9 +35,9 @@ def sketch_flops(j: dict, probes: int = 40) -> tuple[float, dict]:
 
 
 def describe(kinds: dict) -> str:
-    """'1 sparse start, 0 full pass(es), 1 check(s) and 0 power step(s)', the range start first."""
+    """'2 sparse start(s), 0 full pass(es), 1 check(s) and 14 power step(s)', range first."""
     rng = "the range start (one pass: a sparse start keeping A Omega, and the probes), " \
         if kinds.get("range") else ""
-    start = "1 sparse start, " if kinds["start"] else ""
+    start = f"{kinds['start']} sparse start(s), " if kinds["start"] else ""
     return (f"{rng}{start}{kinds['full']} full pass(es), {kinds['check']} check(s) and "
             f"{kinds['power']} power step(s)")

@@ -75,6 +75,9 @@ struct RankReport {
   /// > 0: the first pass was the sparse start with this many nonzeros per row of its test
   /// matrix (analysis/sparse_sign.h), which bounds nothing; 0: a full pass
   int sketch_start_nonzeros = 0;
+  /// of sketch_passes: sparse starts, which bound nothing: 1, or more when a start's every Ritz
+  /// value lay above tol and the sketch started again at 4k (analysis/sketch.h, "Start")
+  int sketch_starts = 0;
   /// the verdict's range start ran (analysis/sketch.h, "Verdict start"): its one pass kept
   /// A Omega instead of forming a next basis, and formed A omega_i for sketch_range_probes probes
   bool sketch_range_start = false;

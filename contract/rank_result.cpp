@@ -127,6 +127,7 @@ void write_rank_result(const std::string& path, const RankResult& res) {
     h5::write_attribute(root, "sketch_passes", int64_t{r.sketch_passes});
     h5::write_attribute(root, "sketch_check_passes", int64_t{r.sketch_check_passes});
     h5::write_attribute(root, "sketch_start_nonzeros", int64_t{r.sketch_start_nonzeros});
+    h5::write_attribute(root, "sketch_starts", int64_t{r.sketch_starts});
     h5::write_attribute(root, "sketch_range_start", int64_t{r.sketch_range_start ? 1 : 0});
     h5::write_attribute(root, "sketch_range_probes", int64_t{r.sketch_range_probes});
     h5::write_attribute(root, "sketch_power_passes", int64_t{r.sketch_power_passes});
@@ -176,6 +177,7 @@ std::string rank_result_json(const RankResult& res) {
     j["sketch_passes"] = r.sketch_passes;
     j["sketch_check_passes"] = r.sketch_check_passes;
     j["sketch_start_nonzeros"] = r.sketch_start_nonzeros;
+    j["sketch_starts"] = r.sketch_starts;
     j["sketch_range_start"] = r.sketch_range_start;
     j["sketch_range_probes"] = r.sketch_range_probes;
     j["sketch_power_passes"] = r.sketch_power_passes;
