@@ -1,6 +1,7 @@
 #include "analysis/residual_power.h"
 
 #include <cblas.h>
+#include <lapacke.h>
 
 #include <algorithm>
 #include <atomic>
@@ -74,6 +75,75 @@ double power_bound_root(const std::vector<std::vector<PowerTerm>>& probes, doubl
   }
   return std::exp(upper) * (1 + 1e-12);
 }
+
+double block_chi_log(int probes) {
+  const double half = 0.5 * probes;
+  // (c / 2)^(p/2) / Gamma(p/2 + 1) = 10^-12, solved for c; returns log sqrt(c).
+  const double log_half_c = (-kFailureLog10 * std::log(10.0) + std::lgamma(half + 1)) / half;
+  return 0.5 * (std::log(2.0) + log_half_c);
+}
+
+double block_bound_root(double log_gram, int power,
+                        const std::vector<std::vector<PowerTerm>>& errors, double log_chi,
+                        double hi) {
+  auto log_add = [](double a, double b) {
+    if (a < b) std::swap(a, b);
+    return b == -std::numeric_limits<double>::infinity() ? a : a + std::log1p(std::exp(b - a));
+  };
+  auto satisfied = [&](double log_x) {
+    double sq = -std::numeric_limits<double>::infinity();  // log sum_i (e_i / x^power)^2
+    for (const auto& terms : errors) {
+      double e = -std::numeric_limits<double>::infinity();
+      for (const PowerTerm& t : terms) e = log_add(e, t.log_coef - t.power * log_x);
+      sq = log_add(sq, 2 * e);
+    }
+    return log_add(log_gram - power * log_x, 0.5 * sq) >= log_chi;
+  };
+  double upper = std::log(hi);
+  if (satisfied(upper)) return hi;
+  double lower = upper - 700;  // e^-700 of sigma_1: below any tol
+  if (!satisfied(lower)) return std::exp(lower);
+  for (int it = 0; it < 100 && upper - lower > 1e-13; ++it) {
+    const double mid = 0.5 * (lower + upper);
+    (satisfied(mid) ? lower : upper) = mid;
+  }
+  return std::exp(upper) * (1 + 1e-12);
+}
+
+namespace {
+
+// log of an upper bound on ||Z D||_2 for the computed z (T x p) with D = diag(e^log_scale), from
+// its Gram matrix (upper triangle) and the columns' norm bounds (residual_power.h, "The block
+// bound").
+double log_block_norm(const std::vector<double>& gram, const std::vector<double>& z_norm,
+                      const std::vector<double>& log_scale, double gamma_t) {
+  const auto p = static_cast<int64_t>(z_norm.size());
+  const double top = *std::max_element(log_scale.begin(), log_scale.end());
+  std::vector<double> d(static_cast<size_t>(p)), g(static_cast<size_t>(p * p));
+  double frob = 0;  // sum_i (d_i ||z_i||)^2 >= ||D' G D'||_F
+  for (int64_t i = 0; i < p; ++i) {
+    const auto si = static_cast<size_t>(i);
+    d[si] = std::exp(log_scale[si] - top) * (1 + 4 * kUnit);  // rounded up: the norm grows in d
+    frob += d[si] * z_norm[si] * d[si] * z_norm[si];
+  }
+  for (int64_t j = 0; j < p; ++j)
+    for (int64_t i = 0; i <= j; ++i) {
+      const auto at = static_cast<size_t>(i + j * p);
+      g[at] = d[static_cast<size_t>(i)] * gram[at] * d[static_cast<size_t>(j)];
+    }
+  std::vector<double> eig(static_cast<size_t>(p));
+  if (LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', static_cast<lapack_int>(p), g.data(),
+                    static_cast<lapack_int>(p), eig.data()) != 0)
+    return top + 0.5 * std::log(frob * (1 + gamma_t) + 1e-300);  // ||Z D'||_2^2 <= ||Z D'||_F^2
+  // The Gram's entries within gamma_T ||z_i|| ||z_j|| (any order of the T-term sums), the
+  // scaling's two roundings, dsyev's backward error 2 p gamma_p ||G'||_F.
+  const double slack =
+      (gamma_t + 4 * kUnit + 2 * static_cast<double>(p) * gamma_float64(static_cast<double>(p))) *
+      frob;
+  return top + 0.5 * std::log(std::max(eig.back(), 0.0) + slack);
+}
+
+}  // namespace
 
 std::vector<double> column_norms(const double* v, int64_t m, int64_t p) {
   std::vector<double> n(static_cast<size_t>(p));
@@ -157,20 +227,23 @@ struct PowerChain {
     return w_norm;
   }
 
-  // The terms of the bound after step j, per probe: the chain's and the main term over
-  // x^(2j+1). `estimate` gets the probes' largest Rayleigh quotient.
-  std::vector<std::vector<PowerTerm>> terms(int step, const std::vector<double>& z_norm,
-                                            const std::vector<double>& z_sq,
-                                            const std::vector<double>& w_norm,
-                                            const std::vector<double>& q_part,
-                                            double& estimate) const {
+  // The probes' largest Rayleigh quotient ||z_j|| / ||w_j|| (a lower estimate of x).
+  double estimate(const std::vector<double>& z_sq, const std::vector<double>& w_norm) const {
+    double e = 0;
+    for (size_t i = 0; i < w_norm.size(); ++i)
+      if (w_norm[i] > 0) e = std::max(e, std::sqrt(z_sq[i]) / w_norm[i]);
+    return e;
+  }
+
+  // The block bound's error terms after step j, per probe (residual_power.h, "The block bound"):
+  // the chain's and gamma_M N ||w_j|| + s1 q_j over x^(2j+1), without the computed ||z_j||.
+  std::vector<std::vector<PowerTerm>> error_terms(int step, const std::vector<double>& w_norm,
+                                                  const std::vector<double>& q_part) const {
     std::vector<std::vector<PowerTerm>> out = chain;
-    estimate = 0;
-    for (size_t i = 0; i < out.size(); ++i) {
-      const double main = z_norm[i] + gamma_m * n_abs * w_norm[i] + s1 * q_part[i];
-      out[i].push_back({log_scale[i] + log_or_minus_inf(main), 2 * step + 1});
-      if (w_norm[i] > 0) estimate = std::max(estimate, std::sqrt(z_sq[i]) / w_norm[i]);
-    }
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i].push_back(
+          {log_scale[i] + log_or_minus_inf(gamma_m * n_abs * w_norm[i] + s1 * q_part[i]),
+           2 * step + 1});
     return out;
   }
 
@@ -194,9 +267,10 @@ struct PowerChain {
 };
 
 // The products of one block x (n x M, row-major: the column-major M x n matrix A_b^T):
-// z = A_b w, y += A_b^T z, and z's squared column norms into z_sq.
+// z = A_b w, y += A_b^T z, z's squared column norms into z_sq and z^T z into gram (p x p,
+// column-major, upper triangle).
 void block_products(const double* x, int64_t n, int64_t m, int64_t p, const double* w, double* z,
-                    double* y, std::vector<double>& z_sq) {
+                    double* y, std::vector<double>& z_sq, std::vector<double>& gram) {
   cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, blas_int(n), blas_int(p), blas_int(m), 1.0,
               x, blas_int(m), w, blas_int(m), 0.0, z, blas_int(n));
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(p), blas_int(n), 1.0,
@@ -205,6 +279,8 @@ void block_products(const double* x, int64_t n, int64_t m, int64_t p, const doub
     const double* col = z + i * n;
     z_sq[static_cast<size_t>(i)] += cblas_ddot(blas_int(n), col, 1, col, 1);
   }
+  cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, blas_int(p), blas_int(n), 1.0, z, blas_int(n),
+              1.0, gram.data(), blas_int(p));
 }
 
 // One lane's buffers (residual_power.h, "Lanes"), made once for every step. A single lane
@@ -216,9 +292,10 @@ struct PowerLane {
         block(own_blocks ? static_cast<size_t>(rows * cols) : 0),
         z(static_cast<size_t>(rows * p)),
         y(own_blocks ? static_cast<size_t>(cols * p) : 0),
-        z_sq(static_cast<size_t>(p)) {}
+        z_sq(static_cast<size_t>(p)),
+        gram(static_cast<size_t>(p * p)) {}
   RowStage<In> stage;
-  std::vector<double> block, z, y, z_sq;
+  std::vector<double> block, z, y, z_sq, gram;
   double read_seconds = 0, product_seconds = 0;
   std::exception_ptr error;
 };
@@ -259,6 +336,7 @@ void run_lane(const std::function<void(int64_t, int64_t, In*)>& read, int64_t lo
   const auto count = static_cast<int64_t>(all.lanes.size());
   std::fill(lane.y.begin(), lane.y.end(), 0.0);
   std::fill(lane.z_sq.begin(), lane.z_sq.end(), 0.0);
+  std::fill(lane.gram.begin(), lane.gram.end(), 0.0);
   auto locked_read = [&](int64_t first, int64_t n, In* out) {
     const std::lock_guard<std::mutex> hold(read_lock);
     read(first, n, out);
@@ -271,23 +349,24 @@ void run_lane(const std::function<void(int64_t, int64_t, In*)>& read, int64_t lo
     lane.read_seconds += std::chrono::duration<double>(clock::now() - t).count();
     t = clock::now();
     block_products(lane.block.data(), n, m, s.p, s.w.data(), lane.z.data(), lane.y.data(),
-                   lane.z_sq);
+                   lane.z_sq, lane.gram);
     lane.product_seconds += std::chrono::duration<double>(clock::now() - t).count();
     const int64_t done = rows_in += n;
     if (l == 0 && rows_done) rows_done(done);  // progress from one thread only
   }
 }
 
-// One pass over A: z = A w (its squared column norms into z_sq), y = A^T z; summed over the
-// processes of a collective. One lane: blocks of block_rows streamed with overlapped reads and
-// the BLAS's threads; several: residual_power.h, "Lanes".
+// One pass over A: z = A w (its squared column norms into z_sq, z^T z into gram), y = A^T z;
+// summed over the processes of a collective. One lane: blocks of block_rows streamed with
+// overlapped reads and the BLAS's threads; several: residual_power.h, "Lanes".
 template <class In>
 void power_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                 int64_t block_rows, const ResidualPowerOptions& o, SpectrumTiming* timing,
                 const std::function<void(int64_t)>& rows_done, PowerLanes<In>& all, PowerChain& s,
-                std::vector<double>& z_sq) {
+                std::vector<double>& z_sq, std::vector<double>& gram) {
   const int64_t m = s.m, p = s.p;
   z_sq.assign(static_cast<size_t>(p), 0.0);
+  gram.assign(static_cast<size_t>(p * p), 0.0);
   if (all.lanes.size() == 1) {
     PowerLane<In>& one = all.lanes[0];
     auto load = [&](int64_t begin, int64_t count, double* dst) {
@@ -297,7 +376,7 @@ void power_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t 
     stream_blocks(
         local_rows, m, block_rows, o.overlap, timing, load,
         [&](const double* x, int64_t n) {
-          block_products(x, n, m, p, s.w.data(), one.z.data(), s.y.data(), z_sq);
+          block_products(x, n, m, p, s.w.data(), one.z.data(), s.y.data(), z_sq, gram);
         },
         [&](int64_t done) {
           if (rows_done) rows_done(done);
@@ -335,14 +414,17 @@ void power_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t 
     timing->accumulate += product_s / lanes;
     std::copy(all.lanes[0].y.begin(), all.lanes[0].y.end(), s.y.begin());
     z_sq = all.lanes[0].z_sq;
+    gram = all.lanes[0].gram;
     for (size_t l = 1; l < all.lanes.size(); ++l) {
       cblas_daxpy(blas_int(m * p), 1.0, all.lanes[l].y.data(), 1, s.y.data(), 1);
       for (size_t i = 0; i < z_sq.size(); ++i) z_sq[i] += all.lanes[l].z_sq[i];
+      for (size_t i = 0; i < gram.size(); ++i) gram[i] += all.lanes[l].gram[i];
     }
   }
   if (o.collective) {
     o.collective->allreduce_sum(s.y.data(), static_cast<int64_t>(s.y.size()));
     o.collective->allreduce_sum(z_sq.data(), p);
+    o.collective->allreduce_sum(gram.data(), p * p);
   }
 }
 
@@ -373,22 +455,25 @@ ResidualPowerResult residual_power_bound(
   const double rows = static_cast<double>(o.total_rows > 0 ? o.total_rows : local_rows);
   PowerChain s(q_c, cols, c, eta, rows, o);
   s.start(rng);
-  const double log_factor = std::log(probe_factor(o.probes));
+  const double log_chi = block_chi_log(o.probes);
   ResidualPowerResult out;
   out.bound = o.sigma1_upper;
   const int64_t block_rows = std::max<int64_t>(1, std::min(o.block_rows, local_rows));
   auto lanes = make_lanes<In>(o, local_rows, cols, block_rows);
-  std::vector<double> z_sq, z_norm(static_cast<size_t>(o.probes));
+  std::vector<double> z_sq, gram, z_norm(static_cast<size_t>(o.probes));
   for (int step = 0; step < o.max_steps; ++step) {
     const auto start = clock::now();
     const auto w_norm = s.rescale();
     const auto q_part = range_parts(q_c, s.m, c, eta, s.w.data(), s.p, w_norm);
-    power_pass(read, local_rows, block_rows, o, timing, rows_done, lanes, s, z_sq);
+    power_pass(read, local_rows, block_rows, o, timing, rows_done, lanes, s, z_sq, gram);
     ++out.steps;
     for (size_t i = 0; i < z_norm.size(); ++i)
       z_norm[i] = std::sqrt(std::max(z_sq[i], 0.0) * (1 + s.gamma_t));
-    const auto terms = s.terms(step, z_norm, z_sq, w_norm, q_part, out.estimate);
-    out.bound = std::min(out.bound, power_bound_root(terms, log_factor, o.sigma1_upper));
+    out.estimate = s.estimate(z_sq, w_norm);
+    const double log_gram = log_block_norm(gram, z_norm, s.log_scale, s.gamma_t);
+    out.bound = std::min(
+        out.bound, block_bound_root(log_gram, 2 * step + 1, s.error_terms(step, w_norm, q_part),
+                                    log_chi, o.sigma1_upper));
     ++out.checks;
     if (step_done)
       step_done({step + 1, out.bound, out.estimate,

@@ -15,13 +15,24 @@
 // the basis holds (Ritz values below tol) no longer count against the window: only x must fall
 // below tol, and with Q_c the top Ritz vectors x is about sigma_(c+1).
 //
-// The bound on x. Q_c is fixed before the probes omega_1..omega_p (standard Gaussian) are drawn, so
-// B = A P and C_j = B (B^T B)^j are fixed matrices, and lemma 4.1 on C_j gives
-//   x^(2j+1) = ||C_j||_2 <= alpha sqrt(2/pi) max_i ||C_j omega_i||
-// except with probability alpha^-p (alpha = 10^(12/p), as the sketch's: 1e-12 per bound). A tail
-// of L values at x inflates the right side by about sqrt(L), the bound on x by
-// (alpha sqrt(2/pi) sqrt(L))^(1/(2j+1)): L = 3000, p = 40, j = 12: 1.10. Every step's bound is a
-// check (the union bound adds 1e-12 to the failure probability); the smallest is kept.
+// The bound on x (the block bound). Q_c is fixed before the probes Omega = [omega_1..omega_p]
+// (standard Gaussian) are drawn, so B = A P and C_j = B (B^T B)^j = U S V^T are fixed matrices.
+// With u_1, v_1 the top singular pair, ||C_j Omega||_2 >= ||u_1^T C_j Omega|| = x^(2j+1)
+// ||v_1^T Omega||, and v_1^T Omega is a standard Gaussian p-vector: its squared norm is chi^2_p,
+// whose lower tail is P(chi^2_p < c) = int_0^c t^(p/2-1) e^(-t/2) dt / (2^(p/2) Gamma(p/2)) <=
+// (c/2)^(p/2) / Gamma(p/2 + 1). With c_p the c that makes this 1e-12,
+//   x^(2j+1) <= ||C_j Omega||_2 / sqrt(c_p)      except with probability 1e-12
+// (p = 40: sqrt(c_p) = 2.04; p = 20: 0.92). HMT's lemma 4.1 on single probes (x^(2j+1) <= alpha
+// sqrt(2/pi) max_i ||C_j omega_i||, alpha = 10^(12/p), the sketch's own residual bound) sees a
+// tail of L values at x as sqrt(L) x^(2j+1) in each probe; the block sees it as about (sqrt(L) +
+// sqrt(p)) x^(2j+1) in all p together, and divides by 2.04 where the lemma multiplies by 1.59:
+// L = 100, p = 40: 8.0 against 17.6 (a 0.9 tol tail of 2000 values crossed tol at j = 9 against
+// j = 12, simulated). ||C_j Omega||_2 comes from the p x p Gram matrix of the computed z_j, summed
+// with the products (p^2 n flops a block of n rows against 4 n M p); its largest eigenvalue
+// (dsyev) is widened by the Gram's rounding gamma_T ||z_i|| ||z_j|| per entry, the probes'
+// power-of-two scales (D, rounded up: ||Z D|| grows in each d_i) and dsyev's backward error,
+// together (gamma_T + 4u + 2p gamma_p) sum_i d_i^2 ||z_i||^2. Every step's bound is a check (the
+// union bound adds 1e-12 to the failure probability); the smallest is kept.
 //
 // The chain. w_0 = P omega, w_(j+1) = P A^T A w_j, so C_j omega = A w_j. One pass over A per step:
 // per row block, z_b = A_b w_j and y += A_b^T z_b (4 T M p flops: p = 40 is a tenth of a sketch
@@ -50,16 +61,18 @@
 // r_j = w_j - G^j P_e omega, r_(l+1) = (w_(l+1) - G w_l) + G r_l and ||G|| = x^2, so
 //   ||r_j|| <= x^(2j) mu_-1 + sum_(l<j) x^(2(j-1-l)) mu_l,
 //   ||C_j omega|| = ||A P_e G^j P_e omega|| <= ||z_j|| + gamma_M N ||w_j|| + s1 q_j + x ||r_j||.
-// The true x satisfies x^(2j+1) <= alpha sqrt(2/pi) max_i (that right side, for probe i): divided
-// by x^(2j+1) every term decreases in x, so the largest x that satisfies it, found by bisection on
-// log x, is the bound. Norms are evaluated in float64 and widened by their own rounding (1 + n u),
-// the observed ||z_l|| by gamma_T. Vectors are rescaled by powers of two between steps (exact), and
-// the terms are evaluated in logarithms (x^(2j+1) underflows for j of a few tens).
-// Size of the terms at WikiText-2's shape (float32 data, s1 = sigma_1, N = 2 sigma_1, x ~ tol =
-// 3e-5 sigma_1): gamma_M N / x = 2.5e-7, gamma_T N ||z|| / (x^2 ||w||) = 2e-6, s1 q / x with q ~
-// gamma_M sqrt(c) ~ 1e-10 (after the second projection) = 4e-6: all far below the slack the
-// probes' factor leaves. At the float64 eps (tol ~ 1e-14 sigma_1) gamma_M N / x exceeds 1, and
-// no bound below tol results (as for the sketch's own residual).
+// As vectors, C_j omega_i = z_j + e_i with ||e_i|| <= gamma_M N ||w_j|| + s1 q_j + x ||r_j|| (the
+// terms above but ||z_j||), so ||C_j Omega||_2 <= ||Z D||_2 + sqrt(sum_i d_i^2 ||e_i||^2), and the
+// true x satisfies sqrt(c_p) x^(2j+1) <= that right side: divided by x^(2j+1) every term decreases
+// in x, so the largest x that satisfies it, found by bisection on log x, is the bound. Norms are
+// evaluated in float64 and widened by their own rounding (1 + n u), the observed ||z_l|| by
+// gamma_T. Vectors are rescaled by powers of two between steps (exact), and the terms are evaluated
+// in logarithms (x^(2j+1) underflows for j of a few tens). Size of the terms at WikiText-2's shape
+// (float32 data, s1 = sigma_1, N = 2 sigma_1, x ~ tol = 3e-5 sigma_1): gamma_M N / x = 2.5e-7,
+// gamma_T N ||z|| / (x^2 ||w||) = 2e-6, s1 q / x with q ~ gamma_M sqrt(c) ~ 1e-10 (after the second
+// projection) = 4e-6: all far below the slack the probes' factor leaves. At the float64 eps (tol ~
+// 1e-14 sigma_1) gamma_M N / x exceeds 1, and no bound below tol results (as for the sketch's own
+// residual).
 //
 // Stopping. After each step: the bound below tol_lo -> certified. The probes' Rayleigh quotients
 // max_i ||z_j|| / ||w_j|| (a lower estimate of x) at or above tol_lo -> no bound can certify c (a
@@ -136,8 +149,20 @@ struct PowerTerm {
 };
 
 /// The largest x in (0, hi] with e^log_factor sum_terms coef / x^power >= 1 for some probe (each
-/// probe's sum decreases in x), by bisection on log x; hi when even hi satisfies it.
+/// probe's sum decreases in x), by bisection on log x; hi when even hi satisfies it (lemma 4.1 on
+/// single probes: the float64 finish's power steps, compensated_finish.h).
 double power_bound_root(const std::vector<std::vector<PowerTerm>>& probes, double log_factor,
+                        double hi);
+
+/// log sqrt(c_p): P(chi^2_p < c_p) <= (c_p / 2)^(p/2) / Gamma(p/2 + 1) = 1e-12 (the block bound).
+double block_chi_log(int probes);
+
+/// The block bound's root: the largest x in (0, hi] with
+///   e^log_gram / x^power + sqrt(sum_i (sum_terms coef / x^t.power)^2) >= e^log_chi,
+/// log_gram an upper bound on log ||Z D||_2, errors each probe's error terms; by bisection on log
+/// x, hi when even hi satisfies it.
+double block_bound_root(double log_gram, int power,
+                        const std::vector<std::vector<PowerTerm>>& errors, double log_chi,
                         double hi);
 
 /// Whether to stop after power step `step` (0-based): the bound below the target, or the probes'

@@ -191,3 +191,38 @@ TEST_CASE(
   };
   CHECK_THROWS_WITH(run(2, failing), "read failed");
 }
+
+TEST_CASE(
+    "residual power bound: the block bound's chi-square constant leaves a lower tail of at most "
+    "1e-12 (the density integrated numerically) and not far below it, and with no error terms "
+    "its root is the closed form (||Z D|| / sqrt(c_p))^(1/(2j+1))") {
+  for (const int p : {12, 20, 40, 64}) {
+    const double c = std::exp(2 * block_chi_log(p));
+    // P(chi^2_p < c) = int_0^c t^(p/2-1) e^(-t/2) dt / (2^(p/2) Gamma(p/2)): Simpson's rule on
+    // 20000 intervals (the integrand is smooth; its error is far below the 1% asked here).
+    const int n = 20000;
+    const double h = c / n, half = 0.5 * p;
+    auto density = [&](double t) {
+      if (t <= 0) return 0.0;
+      return std::exp((half - 1) * std::log(t) - 0.5 * t - half * std::log(2.0) -
+                      std::lgamma(half));
+    };
+    double sum = density(0) + density(c);
+    for (int i = 1; i < n; ++i) sum += (i % 2 ? 4 : 2) * density(i * h);
+    const double tail = sum * h / 3;
+    INFO("p " << p << ": c_p " << c << ", P(chi^2 < c_p) " << tail);
+    CHECK(tail <= 1e-12 * 1.01);
+    // The bound (c/2)^(p/2) / Gamma(p/2 + 1) drops e^(-t/2) <= 1: at c_p it is at most e^(c/2)
+    // above the tail, so the tail lies in [1e-12 e^(-c/2), 1e-12].
+    CHECK(tail >= 1e-12 * std::exp(-0.5 * c) * 0.99);
+  }
+  const double log_chi = block_chi_log(40);
+  for (const int power : {1, 7, 25}) {
+    const double log_gram = std::log(3e-4);
+    const double root = block_bound_root(log_gram, power, {{}, {}}, log_chi, 1.0);
+    CHECK(root == Approx(std::exp((log_gram - log_chi) / power)).epsilon(1e-10));
+    // Error terms only raise it.
+    const std::vector<std::vector<PowerTerm>> errors = {{{std::log(1e-9), power}}};
+    CHECK(block_bound_root(log_gram, power, errors, log_chi, 1.0) > root);
+  }
+}
