@@ -327,8 +327,8 @@ int power_lane_count(const ResidualPowerOptions& o) {
 // widened and multiplied with the BLAS's threads as the caller set them.
 template <class In>
 void run_lane(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
-              PowerLanes<In>& all, size_t l, const PowerChain& s, std::mutex& read_lock,
-              std::atomic<int64_t>& rows_in, std::atomic<bool>& stop,
+              bool reverse, PowerLanes<In>& all, size_t l, const PowerChain& s,
+              std::mutex& read_lock, std::atomic<int64_t>& rows_in, std::atomic<bool>& stop,
               const std::function<void(int64_t)>& rows_done) {
   using clock = std::chrono::steady_clock;
   PowerLane<In>& lane = all.lanes[l];
@@ -344,8 +344,9 @@ void run_lane(const std::function<void(int64_t, int64_t, In*)>& read, int64_t lo
   for (int64_t begin = static_cast<int64_t>(l) * b_rows; begin < local_rows && !stop;
        begin += count * b_rows) {
     const int64_t n = std::min(b_rows, local_rows - begin);
+    const int64_t at = reverse ? local_rows - begin - n : begin;  // "Order" (header)
     auto t = clock::now();
-    load_rows(lane.stage, locked_read, begin, n, m, lane.block.data());
+    load_rows(lane.stage, locked_read, at, n, m, lane.block.data());
     lane.read_seconds += std::chrono::duration<double>(clock::now() - t).count();
     t = clock::now();
     block_products(lane.block.data(), n, m, s.p, s.w.data(), lane.z.data(), lane.y.data(),
@@ -357,20 +358,23 @@ void run_lane(const std::function<void(int64_t, int64_t, In*)>& read, int64_t lo
 }
 
 // One pass over A: z = A w (its squared column norms into z_sq, z^T z into gram), y = A^T z;
-// summed over the processes of a collective. One lane: blocks of block_rows streamed with
-// overlapped reads and the BLAS's threads; several: residual_power.h, "Lanes".
+// summed over the processes of a collective. reverse: the rows last to first ("Order", header). One
+// lane: blocks of block_rows streamed with overlapped reads and the BLAS's threads; several:
+// residual_power.h, "Lanes".
 template <class In>
 void power_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
-                int64_t block_rows, const ResidualPowerOptions& o, SpectrumTiming* timing,
-                const std::function<void(int64_t)>& rows_done, PowerLanes<In>& all, PowerChain& s,
-                std::vector<double>& z_sq, std::vector<double>& gram) {
+                bool reverse, int64_t block_rows, const ResidualPowerOptions& o,
+                SpectrumTiming* timing, const std::function<void(int64_t)>& rows_done,
+                PowerLanes<In>& all, PowerChain& s, std::vector<double>& z_sq,
+                std::vector<double>& gram) {
   const int64_t m = s.m, p = s.p;
   z_sq.assign(static_cast<size_t>(p), 0.0);
   gram.assign(static_cast<size_t>(p * p), 0.0);
   if (all.lanes.size() == 1) {
     PowerLane<In>& one = all.lanes[0];
     auto load = [&](int64_t begin, int64_t count, double* dst) {
-      return load_rows(one.stage, read, begin, count, m, dst);
+      const int64_t at = reverse ? local_rows - begin - count : begin;
+      return load_rows(one.stage, read, at, count, m, dst);
     };
     std::fill(s.y.begin(), s.y.end(), 0.0);
     stream_blocks(
@@ -390,7 +394,7 @@ void power_pass(const std::function<void(int64_t, int64_t, In*)>& read, int64_t 
     auto lane_body = [&](size_t l) {
       try {
         openblas_set_num_threads(1);  // this thread's OpenMP setting (the value is already 1)
-        run_lane(read, local_rows, all, l, s, read_lock, rows_in, stop, rows_done);
+        run_lane(read, local_rows, reverse, all, l, s, read_lock, rows_in, stop, rows_done);
       } catch (...) {
         all.lanes[l].error = std::current_exception();
         stop = true;
@@ -465,7 +469,9 @@ ResidualPowerResult residual_power_bound(
     const auto start = clock::now();
     const auto w_norm = s.rescale();
     const auto q_part = range_parts(q_c, s.m, c, eta, s.w.data(), s.p, w_norm);
-    power_pass(read, local_rows, block_rows, o, timing, rows_done, lanes, s, z_sq, gram);
+    // The first step after the sketch's (forward) pass streams last to first, then they alternate.
+    power_pass(read, local_rows, /*reverse=*/step % 2 == 0, block_rows, o, timing, rows_done, lanes,
+               s, z_sq, gram);
     ++out.steps;
     for (size_t i = 0; i < z_norm.size(); ++i)
       z_norm[i] = std::sqrt(std::max(z_sq[i], 0.0) * (1 + s.gamma_t));

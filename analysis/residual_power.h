@@ -104,6 +104,14 @@ struct Collective;
 /// rounding bound is the same: gamma_T covers any order of the sum over rows.
 inline constexpr int kMaxPowerLanes = 4;
 
+/// Order. A step needs every row once, in any order (gamma_T covers any order of the sums), so
+/// the steps alternate: the first streams the rows last to first, the next first to last, and so
+/// on. A file larger than the page cache is evicted in the order it was read: a pass in the same
+/// order as the last meets none of it cached, a pass in the opposite order starts with what the
+/// last one read. At WikiText-2's size (32.7 GB of float32 against 21 GB of page cache, 2 cores)
+/// forward steps read 300-500 MB/s from disk with the cores a third idle, 71-94 s a step
+/// (results/bench/rank_wt2_count.md). The same rows, lanes and step give the same bits.
+
 struct ResidualPowerOptions {
   int probes = 40;     ///< p: the bound's factor 10^(12/p) sqrt(2/pi)
   int max_steps = 24;  ///< power steps (passes over A) at most

@@ -5,10 +5,13 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <mutex>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -156,7 +159,8 @@ TEST_CASE(
 
 TEST_CASE(
     "residual power bound: two and three lanes give one lane's bound to rounding and the same bits "
-    "run to run, and a reader that fails in the middle of a pass is rethrown, not a crash") {
+    "run to run, the steps read every row once each and alternate last-to-first and "
+    "first-to-last, and a reader that fails in the middle of a pass is rethrown, not a crash") {
   const auto s = spectrum();
   const auto a = sb::test::prescribed_matrix(kRows, kCols, s, /*seed=*/79);
   const auto v = right_vectors(a, kRows, kCols);
@@ -183,6 +187,45 @@ TEST_CASE(
     const auto again = run(lanes, read);
     CHECK(again.bound == r.bound);
     CHECK(again.estimate == r.estimate);
+  }
+  // The order ("Order" in the header): per step, every row once; step 1 from the last block,
+  // step 2 from the first.
+  for (int lanes : {1, 2}) {
+    std::vector<std::pair<int64_t, int64_t>> reads;  // (first row, rows), in the order read
+    std::mutex hold;
+    auto recording = [&](int64_t first, int64_t n, double* out) {
+      const std::lock_guard<std::mutex> lock(hold);
+      reads.emplace_back(first, n);
+      read(first, n, out);
+    };
+    ResidualPowerOptions o = options(0.0, 2);
+    o.lanes = lanes;
+    o.block_rows = 200;
+    std::mt19937_64 rng(5);
+    SpectrumTiming timing;
+    residual_power_bound<double>(recording, kRows, kCols, q, kCount, 1e-15, o, rng, &timing);
+    std::vector<int> seen(static_cast<size_t>(2 * kRows), 0);
+    int64_t step = 0, covered = 0;
+    for (const auto& [first, n] : reads) {
+      for (int64_t r = first; r < first + n; ++r) ++seen[static_cast<size_t>(step * kRows + r)];
+      if ((covered += n) == kRows) covered = 0, ++step;
+    }
+    INFO(lanes << " lane(s), " << reads.size() << " reads");
+    CHECK(step == 2);
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+    if (lanes > 1) continue;  // the lanes interleave their reads in whichever order they run
+    // One lane: step 1 reads the block holding the last row before the one holding row 0, step 2
+    // the other way round.
+    auto position = [&](size_t from, size_t to, int64_t row) {
+      return std::find_if(
+                 reads.begin() + from, reads.begin() + to,
+                 [row](const auto& r) { return r.first <= row && row < r.first + r.second; }) -
+             reads.begin();
+    };
+    size_t step2 = 0;
+    for (int64_t sum = 0; step2 < reads.size() && sum < kRows; ++step2) sum += reads[step2].second;
+    CHECK(position(0, step2, kRows - 1) < position(0, step2, 0));
+    CHECK(position(step2, reads.size(), 0) < position(step2, reads.size(), kRows - 1));
   }
   int calls = 0;
   auto failing = [&](int64_t first, int64_t n, double* out) {
