@@ -53,6 +53,21 @@ double log_or_minus_inf(double v) {
   return v > 0 ? std::log(v) : -std::numeric_limits<double>::infinity();
 }
 
+// The largest x in (0, hi] at which satisfied(log x) holds, for a predicate that holds below some
+// x and not above it: bisection on log x, hi when it holds there, e^-700 hi when it holds nowhere.
+template <class Pred>
+double largest_root(const Pred& satisfied, double hi) {
+  double upper = std::log(hi);
+  if (satisfied(upper)) return hi;
+  double lower = upper - 700;  // e^-700 of sigma_1: below any tol
+  if (!satisfied(lower)) return std::exp(lower);
+  for (int it = 0; it < 100 && upper - lower > 1e-13; ++it) {
+    const double mid = 0.5 * (lower + upper);
+    (satisfied(mid) ? lower : upper) = mid;
+  }
+  return std::exp(upper) * (1 + 1e-12);
+}
+
 }  // namespace
 
 double power_bound_root(const std::vector<std::vector<PowerTerm>>& probes, double log_factor,
@@ -65,15 +80,7 @@ double power_bound_root(const std::vector<std::vector<PowerTerm>>& probes, doubl
     }
     return false;
   };
-  double upper = std::log(hi);
-  if (satisfied(upper)) return hi;
-  double lower = upper - 700;  // e^-700 of sigma_1: below any tol
-  if (!satisfied(lower)) return std::exp(lower);
-  for (int it = 0; it < 100 && upper - lower > 1e-13; ++it) {
-    const double mid = 0.5 * (lower + upper);
-    (satisfied(mid) ? lower : upper) = mid;
-  }
-  return std::exp(upper) * (1 + 1e-12);
+  return largest_root(satisfied, hi);
 }
 
 double block_chi_log(int probes) {
@@ -99,15 +106,7 @@ double block_bound_root(double log_gram, int power,
     }
     return log_add(log_gram - power * log_x, 0.5 * sq) >= log_chi;
   };
-  double upper = std::log(hi);
-  if (satisfied(upper)) return hi;
-  double lower = upper - 700;  // e^-700 of sigma_1: below any tol
-  if (!satisfied(lower)) return std::exp(lower);
-  for (int it = 0; it < 100 && upper - lower > 1e-13; ++it) {
-    const double mid = 0.5 * (lower + upper);
-    (satisfied(mid) ? lower : upper) = mid;
-  }
-  return std::exp(upper) * (1 + 1e-12);
+  return largest_root(satisfied, hi);
 }
 
 namespace {
