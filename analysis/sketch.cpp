@@ -297,8 +297,8 @@ Plan plan_run(const SketchOptions& o, int64_t local_rows, int64_t cols) {
 
 /// After a pass that formed Y: true to stop, else the next k, the next basis in `basis` (its
 /// defect in *eta) and whether the next pass is a check; a start whose count reached k asks for
-/// a start again at the widened k in *restart instead (restarts, above). The start never stops:
-/// it bounds nothing.
+/// a start again at the widened k in *restart instead (restarts, sketch_steering.cpp). The start
+/// never stops: it bounds nothing.
 bool advance(Steering& steer, const Window& w, const SketchOptions& o, int64_t cap, int pass,
              bool starting, bool checks_allowed, PassSums& sums, int64_t m, std::mt19937_64& rng,
              std::vector<double>& basis, int64_t* k, double* eta, PassKind* kind,
