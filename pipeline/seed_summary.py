@@ -173,8 +173,8 @@ def _write(profile, runs, global_timings: dict, setting: Callable, table: Callab
           "`singular_values.svg`.\n")
     else:
         w("\nSingular values: no plot in this checkout (the plot stage reads the first seed's "
-          "spectra, `logprobs.rank.h5`, which are not committed; `make reproduce "
-          f"PROFILE={profile.name}` writes them).\n")
+          "spectra, `logprobs.rank.h5`, which runs made before they were committed lack; "
+          f"`make reproduce PROFILE={profile.name}` writes them).\n")
 
     w("## Wall time of every stage\n")
     w("| run | train (+ evaluation and dump) | analyse | total |")
