@@ -81,9 +81,12 @@ def load_result(path):
     sigma_max = float(attrs["sigma_max"])
     if not np.isfinite(sigma_max) or sigma_max <= 0:
         raise InputError(f"{path}: sigma_max must be positive, got {sigma_max}")
+    # The sketch writes its k Ritz values, the top of a spectrum of min(M, T): a partial curve.
+    full = min(int(attrs["M"]), int(attrs["T"]))
     return {
         "path": path,
         "sv": sv,
+        "of": full if sv.size < full else None,
         "head": as_str(attrs["head"]),
         "rank": int(attrs["rank"]),
         "tol": float(attrs["tol"]),
@@ -99,6 +102,13 @@ def rank_label(r):
     return f"{r['window'][0]}..{r['window'][1]}" if r["window"] else str(r["rank"])
 
 
+def curve_label(r):
+    """The legend's entry: the head, its rank, and, for a partial spectrum (the sketch's Ritz
+    values), how many of the min(M, T) values the curve holds."""
+    part = f"; top {r['sv'].size} of {r['of']}" if r["of"] else ""
+    return f"{r['head']} (rank {rank_label(r)}{part})"
+
+
 def draw_curves(ax, results, colours, lw=1.5, label=True):
     """One curve per result; softmax (the curve the bound is about) last, so no other curve or
     the bound line hides it."""
@@ -111,9 +121,11 @@ def draw_curves(ax, results, colours, lw=1.5, label=True):
         y = r["sv"] / r["sigma_max"]
         y = np.where(y > 0, y, np.nan)
         softmax = r["head"] == "softmax"
-        ax.plot(x, y, color=head_colour(r["head"], colours), lw=lw * (1.6 if softmax else 1),
-                zorder=4 if softmax else 3,
-                label=f"{r['head']} (rank {rank_label(r)})" if label else None)
+        colour = head_colour(r["head"], colours)
+        ax.plot(x, y, color=colour, lw=lw * (1.6 if softmax else 1),
+                zorder=4 if softmax else 3, label=curve_label(r) if label else None)
+        if r["of"]:  # a partial spectrum ends in a bar: the values past it were not computed
+            ax.plot(x[-1:], y[-1:], color=colour, marker="|", ms=8, zorder=4)
 
 
 def head_colour(head, assigned):

@@ -19,7 +19,8 @@ PY = "/usr/bin/python3"  # Debian Python with numpy/h5py/matplotlib
 SCRIPT = os.path.join(ROOT, "pipeline", "plot_singular_values.py")
 
 
-def write_result(path, sv, head, rank, bound, bias, d, as_bytes=False, with_sv=True, window=None):
+def write_result(path, sv, head, rank, bound, bias, d, as_bytes=False, with_sv=True, window=None,
+                 m=None):
     """Write a synthetic result file matching the rank_analysis schema."""
     sv = np.asarray(sv, dtype=np.float64)
     s = (lambda v: v.encode()) if as_bytes else (lambda v: v)  # exercise both string kinds
@@ -36,8 +37,8 @@ def write_result(path, sv, head, rank, bound, bias, d, as_bytes=False, with_sv=T
         a["bound"] = np.int64(bound)
         a["verdict"] = s("within_bound" if rank <= bound else "exceeds_bound")
         a["method"] = s("svd")
-        a["M"] = np.int64(sv.size)
-        a["T"] = np.int64(200)
+        a["M"] = np.int64(m or sv.size)  # m > sv.size: a partial spectrum (the sketch's)
+        a["T"] = np.int64(max(200, m or 0))
         a["d"] = np.int64(d)
         a["bias"] = np.int64(bias)
         a["eps"] = np.float64(1e-12)
@@ -108,6 +109,20 @@ def main():
             # softmax is drawn last (on top of every other curve), so its legend entry is last
             check(text.index("softmax (rank 66)") > text.index("sigsoftmax (rank 117..123)"),
                   "softmax is drawn after the other heads")
+        # The sketch's k Ritz values of a spectrum of min(M, T): the legend says how many.
+        f_part = os.path.join(tmp, "partial.h5")
+        write_result(f_part, 2.0 * np.exp(-np.arange(300) / 60.0), "moss", 250, 66, bias=1, d=64,
+                     m=5000)
+        pprefix = os.path.join(tmp, "partial")
+        r = run([f_part, f_long_soft, "--out", pprefix])
+        check(r.returncode == 0, f"partial run exit 0 ({r.stderr.strip()})")
+        if os.path.isfile(pprefix + ".svg"):
+            with open(pprefix + ".svg", encoding="utf-8") as fh:
+                text = fh.read()
+            check("moss (rank 250; top 300 of 5000)" in text,
+                  "a partial spectrum's legend says how many values it holds")
+            check("softmax (rank 66)" in text and "softmax (rank 66;" not in text,
+                  "a whole spectrum's legend does not")
         leftovers = [p for p in os.listdir(tmp) if p.startswith(".tmp_")]
         check(not leftovers, f"no temp files left behind ({leftovers})")
 
