@@ -121,6 +121,8 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
       std::snprintf(kind, sizeof kind, ", float64 finish: %s on c = %lld",
                     s.finish[0] == 'c' ? "lower bounds" : "power step",
                     static_cast<long long>(s.count));
+    else if (s.power > 0 && s.count == s.k)
+      std::snprintf(kind, sizeof kind, ", power step %d on the basis", s.power);
     else if (s.power > 0)
       std::snprintf(kind, sizeof kind, ", power step %d on c = %lld", s.power,
                     static_cast<long long>(s.count));

@@ -225,6 +225,14 @@ bool sketch_detail::settled(const Window& w, const SketchOptions& o) {
          (o.verdict_only && (w.rank_min > o.bound || w.rank_max <= o.bound));
 }
 
+int64_t sketch_detail::width(const Window& w) { return w.rank_max - w.rank_min; }
+
+bool sketch_detail::narrow_enough(const Window& w, const SketchOptions& o) {
+  return settled(w, o) ||
+         (w.residual < w.tol_lo && static_cast<double>(w.rank_max - w.rank_min) <=
+                                       o.window_fraction * static_cast<double>(w.rank_max));
+}
+
 namespace {
 
 // The next basis: Y = A^T A Q (sums.y), widened with Gaussian columns to next_k when the rank
@@ -432,6 +440,11 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   PassKind kind = PassKind::full;
   bool checks_allowed = o.check_passes;
   int checks = before.checks, pass = before.passes, check_passes = before.check_passes;
+  bool narrow = false;  // power steps left a window narrow enough to end on (narrow_enough)
+  // The narrowest window of any pass: each is a certificate of its own (its checks counted), and
+  // a later pass on a new basis can leave a wider one than power steps on an earlier basis did.
+  Window best;
+  int64_t best_k = 0;
   while (pass < o.max_passes) {
     const auto pass_start = std::chrono::steady_clock::now();
     const bool first = pass == before.passes;
@@ -466,18 +479,36 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
                             since(pass_start), kind == PassKind::check});
       if (power.wanted(w, o, k, steer.passes_at_k, kind == PassKind::check, pass)) {
         power.start(k, w.rank, pass);
-        power.passes += power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows, frobenius,
-                                      out.same_sign, plan.block_rows, pass + power.passes, rng,
-                                      timing, progress, &checks);
+        const int before_steps = power.passes;
+        if (basis_route(w, pr.eta)) {
+          bool past_k = false;
+          power.passes +=
+              basis_attempt(read, local_rows, cols, basis, pr.eta, w, o, k, rows, frobenius,
+                            out.same_sign, plan.block_rows, pass + power.passes, rng, timing,
+                            progress, &checks, steer.passes_at_k >= 2, &past_k);
+          steer.widen_now = past_k && !narrow_enough(w, o);
+        } else
+          power.passes += power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows,
+                                        frobenius, out.same_sign, plan.block_rows,
+                                        pass + power.passes, rng, timing, progress, &checks);
+        narrow = power.passes > before_steps && narrow_enough(w, o);
       }
+    }
+    if (!starting && (best.sigma.empty() || width(w) < width(best))) {
+      best = w;
+      best_k = k;
     }
     if (kind == PassKind::check) {
       ++check_passes;
       timing->solve += since(solve_start);
-      if (settled(w, o) || pass >= o.max_passes) break;
+      if (settled(w, o) || narrow || pass >= o.max_passes) break;
       kind = PassKind::full;  // the same Q again, now with the next basis
       checks_allowed = false;
       continue;
+    }
+    if (narrow) {
+      timing->solve += since(solve_start);
+      break;
     }
     const bool stop = advance(steer, w, o, plan.cap, pass, starting, checks_allowed, sums, m, rng,
                               basis, &k, &eta, &kind, &starts.again);
@@ -486,6 +517,10 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   }
   pass += float64_finish(read, local_rows, cols, basis, k, w, o, frobenius, pass + power.passes,
                          rng, timing, progress, &checks, &power.passes);
+  if (!best.sigma.empty() && width(best) < width(w)) {
+    w = best;
+    k = best_k;
+  }
   fill_report(out, w, o, rows, cols, k,
               {pass + power.passes, checks, check_passes, power.passes,
                starts.first ? starts.first->nonzeros() : 0, before.range_start, before.range_probes,

@@ -260,6 +260,10 @@ struct SketchOptions {
   /// top Ritz vectors when the count is certified from below but the residual keeps the window
   /// open; at most this many passes per attempt (0: never).
   int power_steps = 24;
+  /// After power steps, a window at most this fraction of its upper end wide (the residual below
+  /// tol) ends the sketch, as the Gram path's window within 1% is kept (analyse.h); 0: only a
+  /// certified count does.
+  double window_fraction = 0.01;
   /// Power steps: row streams side by side, each with one BLAS thread (residual_power.h,
   /// "Lanes"); 0: as many as the BLAS has threads (at most kMaxPowerLanes), 1: one stream with
   /// the BLAS's threads and overlapped reads.

@@ -54,6 +54,15 @@ Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
                const std::vector<double>& w_norm, const std::vector<double>& w_err, int64_t rows,
                int64_t cols, int64_t k, double eta, double frobenius, double eps);
 
+/// The window with e lowered to a bound on ||A (I - Q Q^T)||_2 for the pass's whole basis (the
+/// power steps' basis route, sketch.h "Power steps"): every bracket recomputed, and past k no
+/// value above tol_lo once e is below it. No change when e is not below the window's e.
+void narrow_by_residual(Window& w, double e, double eta, int64_t rows, int64_t cols, int64_t k,
+                        double eps);
+/// The largest residual bound e under which the (j+1)-th value's upper end falls below tol_lo
+/// (the window then ends at j at most); 0 where its Ritz value alone keeps it at or above tol_lo.
+double residual_to_close(const Window& w, int64_t j, double eta);
+
 /// The passes of a run by kind (sketch.h: the start, full passes, checks, power steps) and the
 /// residual bounds evaluated (each wrong with probability <= 1e-12).
 struct PassCounts {
@@ -77,6 +86,11 @@ void set_nominal_rank(sb::contract::RankReport& r, int64_t nominal);
 
 /// A window that answers what was asked: certified, or (verdict_only) on one side of the bound.
 bool settled(const Window& w, const SketchOptions& o);
+/// After power steps: settled, or the residual below tol and the window at most
+/// o.window_fraction of its upper end wide (sketch.h, "Power steps").
+bool narrow_enough(const Window& w, const SketchOptions& o);
+/// rank_max - rank_min.
+int64_t width(const Window& w);
 
 /// Whether a count c reaches a basis of k columns: c >= k - max(oversampling / 2, 1) (sketch.h,
 /// "Adaptivity": the rank may lie at or past the subspace, so its Ritz values cannot settle it).
@@ -97,6 +111,9 @@ int64_t widened_k(const Window& w, const SketchOptions& o, int64_t k, int64_t ca
 /// (sketch_steering.cpp).
 struct Steering {
   int passes_at_k = 0, stalled = 0;
+  /// Power steps on the basis could not bring its residual below what closes the window: the
+  /// spectrum past k is too high, so the next pass widens the basis (basis_attempt).
+  bool widen_now = false;
   int64_t last_width = -1;
   double last_residual = std::numeric_limits<double>::infinity();
 
@@ -161,6 +178,25 @@ int power_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_
                   const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
                   int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
                   const SketchProgress& progress, int* checks);
+
+/// Whether the power steps bound the residual of the whole basis (basis_attempt) rather than of
+/// the count's Ritz vectors (power_attempt): the count's next Ritz value lies within 5% of tol, so
+/// a bound on ||A (I - Q_c Q_c^T)||_2, which is at least that value, would have to tell it from
+/// tol.
+bool basis_route(const Window& w, double eta);
+
+/// Power steps on the residual of the pass's whole basis Q (basis's first k columns, defect
+/// eta): a bound r on ||A (I - Q Q^T)||_2, narrow_by_residual then brackets every value by
+/// hypot(s_i, r). Its target is the r that certifies the count, or, where that lies below half
+/// the r of a window 1% wide, that window's. Returns the passes taken; checks counted; *past_k
+/// whether the basis must widen when the window stays open: Q has been iterated at k (iterated),
+/// so what keeps r up is the spectrum past k rather than values Q has not converged to.
+template <class In>
+int basis_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
+                  int64_t cols, const std::vector<double>& basis, double eta, Window& w,
+                  const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
+                  int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
+                  const SketchProgress& progress, int* checks, bool iterated, bool* past_k);
 
 /// sigma_1(A) >= ||A Omega x|| / ||Omega x|| for x the first right singular vector of the start's
 /// R, with every rounding term of sketch.h ("Verdict start") taken off: a certified lower bound.

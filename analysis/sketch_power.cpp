@@ -1,6 +1,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/residual_power.h"
 #include "analysis/sketch_parts.h"
@@ -87,6 +88,54 @@ int power_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_
   return res.steps;
 }
 
+bool basis_route(const Window& w, double eta) {
+  const auto c = static_cast<size_t>(w.rank);
+  if (c >= w.sigma.size()) return false;
+  const double q_inv = 1 / std::sqrt(std::max(1 - eta, 0.5));
+  return (w.sigma[c] + w.value_error) * q_inv >= 0.95 * w.tol_lo;
+}
+
+template <class In>
+int basis_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
+                  int64_t cols, const std::vector<double>& basis, double eta, Window& w,
+                  const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
+                  int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
+                  const SketchProgress& progress, int* checks, bool iterated, bool* past_k) {
+  // The count c is certified from below (power.wanted); its window closes at c when r falls
+  // below close_c, and is at most 1% wide when r falls below close_1 (j = c / 0.99).
+  const int64_t c = w.rank;
+  const double close_c = residual_to_close(w, c, eta);
+  const double close_1 =
+      residual_to_close(w, static_cast<int64_t>(static_cast<double>(c) / 0.99), eta);
+  const double target = close_c >= 0.5 * close_1 ? close_c : close_1;
+  *past_k = iterated;
+  if (!(target > 0)) return 0;
+  const std::vector<double> q(basis.begin(), basis.begin() + cols * k);  // (M, k)
+  const ResidualPowerOptions po =
+      power_options(o, target, w.upper[0], same_sign ? w.upper[0] : frobenius, rows, block_rows);
+  int step = 1;
+  auto step_done = [&](const ResidualPowerStep& s) {
+    step = s.step + 1;
+    Window shown = w;
+    narrow_by_residual(shown, s.bound, eta, rows, cols, k, o.eps);
+    if (progress.pass_done)
+      progress.pass_done({pass_before + s.step, k, shown.rank, shown.rank_min, shown.rank_max,
+                          s.bound, w.tol, s.seconds, false, s.step, k});
+  };
+  std::function<void(int64_t)> on_rows;
+  if (progress.rows)
+    on_rows = [&](int64_t done) { progress.rows(pass_before + step, k, done, local_rows); };
+  const auto res = residual_power_bound<In>(read, local_rows, cols, q, k, eta, po, rng, timing,
+                                            step_done, on_rows);
+  *checks += res.checks;
+  // What keeps r up: values Q has not yet converged to (the Gaussian half of a widened basis, a
+  // basis one power step old), which another pass at k takes in, or the spectrum past k, which
+  // only a wider basis does. Taken for the latter once Q has been iterated at this k.
+  *past_k = iterated;
+  narrow_by_residual(w, res.bound, eta, rows, cols, k, o.eps);
+  return res.steps;
+}
+
 template int power_attempt<float>(const std::function<void(int64_t, int64_t, float*)>&, int64_t,
                                   int64_t, const std::vector<double>&, const PassSums&, Window&,
                                   const SketchOptions&, int64_t, int64_t, double, bool, int64_t,
@@ -97,5 +146,16 @@ template int power_attempt<double>(const std::function<void(int64_t, int64_t, do
                                    const SketchOptions&, int64_t, int64_t, double, bool, int64_t,
                                    int, std::mt19937_64&, SpectrumTiming*, const SketchProgress&,
                                    int*);
+
+template int basis_attempt<float>(const std::function<void(int64_t, int64_t, float*)>&, int64_t,
+                                  int64_t, const std::vector<double>&, double, Window&,
+                                  const SketchOptions&, int64_t, int64_t, double, bool, int64_t,
+                                  int, std::mt19937_64&, SpectrumTiming*, const SketchProgress&,
+                                  int*, bool, bool*);
+template int basis_attempt<double>(const std::function<void(int64_t, int64_t, double*)>&, int64_t,
+                                   int64_t, const std::vector<double>&, double, Window&,
+                                   const SketchOptions&, int64_t, int64_t, double, bool, int64_t,
+                                   int, std::mt19937_64&, SpectrumTiming*, const SketchProgress&,
+                                   int*, bool, bool*);
 
 }  // namespace sb::analysis::sketch_detail

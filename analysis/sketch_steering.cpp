@@ -99,7 +99,8 @@ bool Steering::stop(const Window& w, const SketchOptions& o, int64_t k, int64_t 
   stalled = (passes_at_k > 1 && last_width >= 0 && width >= last_width) ? stalled + 1 : 0;
   last_width = width;
   last_residual = w.residual;
-  const bool grow = (reaches || residual_stuck) && k < cap;
+  const bool grow = (reaches || residual_stuck || widen_now) && k < cap;
+  widen_now = false;
   if (settled(w, o) || pass >= o.max_passes || (!grow && stalled >= 2) ||
       (k == cap && (reaches || residual_stuck) && passes_at_k >= 2) ||
       (floor_blocks && !grow && passes_at_k >= 2))

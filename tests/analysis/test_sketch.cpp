@@ -414,6 +414,48 @@ TEST_CASE(
   CHECK(plain.report.sketch_power_passes == 0);
 }
 
+TEST_CASE(
+    "sketch: a spectrum that goes on through tol, as a trained head's does, ends in a window at "
+    "most 1% wide around the true count once power steps bound the whole basis's residual") {
+  // sigma_i = tol (c / i)^1.661 (a decade every fourfold i: 0.1 tol at 4c), sigma_1 = 1: the
+  // values next to the count lie within 1-2% of tol, so no bound on the count's own residual
+  // (which is at least sigma_(c+1)) tells them from tol; the whole basis's residual is about
+  // sigma_(k+1), and hypot(s_i, r) < tol closes all but the values within a hair of tol.
+  const int64_t t = 4000, m = 2400, c = 150;
+  const double tol0 = nr_tol(t, m, 1.0, kFloat32Eps);
+  std::vector<double> s(static_cast<size_t>(m));
+  for (int64_t i = 1; i <= m; ++i)
+    s[static_cast<size_t>(i - 1)] =
+        std::min(1.0, tol0 * std::pow(static_cast<double>(c) / static_cast<double>(i), 1.661));
+  s[0] = 1.0;  // tol0 is relative to sigma_1 = 1
+  const auto a64 = prescribed_matrix(t, m, s, /*seed=*/83);
+  const std::vector<float> a(a64.begin(), a64.end());
+  std::vector<double> copy(a.begin(), a.end()), exact(static_cast<size_t>(m));
+  REQUIRE(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, t, copy.data(), m, exact.data(), nullptr, 1,
+                         nullptr, 1) == 0);
+  const double tol = nr_tol(t, m, exact[0], kFloat32Eps);
+  int64_t truth = 0;
+  for (double v : exact) truth += v > tol;
+  FiniteScan scan;
+  auto o = with_bound(100);
+  for (uint64_t seed = 0; seed < 2; ++seed) {
+    o.seed = seed;
+    const auto r = sketch_rank(reader(a, m), t, m, o, &scan);
+    INFO("seed " << seed << ": truth " << truth << ", window [" << r.report.rank_min << ", "
+                 << r.report.rank_max << "], k " << r.report.sketch_k << ", passes "
+                 << r.report.sketch_passes << ", power " << r.report.sketch_power_passes
+                 << ", residual " << r.report.residual_bound / tol << " tol");
+    CHECK(r.report.rank_min <= truth);
+    CHECK(truth <= r.report.rank_max);
+    CHECK(100 * (r.report.rank_max - r.report.rank_min) <= r.report.rank_max);
+    CHECK(r.report.sketch_k < m / 2);  // not by taking the spectrum into the basis
+    CHECK(r.report.sketch_power_passes > 0);
+    CHECK(r.report.residual_count == 0);  // the bound is on the whole basis's residual
+    CHECK(r.report.residual_bound < r.report.tol_lo);
+    CHECK(r.report.failure_probability == Approx(expected_failure(r.report)).epsilon(1e-12));
+  }
+}
+
 namespace {
 
 // The k of every pass the sketch reports (the start included), in order.
