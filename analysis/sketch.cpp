@@ -415,6 +415,56 @@ bool range_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, int6
   return true;
 }
 
+/// The narrowest window of any pass: each is a certificate of its own (its checks counted), and a
+/// later pass on a new basis can leave a wider one than power steps on an earlier basis did.
+struct Narrowest {
+  Window w;
+  int64_t k = 0;
+  void offer(const Window& now, int64_t k_now) {
+    if (w.sigma.empty() || width(now) < width(w)) {
+      w = now;
+      k = k_now;
+    }
+  }
+  void take(Window& now, int64_t& k_now) const {
+    if (!w.sigma.empty() && width(w) < width(now)) {
+      now = w;
+      k_now = k;
+    }
+  }
+};
+
+/// Power steps where wanted after a pass (sketch.h, "Power steps"): on the basis where the count's
+/// next value lies within 5% of tol, else on the count's Ritz vectors. True when they left a
+/// window narrow enough to end on (narrow_enough). The window after them is offered to best.
+template <class In>
+bool try_power(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
+               int64_t cols, const std::vector<double>& basis, const PassSums& sums, double eta,
+               Window& w, const SketchOptions& o, int64_t k, int64_t rows, double frobenius,
+               bool same_sign, int64_t block_rows, int pass, bool check, std::mt19937_64& rng,
+               SpectrumTiming* timing, const SketchProgress& progress, int* checks, Steering& steer,
+               PowerAttempts& power, Narrowest& best) {
+  if (!power.wanted(w, o, k, steer.passes_at_k, check, pass)) {
+    best.offer(w, k);
+    return false;
+  }
+  power.start(k, w.rank, pass);
+  const int before = power.passes;
+  if (basis_route(w, eta)) {
+    bool past_k = false;
+    power.passes += basis_attempt(read, local_rows, cols, basis, eta, w, o, k, rows, frobenius,
+                                  same_sign, block_rows, pass + power.passes, rng, timing, progress,
+                                  checks, steer.passes_at_k >= 2, &past_k);
+    steer.widen_now = past_k && !narrow_enough(w, o);
+  } else {
+    power.passes +=
+        power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows, frobenius, same_sign,
+                      block_rows, pass + power.passes, rng, timing, progress, checks);
+  }
+  best.offer(w, k);
+  return power.passes > before && narrow_enough(w, o);
+}
+
 // Full passes, a check where one is predicted to certify (sketch.h, "Checks"). timing: never null
 // (sketch_rank gives a local one).
 template <class In>
@@ -441,10 +491,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
   bool checks_allowed = o.check_passes;
   int checks = before.checks, pass = before.passes, check_passes = before.check_passes;
   bool narrow = false;  // power steps left a window narrow enough to end on (narrow_enough)
-  // The narrowest window of any pass: each is a certificate of its own (its checks counted), and
-  // a later pass on a new basis can leave a wider one than power steps on an earlier basis did.
-  Window best;
-  int64_t best_k = 0;
+  Narrowest best;
   while (pass < o.max_passes) {
     const auto pass_start = std::chrono::steady_clock::now();
     const bool first = pass == before.passes;
@@ -477,26 +524,9 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       if (progress.pass_done)
         progress.pass_done({pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol,
                             since(pass_start), kind == PassKind::check});
-      if (power.wanted(w, o, k, steer.passes_at_k, kind == PassKind::check, pass)) {
-        power.start(k, w.rank, pass);
-        const int before_steps = power.passes;
-        if (basis_route(w, pr.eta)) {
-          bool past_k = false;
-          power.passes +=
-              basis_attempt(read, local_rows, cols, basis, pr.eta, w, o, k, rows, frobenius,
-                            out.same_sign, plan.block_rows, pass + power.passes, rng, timing,
-                            progress, &checks, steer.passes_at_k >= 2, &past_k);
-          steer.widen_now = past_k && !narrow_enough(w, o);
-        } else
-          power.passes += power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows,
-                                        frobenius, out.same_sign, plan.block_rows,
-                                        pass + power.passes, rng, timing, progress, &checks);
-        narrow = power.passes > before_steps && narrow_enough(w, o);
-      }
-    }
-    if (!starting && (best.sigma.empty() || width(w) < width(best))) {
-      best = w;
-      best_k = k;
+      narrow = try_power(read, local_rows, cols, basis, sums, pr.eta, w, o, k, rows, frobenius,
+                         out.same_sign, plan.block_rows, pass, kind == PassKind::check, rng, timing,
+                         progress, &checks, steer, power, best);
     }
     if (kind == PassKind::check) {
       ++check_passes;
@@ -506,21 +536,14 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       checks_allowed = false;
       continue;
     }
-    if (narrow) {
-      timing->solve += since(solve_start);
-      break;
-    }
-    const bool stop = advance(steer, w, o, plan.cap, pass, starting, checks_allowed, sums, m, rng,
-                              basis, &k, &eta, &kind, &starts.again);
+    const bool stop = narrow || advance(steer, w, o, plan.cap, pass, starting, checks_allowed, sums,
+                                        m, rng, basis, &k, &eta, &kind, &starts.again);
     timing->solve += since(solve_start);
     if (stop) break;
   }
   pass += float64_finish(read, local_rows, cols, basis, k, w, o, frobenius, pass + power.passes,
                          rng, timing, progress, &checks, &power.passes);
-  if (!best.sigma.empty() && width(best) < width(w)) {
-    w = best;
-    k = best_k;
-  }
+  best.take(w, k);
   fill_report(out, w, o, rows, cols, k,
               {pass + power.passes, checks, check_passes, power.passes,
                starts.first ? starts.first->nonzeros() : 0, before.range_start, before.range_probes,

@@ -30,7 +30,11 @@ std::vector<double> ritz_vectors(const std::vector<double>& basis, const std::ve
 bool PowerAttempts::wanted(const Window& w, const SketchOptions& o, int64_t k_now, int passes_at_k,
                            bool check, int pass_now) const {
   const int64_t count = w.rank;
-  if (o.power_steps <= 0 || settled(w, o) || count < 1 || w.rank_min != count ||
+  // The count certified from below; on the basis route all but its last value may do (the
+  // window it leaves starts at rank_min: a value within 5% of tol may sit within a Ritz bracket
+  // of it).
+  const int64_t short_by = basis_route(w, 0.0) ? 1 : 0;
+  if (o.power_steps <= 0 || settled(w, o) || count < 1 || w.rank_min + short_by < count ||
       w.rank_max <= count || reaches_k(count, o, k_now))
     return false;
   if (!check && passes_at_k < 2) return false;
