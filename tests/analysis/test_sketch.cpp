@@ -353,6 +353,18 @@ std::vector<double> tail_below_tol(int64_t t, int64_t m, int64_t count, int64_t 
   return s;
 }
 
+// The truth for float32 data (M x T, column-major): float64 dgesdd's singular values.
+std::vector<double> float64_values(const std::vector<float>& a, int64_t t, int64_t m) {
+  std::vector<double> copy(a.begin(), a.end()), exact(static_cast<size_t>(m));
+  REQUIRE(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, t, copy.data(), m, exact.data(), nullptr, 1,
+                         nullptr, 1) == 0);
+  return exact;
+}
+
+int64_t count_above(const std::vector<double>& v, double tol) {
+  return std::count_if(v.begin(), v.end(), [tol](double x) { return x > tol; });
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -364,13 +376,9 @@ TEST_CASE(
   const std::vector<float> a(a64.begin(), a64.end());  // float32 data, as the tool's files
   // The truth: float64 dgesdd of the float32 data (float32 storage moves each sigma by about
   // 1e-8, 0.3% of tol: the count stays 240, with 3 tol and 0.9 tol either side of tol).
-  std::vector<double> copy(a.begin(), a.end()), exact(static_cast<size_t>(m));
-  REQUIRE(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, t, copy.data(), m, exact.data(), nullptr, 1,
-                         nullptr, 1) == 0);
+  const auto exact = float64_values(a, t, m);
   const double tol = nr_tol(t, m, exact[0], kFloat32Eps);
-  int64_t exact_rank = 0;
-  for (double v : exact) exact_rank += v > tol;
-  REQUIRE(exact_rank == count);
+  REQUIRE(count_above(exact, tol) == count);
   FiniteScan scan;
   auto o = with_bound(100);
   o.max_k = 2 * count;  // the tail cannot be taken into the basis (at M = 33278 it costs too much)
@@ -430,12 +438,9 @@ TEST_CASE(
   s[0] = 1.0;  // tol0 is relative to sigma_1 = 1
   const auto a64 = prescribed_matrix(t, m, s, /*seed=*/83);
   const std::vector<float> a(a64.begin(), a64.end());
-  std::vector<double> copy(a.begin(), a.end()), exact(static_cast<size_t>(m));
-  REQUIRE(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, t, copy.data(), m, exact.data(), nullptr, 1,
-                         nullptr, 1) == 0);
+  const auto exact = float64_values(a, t, m);
   const double tol = nr_tol(t, m, exact[0], kFloat32Eps);
-  int64_t truth = 0;
-  for (double v : exact) truth += v > tol;
+  const int64_t truth = count_above(exact, tol);
   FiniteScan scan;
   auto o = with_bound(100);
   for (uint64_t seed = 0; seed < 2; ++seed) {
