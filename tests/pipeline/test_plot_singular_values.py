@@ -51,6 +51,14 @@ def run(args):
     return subprocess.run([PY, SCRIPT] + args, capture_output=True, text=True)
 
 
+def svg_of(prefix):
+    """The SVG a run wrote at prefix, or None where it wrote none (its exit check says why)."""
+    if not os.path.isfile(prefix + ".svg"):
+        return None
+    with open(prefix + ".svg", encoding="utf-8") as fh:
+        return fh.read()
+
+
 def outputs_absent(prefix):
     return not os.path.exists(prefix + ".png") and not os.path.exists(prefix + ".svg")
 
@@ -101,9 +109,8 @@ def main():
         lprefix = os.path.join(tmp, "long")
         r = run([f_win, f_long_soft, "--out", lprefix])
         check(r.returncode == 0, f"long run exit 0 ({r.stderr.strip()})")
-        if os.path.isfile(lprefix + ".svg"):
-            with open(lprefix + ".svg", encoding="utf-8") as fh:
-                text = fh.read()
+        text = svg_of(lprefix)
+        if text is not None:
             check("sigsoftmax (rank 117..123)" in text, "a window is labelled rank_min..rank_max")
             check("i = 1..198" in text, "the inset around the bound is drawn")
             # softmax is drawn last (on top of every other curve), so its legend entry is last
@@ -116,9 +123,8 @@ def main():
         pprefix = os.path.join(tmp, "partial")
         r = run([f_part, f_long_soft, "--out", pprefix])
         check(r.returncode == 0, f"partial run exit 0 ({r.stderr.strip()})")
-        if os.path.isfile(pprefix + ".svg"):
-            with open(pprefix + ".svg", encoding="utf-8") as fh:
-                text = fh.read()
+        text = svg_of(pprefix)
+        if text is not None:
             check("moss (rank 250; top 300 of 5000)" in text,
                   "a partial spectrum's legend says how many values it holds")
             check("softmax (rank 66)" in text and "softmax (rank 66;" not in text,
