@@ -16,8 +16,8 @@ namespace {
 /// e_R + e_Z) / sqrt(1 - eta) and ||A P|| <= e + eta sigma_1; or Weyl, s_i + e_R + e_Z scaled by
 /// ||Q|| plus e, where that is lower.
 void set_brackets(Window& w, double eta) {
-  const double q_norm = std::sqrt(1 + eta);
-  const double q_inv = 1 / std::sqrt(std::max(1 - eta, 0.5));
+  const double q_norm = q_norm_bound(eta);
+  const double q_inv = q_inverse_bound(eta);
   const double sigma1_upper = (w.sigma[0] + w.value_error) * q_norm + w.residual;
   const double split = w.residual + eta * sigma1_upper;
   for (size_t i = 0; i < w.sigma.size(); ++i) {
@@ -95,8 +95,8 @@ void narrow_by_residual(Window& w, double e, double eta, int64_t rows, int64_t c
 
 double residual_to_close(const Window& w, int64_t j, double eta) {
   if (j < 0 || j >= static_cast<int64_t>(w.sigma.size())) return 0;
-  const double q_norm = std::sqrt(1 + eta);
-  const double q_inv = 1 / std::sqrt(std::max(1 - eta, 0.5));
+  const double q_norm = q_norm_bound(eta);
+  const double q_inv = q_inverse_bound(eta);
   const double ritz_upper = w.sigma[static_cast<size_t>(j)] + w.value_error;
   // Weyl: ritz_upper ||Q|| + e < tol_lo; the split: hypot(ritz_upper / sqrt(1 - eta), e + eta
   // sigma_1) < tol_lo, with sigma_1 <= (s_1 + e_R + e_Z) ||Q|| + tol_lo for any e below tol_lo.

@@ -4,6 +4,7 @@
 // only analysis/sketch*.cpp include it, and compensated_finish.cpp for the certified defect.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -53,6 +54,11 @@ struct Window {
 Window bracket(const PassSums& s, const std::vector<double>& probe_norm,
                const std::vector<double>& w_norm, const std::vector<double>& w_err, int64_t rows,
                int64_t cols, int64_t k, double eta, double frobenius, double eps);
+
+/// ||Q||_2 <= sqrt(1 + eta) and 1 / sigma_min(Q) <= 1 / sqrt(1 - eta) for Q's defect eta (the
+/// latter capped at sqrt(2)): the scalings of the brackets (sketch.h, "Upper").
+inline double q_norm_bound(double eta) { return std::sqrt(1 + eta); }
+inline double q_inverse_bound(double eta) { return 1 / std::sqrt(std::max(1 - eta, 0.5)); }
 
 /// The window with e lowered to a bound on ||A (I - Q Q^T)||_2 for the pass's whole basis (the
 /// power steps' basis route, sketch.h "Power steps"): every bracket recomputed, and past k no

@@ -95,7 +95,7 @@ int power_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_
 bool basis_route(const Window& w, double eta) {
   const auto c = static_cast<size_t>(w.rank);
   if (c >= w.sigma.size()) return false;
-  const double q_inv = 1 / std::sqrt(std::max(1 - eta, 0.5));
+  const double q_inv = q_inverse_bound(eta);
   return (w.sigma[c] + w.value_error) * q_inv >= 0.95 * w.tol_lo;
 }
 
