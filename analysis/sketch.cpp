@@ -454,8 +454,9 @@ bool try_power(const std::function<void(int64_t, int64_t, In*)>& read, int64_t l
     bool past_k = false;
     power.passes += basis_attempt(read, local_rows, cols, basis, eta, w, o, k, rows, frobenius,
                                   same_sign, block_rows, pass + power.passes, rng, timing, progress,
-                                  checks, steer.passes_at_k >= 2, &past_k);
+                                  checks, steer.passes_at_k, &past_k);
     steer.widen_now = past_k && !narrow_enough(w, o);
+    steer.iterate_now = !past_k && !narrow_enough(w, o);
   } else {
     power.passes +=
         power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows, frobenius, same_sign,
@@ -499,9 +500,10 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     const bool starting = omega != nullptr;
     const int64_t pass_probes = starting ? 0 : p;
     const Probes pr = starting ? Probes{} : draw_probes(basis, m, k, p, eta, rng);
-    const bool clean = run_pass(read, local_rows, cols, k, pass_probes, plan.block_rows, basis,
-                                kind == PassKind::full, first, o.overlap, scan, timing, sums,
-                                rows_progress(progress, pass + 1, k, local_rows), omega);
+    const bool clean =
+        run_pass(read, local_rows, cols, k, pass_probes, plan.block_rows, basis,
+                 kind == PassKind::full, first, o.overlap, scan, timing, sums,
+                 rows_progress(progress, pass + power.passes + 1, k, local_rows), omega);
     if (o.collective ? !meet(sums, scan, *o.collective, o.row_offset, pass_probes, first, timing)
                      : !clean)
       return out;
@@ -511,7 +513,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
     if (first) frobenius = first_pass_facts(sums, rows, cols, out);
     if (starting) {
       w = start_window(sums, rows, cols, k, o.eps);
-      report_start(progress, w, pass, k, since(pass_start));
+      report_start(progress, w, pass + power.passes, k, since(pass_start));
       if (!starts.again && verdict_start_wanted(o, k) &&
           verdict_shortcut(read, local_rows, cols, sums, *omega, w, o, rows, frobenius,
                            plan.block_rows, pass, k, rng, timing, progress, solve_start, power,
@@ -522,8 +524,8 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
                   o.eps);
       ++checks;
       if (progress.pass_done)
-        progress.pass_done({pass, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol,
-                            since(pass_start), kind == PassKind::check});
+        progress.pass_done({pass + power.passes, k, w.rank, w.rank_min, w.rank_max, w.residual,
+                            w.tol, since(pass_start), kind == PassKind::check});
       narrow = try_power(read, local_rows, cols, basis, sums, pr.eta, w, o, k, rows, frobenius,
                          out.same_sign, plan.block_rows, pass, kind == PassKind::check, rng, timing,
                          progress, &checks, steer, power, best);

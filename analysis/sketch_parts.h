@@ -120,6 +120,10 @@ struct Steering {
   /// Power steps on the basis could not bring its residual below what closes the window: the
   /// spectrum past k is too high, so the next pass widens the basis (basis_attempt).
   bool widen_now = false;
+  /// Power steps on the basis found its last Ritz value below what closes the window: another
+  /// pass at k, whatever the probes' Frobenius bound (which sees the whole tail) did
+  /// (basis_attempt).
+  bool iterate_now = false;
   int64_t last_width = -1;
   double last_residual = std::numeric_limits<double>::infinity();
 
@@ -195,14 +199,17 @@ bool basis_route(const Window& w, double eta);
 /// eta): a bound r on ||A (I - Q Q^T)||_2, narrow_by_residual then brackets every value by
 /// hypot(s_i, r). Its target is the r that certifies the count, or, where that lies below half
 /// the r of a window 1% wide, that window's. Returns the passes taken; checks counted; *past_k
-/// whether the basis must widen when the window stays open: Q has been iterated at k (iterated),
-/// so what keeps r up is the spectrum past k rather than values Q has not converged to.
+/// whether the basis must widen when the window stays open (sketch.h, "The basis route"): Q has
+/// been iterated at k (passes_at_k >= 2) and its last Ritz value s_k, about sigma_k >=
+/// sigma_(k+1), is at or above the target (what keeps r up is then the spectrum past k, which
+/// no pass at k lowers), or Q has been iterated three times; else another pass at k, a quarter
+/// of the two at 2k, takes in the values Q has not converged to.
 template <class In>
 int basis_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                   int64_t cols, const std::vector<double>& basis, double eta, Window& w,
                   const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
                   int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
-                  const SketchProgress& progress, int* checks, bool iterated, bool* past_k);
+                  const SketchProgress& progress, int* checks, int passes_at_k, bool* past_k);
 
 /// sigma_1(A) >= ||A Omega x|| / ||Omega x|| for x the first right singular vector of the start's
 /// R, with every rounding term of sketch.h ("Verdict start") taken off: a certified lower bound.

@@ -30,15 +30,19 @@ std::vector<double> ritz_vectors(const std::vector<double>& basis, const std::ve
 bool PowerAttempts::wanted(const Window& w, const SketchOptions& o, int64_t k_now, int passes_at_k,
                            bool check, int pass_now) const {
   const int64_t count = w.rank;
-  // The count certified from below; on the basis route all but its last value may do (the
-  // window it leaves starts at rank_min: a value within 5% of tol may sit within a Ritz bracket
-  // of it).
-  const int64_t short_by = basis_route(w, 0.0) ? 1 : 0;
+  // The count certified from below; on the basis route it may be short by 1% of the count (at
+  // least one value), for the window it leaves starts at rank_min and may still be 1% wide: values
+  // within 5% of tol sit within their Ritz brackets of it (on sigsoftmax's WikiText-2 dump at
+  // k = 3584: count 303, rank_min 301).
+  const bool route = basis_route(w, 0.0);
+  const int64_t short_by = route ? std::max<int64_t>(1, count / 100) : 0;
   if (o.power_steps <= 0 || settled(w, o) || count < 1 || w.rank_min + short_by < count ||
       w.rank_max <= count || reaches_k(count, o, k_now))
     return false;
   if (!check && passes_at_k < 2) return false;
-  return !(k_now == k && count == c && pass_now - pass < 2);
+  // Not again at the same (k, c) too soon: on the basis route a pass at k is a new basis, so one
+  // pass will do; on Q_c the attempt waits for two.
+  return !(k_now == k && count == c && pass_now - pass < (route ? 1 : 2));
 }
 
 ResidualPowerOptions power_options(const SketchOptions& o, double target, double sigma1_upper,
@@ -104,15 +108,25 @@ int basis_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_
                   int64_t cols, const std::vector<double>& basis, double eta, Window& w,
                   const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
                   int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
-                  const SketchProgress& progress, int* checks, bool iterated, bool* past_k) {
-  // The count c is certified from below (power.wanted); its window closes at c when r falls
-  // below close_c, and is at most 1% wide when r falls below close_1 (j = c / 0.99).
+                  const SketchProgress& progress, int* checks, int passes_at_k, bool* past_k) {
+  // The count c is certified from below, or nearly (power.wanted); its window closes at c when r
+  // falls below close_c, and is at most window_fraction f wide when r falls below close_1: the
+  // window [rank_min, U] is narrow enough for U <= rank_min / (1 - f), so the (U + 1)-th value
+  // (index U) must fall below tol (at c = 303, rank_min = 302: U = 305, not c / 0.99 = 306).
   const int64_t c = w.rank;
   const double close_c = residual_to_close(w, c, eta);
+  const double f = std::min(std::max(o.window_fraction, 0.0), 0.5);
   const double close_1 =
-      residual_to_close(w, static_cast<int64_t>(static_cast<double>(c) / 0.99), eta);
+      residual_to_close(w, static_cast<int64_t>(static_cast<double>(w.rank_min) / (1 - f)), eta);
   const double target = close_c >= 0.5 * close_1 ? close_c : close_1;
-  *past_k = iterated;
+  // What keeps r up: values Q has not yet converged to (the Gaussian half of a widened basis, a
+  // basis one power step old), which another pass at k takes in, or the spectrum past k, which
+  // only a wider basis does. The latter once Q has been iterated at this k and its last Ritz
+  // value (about sigma_k >= sigma_(k+1), the floor of r at this k) is not below the target, or
+  // after a third pass at k; a pass at k costs a quarter of the two at 2k that widening takes.
+  const bool tail_high = w.sigma.empty() || w.sigma.back() >= target;
+  const bool iterated = passes_at_k >= 2;
+  *past_k = iterated && (tail_high || passes_at_k >= 3);
   if (!(target > 0)) return 0;
   const std::vector<double> q(basis.begin(), basis.begin() + cols * k);  // (M, k)
   const ResidualPowerOptions po =
@@ -132,10 +146,6 @@ int basis_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_
   const auto res = residual_power_bound<In>(read, local_rows, cols, q, k, eta, po, rng, timing,
                                             step_done, on_rows);
   *checks += res.checks;
-  // What keeps r up: values Q has not yet converged to (the Gaussian half of a widened basis, a
-  // basis one power step old), which another pass at k takes in, or the spectrum past k, which
-  // only a wider basis does. Taken for the latter once Q has been iterated at this k.
-  *past_k = iterated;
   narrow_by_residual(w, res.bound, eta, rows, cols, k, o.eps);
   return res.steps;
 }
@@ -155,11 +165,11 @@ template int basis_attempt<float>(const std::function<void(int64_t, int64_t, flo
                                   int64_t, const std::vector<double>&, double, Window&,
                                   const SketchOptions&, int64_t, int64_t, double, bool, int64_t,
                                   int, std::mt19937_64&, SpectrumTiming*, const SketchProgress&,
-                                  int*, bool, bool*);
+                                  int*, int, bool*);
 template int basis_attempt<double>(const std::function<void(int64_t, int64_t, double*)>&, int64_t,
                                    int64_t, const std::vector<double>&, double, Window&,
                                    const SketchOptions&, int64_t, int64_t, double, bool, int64_t,
                                    int, std::mt19937_64&, SpectrumTiming*, const SketchProgress&,
-                                   int*, bool, bool*);
+                                   int*, int, bool*);
 
 }  // namespace sb::analysis::sketch_detail

@@ -91,8 +91,9 @@ bool Steering::stop(const Window& w, const SketchOptions& o, int64_t k, int64_t 
   // Unless the rounding alone keeps e at or above tol (the float64 eps, sketch.h): then no
   // basis can close the window, and the Ritz values need only converge.
   const bool floor_blocks = w.residual_floor >= w.tol_lo;
-  const bool residual_stuck = !floor_blocks && passes_at_k > 1 && w.residual >= w.tol_lo &&
-                              w.residual > 0.5 * last_residual;
+  // Power steps on the basis bound the 2-norm and decide instead where they ran (iterate_now).
+  const bool residual_stuck = !floor_blocks && !iterate_now && passes_at_k > 1 &&
+                              w.residual >= w.tol_lo && w.residual > 0.5 * last_residual;
   // A window that stops narrowing while the residual is below tol: a singular value sits
   // within the rounding of tol, and no pass can settle it.
   const int64_t width = w.rank_max - w.rank_min;
@@ -101,6 +102,7 @@ bool Steering::stop(const Window& w, const SketchOptions& o, int64_t k, int64_t 
   last_residual = w.residual;
   const bool grow = (reaches || residual_stuck || widen_now) && k < cap;
   widen_now = false;
+  iterate_now = false;
   if (settled(w, o) || pass >= o.max_passes || (!grow && stalled >= 2) ||
       (k == cap && (reaches || residual_stuck) && passes_at_k >= 2) ||
       (floor_blocks && !grow && passes_at_k >= 2))

@@ -4,6 +4,7 @@
 
 #include <lapacke.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -445,7 +446,10 @@ TEST_CASE(
   auto o = with_bound(100);
   for (uint64_t seed = 0; seed < 2; ++seed) {
     o.seed = seed;
-    const auto r = sketch_rank(reader(a, m), t, m, o, &scan);
+    std::vector<int> numbers;  // every pass's number as its progress line gives it
+    SketchProgress progress;
+    progress.pass_done = [&numbers](const SketchPass& p) { numbers.push_back(p.pass); };
+    const auto r = sketch_rank(reader(a, m), t, m, o, &scan, nullptr, progress);
     INFO("seed " << seed << ": truth " << truth << ", window [" << r.report.rank_min << ", "
                  << r.report.rank_max << "], k " << r.report.sketch_k << ", passes "
                  << r.report.sketch_passes << ", power " << r.report.sketch_power_passes
@@ -457,6 +461,11 @@ TEST_CASE(
     CHECK(r.report.sketch_power_passes > 0);
     CHECK(r.report.residual_count == 0);  // the bound is on the whole basis's residual
     CHECK(r.report.residual_bound < r.report.tol_lo);
+    // Power steps and full passes are numbered in the order they read the file, one count.
+    REQUIRE_FALSE(numbers.empty());
+    CHECK(std::is_sorted(numbers.begin(), numbers.end()));
+    CHECK(std::adjacent_find(numbers.begin(), numbers.end()) == numbers.end());
+    CHECK(numbers.back() == r.report.sketch_passes);
     CHECK(r.report.failure_probability == Approx(expected_failure(r.report)).epsilon(1e-12));
   }
 }
