@@ -415,6 +415,15 @@ bool range_shortcut(const std::function<void(int64_t, int64_t, In*)>& read, int6
   return true;
 }
 
+/// A full pass's or check's progress line: its number over every pass so far, power steps
+/// included (SketchPass::pass), and its window.
+void report_pass(const SketchProgress& progress, const Window& w, int number, int64_t k,
+                 double seconds, bool check) {
+  if (progress.pass_done)
+    progress.pass_done(
+        {number, k, w.rank, w.rank_min, w.rank_max, w.residual, w.tol, seconds, check});
+}
+
 /// The narrowest window of any pass: each is a certificate of its own (its checks counted), and a
 /// later pass on a new basis can leave a wider one than power steps on an earlier basis did.
 struct Narrowest {
@@ -523,9 +532,7 @@ SketchResult sketch_impl(const std::function<void(int64_t, int64_t, In*)>& read,
       w = bracket(sums, pr.omega_norm, pr.w_norm, pr.w_err, rows, cols, k, pr.eta, frobenius,
                   o.eps);
       ++checks;
-      if (progress.pass_done)
-        progress.pass_done({pass + power.passes, k, w.rank, w.rank_min, w.rank_max, w.residual,
-                            w.tol, since(pass_start), kind == PassKind::check});
+      report_pass(progress, w, pass + power.passes, k, since(pass_start), kind == PassKind::check);
       narrow = try_power(read, local_rows, cols, basis, sums, pr.eta, w, o, k, rows, frobenius,
                          out.same_sign, plan.block_rows, pass, kind == PassKind::check, rng, timing,
                          progress, &checks, steer, power, best);
