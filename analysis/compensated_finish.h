@@ -46,7 +46,8 @@
 // Upper bound, rank <= c. V_c V_c^T has rank <= c, so (Eckart-Young) sigma_(c+1)(A) <=
 // ||B||_2 =: x with B = A (I - V_c V_c^T), whatever V_c's orthogonality. Power steps on B bound x
 // as residual_power.h did before its block bound (HMT lemma 4.1 on C_j = B (B^T B)^j, single
-// probes drawn after V_c is fixed: failure probability 1e-12 per step's bound), but each product is compensated and B is applied as
+// probes drawn after V_c is fixed: failure probability 1e-12 per step's bound), but each product is
+// compensated and B is applied as
 //   B w = A w - Z_c (V_c^T w),   B^T z = A^T z - V_c (Z_c^T z),
 // every sum a Dot2 and the difference rounded once. Then fl(B w) = B w + d, fl(B^T z) = B^T z + e
 // with

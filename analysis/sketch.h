@@ -236,14 +236,14 @@
 // at the r that certifies the count (upper_(c+1) < tol_lo), or, where that r lies below half the
 // r of a window 1% wide (the (U + 1)-th upper end below tol_lo, U = rank_min / 0.99), at the
 // latter; such a window (residual below tol, width <= window_fraction of its upper end) ends
-// the sketch, as auto keeps a Gram window within 1%. An attempt that leaves the window open on a basis iterated
-// at least twice at k widens the basis where the spectrum past k keeps r up: Q's last Ritz value
-// s_k (about sigma_k >= sigma_(k+1), the floor of r at k) is at or above the target, or Q has
-// had three passes at k. Otherwise the next pass iterates at k (values Q has not converged to
-// keep r up; a pass at k costs a quarter of the two at 2k), whatever the probes' Frobenius bound,
-// which sees the whole tail, did, and the attempt is repeated after it. On sigsoftmax's WikiText-2
-// dump at k = 1792 (s_k = 2.1, the target 4.2, r = 5.4 after two passes: [302, 306]) this is the
-// pass that widening to 3584 replaced by two of 21 minutes each. Every
+// the sketch, as auto keeps a Gram window within 1%. An attempt that leaves the window open on a
+// basis iterated at least twice at k widens the basis where the spectrum past k keeps r up: Q's
+// last Ritz value s_k (about sigma_k >= sigma_(k+1), the floor of r at k) is at or above the
+// target, or Q has had three passes at k. Otherwise the next pass iterates at k (values Q has not
+// converged to keep r up; a pass at k costs a quarter of the two at 2k), whatever the probes'
+// Frobenius bound, which sees the whole tail, did, and the attempt is repeated after it. On
+// sigsoftmax's WikiText-2 dump at k = 1792 (s_k = 2.1, the target 4.2, r = 5.4 after two passes:
+// [302, 306]) this is the pass that widening to 3584 replaced by two of 21 minutes each. Every
 // pass's window is a certificate of its own, so the narrowest is the one reported. Measured on a
 // 20000 x 4000 float32 matrix whose spectrum crosses tol as sigsoftmax's WikiText-2 dump does
 // (log sigma linear in log i: 10 tol at i = 101, tol at 312, 0.1 tol at 1647; the true count
