@@ -464,8 +464,8 @@ bool try_power(const std::function<void(int64_t, int64_t, In*)>& read, int64_t l
     power.passes += basis_attempt(read, local_rows, cols, basis, eta, w, o, k, rows, frobenius,
                                   same_sign, block_rows, pass + power.passes, rng, timing, progress,
                                   checks, steer.passes_at_k, &past_k);
-    steer.widen_now = past_k && !narrow_enough(w, o);
-    steer.iterate_now = !past_k && !narrow_enough(w, o);
+    if (!narrow_enough(w, o))
+      steer.basis_next = past_k ? Steering::BasisNext::widen : Steering::BasisNext::iterate;
   } else {
     power.passes +=
         power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows, frobenius, same_sign,

@@ -117,13 +117,11 @@ int64_t widened_k(const Window& w, const SketchOptions& o, int64_t k, int64_t ca
 /// (sketch_steering.cpp).
 struct Steering {
   int passes_at_k = 0, stalled = 0;
-  /// Power steps on the basis could not bring its residual below what closes the window: the
-  /// spectrum past k is too high, so the next pass widens the basis (basis_attempt).
-  bool widen_now = false;
-  /// Power steps on the basis found its last Ritz value below what closes the window: another
-  /// pass at k, whatever the probes' Frobenius bound (which sees the whole tail) did
-  /// (basis_attempt).
-  bool iterate_now = false;
+  /// What power steps on the basis, where they left the window open, decided for the next pass
+  /// (basis_attempt): widen (the spectrum past k keeps r up), or iterate at k (Q's last Ritz
+  /// value lies below what closes the window), whatever the probes' Frobenius bound (which sees
+  /// the whole tail) did; none where they did not run.
+  enum class BasisNext { none, widen, iterate } basis_next = BasisNext::none;
   int64_t last_width = -1;
   double last_residual = std::numeric_limits<double>::infinity();
 

@@ -91,18 +91,18 @@ bool Steering::stop(const Window& w, const SketchOptions& o, int64_t k, int64_t 
   // Unless the rounding alone keeps e at or above tol (the float64 eps, sketch.h): then no
   // basis can close the window, and the Ritz values need only converge.
   const bool floor_blocks = w.residual_floor >= w.tol_lo;
-  // Power steps on the basis bound the 2-norm and decide instead where they ran (iterate_now).
-  const bool residual_stuck = !floor_blocks && !iterate_now && passes_at_k > 1 &&
-                              w.residual >= w.tol_lo && w.residual > 0.5 * last_residual;
+  // Power steps on the basis bound the 2-norm and decide instead where they ran (basis_next).
+  const bool residual_stuck = !floor_blocks && basis_next != BasisNext::iterate &&
+                              passes_at_k > 1 && w.residual >= w.tol_lo &&
+                              w.residual > 0.5 * last_residual;
   // A window that stops narrowing while the residual is below tol: a singular value sits
   // within the rounding of tol, and no pass can settle it.
   const int64_t width = w.rank_max - w.rank_min;
   stalled = (passes_at_k > 1 && last_width >= 0 && width >= last_width) ? stalled + 1 : 0;
   last_width = width;
   last_residual = w.residual;
-  const bool grow = (reaches || residual_stuck || widen_now) && k < cap;
-  widen_now = false;
-  iterate_now = false;
+  const bool grow = (reaches || residual_stuck || basis_next == BasisNext::widen) && k < cap;
+  basis_next = BasisNext::none;
   if (settled(w, o) || pass >= o.max_passes || (!grow && stalled >= 2) ||
       (k == cap && (reaches || residual_stuck) && passes_at_k >= 2) ||
       (floor_blocks && !grow && passes_at_k >= 2))
