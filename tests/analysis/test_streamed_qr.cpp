@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/inertia.h"
+#include "analysis/sketch_parts.h"
 #include "analysis/streamed_qr.h"
 #include "tests/fixtures/prescribed_matrix.h"
 
@@ -151,4 +152,29 @@ TEST_CASE(
   // The contrast that motivates the one-sided finish: the Gram's square roots are off by far
   // more than u at the small values (about sqrt(u) = 1e-8; asserted loosely: > 1e4 u).
   CHECK(gram_worst > 1e4 * kU);
+}
+
+TEST_CASE(
+    "streamed QR: the sketch's chunk keeps the backward error within 12.5% of one factorisation "
+    "of every row, where a chunk of 2k would add half") {
+  // f is what the streamed steps add up to (streamed_qr.h); it does not depend on the values, so
+  // a zero block of T rows measures it. T a multiple of both chunks keeps the ratio exact.
+  for (const int64_t k : {int64_t{300}, int64_t{1100}}) {
+    INFO("k = " << k);
+    const int64_t chunk = sketch_detail::qr_chunk_rows(k);
+    CHECK(chunk >= 8 * k);
+    const int64_t n = 4 * chunk;
+    const double one_step = static_cast<double>(k) * gamma_float64(2.0 * static_cast<double>(n));
+    auto factor = [&](int64_t c) {
+      StreamedQr qr(k, c);
+      const std::vector<double> z(static_cast<size_t>(c * k), 0.0);  // c rows, column-major
+      for (int64_t at = 0; at < n; at += c) qr.add(z.data(), c, c);
+      qr.finish();
+      return qr.backward_error();
+    };
+    const double sketch_f = factor(chunk);
+    CHECK(sketch_f <= 1.125 * one_step * (1 + 1e-9));
+    CHECK(sketch_f >= one_step);
+    if (k == 300) CHECK(factor(2 * k) >= 1.45 * one_step);  // the 2k chunk the sketch had used
+  }
 }
