@@ -96,7 +96,9 @@ class Driver:
         trainer_kinds.use(os.path.join(build, "trainers"))
         self.p = profile
         self.allow_dirty = allow_dirty
-        self.source = provenance.source_state()  # recorded with every finished stage
+        # The tree at the start: a changed tree is refused before hours of training. Each stage
+        # records the tree it started from (a checkout during a long profile moves it).
+        self.source = provenance.source_state()
         self.what = "reproduce.py " + " ".join(sys.argv[1:])  # who holds a locked directory
         self.build = build
         self.runs = profile.runs()
@@ -129,16 +131,17 @@ class Driver:
     def timings(self, run: Run) -> dict:
         return stages_of(run.dir)
 
-    def record(self, run: Run, stage: str, seconds: float, finished: bool = True) -> None:
+    def record(self, run: Run, stage: str, seconds: float, finished: bool = True,
+               source: provenance.SourceState | None = None) -> None:
         """Adds `seconds` to the stage's time; an interrupted stage's time is kept as partial
-        and counted when the stage finishes."""
+        and counted when the stage finishes, with the commit of the tree it started from."""
         with stages_locked(run.dir):
             t = self.timings(run)
             partial = t.pop(stage + ".partial", {}).get("seconds", 0.0)
             if finished:
                 t[stage] = {"seconds": round(seconds + partial, 1),
                             "finished": time.strftime("%FT%TZ", time.gmtime()),
-                            "commit": self.source.label}
+                            "commit": (source or self.source).label}
             else:
                 t[stage + ".partial"] = {"seconds": round(seconds + partial, 1)}
             write_json_atomically(os.path.join(run.dir, "stages.json"), t)
@@ -147,7 +150,7 @@ class Driver:
         """Records in the run's stages.json that its dump was removed (stages.release_dump)."""
         with stages_locked(run.dir):
             t = self.timings(run)
-            t[DUMP_REMOVED] = dict(record, seconds=0.0, commit=self.source.label,
+            t[DUMP_REMOVED] = dict(record, seconds=0.0, commit=provenance.source_state().label,
                                           removed=time.strftime("%FT%TZ", time.gmtime()))
             write_json_atomically(os.path.join(run.dir, "stages.json"), t)
 
@@ -418,6 +421,7 @@ class Driver:
                  f"{format_duration(time.monotonic() - self.start)} | ETA "
                  f"{format_duration(self.eta(pending))}")
         t0 = time.monotonic()
+        source = provenance.source_state()  # the tree this stage starts from
         if run:
             # The time so far goes to stages.json every minute: a killed driver loses <= 1 min.
             beat = Heartbeat(lambda s: self.record(run, stage.name, s, finished=False))
@@ -428,7 +432,7 @@ class Driver:
                 self.record(run, stage.name, beat.unrecorded(), finished=False)
                 raise
             seconds = time.monotonic() - t0
-            self.record(run, stage.name, beat.unrecorded())
+            self.record(run, stage.name, beat.unrecorded(), source=source)
             released = release_dump(self, run)
             if released:
                 self.say(f"{head}: {released}")

@@ -136,6 +136,47 @@ with tempfile.TemporaryDirectory() as tmp:
           made["command"] == "/bin/sh -c 'echo fitted'" and made["seconds"] >= 0,
           f"a finished command's record names the commit, the changes and the command ({made})")
 
+    # A stage records the commit of the tree it started from, not the driver's first one: a
+    # checkout between stages of a long profile (new binaries built) shows in stages.json, and
+    # a commit made while a stage runs does not.
+    code = """
+import json, os, sys, threading, time, types
+sys.path.insert(0, 'pipeline')
+import provenance, reproduce
+def commit(msg):
+    with open('pipeline/summary.py', 'a') as f:
+        f.write('# ' + msg + '\\n')
+    os.system("git -c user.name=t -c user.email=t@t commit -qam '" + msg + "'")
+    return provenance.source_state().commit
+d = reproduce.Driver.__new__(reproduce.Driver)
+d.source = provenance.source_state()
+d.start, d.jobs, d.measured, d.estimated = time.monotonic(), 1, 0.0, 0.0
+d._counted = threading.Lock()
+d.say = lambda line: None
+d.eta = lambda pending: 0.0
+d.estimate = lambda run, stage: 0.0
+d.p = types.SimpleNamespace(analysis={})
+run = types.SimpleNamespace(dir=sys.argv[1], label='r')
+os.makedirs(run.dir)
+second = commit('checked out between stages')
+third = []
+class NotDone:
+    why = 'not done'
+    def __bool__(self):
+        return False
+stage = types.SimpleNamespace(name='analyse', done=lambda d, r: NotDone(),
+                              run=lambda d, r: third.append(commit('made during the stage')))
+d._step('head', [(run, stage)], 0, run, stage)
+print(json.dumps([d.source.commit, second, third[0],
+                  json.load(open(os.path.join(run.dir, 'stages.json')))['analyse']['commit']]))
+"""
+    r = subprocess.run(["/usr/bin/python3", "-c", code, os.path.join(tmp, "stage_run")],
+                       cwd=repo, capture_output=True, text=True)
+    got = json.loads(r.stdout) if r.returncode == 0 else None
+    check(got is not None and len(set(got[:3])) == 3 and got[3] == got[1],
+          f"a stage's record names the commit it started from (driver's first, at the stage's "
+          f"start, made during it, recorded): {got} {r.stderr[-300:]}")
+
     # runs_made_at: the commit of each run's last finished stage.
     sys.path.insert(0, os.path.join(ROOT, "pipeline"))
     import provenance
