@@ -241,7 +241,10 @@ def order_row(results: str, directory: str, dataset: str, where: str) -> Row:
                 against.append(f"{NAMES[b]} <= {NAMES[a]}")
             else:
                 open_.append(f"{NAMES[a]} ? {NAMES[b]}")
-    ours = " < ".join(f"{NAMES[h]} {rank_text(rank_json(directory, h))}" for h in heads)
+    # Ours in the paper's order, with "<" only where every pair holds (else a list, not a chain
+    # our ranks contradict).
+    ours = (" < " if not against and not open_ else ", ").join(
+        f"{NAMES[h]} {rank_text(rank_json(directory, h))}" for h in heads)
     ours += f"; {agree} of {agree + len(against) + len(open_)} pairs in the paper's order"
     if against:
         ours += "; against: " + ", ".join(against)

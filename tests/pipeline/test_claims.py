@@ -430,4 +430,22 @@ check(power.tost_power(n, diff, sd, margin, 0.05) >= 0.8 > power.tost_power(n - 
       f"tost_seeds_needed = {n}: the first n at power 0.8")
 check(power.tost_seeds_needed(0.0101, sd, margin, 0.05, 0.8) is None,
       "a true difference past the margin never reaches the power (None)")
+# --- Table 3's order row: a chain of "<" only where every pair holds.
+with tempfile.TemporaryDirectory() as otmp:
+    def ranks(values):
+        for head, (lo, hi) in values.items():
+            os.makedirs(os.path.join(otmp, f"{head}_s141"), exist_ok=True)
+            with open(os.path.join(otmp, f"{head}_s141", "rank.json"), "w") as f:
+                json.dump({"rank": hi, "rank_min": lo, "rank_max": hi, "bound": 102,
+                           "certified": lo == hi, "M": 33278, "T": 245569}, f)
+        return claims_sigsoftmax.order_row(os.path.join(ROOT, "results"), otmp, "wt2", "WT2")
+    row = ranks({"softmax": (102, 102), "sigmoid": (142, 142), "sigsoftmax": (302, 306),
+                 "mos": (320, 323), "moss": (851, 858)})
+    check(row.verdict == "reproduced" and row.ours.startswith("softmax 102 < g:sigmoid 142 <")
+          and "10 of 10" in row.ours, f"every pair in order: a chain, reproduced ({row.ours})")
+    row = ranks({"mos": (198, 199)})
+    check(row.verdict == "contradicted" and " < " not in row.ours.split(";")[0] and
+          "9 of 10" in row.ours and "against: MoS <= sigsoftmax" in row.ours,
+          f"MoS below sigsoftmax: a list, not a chain, and the pair named ({row.ours})")
+
 raise SystemExit(finish())
