@@ -421,8 +421,8 @@ class Driver:
                  f"{format_duration(time.monotonic() - self.start)} | ETA "
                  f"{format_duration(self.eta(pending))}")
         t0 = time.monotonic()
-        source = provenance.source_state()  # the tree this stage starts from
         if run:
+            source = provenance.source_state()  # the tree this stage starts from
             # The time so far goes to stages.json every minute: a killed driver loses <= 1 min.
             beat = Heartbeat(lambda s: self.record(run, stage.name, s, finished=False))
             try:
