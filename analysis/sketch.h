@@ -213,15 +213,17 @@
 // k = bound + oversampling.
 //
 // Power steps (residual_power.h). After the second pass at a k (or a check), when the window is
-// open above a nominal count c that is certified from below (rank_min = c, clear of k; on the basis
-// route below, c - 1 will do), the sketch fixes Q_c, the c top Ritz vectors (Q V_c, V from R's SVD,
-// re-orthonormalised), and bounds ||A (I - Q_c Q_c^T)||_2 by power steps on fresh probes: one pass
-// over A each, 4 T M p flops. A bound below tol_lo certifies the count (sigma_(c+1) <= the bound,
-// Eckart-Young), and every upper_i past c drops to it; the report's residual_bound is then that
-// bound. An attempt that stops (the probes' Rayleigh quotient reaches tol: a value at or above tol
-// lies outside Q_c; or the steps it would need exceed power_steps) hands back to the iteration
-// above, and is not repeated at the same (k, c) before two more passes. Each power step is a pass
-// (sketch_passes counts it, sketch_power_passes says how many) and a check (1e-12 each).
+// open above a nominal count c that is certified from below, or nearly (rank_min >= c - floor(f c),
+// f = window_fraction: the window [rank_min, c] that an attempt certifying c leaves then ends the
+// sketch; on the basis route below, at least c - 1) and clear of k, the sketch fixes Q_c, the c
+// top Ritz vectors (Q V_c, V from R's SVD, re-orthonormalised), and bounds ||A (I - Q_c Q_c^T)||_2
+// by power steps on fresh probes: one pass over A each, 4 T M p flops. A bound below tol_lo
+// certifies the count (sigma_(c+1) <= the bound, Eckart-Young), and every upper_i past c drops to
+// it; the report's residual_bound is then that bound. An attempt that stops (the probes' Rayleigh
+// quotient reaches tol: a value at or above tol lies outside Q_c; or the steps it would need exceed
+// power_steps) hands back to the iteration above, and is not repeated at the same (k, c) before two
+// more passes. Each power step is a pass (sketch_passes counts it, sketch_power_passes says how
+// many) and a check (1e-12 each).
 //
 // The basis route (sketch_power.cpp, basis_attempt). Where the count's next Ritz value lies
 // within 5% of tol, as on a trained head whose spectrum goes on through tol, ||A (I - Q_c Q_c^T)||

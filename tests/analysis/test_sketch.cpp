@@ -14,6 +14,7 @@
 #include "analysis/numerical_rank.h"
 #include "analysis/rank_certificate.h"
 #include "analysis/sketch.h"
+#include "analysis/sketch_parts.h"
 #include "analysis/spectrum.h"
 #include "tests/fixtures/prescribed_matrix.h"
 
@@ -514,4 +515,31 @@ TEST_CASE(
     CHECK(r.report.certified);
     CHECK(r.report.rank == 92);
   }
+}
+
+// The power steps' trigger (PowerAttempts::wanted, sketch_power.cpp) on MoSS's WikiText-2 window at
+// k = 3584 after its second pass: count 887, certified from below to 882 (the Ritz values' error
+// bars), the 888th Ritz value at 0.8 tol (the Q_c route: clear of tol's 5%), the residual bound
+// 365 above tol 38.3. An attempt that certifies 887 leaves [882, 887], 0.56% wide, which ends the
+// sketch (window_fraction 1%); one 2% short could not, and is not tried.
+TEST_CASE("sketch: power steps on Q_c are tried where the count is certified to within 1%") {
+  using sketch_detail::PowerAttempts;
+  using sketch_detail::Window;
+  Window w;
+  w.tol = w.tol_lo = w.tol_hi = 38.3;
+  w.sigma.assign(3584, 0.0);
+  for (size_t i = 0; i < w.sigma.size(); ++i) w.sigma[i] = i < 887 ? 2.0 * w.tol : 0.8 * w.tol;
+  w.rank = 887;
+  w.rank_min = 882;
+  w.rank_max = 33278;
+  w.residual = 365;
+  SketchOptions o;
+  REQUIRE_FALSE(sketch_detail::basis_route(w, 0.0));
+  const PowerAttempts none;
+  CHECK(none.wanted(w, o, /*k_now=*/3584, /*passes_at_k=*/2, /*check=*/false, /*pass_now=*/11));
+  CHECK_FALSE(none.wanted(w, o, 3584, /*passes_at_k=*/1, false, 10));  // one pass: not yet
+  w.rank_min = 869;                                                    // 18 short, 2% of the count
+  CHECK_FALSE(none.wanted(w, o, 3584, 2, false, 11));
+  w.rank_min = 887;  // certified from below: tried, as before
+  CHECK(none.wanted(w, o, 3584, 2, false, 11));
 }
