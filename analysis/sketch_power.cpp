@@ -25,6 +25,12 @@ std::vector<double> ritz_vectors(const std::vector<double>& basis, const std::ve
   return q_c;
 }
 
+/// The widest window a power attempt may end on, as a fraction of its upper end: window_fraction
+/// clamped to [0, 0.5].
+double window_fraction(const SketchOptions& o) {
+  return std::min(std::max(o.window_fraction, 0.0), 0.5);
+}
+
 }  // namespace
 
 bool PowerAttempts::wanted(const Window& w, const SketchOptions& o, int64_t k_now, int passes_at_k,
@@ -38,7 +44,7 @@ bool PowerAttempts::wanted(const Window& w, const SketchOptions& o, int64_t k_no
   // WikiText-2 dump at k = 3584 the count 887 had rank_min 882, its next value clear of tol;
   // without an attempt k doubled to 7168 (35-minute passes), where [882, 887] is 0.56% wide.
   const bool route = basis_route(w, 0.0);
-  const double f = std::min(std::max(o.window_fraction, 0.0), 0.5);
+  const double f = window_fraction(o);
   const auto within = static_cast<int64_t>(f * static_cast<double>(count));
   const int64_t short_by = route ? std::max<int64_t>(1, within) : within;
   if (o.power_steps <= 0 || settled(w, o) || count < 1 || w.rank_min + short_by < count ||
@@ -120,7 +126,7 @@ int basis_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_
   // (index U) must fall below tol (at c = 303, rank_min = 302: U = 305, not c / 0.99 = 306).
   const int64_t c = w.rank;
   const double close_c = residual_to_close(w, c, eta);
-  const double f = std::min(std::max(o.window_fraction, 0.0), 0.5);
+  const double f = window_fraction(o);
   const double close_1 =
       residual_to_close(w, static_cast<int64_t>(static_cast<double>(w.rank_min) / (1 - f)), eta);
   const double target = close_c >= 0.5 * close_1 ? close_c : close_1;

@@ -131,17 +131,18 @@ class Driver:
     def timings(self, run: Run) -> dict:
         return stages_of(run.dir)
 
-    def record(self, run: Run, stage: str, seconds: float, finished: bool = True,
+    def record(self, run: Run, stage: str, seconds: float,
                source: provenance.SourceState | None = None) -> None:
-        """Adds `seconds` to the stage's time; an interrupted stage's time is kept as partial
-        and counted when the stage finishes, with the commit of the tree it started from."""
+        """Adds `seconds` to the stage's time. With `source`, the tree the stage started from, the
+        stage has finished and is recorded with its commit; without, the time is kept as partial
+        (an interrupted stage's) and counted when the stage finishes."""
         with stages_locked(run.dir):
             t = self.timings(run)
             partial = t.pop(stage + ".partial", {}).get("seconds", 0.0)
-            if finished:
+            if source is not None:
                 t[stage] = {"seconds": round(seconds + partial, 1),
                             "finished": time.strftime("%FT%TZ", time.gmtime()),
-                            "commit": (source or self.source).label}
+                            "commit": source.label}
             else:
                 t[stage + ".partial"] = {"seconds": round(seconds + partial, 1)}
             write_json_atomically(os.path.join(run.dir, "stages.json"), t)
@@ -424,12 +425,12 @@ class Driver:
         if run:
             source = provenance.source_state()  # the tree this stage starts from
             # The time so far goes to stages.json every minute: a killed driver loses <= 1 min.
-            beat = Heartbeat(lambda s: self.record(run, stage.name, s, finished=False))
+            beat = Heartbeat(lambda s: self.record(run, stage.name, s))
             try:
                 with beat:
                     stage.run(self, run)
             except KeyboardInterrupt:
-                self.record(run, stage.name, beat.unrecorded(), finished=False)
+                self.record(run, stage.name, beat.unrecorded())
                 raise
             seconds = time.monotonic() - t0
             self.record(run, stage.name, beat.unrecorded(), source=source)
