@@ -17,13 +17,15 @@ def mpi_launcher(tasks: int, nodes: int) -> list[str]:
 
 
 def analyse_command(d, run) -> list[str]:
-    """The analyse stage's command line: rank_analysis on the run's dump, under MPI when the
+    """The analyse stage's command line: rank_analysis on the run's dump by the profile's
+    analysis.method (or the head's in analysis.method_by_head), under MPI when the
     profile's analysis.tasks > 1 (each process with threads / tasks BLAS threads)."""
     a = d.p.analysis
     tasks, nodes = int(a.get("tasks", 1)), int(a.get("nodes", 1))
     threads = max(1, d.threads // tasks) if tasks > 1 else d.threads
+    method = a.get("method_by_head", {}).get(run.head, a.get("method", "auto"))
     cmd = [d.bins["rank_analysis"], os.path.join(run.dir, "logprobs.h5"), "--method",
-           str(a.get("method", "auto")), "--json", "--threads", str(threads),
+           str(method), "--json", "--threads", str(threads),
            "--out", os.path.join(run.dir, "logprobs.rank.h5")]
     if a.get("verdict_only", False):  # the sketch stops once within / exceeds is certain
         cmd.append("--verdict-only")

@@ -179,6 +179,11 @@ _TABLES = {
                       and v >= 0, "a number of GiB >= 0 (0 = rank_analysis's default)"),
         "keep_dumps": (True, lambda v: v is True or v is False or v == "analysed",
                        'true, false or "analysed"'),
+        # method_by_head: a head's own method in place of `method` ({"moss:K=2" = "auto"}), for
+        # a head the profile's method cannot count in the time a run has (_check_analysis).
+        "method_by_head": ({}, lambda v: isinstance(v, dict) and all(
+            m in ("auto", "exact", "gram", "sketch") for m in v.values()),
+            'a table of head = "auto", "exact", "gram" or "sketch"'),
     }),
     "dyneval": (True, {
         "enabled": (False, lambda v: isinstance(v, bool), "true or false"),
@@ -230,9 +235,13 @@ def _check_table(path: str, name: str, table: dict) -> dict:
     return dict(table)
 
 
-def _check_analysis(path: str, analysis: dict) -> None:
+def _check_analysis(path: str, analysis: dict, heads: list) -> None:
     """The rules between analysis keys."""
     method, tasks = analysis.get("method", "auto"), analysis.get("tasks", 1)
+    for head in analysis.get("method_by_head", {}):
+        if head not in heads:
+            raise _fail(path, f"analysis.method_by_head.{head}", "a head of the profile's heads ("
+                        + ", ".join(heads) + ")", head)
     if analysis.get("nodes", 1) > tasks:
         raise _fail(path, "analysis.nodes", f"at most analysis.tasks = {tasks}",
                     analysis.get("nodes"))
@@ -306,7 +315,7 @@ def load_profile(path: str) -> Profile:
     data = _read(path)
     _check_scalars(path, data)
     tables = {name: _check_table(path, name, data.get(name, {})) for name in _TABLES}
-    _check_analysis(path, tables["analysis"])
+    _check_analysis(path, tables["analysis"], list(data.get("heads", [])))
     try:
         slurm = parse_slurm_table(data.get("slurm", {}))
         gpu = parse_gpu_table(data.get("gpu_throughput", {}))
