@@ -23,7 +23,9 @@ def analyse_command(d, run) -> list[str]:
     a = d.p.analysis
     tasks, nodes = int(a.get("tasks", 1)), int(a.get("nodes", 1))
     threads = max(1, d.threads // tasks) if tasks > 1 else d.threads
-    method = a.get("method_by_head", {}).get(run.head, a.get("method", "auto"))
+    method, by_head = a.get("method", "auto"), a.get("method_by_head", {})
+    if by_head:  # a head's own method (repro_profile's analysis.method_by_head)
+        method = by_head.get(run.head, method)
     cmd = [d.bins["rank_analysis"], os.path.join(run.dir, "logprobs.h5"), "--method",
            str(method), "--json", "--threads", str(threads),
            "--out", os.path.join(run.dir, "logprobs.rank.h5")]
