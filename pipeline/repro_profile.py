@@ -163,9 +163,10 @@ def _is_int(value: object, lo: int) -> bool:
 # The sub-tables' keys, each as (default, check, expected): the schema load_profile applies, in
 # the manner of the trainers' key tables (trainers/runkit/config_table.h). `strict`: a key not
 # listed is refused (analysis keeps unknown keys for the stages that read them, e.g. check).
+_METHODS = ("auto", "exact", "gram", "sketch")  # rank_analysis --method
 _TABLES = {
     "analysis": (False, {
-        "method": ("auto", lambda v: v in ("auto", "exact", "gram", "sketch"),
+        "method": ("auto", lambda v: v in _METHODS,
                    "auto, exact, gram or sketch"),
         # tasks > 1: the analyse stage runs rank_analysis --mpi under srun or mpirun.
         "tasks": (1, lambda v: _is_int(v, 1), "an integer >= 1"),
@@ -182,7 +183,7 @@ _TABLES = {
         # method_by_head: a head's own method in place of `method` ({"moss:K=2" = "auto"}), for
         # a head the profile's method cannot count in the time a run has (_check_analysis).
         "method_by_head": ({}, lambda v: isinstance(v, dict) and all(
-            m in ("auto", "exact", "gram", "sketch") for m in v.values()),
+            m in _METHODS for m in v.values()),
             'a table of head = "auto", "exact", "gram" or "sketch"'),
     }),
     "dyneval": (True, {
