@@ -237,21 +237,25 @@ def _check_table(path: str, name: str, table: dict) -> dict:
 
 
 def _check_analysis(path: str, analysis: dict, heads: list) -> None:
-    """The rules between analysis keys."""
-    method, tasks = analysis.get("method", "auto"), analysis.get("tasks", 1)
-    for head in analysis.get("method_by_head", {}):
+    """The rules between analysis keys, over every method a head gets (`method`, and each
+    head's own in method_by_head)."""
+    tasks, by_head = analysis.get("tasks", 1), analysis.get("method_by_head", {})
+    for head in by_head:
         if head not in heads:
             raise _fail(path, f"analysis.method_by_head.{head}", "a head of the profile's heads ("
                         + ", ".join(heads) + ")", head)
     if analysis.get("nodes", 1) > tasks:
         raise _fail(path, "analysis.nodes", f"at most analysis.tasks = {tasks}",
                     analysis.get("nodes"))
-    if tasks > 1 and method == "exact":
-        raise _fail(path, "analysis.method", "auto, gram or sketch with analysis.tasks > 1 (the "
-                    "exact SVD runs in one process)", "exact")
-    if analysis.get("verdict_only", False) and method not in ("auto", "sketch"):
-        raise _fail(path, "analysis.method", "sketch or auto with analysis.verdict_only (only the "
-                    "sketch stops at the verdict)", method)
+    methods = [("analysis.method", analysis.get("method", "auto"))]
+    methods += [(f"analysis.method_by_head.{h}", m) for h, m in by_head.items()]
+    for field, method in methods:
+        if tasks > 1 and method == "exact":
+            raise _fail(path, field, "auto, gram or sketch with analysis.tasks > 1 (the exact "
+                        "SVD runs in one process)", "exact")
+        if analysis.get("verdict_only", False) and method not in ("auto", "sketch"):
+            raise _fail(path, field, "sketch or auto with analysis.verdict_only (only the "
+                        "sketch stops at the verdict)", method)
 
 
 def _seed_list(path: str, field: str, value: object) -> list[int]:

@@ -338,7 +338,12 @@ def dumps_removed(tmp: str) -> None:
                          ('verdict_only = true\nmethod = "gram"', "analysis.method"),
                          # a head the profile does not run
                          ('method_by_head = { "moss:K=2" = "auto" }',
-                          "analysis.method_by_head.moss:K=2")):
+                          "analysis.method_by_head.moss:K=2"),
+                         # a head's own method under the same rules as `method`
+                         ('verdict_only = true\nmethod_by_head = { softmax = "gram" }',
+                          "analysis.method_by_head.softmax"),
+                         ('tasks = 2\nmethod_by_head = { softmax = "exact" }',
+                          "analysis.method_by_head.softmax")):
         with open(path, "w") as f:
             f.write(bad.replace('keep_dumps = "no"', f"keep_dumps = false\n{extra}"))
         try:
