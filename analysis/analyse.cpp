@@ -102,6 +102,9 @@ SketchProgress sketch_progress(const AnalyseOptions& o, int64_t rows) {
       text += ", ETA " + sb::format_duration(elapsed * double(total - done) / double(done));
     o.on_progress(text);
   };
+  p.note = [&o](const std::string& line) {
+    if (o.on_progress) o.on_progress("sketch: " + line);
+  };
   p.pass_done = [&o](const SketchPass& s) {
     if (!o.on_progress) return;
     char line[240], kind[64] = "";

@@ -459,17 +459,20 @@ bool try_power(const std::function<void(int64_t, int64_t, In*)>& read, int64_t l
   }
   power.start(k, w.rank, pass);
   const int before = power.passes;
-  if (basis_route(w, eta)) {
+  const PowerRoute route = power_route(w, o, eta, k);
+  if (route.basis) {
     bool past_k = false;
     power.passes += basis_attempt(read, local_rows, cols, basis, eta, w, o, k, rows, frobenius,
                                   same_sign, block_rows, pass + power.passes, rng, timing, progress,
                                   checks, steer.passes_at_k, &past_k);
     if (!narrow_enough(w, o))
       steer.basis_next = past_k ? Steering::BasisNext::widen : Steering::BasisNext::iterate;
+    if (power.passes == before) note_no_step(progress, w, o, k, past_k);
   } else {
+    if (route.basis_closed) note_closed(progress, w, k, route.c);
     power.passes +=
         power_attempt(read, local_rows, cols, basis, sums, w, o, k, rows, frobenius, same_sign,
-                      block_rows, pass + power.passes, rng, timing, progress, checks);
+                      block_rows, pass + power.passes, rng, timing, progress, checks, route.c);
   }
   best.offer(w, k);
   return power.passes > before && narrow_enough(w, o);

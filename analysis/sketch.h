@@ -251,6 +251,15 @@
 // (log sigma linear in log i: 10 tol at i = 101, tol at 312, 0.1 tol at 1647; the true count
 // 311, sigma_312 = 0.9999994 tol): [311, 314] at k = 1792 in 43 s, where the Q_c route left
 // [311, 4000] after ten passes.
+//
+// Where the basis cannot close (power_route, sketch_power.cpp): the Ritz values' own error
+// e_R + e_Z (f ||AQ||_F, f ~ k) widens every bracket, and where those of the count's next value
+// and of the (U + 1)-th (U = floor(rank_min / (1 - window_fraction))) reach tol, no r closes the
+// window (residual_to_close is 0). The power steps then bound ||A (I - Q_U Q_U^T)||_2 on the top U
+// Ritz vectors, which involves no Ritz error: a bound below tol_lo leaves [rank_min, U], narrow
+// enough to end on (U clamped clear of k; where U falls below the count, the attempt makes no step
+// and a line says so). On MoSS's WikiText-2 dump at k = 3584 (e_R + e_Z = 0.68, tol 38.3, count
+// 887 certified from below to 882) the attempt made no step and k doubled to 7168.
 
 #include <cstdint>
 #include <functional>
@@ -335,6 +344,8 @@ struct SketchPass {
 struct SketchProgress {
   std::function<void(int pass, int64_t k, int64_t rows_done, int64_t rows_total)> rows;
   std::function<void(const SketchPass& pass)> pass_done;
+  /// A decision that makes no pass of its own, as one line (the power steps' route).
+  std::function<void(const std::string& line)> note;
 };
 
 struct SketchResult {

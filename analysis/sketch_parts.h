@@ -182,21 +182,46 @@ struct PowerAttempts {
 ResidualPowerOptions power_options(const SketchOptions& o, double target, double sigma1_upper,
                                    double abs_norm, int64_t rows, int64_t block_rows);
 
-/// Power steps on the count c = w.rank (residual_power.h) with the top c Ritz vectors of the pass
-/// whose basis Q is basis's first k columns and whose R is sums.r; a bound below tol_lo closes the
-/// window at c. Returns the passes they took; the bounds evaluated are added to *checks.
+/// Power steps on c (the count w.rank, or power_route's U) with the top c Ritz vectors of the pass
+/// (residual_power.h) whose basis Q is basis's first k columns and whose R is sums.r; a bound
+/// below tol_lo ends the window at c. Returns the passes they took; the bounds evaluated are
+/// added to *checks.
 template <class In>
 int power_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                   int64_t cols, const std::vector<double>& basis, const PassSums& sums, Window& w,
                   const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
                   int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
-                  const SketchProgress& progress, int* checks);
+                  const SketchProgress& progress, int* checks, int64_t c);
 
 /// Whether the power steps bound the residual of the whole basis (basis_attempt) rather than of
 /// the count's Ritz vectors (power_attempt): the count's next Ritz value lies within 5% of tol, so
 /// a bound on ||A (I - Q_c Q_c^T)||_2, which is at least that value, would have to tell it from
 /// tol.
 bool basis_route(const Window& w, double eta);
+/// The basis route's target: the r that certifies the count, or, where that lies below half the
+/// r of a window window_fraction wide, that window's; 0 where no r closes either (a Ritz value's
+/// bracket, +- e_R + e_Z, reaches tol: residual_to_close).
+double basis_target(const Window& w, const SketchOptions& o, double eta);
+/// U = floor(rank_min / (1 - window_fraction)): the largest upper end of a window narrow enough
+/// to end on (narrow_enough).
+int64_t widest_upper(const Window& w, const SketchOptions& o);
+/// Where an attempt's power steps go (sketch.h, "Power steps"): the basis with its target
+/// (basis_route and a target above 0); else the top c Ritz vectors, c the count. Where the basis
+/// route cannot close (basis_target 0; on MoSS's WikiText-2 dump at k = 3584, e_R = 0.68 against
+/// tol 38.3 put the 888th and 891st values' brackets at tol), c = U, clamped clear of k, and
+/// basis_closed is set; where U falls below the count, the basis attempt (no step) stays.
+struct PowerRoute {
+  bool basis = false;
+  bool basis_closed = false;  ///< the basis could not close: Q_U in its place
+  double target = 0;          ///< the basis route's target residual
+  int64_t c = 0;              ///< the Q_c route's c
+};
+PowerRoute power_route(const Window& w, const SketchOptions& o, double eta, int64_t k);
+/// progress.note's line for a basis attempt that made no step (past_k: the basis widens).
+void note_no_step(const SketchProgress& progress, const Window& w, const SketchOptions& o,
+                  int64_t k, bool past_k);
+/// progress.note's line for power steps on the top u Ritz vectors in place of the basis.
+void note_closed(const SketchProgress& progress, const Window& w, int64_t k, int64_t u);
 
 /// Power steps on the residual of the pass's whole basis Q (basis's first k columns, defect
 /// eta): a bound r on ||A (I - Q Q^T)||_2, narrow_by_residual then brackets every value by

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "analysis/residual_power.h"
 #include "analysis/sketch_parts.h"
@@ -43,7 +44,7 @@ bool PowerAttempts::wanted(const Window& w, const SketchOptions& o, int64_t k_no
   // rank_min 301). On Q_c the brackets widen with k (e_R = f ||AQ||_F, f ~ k): on MoSS's
   // WikiText-2 dump at k = 3584 the count 887 had rank_min 882, its next value clear of tol;
   // without an attempt k doubled to 7168 (35-minute passes), where [882, 887] is 0.56% wide.
-  const bool route = basis_route(w, 0.0);
+  const bool route = power_route(w, o, 0.0, k_now).basis;
   const double f = window_fraction(o);
   const auto within = static_cast<int64_t>(f * static_cast<double>(count));
   const int64_t short_by = route ? std::max<int64_t>(1, within) : within;
@@ -77,8 +78,7 @@ int power_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_
                   int64_t cols, const std::vector<double>& basis, const PassSums& sums, Window& w,
                   const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
                   int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
-                  const SketchProgress& progress, int* checks) {
-  const int64_t c = w.rank;
+                  const SketchProgress& progress, int* checks, int64_t c) {
   double eta_c = 0;
   const auto q_c = ritz_vectors(basis, sums.r, cols, k, c, &eta_c);
   const ResidualPowerOptions po =
@@ -114,22 +114,79 @@ bool basis_route(const Window& w, double eta) {
   return (w.sigma[c] + w.value_error) * q_inv >= 0.95 * w.tol_lo;
 }
 
+double basis_target(const Window& w, const SketchOptions& o, double eta) {
+  // The window closes at c = w.rank when r falls below close_c, and is at most window_fraction f
+  // wide when r falls below close_1: the window [rank_min, U] is narrow enough for U <= rank_min /
+  // (1 - f), so the (U + 1)-th value (index U) must fall below tol (at c = 303, rank_min = 302:
+  // U = 305, not c / 0.99 = 306).
+  const double close_c = residual_to_close(w, w.rank, eta);
+  const double close_1 = residual_to_close(w, widest_upper(w, o), eta);
+  return close_c >= 0.5 * close_1 ? close_c : close_1;
+}
+
+int64_t widest_upper(const Window& w, const SketchOptions& o) {
+  return static_cast<int64_t>(static_cast<double>(w.rank_min) / (1 - window_fraction(o)));
+}
+
+PowerRoute power_route(const Window& w, const SketchOptions& o, double eta, int64_t k) {
+  PowerRoute route;
+  route.c = w.rank;
+  if (!basis_route(w, eta)) return route;
+  route.target = basis_target(w, o, eta);
+  route.basis = route.target > 0;
+  if (route.basis) return route;
+  // No r closes the window: the Ritz brackets (+- e_R + e_Z) of the count's next value and of
+  // the (U + 1)-th reach tol. A bound on ||A (I - Q_U Q_U^T)||_2 below tol_lo leaves [rank_min,
+  // U] with no Ritz bracket in it: Eckart-Young, sigma_(U+1) <= the bound.
+  const int64_t u = std::min(widest_upper(w, o), k - std::max<int64_t>(o.oversampling / 2, 1) - 1);
+  if (u >= w.rank) {
+    route.c = u;
+    route.basis_closed = true;
+  } else {
+    route.basis = true;  // nothing to try at this k: the basis attempt makes no step
+  }
+  return route;
+}
+
+/// The line for a basis attempt that made no step: no r closes the window (a Ritz bracket reaches
+/// tol, and U = rank_min / (1 - window_fraction) falls below the count or reaches k).
+void note_no_step(const SketchProgress& progress, const Window& w, const SketchOptions& o,
+                  int64_t k, bool past_k) {
+  if (!progress.note) return;
+  char line[240];
+  std::snprintf(line, sizeof line,
+                "no power step at k = %lld: the Ritz brackets reach tol at value %lld and at U = "
+                "%lld (window [%lld, %lld]); %s",
+                static_cast<long long>(k), static_cast<long long>(w.rank + 1),
+                static_cast<long long>(widest_upper(w, o) + 1), static_cast<long long>(w.rank_min),
+                static_cast<long long>(w.rank_max), past_k ? "the basis widens" : "k stays");
+  progress.note(line);
+}
+
+/// The line for power steps on the top U Ritz vectors in place of the basis (power_route).
+void note_closed(const SketchProgress& progress, const Window& w, int64_t k, int64_t u) {
+  if (!progress.note) return;
+  char line[240];
+  std::snprintf(
+      line, sizeof line,
+      "power steps on c = %lld, not the basis, at k = %lld: the Ritz brackets of value "
+      "%lld and of value %lld reach tol, so no residual of the basis closes the window; a "
+      "bound below tol on the top %lld leaves [%lld, %lld]",
+      static_cast<long long>(u), static_cast<long long>(k), static_cast<long long>(w.rank + 1),
+      static_cast<long long>(u + 1), static_cast<long long>(u), static_cast<long long>(w.rank_min),
+      static_cast<long long>(u));
+  progress.note(line);
+}
+
 template <class In>
 int basis_attempt(const std::function<void(int64_t, int64_t, In*)>& read, int64_t local_rows,
                   int64_t cols, const std::vector<double>& basis, double eta, Window& w,
                   const SketchOptions& o, int64_t k, int64_t rows, double frobenius, bool same_sign,
                   int64_t block_rows, int pass_before, std::mt19937_64& rng, SpectrumTiming* timing,
                   const SketchProgress& progress, int* checks, int passes_at_k, bool* past_k) {
-  // The count c is certified from below, or nearly (power.wanted); its window closes at c when r
-  // falls below close_c, and is at most window_fraction f wide when r falls below close_1: the
-  // window [rank_min, U] is narrow enough for U <= rank_min / (1 - f), so the (U + 1)-th value
-  // (index U) must fall below tol (at c = 303, rank_min = 302: U = 305, not c / 0.99 = 306).
-  const int64_t c = w.rank;
-  const double close_c = residual_to_close(w, c, eta);
-  const double f = window_fraction(o);
-  const double close_1 =
-      residual_to_close(w, static_cast<int64_t>(static_cast<double>(w.rank_min) / (1 - f)), eta);
-  const double target = close_c >= 0.5 * close_1 ? close_c : close_1;
+  // The count c is certified from below, or nearly (power.wanted); the steps stop at the r that
+  // closes the window at c or leaves it window_fraction wide (basis_target).
+  const double target = basis_target(w, o, eta);
   // What keeps r up: values Q has not yet converged to (the Gaussian half of a widened basis, a
   // basis one power step old), which another pass at k takes in, or the spectrum past k, which
   // only a wider basis does. The latter once Q has been iterated at this k and its last Ritz
@@ -165,12 +222,12 @@ template int power_attempt<float>(const std::function<void(int64_t, int64_t, flo
                                   int64_t, const std::vector<double>&, const PassSums&, Window&,
                                   const SketchOptions&, int64_t, int64_t, double, bool, int64_t,
                                   int, std::mt19937_64&, SpectrumTiming*, const SketchProgress&,
-                                  int*);
+                                  int*, int64_t);
 template int power_attempt<double>(const std::function<void(int64_t, int64_t, double*)>&, int64_t,
                                    int64_t, const std::vector<double>&, const PassSums&, Window&,
                                    const SketchOptions&, int64_t, int64_t, double, bool, int64_t,
                                    int, std::mt19937_64&, SpectrumTiming*, const SketchProgress&,
-                                   int*);
+                                   int*, int64_t);
 
 template int basis_attempt<float>(const std::function<void(int64_t, int64_t, float*)>&, int64_t,
                                   int64_t, const std::vector<double>&, double, Window&,

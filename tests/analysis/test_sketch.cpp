@@ -543,3 +543,117 @@ TEST_CASE("sketch: power steps on Q_c are tried where the count is certified to 
   w.rank_min = 887;  // certified from below: tried, as before
   CHECK(none.wanted(w, o, 3584, 2, false, 11));
 }
+
+// The route where the basis cannot close (power_route, sketch_power.cpp), on MoSS's WikiText-2
+// window at k = 3584 as its log showed it: count 887 certified from below to 882, the Ritz values'
+// error e_R + e_Z = 0.68 against tol 38.3. With the values past the count at 0.99 tol, their
+// brackets (0.99 tol + 0.68 > tol) reach tol, so no residual of the basis closes the window
+// (residual_to_close is 0 at the count and at U = floor(882 / 0.99) = 890): before, the attempt
+// made no step and k doubled. Power steps on the top 890 Ritz vectors go in its place; a bound
+// below tol there leaves [882, 890], 0.9% wide (Eckart-Young: sigma_891 <= the bound).
+TEST_CASE(
+    "sketch: where no residual of the basis can close the window, power steps go to the top U") {
+  using sketch_detail::Window;
+  Window w;
+  w.tol = w.tol_lo = w.tol_hi = 38.3;
+  w.sigma.assign(3584, 0.0);
+  for (size_t i = 0; i < w.sigma.size(); ++i) w.sigma[i] = i < 887 ? 2.0 * w.tol : 0.99 * w.tol;
+  w.value_error = 0.68;
+  w.rank = 887;
+  w.rank_min = 882;
+  w.rank_max = 33278;
+  w.residual = 365;
+  SketchOptions o;
+  REQUIRE(sketch_detail::basis_route(w, 0.0));
+  CHECK(sketch_detail::basis_target(w, o, 0.0) == 0.0);
+  CHECK(sketch_detail::widest_upper(w, o) == 890);
+  const auto route = sketch_detail::power_route(w, o, 0.0, /*k=*/3584);
+  CHECK_FALSE(route.basis);
+  CHECK(route.basis_closed);
+  CHECK(route.c == 890);
+  // Tried after two passes at k, and not again at the same (k, c) after one more (as on Q_c).
+  sketch_detail::PowerAttempts power;
+  CHECK(power.wanted(w, o, 3584, /*passes_at_k=*/2, /*check=*/false, /*pass_now=*/11));
+  power.start(3584, w.rank, 11);
+  CHECK_FALSE(power.wanted(w, o, 3584, 3, false, 12));
+  // U clamped clear of k: with k = 895, c = min(890, 895 - oversampling / 2 - 1) = 889.
+  const auto near_k = sketch_detail::power_route(w, o, 0.0, /*k=*/895);
+  CHECK(near_k.basis_closed);
+  CHECK(near_k.c == 895 - std::max<int64_t>(o.oversampling / 2, 1) - 1);
+  CHECK(near_k.c < 890);
+  // With exact Ritz values (e_R + e_Z = 0) the basis closes: r below tol - 0.99 tol.
+  w.value_error = 0;
+  const auto exact = sketch_detail::power_route(w, o, 0.0, 3584);
+  CHECK(exact.basis);
+  CHECK(exact.target > 0);
+  // U below the count (rank_min 878: U = 886 < 887): nothing to try but the basis, no step.
+  w.value_error = 0.68;
+  w.rank_min = 878;
+  const auto below = sketch_detail::power_route(w, o, 0.0, 3584);
+  CHECK(below.basis);
+  CHECK_FALSE(below.basis_closed);
+  CHECK(below.target == 0.0);
+}
+
+// Power steps on the top U Ritz vectors end the window at U where the count's are too close to
+// tol to resolve. A = U diag(s) V^T (600 x 200, float64): 60 values log-spaced from 1 to 10 tol,
+// two at 0.995 tol (the 61st and 62nd), then 0.5 tol; the pass's basis is V's first k = 100
+// columns and its R is diag(s_1..s_k), as a converged pass has them. On c = 62 the bound on
+// ||A (I - Q_62 Q_62^T)||_2 = sigma_63 = 0.5 tol falls below tol and the window becomes [60, 62]
+// (Eckart-Young: sigma_63 <= the bound; the truth's rank is 60, inside). On the count c = 60 the
+// same norm is sigma_61 = 0.995 tol, which 24 steps cannot tell from tol: the window stays open.
+TEST_CASE(
+    "sketch: power steps on the top U Ritz vectors end the window at U, which the count's could "
+    "not") {
+  const int64_t t = 600, m = 200, k = 100;
+  const double tol = nr_tol(t, m, 1.0, kFloat32Eps);
+  std::vector<double> s = log_spaced(60, 10 * tol, 0);
+  s.push_back(0.995 * tol);
+  s.push_back(0.995 * tol);
+  s.resize(static_cast<size_t>(m), 0.5 * tol);
+  const auto a = prescribed_matrix(t, m, s, /*seed=*/91);
+  // V as prescribed_matrix draws it (U first, then V, from the same generator).
+  std::mt19937_64 gen(91);
+  (void)sb::test::orthonormal(t, m, gen);
+  const auto v = sb::test::orthonormal(m, m, gen);
+  const std::vector<double> basis(v.begin(), v.begin() + m * k);  // (M, k)
+  sketch_detail::PassSums sums;
+  sums.k = k;
+  sums.r.assign(static_cast<size_t>(k * k), 0.0);
+  for (int64_t i = 0; i < k; ++i) sums.r[static_cast<size_t>(i + i * k)] = s[size_t(i)];
+  double frobenius = 0;
+  for (const double x : s) frobenius += x * x;
+  frobenius = std::sqrt(frobenius) * (1 + 1e-12);
+  auto window = [&]() {
+    sketch_detail::Window w;
+    w.tol = w.tol_lo = w.tol_hi = tol;
+    w.sigma.assign(s.begin(), s.begin() + k);
+    w.lower = w.sigma;
+    w.upper = w.sigma;
+    w.upper[0] = 1 + 1e-12;
+    w.rank = w.rank_min = 60;
+    w.rank_max = m;
+    w.residual = 1;
+    return w;
+  };
+  const SketchOptions o = with_bound(5);
+  for (const int64_t c : {int64_t{62}, int64_t{60}}) {
+    auto w = window();
+    std::mt19937_64 rng(7);
+    SpectrumTiming timing;
+    int checks = 0;
+    const int steps = sketch_detail::power_attempt<double>(
+        reader(a, m), t, m, basis, sums, w, o, k, t, frobenius, /*same_sign=*/false,
+        /*block_rows=*/64, /*pass_before=*/2, rng, &timing, SketchProgress{}, &checks, c);
+    INFO("c = " << c << ": " << steps << " steps, window [" << w.rank_min << ", " << w.rank_max
+                << "], residual " << w.residual / tol << " tol");
+    CHECK(steps >= 1);
+    if (c == 62) {
+      CHECK(w.rank_max == 62);
+      CHECK(w.residual < tol);
+      CHECK(w.residual >= 0.5 * tol * (1 - kTruthSlack));  // a bound on sigma_63, never below it
+    } else {
+      CHECK(w.rank_max == m);  // nothing certified, nothing wrong
+    }
+  }
+}
