@@ -522,17 +522,27 @@ TEST_CASE(
 // bars), the 888th Ritz value at 0.8 tol (the Q_c route: clear of tol's 5%), the residual bound
 // 365 above tol 38.3. An attempt that certifies 887 leaves [882, 887], 0.56% wide, which ends the
 // sketch (window_fraction 1%); one 2% short could not, and is not tried.
-TEST_CASE("sketch: power steps on Q_c are tried where the count is certified to within 1%") {
-  using sketch_detail::PowerAttempts;
-  using sketch_detail::Window;
-  Window w;
+namespace {
+
+// MoSS's WikiText-2 window at k = 3584 after its second pass: count 887 certified from below to
+// 882, the residual bound 365 above tol 38.3, the values past the count at `past` tol.
+sketch_detail::Window moss_window(double past) {
+  sketch_detail::Window w;
   w.tol = w.tol_lo = w.tol_hi = 38.3;
   w.sigma.assign(3584, 0.0);
-  for (size_t i = 0; i < w.sigma.size(); ++i) w.sigma[i] = i < 887 ? 2.0 * w.tol : 0.8 * w.tol;
+  for (size_t i = 0; i < w.sigma.size(); ++i) w.sigma[i] = (i < 887 ? 2.0 : past) * w.tol;
   w.rank = 887;
   w.rank_min = 882;
   w.rank_max = 33278;
   w.residual = 365;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("sketch: power steps on Q_c are tried where the count is certified to within 1%") {
+  using sketch_detail::PowerAttempts;
+  auto w = moss_window(/*past=*/0.8);
   SketchOptions o;
   REQUIRE_FALSE(sketch_detail::basis_route(w, 0.0));
   const PowerAttempts none;
@@ -553,16 +563,8 @@ TEST_CASE("sketch: power steps on Q_c are tried where the count is certified to 
 // below tol there leaves [882, 890], 0.9% wide (Eckart-Young: sigma_891 <= the bound).
 TEST_CASE(
     "sketch: where no residual of the basis can close the window, power steps go to the top U") {
-  using sketch_detail::Window;
-  Window w;
-  w.tol = w.tol_lo = w.tol_hi = 38.3;
-  w.sigma.assign(3584, 0.0);
-  for (size_t i = 0; i < w.sigma.size(); ++i) w.sigma[i] = i < 887 ? 2.0 * w.tol : 0.99 * w.tol;
+  auto w = moss_window(/*past=*/0.99);
   w.value_error = 0.68;
-  w.rank = 887;
-  w.rank_min = 882;
-  w.rank_max = 33278;
-  w.residual = 365;
   SketchOptions o;
   REQUIRE(sketch_detail::basis_route(w, 0.0));
   CHECK(sketch_detail::basis_target(w, o, 0.0) == 0.0);
