@@ -467,7 +467,7 @@ bool try_power(const std::function<void(int64_t, int64_t, In*)>& read, int64_t l
                                   checks, steer.passes_at_k, &past_k);
     if (!narrow_enough(w, o))
       steer.basis_next = past_k ? Steering::BasisNext::widen : Steering::BasisNext::iterate;
-    if (power.passes == before) note_no_step(progress, w, o, k, past_k);
+    if (!(route.target > 0)) note_no_step(progress, w, o, k, past_k);  // no step made
   } else {
     if (route.basis_closed) note_closed(progress, w, k, route.c);
     power.passes +=

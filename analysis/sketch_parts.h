@@ -103,11 +103,13 @@ bool narrow_enough(const Window& w, const SketchOptions& o);
 /// rank_max - rank_min.
 int64_t width(const Window& w);
 
-/// Whether a count c reaches a basis of k columns: c >= k - max(oversampling / 2, 1) (sketch.h,
+/// The first count that reaches a basis of k columns: k - max(oversampling / 2, 1) (sketch.h,
 /// "Adaptivity": the rank may lie at or past the subspace, so its Ritz values cannot settle it).
-inline bool reaches_k(int64_t c, const SketchOptions& o, int64_t k) {
-  return c >= k - std::max<int64_t>(o.oversampling / 2, 1);
+inline int64_t reach_of(const SketchOptions& o, int64_t k) {
+  return k - std::max<int64_t>(o.oversampling / 2, 1);
 }
+/// Whether a count c reaches a basis of k columns (reach_of).
+inline bool reaches_k(int64_t c, const SketchOptions& o, int64_t k) { return c >= reach_of(o, k); }
 
 // The steering (sketch_steering.cpp; sketch.h, "Adaptivity", "Checks", "Start").
 

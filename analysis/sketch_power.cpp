@@ -138,7 +138,7 @@ PowerRoute power_route(const Window& w, const SketchOptions& o, double eta, int6
   // No r closes the window: the Ritz brackets (+- e_R + e_Z) of the count's next value and of
   // the (U + 1)-th reach tol. A bound on ||A (I - Q_U Q_U^T)||_2 below tol_lo leaves [rank_min,
   // U] with no Ritz bracket in it: Eckart-Young, sigma_(U+1) <= the bound.
-  const int64_t u = std::min(widest_upper(w, o), k - std::max<int64_t>(o.oversampling / 2, 1) - 1);
+  const int64_t u = std::min(widest_upper(w, o), reach_of(o, k) - 1);
   if (u >= w.rank) {
     route.c = u;
     route.basis_closed = true;

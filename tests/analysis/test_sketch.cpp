@@ -614,11 +614,8 @@ TEST_CASE(
   s.push_back(0.995 * tol);
   s.resize(static_cast<size_t>(m), 0.5 * tol);
   const auto a = prescribed_matrix(t, m, s, /*seed=*/91);
-  // V as prescribed_matrix draws it (U first, then V, from the same generator).
-  std::mt19937_64 gen(91);
-  (void)sb::test::orthonormal(t, m, gen);
-  const auto v = sb::test::orthonormal(m, m, gen);
-  const std::vector<double> basis(v.begin(), v.begin() + m * k);  // (M, k)
+  const auto v = sb::test::prescribed_vectors(t, m, /*seed=*/91).v;  // A's V: (M, M)
+  const std::vector<double> basis(v.begin(), v.begin() + m * k);     // (M, k)
   sketch_detail::PassSums sums;
   sums.k = k;
   sums.r.assign(static_cast<size_t>(k * k), 0.0);
